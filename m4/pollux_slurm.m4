@@ -1,0 +1,61 @@
+# POLLUX_WITH_SLURM: locate Slurm's headers (--with-slurm=DIR, default /usr) and the plugin
+# directory (--with-slurm-plugindir, default Debian's multiarch slurm-wlm dir). The plugin must
+# be built against the exact Slurm release it is loaded into, so the version is reported.
+AC_DEFUN([POLLUX_WITH_SLURM], [
+  AC_ARG_WITH([slurm],
+    [AS_HELP_STRING([--with-slurm=DIR], [Slurm installation prefix (default /usr)])],
+    [SLURM_PREFIX="$withval"], [SLURM_PREFIX=/usr])
+  AS_IF([test ! -f "$SLURM_PREFIX/include/slurm/slurm.h"],
+    [AC_MSG_ERROR([Slurm headers not found in $SLURM_PREFIX/include/slurm: install libslurm-dev or pass --with-slurm=DIR])])
+  SLURM_CPPFLAGS="-I$SLURM_PREFIX/include"
+  pollux_saved_CPPFLAGS="$CPPFLAGS"
+  CPPFLAGS="$CPPFLAGS $SLURM_CPPFLAGS"
+  AC_COMPUTE_INT([SLURM_VERSION_NUMBER], [SLURM_VERSION_NUMBER], [#include <slurm/slurm_version.h>],
+    [AC_MSG_ERROR([cannot read SLURM_VERSION_NUMBER from slurm/slurm_version.h])])
+  CPPFLAGS="$pollux_saved_CPPFLAGS"
+  SLURM_VERSION_STRING=`printf '%d.%02d.%d' $((SLURM_VERSION_NUMBER >> 16)) $(((SLURM_VERSION_NUMBER >> 8) & 255)) $((SLURM_VERSION_NUMBER & 255))`
+  SLURM_VERSION_NUMBER=`printf '0x%06x' $SLURM_VERSION_NUMBER`
+
+  pollux_multiarch=`$CC -print-multiarch 2>/dev/null`
+  pollux_default_plugindir="$SLURM_PREFIX/lib/slurm"
+  AS_IF([test -n "$pollux_multiarch" && test -d "$SLURM_PREFIX/lib/$pollux_multiarch/slurm-wlm"],
+    [pollux_default_plugindir="$SLURM_PREFIX/lib/$pollux_multiarch/slurm-wlm"])
+  AC_ARG_WITH([slurm-plugindir],
+    [AS_HELP_STRING([--with-slurm-plugindir=DIR],
+      [where Slurm loads plugins from (default: Debian's /usr/lib/MULTIARCH/slurm-wlm)])],
+    [SLURM_PLUGINDIR="$withval"], [SLURM_PLUGINDIR="$pollux_default_plugindir"])
+  AC_SUBST([SLURM_PREFIX])
+  AC_SUBST([SLURM_CPPFLAGS])
+  AC_SUBST([SLURM_VERSION_NUMBER])
+  AC_SUBST([SLURM_VERSION_STRING])
+  AC_SUBST([SLURM_PLUGINDIR])
+])
+
+# POLLUX_REQUIRE_LIB(VAR, HEADER, LIB, FUNCTION, DEBIAN-PACKAGE): a library without pkg-config.
+AC_DEFUN([POLLUX_REQUIRE_LIB], [
+  AC_CHECK_HEADER([$2], [],
+    [AC_MSG_ERROR([$2 not found: install $5 (scripts/install-deps installs every dependency)])])
+  AC_CHECK_LIB([$3], [$4], [$1_LIBS="-l$3"],
+    [AC_MSG_ERROR([lib$3 not found: install $5 (scripts/install-deps installs every dependency)])])
+  AC_SUBST([$1_LIBS])
+])
+
+# POLLUX_REQUIRE_PKG(VAR, MODULE, NAME, DEBIAN-PACKAGE): a library found through pkg-config.
+AC_DEFUN([POLLUX_REQUIRE_PKG], [
+  PKG_CHECK_MODULES([$1], [$2], [],
+    [AC_MSG_ERROR([$3 ($2) not found: install $4 (scripts/install-deps installs every dependency)])])
+])
+
+# POLLUX_COMPILER_FLAGS: warnings, optional -Werror (CI), and hardening as pyxis does.
+AC_DEFUN([POLLUX_COMPILER_FLAGS], [
+  AC_ARG_ENABLE([werror],
+    [AS_HELP_STRING([--enable-werror], [treat compiler warnings as errors (CI builds)])],
+    [], [enable_werror=no])
+  POLLUX_CXXFLAGS="-Wall -Wextra -fstack-protector-strong -fno-strict-aliasing"
+  AS_IF([test "x$enable_werror" = xyes], [POLLUX_CXXFLAGS="$POLLUX_CXXFLAGS -Werror"])
+  POLLUX_CPPFLAGS="-D_FORTIFY_SOURCE=2"
+  POLLUX_LDFLAGS="-Wl,-z,relro -Wl,-z,now"
+  AC_SUBST([POLLUX_CXXFLAGS])
+  AC_SUBST([POLLUX_CPPFLAGS])
+  AC_SUBST([POLLUX_LDFLAGS])
+])

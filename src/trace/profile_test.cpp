@@ -1,0 +1,70 @@
+#include "profile.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+namespace pollux::trace {
+namespace {
+
+// Writes `text` to a fresh temporary file and returns its path.
+std::string writeTemp(const std::string& text) {
+  char path[] = "/tmp/pollux-profile-XXXXXX";
+  const int fd = mkstemp(path);
+  EXPECT_GE(fd, 0);
+  std::ofstream(path) << text;
+  close(fd);
+  return path;
+}
+
+TEST(PlacementDigitsTest, CountsNodesAndReplicas) {
+  EXPECT_EQ(parsePlacementDigits("1").num_nodes, 1);
+  EXPECT_EQ(parsePlacementDigits("22").num_replicas, 4);
+  EXPECT_EQ(parsePlacementDigits("1344").num_nodes, 4);
+  EXPECT_EQ(parsePlacementDigits("1344").num_replicas, 12);
+  EXPECT_THROW(parsePlacementDigits(""), std::invalid_argument);
+  EXPECT_THROW(parsePlacementDigits("20"), std::invalid_argument);
+  EXPECT_THROW(parsePlacementDigits("2x"), std::invalid_argument);
+}
+
+TEST(ProfileTest, ReadsBothFormats) {
+  const auto placements = readPlacements(writeTemp(
+      "placement,local_bsz,step_time,sync_time\n1,32,0.04,0.0005\n22,64,0.15,0.1\n"));
+  ASSERT_EQ(placements.size(), 2u);
+  EXPECT_EQ(placements[1].placement.num_replicas, 4);
+  EXPECT_EQ(placements[1].local_bsz, 64);
+  EXPECT_DOUBLE_EQ(placements[1].sync_time, 0.1);
+  const auto scalability = readScalability(writeTemp(
+      "num_nodes,num_replicas,local_bsz,step_time,sync_time\n6,24,32,0.14,0.09\n"));
+  ASSERT_EQ(scalability.size(), 1u);
+  EXPECT_EQ(scalability[0].placement.num_nodes, 6);
+}
+
+TEST(ProfileTest, BadFilesNameTheFileAndLine) {
+  const std::string header = "placement,local_bsz,step_time,sync_time\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {header + "1,32,nan,0\n", ":2:"},
+      {header + "1,32,0.1,0\n1,32,-0.1,0\n", ":3:"},
+      {header + "1,0,0.1,0\n", ":2:"},
+      {header + "1,32.5,0.1,0\n", ":2:"},
+      {header + "1,32,0.1\n", ":2:"},
+      {header + "1,32,0.1abc,0\n", ":2:"},
+      {header + "0,32,0.1,0\n", ":2:"},
+      {"wrong,header\n", ":1:"},
+  };
+  for (const auto& [text, where] : cases) {
+    try {
+      readPlacements(writeTemp(text));
+      FAIL() << "accepted: " << text;
+    } catch (const TraceError& error) {
+      EXPECT_NE(std::string(error.what()).find(where), std::string::npos) << error.what();
+    }
+  }
+  EXPECT_THROW(readPlacements("/nonexistent/placements.csv"), TraceError);
+}
+
+}  // namespace
+}  // namespace pollux::trace

@@ -38,7 +38,7 @@ TEST(FitOnTracesTest, SmallPlacementsPredictLargeOnes) {
 }
 
 TEST(FitOnTracesTest, NothingToFitIsAnError) {
-  const std::vector<ProfileRow> only_large = {{{2, 8}, 32, 0.1, 0.05}};
+  const std::vector<ProfileRow> only_large = {{{2, 8}, 32, 0.1, 0.05, ""}};
   EXPECT_THROW(checkFit(only_large, 4), std::invalid_argument);
 }
 

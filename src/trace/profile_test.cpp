@@ -66,5 +66,33 @@ TEST(ProfileTest, BadFilesNameTheFileAndLine) {
   EXPECT_THROW(readPlacements("/nonexistent/placements.csv"), TraceError);
 }
 
+TEST(ProfileTest, ReadsSiaColumnOrder) {
+  const auto placements = readPlacements(writeTemp(
+      "local_bsz,step_time,sync_time,placement\n4,0.25,0.006,1\n8,0.6,0.3,44\n"));
+  ASSERT_EQ(placements.size(), 2u);
+  EXPECT_EQ(placements[1].placement_digits, "44");
+  EXPECT_EQ(placements[1].placement.num_replicas, 8);
+  EXPECT_EQ(placements[1].local_bsz, 8);
+  EXPECT_DOUBLE_EQ(placements[1].step_time, 0.6);
+  const auto scalability = readScalability(writeTemp(
+      "local_bsz,step_time,sync_time,num_nodes,num_replicas\n4,0.58,0.34,3,24\n"));
+  ASSERT_EQ(scalability.size(), 1u);
+  EXPECT_EQ(scalability[0].placement.num_nodes, 3);
+  EXPECT_EQ(scalability[0].placement.num_replicas, 24);
+  EXPECT_EQ(scalability[0].local_bsz, 4);
+}
+
+TEST(ProfileTest, ReadsValidationCurves) {
+  const auto rows = readValidation(writeTemp(
+      "progress,iteration,metric,grad_sqr,grad_var\n391.0,390,0.44,8.9,5.0\n782.0,781,0.6,1.8,1.5\n"));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(rows[1].progress, 782.0);
+  EXPECT_DOUBLE_EQ(rows[1].grad_sqr, 1.8);
+  EXPECT_DOUBLE_EQ(rows[1].grad_var, 1.5);
+  EXPECT_THROW(readValidation(writeTemp("progress,grad_sqr,grad_var\n2,1,1\n1,1,1\n")),
+               TraceError);
+  EXPECT_THROW(readValidation(writeTemp("progress,grad_sqr,grad_var\n")), TraceError);
+}
+
 }  // namespace
 }  // namespace pollux::trace

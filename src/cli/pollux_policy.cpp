@@ -1,0 +1,43 @@
+// pollux-policy: one scheduling round. Snapshot JSON on stdin, decision JSON on stdout.
+#include <iostream>
+#include <iterator>
+#include <string>
+
+#include <json/json.h>
+
+#include "invalid_input.hpp"
+#include "policy/policy.hpp"
+#include "report/snapshot_json.hpp"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: pollux-policy < snapshot.json > decision.json\n"
+    "  Runs one Pollux scheduling round on a policy snapshot (see pollux-policy(1)).\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1) {
+    const std::string arg = argv[1];
+    const bool help = arg == "-h" || arg == "--help";
+    (help ? std::cout : std::cerr) << (help ? "" : "pollux-policy: takes no arguments\n")
+                                   << kUsage;
+    return help ? 0 : 2;
+  }
+  try {
+    const std::string text((std::istreambuf_iterator<char>(std::cin)),
+                           std::istreambuf_iterator<char>());
+    const auto decision = pollux::policy::schedule(pollux::report::parseSnapshot(text));
+    Json::StreamWriterBuilder writer;
+    writer["indentation"] = "  ";
+    std::cout << Json::writeString(writer, pollux::report::decisionToJson(decision)) << "\n";
+    return 0;
+  } catch (const pollux::InvalidInput& error) {
+    std::cerr << "pollux-policy: invalid snapshot: " << error.what() << "\n";
+    return 2;
+  } catch (const std::exception& error) {
+    std::cerr << "pollux-policy: internal error: " << error.what() << "\n";
+    return 1;
+  }
+}

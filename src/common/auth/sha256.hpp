@@ -1,0 +1,12 @@
+// SHA-256 of report bodies, for the payload of their MUNGE credential (DESIGN.md section 5).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace pollux::auth {
+
+// Lowercase hex SHA-256 of `data` (64 characters). Throws std::runtime_error if libcrypto fails.
+std::string sha256Hex(std::string_view data);
+
+}  // namespace pollux::auth

@@ -1,0 +1,69 @@
+#include "policy/configurations.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace pollux::policy {
+
+namespace {
+
+std::set<int> adaptiveGpuCounts(const Job& job, const TypeShape& shape) {
+  std::set<int> counts{job.min_gpus, shape.largest_node};
+  for (int gpus = 1; gpus < shape.largest_node; gpus *= 2) counts.insert(gpus);
+  for (int nodes = 2; nodes <= shape.largest_nodes; nodes *= 2) {
+    counts.insert(nodes * shape.largest_node);
+  }
+  std::set<int> within_bounds;
+  for (int gpus : counts) {
+    if (gpus >= job.min_gpus && gpus <= job.max_gpus) within_bounds.insert(gpus);
+  }
+  return within_bounds;
+}
+
+}  // namespace
+
+ClusterShape shapeOf(const std::vector<Node>& nodes) {
+  ClusterShape cluster;
+  for (const auto& node : nodes) {
+    if (node.gpus <= 0) continue;
+    TypeShape& shape = cluster[node.gpu_type];
+    shape.total_gpus += node.gpus;
+    if (node.gpus > shape.largest_node) {
+      shape.largest_node = node.gpus;
+      shape.largest_nodes = 0;
+    }
+    if (node.gpus == shape.largest_node) ++shape.largest_nodes;
+  }
+  return cluster;
+}
+
+bool Config::operator==(const Config& other) const {
+  return gpu_type == other.gpu_type && gpus == other.gpus && nodes == other.nodes;
+}
+
+Config configOf(const Allocation& allocation) {
+  return {allocation.gpu_type, allocation.totalGpus(), static_cast<int>(allocation.nodes.size())};
+}
+
+Config layout(const std::string& gpu_type, int gpus, const TypeShape& shape) {
+  if (shape.largest_node <= 0) return {gpu_type, gpus, 0};
+  if (gpus <= shape.largest_node) return {gpu_type, gpus, 1};
+  const int nodes = (gpus + shape.largest_node - 1) / shape.largest_node;
+  return {gpu_type, gpus, nodes <= shape.largest_nodes ? nodes : 0};
+}
+
+std::vector<Config> candidateConfigs(const Job& job, const ClusterShape& cluster) {
+  std::vector<Config> configs;
+  for (const auto& [type, shape] : cluster) {
+    if (job.gpu_type && *job.gpu_type != type) continue;
+    const std::set<int> counts =
+        job.adaptive ? adaptiveGpuCounts(job, shape) : std::set<int>{job.min_gpus};
+    for (int gpus : counts) {
+      const Config config = layout(type, gpus, shape);
+      if (config.nodes > 0) configs.push_back(config);
+    }
+  }
+  return configs;
+}
+
+}  // namespace pollux::policy

@@ -1,0 +1,43 @@
+// Candidate configurations (GPU type, GPU count, node count) per job, Sia-style.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "policy/policy.hpp"
+
+namespace pollux::policy {
+
+// The nodes of one GPU type.
+struct TypeShape {
+  int total_gpus = 0;
+  int largest_node = 0;   // GPUs of the largest node
+  int largest_nodes = 0;  // how many nodes have that many GPUs
+};
+
+using ClusterShape = std::map<std::string, TypeShape>;  // GPU type -> its nodes
+
+ClusterShape shapeOf(const std::vector<Node>& nodes);
+
+struct Config {
+  std::string gpu_type;
+  int gpus = 0;
+  int nodes = 1;  // 1: inside one node; more: spread over whole nodes (the last may be partial)
+  bool operator==(const Config& other) const;
+  bool operator!=(const Config& other) const { return !(*this == other); }
+};
+
+// Shape of an existing allocation.
+Config configOf(const Allocation& allocation);
+
+// `gpus` GPUs of `gpu_type`: inside one node if they fit, else over as few largest nodes as
+// possible. Nodes = 0 if the type's nodes cannot hold them at all.
+Config layout(const std::string& gpu_type, int gpus, const TypeShape& shape);
+
+// Adaptive jobs: 1, 2, 4, ... GPUs inside one node, the whole largest node, then 2, 4, 8, ...
+// whole nodes, plus min_gpus itself; all within [min_gpus, max_gpus]. Rigid jobs: exactly
+// min_gpus. On every type unless the job is pinned; never more than the type can hold.
+std::vector<Config> candidateConfigs(const Job& job, const ClusterShape& cluster);
+
+}  // namespace pollux::policy

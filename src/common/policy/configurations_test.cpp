@@ -1,0 +1,60 @@
+#include "policy/configurations.hpp"
+
+#include <gtest/gtest.h>
+
+#include "policy/test_cluster.hpp"
+
+namespace pollux::policy {
+namespace {
+
+using testing::adaptiveJob;
+using testing::nodesOf;
+using testing::rigidJob;
+
+std::vector<std::pair<int, int>> gpusAndNodes(const std::vector<Config>& configs) {
+  std::vector<std::pair<int, int>> shapes;
+  for (const auto& config : configs) shapes.push_back({config.gpus, config.nodes});
+  return shapes;
+}
+
+TEST(ConfigurationsTest, PowersOfTwoInsideANodeThenWholeNodes) {
+  const auto cluster = shapeOf(nodesOf("t4", 4, 8, "n"));
+  const auto configs = candidateConfigs(adaptiveJob("a", 1, 64, "t4"), cluster);
+  const std::vector<std::pair<int, int>> expected{{1, 1}, {2, 1}, {4, 1}, {8, 1}, {16, 2}, {32, 4}};
+  EXPECT_EQ(gpusAndNodes(configs), expected);
+}
+
+TEST(ConfigurationsTest, BoundedByMinAndMaxGpusWithMinItself) {
+  const auto cluster = shapeOf(nodesOf("t4", 4, 8, "n"));
+  const auto configs = candidateConfigs(adaptiveJob("a", 3, 12, "t4"), cluster);
+  const std::vector<std::pair<int, int>> expected{{3, 1}, {4, 1}, {8, 1}};
+  EXPECT_EQ(gpusAndNodes(configs), expected);
+}
+
+TEST(ConfigurationsTest, EveryTypeUnlessPinned) {
+  auto nodes = nodesOf("t4", 2, 4, "t");
+  const auto v100 = nodesOf("v100", 1, 8, "v");
+  nodes.insert(nodes.end(), v100.begin(), v100.end());
+  const auto cluster = shapeOf(nodes);
+  auto job = adaptiveJob("a", 4, 4, "t4");
+  EXPECT_EQ(candidateConfigs(job, cluster).size(), 2u);
+  job.gpu_type = "v100";
+  const auto pinned = candidateConfigs(job, cluster);
+  ASSERT_EQ(pinned.size(), 1u);
+  EXPECT_EQ(pinned[0], (Config{"v100", 4, 1}));
+}
+
+TEST(ConfigurationsTest, RigidJobsTakeExactlyTheirGpus) {
+  const auto cluster = shapeOf(nodesOf("t4", 4, 8, "n"));
+  EXPECT_EQ(candidateConfigs(rigidJob("r", 4), cluster), (std::vector<Config>{{"t4", 4, 1}}));
+  EXPECT_EQ(candidateConfigs(rigidJob("r", 12), cluster), (std::vector<Config>{{"t4", 12, 2}}));
+  EXPECT_TRUE(candidateConfigs(rigidJob("r", 40), cluster).empty());
+}
+
+TEST(ConfigurationsTest, ConfigOfAnAllocation) {
+  const Allocation allocation{"t4", {{"n0", 8}, {"n1", 4}}};
+  EXPECT_EQ(configOf(allocation), (Config{"t4", 12, 2}));
+}
+
+}  // namespace
+}  // namespace pollux::policy

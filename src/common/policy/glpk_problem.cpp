@@ -1,0 +1,146 @@
+#include "policy/glpk_problem.hpp"
+
+#include <glpk.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <csetjmp>
+
+namespace pollux::policy {
+
+namespace {
+
+// Where GLPK's error hook jumps back to; GLPK's own frames are C and hold no destructors.
+struct ErrorTrap {
+  std::jmp_buf resume;
+};
+
+extern "C" void onGlpkError(void* info) {
+  std::longjmp(static_cast<ErrorTrap*>(info)->resume, 1);
+}
+
+int toMilliseconds(double seconds) {
+  if (!(seconds > 0)) return 1;
+  return static_cast<int>(std::clamp(std::ceil(seconds * 1000.0), 1.0, double(INT_MAX)));
+}
+
+}  // namespace
+
+std::string SolveOutcome::describe() const {
+  switch (status) {
+    case SolveStatus::kOptimal: return "optimal";
+    case SolveStatus::kFeasible: return "feasible";
+    case SolveStatus::kTimeLimit: return "time_limit";
+    case SolveStatus::kInfeasible: return "infeasible";
+    case SolveStatus::kFailed: break;
+  }
+  return "failed: " + detail;
+}
+
+bool SolveOutcome::hasSolution() const {
+  return status == SolveStatus::kOptimal || status == SolveStatus::kFeasible;
+}
+
+GlpkProblem::GlpkProblem() : problem_(glp_create_prob()) {}
+
+GlpkProblem::~GlpkProblem() {
+  if (problem_ != nullptr) glp_delete_prob(problem_);
+}
+
+int GlpkProblem::addBinaryColumn(double objective) {
+  objective_.push_back(objective);
+  return columns() - 1;
+}
+
+void GlpkProblem::addRowAtMost(const std::vector<std::pair<int, double>>& terms, double bound) {
+  rows_.push_back({terms, bound});
+}
+
+void GlpkProblem::flattenMatrix() {
+  // GLPK arrays are 1-based: element 0 is unused.
+  row_index_.assign(1, 0);
+  column_index_.assign(1, 0);
+  coefficient_.assign(1, 0.0);
+  for (std::size_t row = 0; row < rows_.size(); ++row) {
+    for (const auto& [column, coefficient] : rows_[row].terms) {
+      row_index_.push_back(int(row) + 1);
+      column_index_.push_back(column + 1);
+      coefficient_.push_back(coefficient);
+    }
+  }
+}
+
+// Only GLPK calls and trivially destructible locals here: GLPK's error hook may longjmp out.
+int GlpkProblem::loadAndRun(int time_limit_ms) {
+  glp_term_out(GLP_OFF);
+  glp_set_obj_dir(problem_, GLP_MAX);
+  if (columns() > 0) glp_add_cols(problem_, columns());
+  for (int column = 0; column < columns(); ++column) {
+    glp_set_col_kind(problem_, column + 1, GLP_BV);
+    glp_set_obj_coef(problem_, column + 1, objective_[column]);
+  }
+  const int rows = static_cast<int>(rows_.size());
+  if (rows > 0) glp_add_rows(problem_, rows);
+  for (int row = 0; row < rows; ++row) {
+    glp_set_row_bnds(problem_, row + 1, GLP_UP, 0.0, rows_[row].bound);
+  }
+  glp_load_matrix(problem_, static_cast<int>(coefficient_.size()) - 1, row_index_.data(),
+                  column_index_.data(), coefficient_.data());
+  glp_iocp parameters;
+  glp_init_iocp(&parameters);
+  parameters.msg_lev = GLP_MSG_OFF;
+  parameters.presolve = GLP_ON;
+  parameters.tm_lim = time_limit_ms;
+  return glp_intopt(problem_, &parameters);
+}
+
+SolveOutcome GlpkProblem::translate(int intopt_code) const {
+  switch (intopt_code) {
+    case 0:
+    case GLP_EMIPGAP:
+      switch (glp_mip_status(problem_)) {
+        case GLP_OPT: return {SolveStatus::kOptimal, ""};
+        case GLP_FEAS: return {SolveStatus::kFeasible, ""};
+        case GLP_NOFEAS: return {SolveStatus::kInfeasible, ""};
+        default: return {SolveStatus::kFailed, "no integer solution found"};
+      }
+    case GLP_ETMLIM: return {SolveStatus::kTimeLimit, ""};
+    case GLP_ENOPFS: return {SolveStatus::kInfeasible, ""};
+    case GLP_ENODFS: return {SolveStatus::kFailed, "LP relaxation is unbounded"};
+    case GLP_EBOUND: return {SolveStatus::kFailed, "invalid bounds"};
+    case GLP_EROOT: return {SolveStatus::kFailed, "no optimal basis for the LP relaxation"};
+    case GLP_EFAIL: return {SolveStatus::kFailed, "solver failure"};
+    case GLP_ESTOP: return {SolveStatus::kFailed, "search stopped"};
+    default: return {SolveStatus::kFailed, "glp_intopt returned " + std::to_string(intopt_code)};
+  }
+}
+
+void GlpkProblem::readSolution() {
+  values_.assign(objective_.size(), false);
+  for (int column = 0; column < columns(); ++column) {
+    values_[column] = glp_mip_col_val(problem_, column + 1) > 0.5;
+  }
+  objective_value_ = glp_mip_obj_val(problem_);
+}
+
+SolveOutcome GlpkProblem::solve(double time_limit_s) {
+  if (problem_ == nullptr) return {SolveStatus::kFailed, "GLPK environment was lost earlier"};
+  const int time_limit_ms = toMilliseconds(time_limit_s);
+  flattenMatrix();
+  ErrorTrap trap;
+  glp_error_hook(onGlpkError, &trap);
+  if (setjmp(trap.resume) != 0) {
+    // GLPK's state is undefined after an error: drop the whole environment, problem included.
+    problem_ = nullptr;
+    glp_free_env();
+    return {SolveStatus::kFailed, "GLPK internal error"};
+  }
+  const int intopt_code = loadAndRun(time_limit_ms);
+  const SolveOutcome outcome = translate(intopt_code);
+  if (outcome.hasSolution()) readSolution();
+  glp_error_hook(nullptr, nullptr);
+  return outcome;
+}
+
+}  // namespace pollux::policy

@@ -1,0 +1,48 @@
+// Options offered to the MILP per job, and their weights (DESIGN.md section 4).
+//
+// Utility of a speedup s with fairness exponent p: -s^p (p < 0), s^p (p > 0), log s (p = 0);
+// the MILP maximises the sum. A job left without GPUs counts as if its speedup were
+// kUnallocatedFraction x the lowest speedup it is offered, so any allocation beats none; an
+// option's weight is its utility minus that. A running job moving to another configuration
+// has its speedup multiplied by the restart factor
+//   clamp((age - restarts * restart_cost_s) / (age + restart_cost_s), kMinRestartFactor, 1)
+// with age = time - submit_time (Pollux's restart penalty, with the measured cost).
+#pragma once
+
+#include <vector>
+
+#include "policy/configurations.hpp"
+#include "policy/job_goodput.hpp"
+#include "policy/policy.hpp"
+
+namespace pollux::policy {
+
+inline constexpr double kUnallocatedFraction = 0.5;
+inline constexpr double kMinRestartFactor = 0.01;
+
+struct JobOption {
+  Config config;
+  double speedup = 1;  // after the restart factor
+  double weight = 0;
+};
+
+double utility(double speedup, double fairness_p);
+double restartFactor(const Job& job, double time);
+
+// Options of an adaptive job. Pending: every candidate (a job without a model: its min_gpus
+// on each allowed type, speedup 1). Running: its current configuration, plus, once
+// min_change_interval_s has passed since its last change, every candidate that either gains
+// more than restart_threshold in speedup or uses fewer GPUs (to let others grow). When
+// `rigid_waiting`, a running job may always shrink (GPUs above its minimum are opportunistic).
+std::vector<JobOption> adaptiveOptions(const Job& job, const std::vector<Config>& candidates,
+                                       JobGoodput& goodput, const Snapshot& snapshot,
+                                       bool rigid_waiting);
+
+// Rigid waiting jobs are served before adaptive jobs get GPUs above their minimum, but after
+// every adaptive job got its minimum: adaptive options gain a bonus larger than all rigid
+// weights together, and each rigid option weighs more than all adaptive speedup weights.
+// Does nothing if no rigid job waits.
+void prioritise(std::vector<std::vector<JobOption>>& adaptive,
+                std::vector<std::vector<JobOption>>& rigid_waiting);
+
+}  // namespace pollux::policy

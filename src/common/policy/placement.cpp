@@ -1,0 +1,159 @@
+#include "policy/placement.hpp"
+
+#include <algorithm>
+
+namespace pollux::policy {
+
+namespace {
+
+struct FreeNode {
+  const Node* node;
+  int free;
+};
+
+class NodePool {
+ public:
+  NodePool(const std::vector<Node>& nodes, const std::map<std::string, int>& reserved) {
+    for (const auto& node : nodes) {
+      const auto used = reserved.find(node.name);
+      const int taken = used == reserved.end() ? 0 : used->second;
+      free_.emplace(node.name, FreeNode{&node, node.gpus - taken});
+    }
+  }
+
+  bool fits(const Allocation& allocation) const {
+    for (const auto& [name, gpus] : allocation.nodes) {
+      const auto node = free_.find(name);
+      if (node == free_.end() || node->second.node->gpu_type != allocation.gpu_type ||
+          node->second.free < gpus) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  void take(const Allocation& allocation) {
+    for (const auto& [name, gpus] : allocation.nodes) free_.at(name).free -= gpus;
+  }
+
+  std::optional<Allocation> find(const Config& config, const std::optional<Allocation>& current) {
+    const int largest = largestNode(config.gpu_type);
+    if (config.nodes == 1) return singleNode(config, current);
+    return wholeNodes(config, current, largest);
+  }
+
+ private:
+  int largestNode(const std::string& type) const {
+    int largest = 0;
+    for (const auto& [name, entry] : free_) {
+      if (entry.node->gpu_type == type) largest = std::max(largest, entry.node->gpus);
+    }
+    return largest;
+  }
+
+  // GPUs the job holds on `name` now (0 if none).
+  static int heldOn(const std::optional<Allocation>& current, const std::string& type,
+                    const std::string& name) {
+    if (!current || current->gpu_type != type) return 0;
+    const auto held = current->nodes.find(name);
+    return held == current->nodes.end() ? 0 : held->second;
+  }
+
+  // Among nodes of `type` with at least `gpus` free and not in `excluded`: the one where the
+  // job holds most now, then the tightest fit, then the name.
+  const FreeNode* bestFit(const std::string& type, int gpus,
+                          const std::optional<Allocation>& current,
+                          const std::map<std::string, int>& excluded) const {
+    const FreeNode* best = nullptr;
+    int best_held = 0;
+    for (const auto& [name, entry] : free_) {
+      if (entry.node->gpu_type != type || entry.free < gpus || excluded.count(name)) continue;
+      const int held = heldOn(current, type, name);
+      if (!best || held > best_held || (held == best_held && entry.free < best->free)) {
+        best = &entry;
+        best_held = held;
+      }
+    }
+    return best;
+  }
+
+  std::optional<Allocation> singleNode(const Config& config,
+                                       const std::optional<Allocation>& current) const {
+    const FreeNode* node = bestFit(config.gpu_type, config.gpus, current, {});
+    if (!node) return std::nullopt;
+    return Allocation{config.gpu_type, {{node->node->name, config.gpus}}};
+  }
+
+  std::optional<Allocation> wholeNodes(const Config& config,
+                                       const std::optional<Allocation>& current,
+                                       int largest) const {
+    Allocation allocation{config.gpu_type, {}};
+    int remaining = config.gpus;
+    while (remaining >= largest && largest > 0) {
+      const FreeNode* node = bestFit(config.gpu_type, largest, current, allocation.nodes);
+      if (!node) return std::nullopt;  // free >= largest: an entirely free largest node
+      allocation.nodes[node->node->name] = largest;
+      remaining -= largest;
+    }
+    if (remaining > 0) {
+      const FreeNode* node = bestFit(config.gpu_type, remaining, current, allocation.nodes);
+      if (!node) return std::nullopt;
+      allocation.nodes[node->node->name] = remaining;
+    }
+    return allocation;
+  }
+
+  std::map<std::string, FreeNode> free_;
+};
+
+bool unchanged(const PlacementRequest& request) {
+  return request.current && configOf(*request.current) == request.config;
+}
+
+// Changed requests, multi-node and larger ones first.
+std::vector<std::size_t> placementOrder(const std::vector<PlacementRequest>& requests) {
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    if (!unchanged(requests[i])) order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const Config& left = requests[a].config;
+    const Config& right = requests[b].config;
+    if (left.nodes != right.nodes) return left.nodes > right.nodes;
+    return left.gpus > right.gpus;
+  });
+  return order;
+}
+
+std::optional<Allocation> placeWithFallbacks(NodePool& pool, const PlacementRequest& request) {
+  if (auto allocation = pool.find(request.config, request.current)) return allocation;
+  if (request.current && pool.fits(*request.current)) return request.current;
+  for (const auto& fallback : request.fallbacks) {
+    if (auto allocation = pool.find(fallback, request.current)) return allocation;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+PlacementResult place(const std::vector<Node>& nodes, const std::map<std::string, int>& reserved,
+                      const std::vector<PlacementRequest>& requests) {
+  NodePool pool(nodes, reserved);
+  PlacementResult result;
+  result.allocations.resize(requests.size());
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    if (!unchanged(requests[i])) continue;
+    result.allocations[i] = requests[i].current;
+    pool.take(*requests[i].current);
+  }
+  for (std::size_t i : placementOrder(requests)) {
+    auto allocation = placeWithFallbacks(pool, requests[i]);
+    if (allocation) pool.take(*allocation);
+    const bool as_chosen = allocation && configOf(*allocation) == requests[i].config;
+    if (!as_chosen) ++result.fallbacks;
+    result.allocations[i] = std::move(allocation);
+  }
+  return result;
+}
+
+}  // namespace pollux::policy

@@ -1,0 +1,100 @@
+#include "policy/placement.hpp"
+
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "policy/test_cluster.hpp"
+
+namespace pollux::policy {
+namespace {
+
+using testing::nodesOf;
+
+std::map<std::string, int> nodeSizes(const std::vector<Node>& nodes) {
+  std::map<std::string, int> sizes;
+  for (const auto& node : nodes) sizes[node.name] = node.gpus;
+  return sizes;
+}
+
+TEST(PlacementTest, UnchangedConfigurationsStayOnTheirNodes) {
+  const auto nodes = nodesOf("t4", 2, 8, "n");
+  const Allocation current{"t4", {{"n1", 4}}};
+  const auto result = place(nodes, {}, {{{"t4", 4, 1}, current, {}}, {{"t4", 8, 1}, {}, {}}});
+  EXPECT_EQ(result.allocations[0], current);
+  EXPECT_EQ(result.allocations[1], (Allocation{"t4", {{"n0", 8}}}));
+  EXPECT_EQ(result.fallbacks, 0);
+}
+
+TEST(PlacementTest, GrowingJobPrefersItsCurrentNode) {
+  const auto nodes = nodesOf("t4", 3, 8, "n");
+  const Allocation current{"t4", {{"n2", 2}}};
+  const auto result = place(nodes, {}, {{{"t4", 8, 1}, current, {}}});
+  EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n2", 8}}}));
+}
+
+TEST(PlacementTest, BestFitAvoidsFragmentation) {
+  auto nodes = nodesOf("t4", 1, 8, "big");
+  nodes.push_back({"small", "t4", 2});
+  const auto result = place(nodes, {}, {{{"t4", 2, 1}, {}, {}}, {{"t4", 8, 1}, {}, {}}});
+  EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"small", 2}}}));
+  EXPECT_EQ(result.allocations[1], (Allocation{"t4", {{"big0", 8}}}));
+}
+
+TEST(PlacementTest, ReservedGpusAreNotUsedAndFallbacksApply) {
+  const auto nodes = nodesOf("t4", 2, 8, "n");
+  const std::map<std::string, int> reserved{{"n0", 4}, {"n1", 4}};
+  const auto result = place(nodes, reserved, {{{"t4", 8, 1}, {}, {{"t4", 4, 1}}},
+                                              {{"t4", 16, 2}, {}, {}}});
+  EXPECT_EQ(configOf(*result.allocations[0]), (Config{"t4", 4, 1}));
+  EXPECT_FALSE(result.allocations[1].has_value());
+  EXPECT_EQ(result.fallbacks, 2);
+}
+
+TEST(PlacementTest, InvariantsHoldOnRandomRequests) {
+  std::mt19937 random(11);
+  for (int round = 0; round < 100; ++round) {
+    auto nodes = nodesOf("t4", 6, 8, "t");
+    const auto v100 = nodesOf("v100", 3, 4, "v");
+    nodes.insert(nodes.end(), v100.begin(), v100.end());
+    const auto cluster = shapeOf(nodes);
+    // Current allocations: whole disjoint single nodes for some requests.
+    std::vector<PlacementRequest> requests;
+    std::uniform_int_distribution<int> gpus_of(1, 20), type_of(0, 1), keep(0, 1);
+    for (int i = 0; i < 8; ++i) {
+      const std::string type = type_of(random) ? "t4" : "v100";
+      const Config config = layout(type, gpus_of(random), cluster.at(type));
+      if (config.nodes == 0) continue;
+      std::optional<Allocation> current;
+      if (i < 3 && keep(random)) current = Allocation{"t4", {{"t" + std::to_string(i), 8}}};
+      requests.push_back({current && keep(random) ? configOf(*current) : config, current, {}});
+    }
+    const auto result = place(nodes, {}, requests);
+    const auto sizes = nodeSizes(nodes);
+    std::map<std::string, int> used;
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      const auto& allocation = result.allocations[i];
+      const auto& request = requests[i];
+      if (request.current && configOf(*request.current) == request.config) {
+        EXPECT_EQ(allocation, request.current);
+      }
+      if (!allocation) continue;
+      // No fallbacks offered: as chosen, or back where it runs now.
+      EXPECT_TRUE(configOf(*allocation) == request.config || allocation == request.current);
+      int partial_nodes = 0;
+      for (const auto& [name, gpus] : allocation->nodes) {
+        used[name] += gpus;
+        if (gpus != sizes.at(name)) ++partial_nodes;
+      }
+      if (request.config.nodes > 1) {
+        EXPECT_LE(partial_nodes, 1);
+      } else {
+        EXPECT_EQ(allocation->nodes.size(), 1u);
+      }
+    }
+    for (const auto& [name, gpus] : used) EXPECT_LE(gpus, sizes.at(name)) << name;
+  }
+}
+
+}  // namespace
+}  // namespace pollux::policy

@@ -1,0 +1,92 @@
+// One scheduling round: which jobs get how many GPUs of which type on which nodes, and with
+// which batch size, to maximise fairness-weighted goodput speedups (DESIGN.md section 4).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/goodput.hpp"
+#include "model/params.hpp"
+#include "model/type_models.hpp"
+
+namespace pollux::policy {
+
+struct Node {
+  std::string name;
+  std::string gpu_type;
+  int gpus;
+};
+
+// GPUs of one type held on concrete nodes.
+struct Allocation {
+  std::string gpu_type;
+  std::map<std::string, int> nodes;  // node name -> GPUs on it (> 0)
+  int totalGpus() const;
+  bool operator==(const Allocation& other) const;
+};
+
+struct Job {
+  std::string id;
+  double submit_time = 0;
+  bool adaptive = true;  // rigid jobs take exactly min_gpus == max_gpus or wait
+  int min_gpus = 1;
+  int max_gpus = 1;
+  std::optional<std::string> gpu_type;  // pinned by the user
+  std::optional<Allocation> current;    // what it runs on now (nullopt: pending)
+  double last_change_time = 0;          // when `current` started (seconds, snapshot clock)
+  int restarts = 0;
+  double restart_cost_s = 0;                       // measured cost of one restart
+  std::map<std::string, model::PerfParams> models;  // measured throughput model per GPU type
+  model::GradParams grad{0, 0};
+  model::BatchLimits limits{1, 1, 1, 1, false};
+};
+
+struct Params {
+  double fairness_p = -1.0;             // power-mean exponent of speedups
+  double restart_threshold = 0.05;      // a running job changes only for >= 5 % predicted gain
+  double min_change_interval_s = 300;   // ... and not sooner than this after its last change
+  double time_limit_s = 10.0;           // MILP time limit; on timeout keep current allocations
+  // Above this many jobs the MILP is split into ceil(jobs / partition_jobs) sub-problems
+  // (POP, see partition.hpp); 0 never splits.
+  int partition_jobs = 500;
+  model::RelativeSpeeds relative_speeds;  // per GPU type; a type missing here counts as 1.0
+};
+
+struct Snapshot {
+  double time = 0;
+  std::vector<Node> nodes;
+  std::vector<Job> jobs;
+  Params params;
+};
+
+struct JobDecision {
+  Allocation allocation;
+  long batch_size = 0;  // rigid jobs and jobs without a usable model: 0 (job keeps its own)
+  int local_bsz = 0;
+  int accum_steps = 0;
+};
+
+struct Stats {
+  double solve_ms = 0;        // wall time of the whole round
+  std::string solver_status;  // "optimal", "feasible", "time_limit", "failed: ...", "no_jobs"
+  bool kept_current = false;  // the solver failed or timed out: current allocations kept
+  int candidate_configs = 0;  // binary variables in the MILP
+  int partitions = 0;         // MILP sub-problems solved: 1 exact, more decomposed, 0 none
+  double objective = 0;       // sum of the chosen options' weights (0 when kept_current)
+  int placement_fallbacks = 0;  // jobs the nodes could not take as the MILP chose (kept their
+                                // current allocation, got a smaller one, or none)
+};
+
+struct Decision {
+  std::map<std::string, JobDecision> allocations;  // job id -> decision; absent = no GPUs
+  Stats stats;
+};
+
+// Runs one round. Throws pollux::InvalidInput if the snapshot is inconsistent (unknown node
+// in a current allocation, more GPUs than a node has, min > max, duplicate ids...). A solver
+// failure or timeout never throws: the decision keeps every current allocation and says so.
+Decision schedule(const Snapshot& snapshot);
+
+}  // namespace pollux::policy

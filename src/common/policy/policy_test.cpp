@@ -1,0 +1,191 @@
+#include "policy/policy.hpp"
+
+#include <gtest/gtest.h>
+
+#include "invalid_input.hpp"
+#include "policy/test_cluster.hpp"
+
+namespace pollux::policy {
+namespace {
+
+using testing::adaptiveJob;
+using testing::nodesOf;
+using testing::rigidJob;
+
+int gpusOf(const Decision& decision, const std::string& id) {
+  const auto found = decision.allocations.find(id);
+  return found == decision.allocations.end() ? 0 : found->second.allocation.totalGpus();
+}
+
+// A job whose goodput barely grows (2 %) from 4 to 8 GPUs: large gradient signal.
+Job flatJob(const std::string& id) {
+  Job job = adaptiveJob(id, 1, 8, "t4");
+  job.grad = {50.0, 20.0};
+  return job;
+}
+
+TEST(PolicyTest, NoJobs) {
+  Snapshot snapshot;
+  snapshot.nodes = nodesOf("t4", 1, 8, "n");
+  const Decision decision = schedule(snapshot);
+  EXPECT_EQ(decision.stats.solver_status, "no_jobs");
+  EXPECT_TRUE(decision.allocations.empty());
+}
+
+TEST(PolicyTest, PendingJobGetsGpusAndABatchSize) {
+  Snapshot snapshot;
+  snapshot.nodes = nodesOf("t4", 1, 8, "n");
+  snapshot.jobs = {adaptiveJob("a", 1, 8, "t4")};
+  const Decision decision = schedule(snapshot);
+  EXPECT_EQ(decision.stats.solver_status, "optimal");
+  EXPECT_GT(decision.stats.candidate_configs, 0);
+  const JobDecision& a = decision.allocations.at("a");
+  EXPECT_EQ(a.allocation.totalGpus(), 8);
+  EXPECT_GT(a.batch_size, 0);
+  EXPECT_EQ(a.batch_size, 8L * a.local_bsz * (a.accum_steps + 1));
+}
+
+TEST(PolicyTest, FairnessSplitsGpusBetweenIdenticalJobs) {
+  Snapshot snapshot;
+  snapshot.nodes = nodesOf("t4", 1, 8, "n");
+  snapshot.jobs = {adaptiveJob("a", 1, 8, "t4"), adaptiveJob("b", 1, 8, "t4")};
+  const Decision decision = schedule(snapshot);
+  EXPECT_EQ(gpusOf(decision, "a"), 4);
+  EXPECT_EQ(gpusOf(decision, "b"), 4);
+}
+
+TEST(PolicyTest, JobWithoutModelStartsOnItsMinimum) {
+  Snapshot snapshot;
+  snapshot.nodes = nodesOf("t4", 1, 8, "n");
+  Job job = adaptiveJob("a", 2, 8, "t4");
+  job.models.clear();
+  snapshot.jobs = {job};
+  const Decision decision = schedule(snapshot);
+  const JobDecision& a = decision.allocations.at("a");
+  EXPECT_EQ(a.allocation.totalGpus(), 2);
+  EXPECT_EQ(a.batch_size, 0);
+}
+
+TEST(PolicyTest, SmallGainDoesNotMoveARunningJob) {
+  Snapshot snapshot;
+  snapshot.time = 10000;
+  snapshot.nodes = nodesOf("t4", 1, 8, "n");
+  Job job = flatJob("a");
+  job.current = Allocation{"t4", {{"n0", 4}}};
+  snapshot.jobs = {job};
+  EXPECT_EQ(gpusOf(schedule(snapshot), "a"), 4);
+  snapshot.params.restart_threshold = 0.01;  // the 2 % gain is now worth a restart
+  EXPECT_EQ(gpusOf(schedule(snapshot), "a"), 8);
+}
+
+TEST(PolicyTest, BigGainMovesARunningJobOnlyAfterTheMinimumInterval) {
+  Snapshot snapshot;
+  snapshot.time = 10000;
+  snapshot.nodes = nodesOf("t4", 1, 8, "n");
+  Job job = adaptiveJob("a", 1, 8, "t4");
+  job.current = Allocation{"t4", {{"n0", 4}}};
+  job.last_change_time = snapshot.time - 100;
+  snapshot.jobs = {job};
+  EXPECT_EQ(gpusOf(schedule(snapshot), "a"), 4);
+  snapshot.jobs[0].last_change_time = snapshot.time - 400;
+  EXPECT_EQ(gpusOf(schedule(snapshot), "a"), 8);
+}
+
+TEST(PolicyTest, UnchangedRunningJobStaysOnItsNodes) {
+  Snapshot snapshot;
+  snapshot.time = 10000;
+  snapshot.nodes = nodesOf("t4", 2, 8, "n");
+  Job job = adaptiveJob("a", 1, 4, "t4");
+  job.current = Allocation{"t4", {{"n1", 4}}};
+  snapshot.jobs = {job};
+  EXPECT_EQ(schedule(snapshot).allocations.at("a").allocation, *job.current);
+}
+
+TEST(PolicyTest, RigidWaitingJobMakesAdaptiveJobsYieldGpusAboveTheirMinimum) {
+  Snapshot snapshot;
+  snapshot.time = 10000;
+  snapshot.nodes = nodesOf("t4", 1, 8, "n");
+  Job adaptive = adaptiveJob("a", 1, 8, "t4");
+  adaptive.current = Allocation{"t4", {{"n0", 8}}};
+  adaptive.last_change_time = snapshot.time;  // within min_change_interval_s
+  snapshot.jobs = {adaptive, rigidJob("r", 4)};
+  const Decision decision = schedule(snapshot);
+  EXPECT_EQ(gpusOf(decision, "r"), 4);
+  EXPECT_EQ(gpusOf(decision, "a"), 4);
+  EXPECT_EQ(decision.allocations.at("r").batch_size, 0);
+}
+
+TEST(PolicyTest, RigidWaitingJobDoesNotTakeAdaptiveMinimums) {
+  Snapshot snapshot;
+  snapshot.nodes = nodesOf("t4", 1, 8, "n");
+  snapshot.jobs = {adaptiveJob("a", 4, 8, "t4"), adaptiveJob("b", 4, 8, "t4"), rigidJob("r", 8)};
+  const Decision decision = schedule(snapshot);
+  EXPECT_EQ(gpusOf(decision, "a"), 4);
+  EXPECT_EQ(gpusOf(decision, "b"), 4);
+  EXPECT_EQ(gpusOf(decision, "r"), 0);
+}
+
+TEST(PolicyTest, RunningRigidJobKeepsItsAllocation) {
+  Snapshot snapshot;
+  snapshot.nodes = nodesOf("t4", 1, 8, "n");
+  Job rigid = rigidJob("r", 2);
+  rigid.current = Allocation{"t4", {{"n0", 2}}};
+  snapshot.jobs = {rigid, adaptiveJob("a", 1, 8, "t4")};
+  const Decision decision = schedule(snapshot);
+  EXPECT_EQ(decision.allocations.at("r").allocation, *rigid.current);
+  EXPECT_EQ(gpusOf(decision, "a"), 4);
+}
+
+TEST(PolicyTest, EstimatedFasterTypeIsPreferred) {
+  Snapshot snapshot;
+  snapshot.nodes = nodesOf("t4", 1, 4, "t");
+  const auto a100 = nodesOf("a100", 1, 4, "a");
+  snapshot.nodes.insert(snapshot.nodes.end(), a100.begin(), a100.end());
+  snapshot.params.relative_speeds = {{"t4", 1.0}, {"a100", 3.0}};
+  snapshot.jobs = {adaptiveJob("a", 1, 4, "t4")};
+  EXPECT_EQ(schedule(snapshot).allocations.at("a").allocation.gpu_type, "a100");
+}
+
+Snapshot largeSnapshot() {
+  Snapshot snapshot;
+  snapshot.time = 100000;
+  for (const char* type : {"t4", "v100", "a100"}) {
+    const auto nodes = nodesOf(type, 64, 8, type);
+    snapshot.nodes.insert(snapshot.nodes.end(), nodes.begin(), nodes.end());
+  }
+  snapshot.params.relative_speeds = {{"t4", 1.0}, {"v100", 2.0}, {"a100", 3.5}};
+  for (int i = 0; i < 1500; ++i) {
+    Job job = adaptiveJob("j" + std::to_string(i), 1 + i % 3, 4 + i % 60, i % 2 ? "t4" : "v100");
+    job.grad = {0.2 + (i % 17), 10.0 + (i % 13)};
+    job.submit_time = i;
+    if (i < 64) job.current = Allocation{"t4", {{"t4" + std::to_string(i), 8}}};
+    snapshot.jobs.push_back(job);
+  }
+  return snapshot;
+}
+
+TEST(PolicyTest, SolverTimeoutKeepsCurrentAllocations) {
+  Snapshot snapshot = largeSnapshot();
+  snapshot.params.time_limit_s = 1e-3;
+  const Decision decision = schedule(snapshot);
+  EXPECT_EQ(decision.stats.solver_status, "time_limit");
+  EXPECT_TRUE(decision.stats.kept_current);
+  ASSERT_EQ(decision.allocations.size(), 64u);
+  for (const auto& job : snapshot.jobs) {
+    if (job.current) {
+      EXPECT_EQ(decision.allocations.at(job.id).allocation, *job.current);
+    }
+  }
+}
+
+TEST(PolicyTest, InconsistentSnapshotThrows) {
+  Snapshot snapshot;
+  snapshot.nodes = nodesOf("t4", 1, 8, "n");
+  Job job = adaptiveJob("a", 1, 8, "t4");
+  job.current = Allocation{"t4", {{"gone", 2}}};
+  snapshot.jobs = {job};
+  EXPECT_THROW(schedule(snapshot), InvalidInput);
+}
+
+}  // namespace
+}  // namespace pollux::policy

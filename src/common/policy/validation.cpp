@@ -1,0 +1,118 @@
+#include "policy/validation.hpp"
+
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "invalid_input.hpp"
+
+namespace pollux::policy {
+
+namespace {
+
+void requireFinite(double value, const std::string& what) {
+  if (!std::isfinite(value)) throw InvalidInput(what + " must be finite, got " + std::to_string(value));
+}
+
+std::map<std::string, const Node*> validateNodes(const std::vector<Node>& nodes) {
+  std::map<std::string, const Node*> by_name;
+  for (const auto& node : nodes) {
+    if (node.name.empty()) throw InvalidInput("a node has an empty name");
+    if (node.gpu_type.empty()) throw InvalidInput("node " + node.name + " has an empty gpu_type");
+    if (node.gpus < 0) {
+      throw InvalidInput("node " + node.name + " has gpus < 0: " + std::to_string(node.gpus));
+    }
+    if (!by_name.emplace(node.name, &node).second) {
+      throw InvalidInput("duplicate node name " + node.name);
+    }
+  }
+  return by_name;
+}
+
+void validateParams(const Params& params) {
+  requireFinite(params.fairness_p, "params.fairness_p");
+  requireNonNegative(params.restart_threshold, "params.restart_threshold");
+  requireNonNegative(params.min_change_interval_s, "params.min_change_interval_s");
+  requirePositive(params.time_limit_s, "params.time_limit_s");
+  requireNonNegative(params.partition_jobs, "params.partition_jobs");
+  for (const auto& [type, speed] : params.relative_speeds) {
+    requirePositive(speed, ("params.relative_speeds." + type).c_str());
+  }
+}
+
+void validateModels(const Job& job) {
+  for (const auto& [type, params] : job.models) {
+    try {
+      model::validate(params);
+    } catch (const InvalidInput& error) {
+      throw InvalidInput("job " + job.id + " model for " + type + ": " + error.what());
+    }
+  }
+  try {
+    model::validate(job.grad);
+    model::validate(job.limits);
+  } catch (const InvalidInput& error) {
+    throw InvalidInput("job " + job.id + ": " + error.what());
+  }
+}
+
+void validateJobFields(const Job& job) {
+  const std::string name = "job " + job.id;
+  if (job.id.empty()) throw InvalidInput("a job has an empty id");
+  requireFinite(job.submit_time, name + " submit_time");
+  requireFinite(job.last_change_time, name + " last_change_time");
+  requireNonNegative(job.restart_cost_s, (name + " restart_cost_s").c_str());
+  if (job.restarts < 0) throw InvalidInput(name + " has restarts < 0");
+  if (job.min_gpus < 1) {
+    throw InvalidInput(name + " needs min_gpus >= 1, got " + std::to_string(job.min_gpus));
+  }
+  if (job.min_gpus > job.max_gpus) {
+    throw InvalidInput(name + " has min_gpus " + std::to_string(job.min_gpus) + " > max_gpus " +
+                       std::to_string(job.max_gpus));
+  }
+  if (!job.adaptive && job.min_gpus != job.max_gpus) {
+    throw InvalidInput(name + " is rigid but min_gpus != max_gpus");
+  }
+  if (job.gpu_type && job.gpu_type->empty()) throw InvalidInput(name + " has an empty gpu_type");
+  validateModels(job);
+}
+
+// Adds the job's current GPUs to `used`, checking them against the nodes.
+void validateCurrent(const Job& job, const std::map<std::string, const Node*>& nodes,
+                     std::map<std::string, int>& used) {
+  if (!job.current) return;
+  const std::string name = "job " + job.id;
+  if (job.current->nodes.empty()) throw InvalidInput(name + " has a current allocation with no nodes");
+  for (const auto& [node_name, gpus] : job.current->nodes) {
+    const auto node = nodes.find(node_name);
+    if (node == nodes.end()) throw InvalidInput(name + " runs on unknown node " + node_name);
+    if (node->second->gpu_type != job.current->gpu_type) {
+      throw InvalidInput(name + " runs on node " + node_name + " of type " +
+                         node->second->gpu_type + ", not " + job.current->gpu_type);
+    }
+    if (gpus < 1) throw InvalidInput(name + " holds " + std::to_string(gpus) + " GPUs on " + node_name);
+    used[node_name] += gpus;
+    if (used[node_name] > node->second->gpus) {
+      throw InvalidInput("node " + node_name + " has " + std::to_string(node->second->gpus) +
+                         " GPUs but its jobs (up to " + job.id + ") hold " +
+                         std::to_string(used[node_name]));
+    }
+  }
+}
+
+}  // namespace
+
+void validate(const Snapshot& snapshot) {
+  requireFinite(snapshot.time, "snapshot time");
+  validateParams(snapshot.params);
+  const auto nodes = validateNodes(snapshot.nodes);
+  std::set<std::string> ids;
+  std::map<std::string, int> used;
+  for (const auto& job : snapshot.jobs) {
+    validateJobFields(job);
+    if (!ids.insert(job.id).second) throw InvalidInput("duplicate job id " + job.id);
+    validateCurrent(job, nodes, used);
+  }
+}
+
+}  // namespace pollux::policy

@@ -1,0 +1,13 @@
+// Consistency checks of a scheduling snapshot.
+#pragma once
+
+#include "policy/policy.hpp"
+
+namespace pollux::policy {
+
+// Throws pollux::InvalidInput naming the first problem: duplicate job ids or node names,
+// negative GPUs, min_gpus < 1, min > max, a current allocation on an unknown node, of the
+// wrong type or beyond a node's GPUs (alone or with other jobs), bad models, NaN anywhere.
+void validate(const Snapshot& snapshot);
+
+}  // namespace pollux::policy

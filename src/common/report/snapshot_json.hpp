@@ -1,0 +1,20 @@
+// The policy snapshot and decision JSON documents of DESIGN.md section 5.
+#pragma once
+
+#include <string>
+
+#include <json/json.h>
+
+#include "policy/policy.hpp"
+
+namespace pollux::report {
+
+// Parses a snapshot document. Throws pollux::InvalidInput naming the offending path
+// ("jobs[2].models.a100.gamma: must be ...") on malformed JSON, unknown keys or bad values.
+policy::Snapshot parseSnapshot(const std::string& text);
+
+// {"allocations": {jobid: {gpu_type, nodes {name: gpus}, batch_size, local_bsz,
+//  accum_steps}}, "stats": {solve_ms, solver_status, kept_current, candidate_configs}}
+Json::Value decisionToJson(const policy::Decision& decision);
+
+}  // namespace pollux::report

@@ -1,0 +1,69 @@
+/*
+ * job_submit/pollux: recognises adaptive jobs (sbatch --comment=adaptive[:options]) at
+ * submission, rejects a malformed comment with the reason, and makes adaptive jobs
+ * requeueable and held: sched/pollux releases them where it places them.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+#include <slurm/spank.h>
+
+#include "pollux_comment.h"
+
+const char plugin_name[] = "Pollux adaptive job submission";
+const char plugin_type[] = "job_submit/pollux";
+const uint32_t plugin_version = SLURM_VERSION_NUMBER;
+
+/* Slurm's allocator (libslurmfull): err_msg is freed by slurmctld with xfree. */
+extern char *slurm_xstrdup(const char *text);
+
+extern int init(void)
+{
+  return SLURM_SUCCESS;
+}
+
+extern void fini(void)
+{
+}
+
+/* Checks `comment`; on a malformed one sets err_msg for the user and returns an error. */
+static int check_comment(const char *comment, uint32_t job_id, char **err_msg, int *adaptive)
+{
+  char reason[512] = "";
+
+  *adaptive = pollux_parse_adaptive_comment(comment, reason, sizeof(reason));
+  if (*adaptive >= 0)
+    return SLURM_SUCCESS;
+  if (err_msg)
+    *err_msg = slurm_xstrdup(reason);
+  slurm_info("job_submit/pollux: rejected JobId=%u: %s", job_id, reason);
+  return SLURM_ERROR;
+}
+
+extern int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid, char **err_msg)
+{
+  int adaptive;
+  (void)submit_uid;
+
+  if (check_comment(job_desc->comment, job_desc->job_id, err_msg, &adaptive) != SLURM_SUCCESS)
+    return SLURM_ERROR;
+  if (adaptive) {
+    job_desc->requeue = 1;
+    job_desc->priority = 0; /* waits until sched/pollux places it */
+  }
+  return SLURM_SUCCESS;
+}
+
+/* job_ptr is slurmctld's job_record_t, which this plugin does not need. */
+extern int job_modify(job_desc_msg_t *job_desc, void *job_ptr, uint32_t submit_uid)
+{
+  int adaptive;
+  (void)job_ptr;
+  (void)submit_uid;
+
+  if (!job_desc->comment)
+    return SLURM_SUCCESS;
+  return check_comment(job_desc->comment, job_desc->job_id, NULL, &adaptive);
+}

@@ -1,0 +1,91 @@
+/*
+ * The one interface between the sched/pollux C shim (Slurm's ABI, its thread, its RPCs)
+ * and the C++ service (REST endpoint, job models, policy rounds, saved state).
+ * Handles are opaque; no function here lets a C++ exception escape.
+ */
+#ifndef POLLUX_SERVICE_H
+#define POLLUX_SERVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pollux_service pollux_service_t;
+
+enum pollux_log_level { POLLUX_LOG_ERROR, POLLUX_LOG_INFO, POLLUX_LOG_DEBUG };
+typedef void (*pollux_log_fn)(int level, const char *message);
+
+/* Settings the shim reads from slurm.conf. */
+typedef struct {
+  const char *scheduler_parameters; /* SchedulerParameters, may be NULL */
+  const char *pollux_conf_path;     /* pollux.conf beside slurm.conf; a missing file is fine */
+  const char *state_dir;            /* StateSaveLocation */
+  const char *munge_socket;         /* from AuthInfo socket=, NULL for munged's default */
+  uint32_t slurm_user_id;           /* SlurmUser: may report for any job */
+  pollux_log_fn log;                /* one call per log line */
+} pollux_settings_t;
+
+/* Parses the settings (bad keys fall back to defaults with one error line each) and restores
+ * saved state. NULL only on an internal failure, which has been logged. */
+pollux_service_t *pollux_service_create(const pollux_settings_t *settings);
+/* Starts the REST endpoint; 0 on success, -1 (reason logged) if it cannot listen. */
+int pollux_service_start_rest(pollux_service_t *service);
+/* Stops the endpoint, saves state and frees everything. NULL is ignored. */
+void pollux_service_destroy(pollux_service_t *service);
+int pollux_service_interval(const pollux_service_t *service);       /* seconds */
+int pollux_service_hosts_backfill(const pollux_service_t *service); /* 1: load sched/backfill */
+
+/* Slurm's view of one job, as the shim loaded it. Strings may be NULL. */
+enum pollux_job_state { POLLUX_JOB_PENDING, POLLUX_JOB_RUNNING, POLLUX_JOB_OTHER };
+typedef struct {
+  uint32_t job_id;
+  uint32_t user_id;
+  int state;             /* enum pollux_job_state */
+  int held;              /* priority 0 */
+  time_t submit_time;
+  time_t start_time;
+  const char *comment;
+  const char *nodes;         /* allocated nodes, comma separated, expanded */
+  const char *requested_nodes; /* ReqNodeList, comma separated, expanded */
+  const char *batch_host;
+  const char *tres_per_node; /* e.g. "gres:gpu:a100:2" */
+  uint32_t num_nodes;
+} pollux_job_view_t;
+
+/* What the shim must do to one job. */
+enum pollux_action_kind {
+  POLLUX_ACTION_HOLD,    /* keep a pending adaptive job held until it is placed */
+  POLLUX_ACTION_START,   /* pending job: set size, GPUs and nodes, release, begin now */
+  POLLUX_ACTION_REQUEUE, /* running job: requeue, then as START (or HOLD if no nodes) */
+  POLLUX_ACTION_SHRINK   /* running job: keep only node_list (batch host included) */
+};
+typedef struct {
+  uint32_t job_id;
+  int kind;                  /* enum pollux_action_kind */
+  uint32_t num_nodes;
+  const char *tres_per_node; /* "gres:gpu:N": untyped, the nodes decide the GPU type */
+  const char *node_list;     /* "n1,n2" */
+  const char *admin_comment; /* status for scontrol show job */
+} pollux_action_t;
+
+/* One scheduling round: describe Slurm, decide, act, report back, end. */
+void pollux_round_begin(pollux_service_t *service, time_t now);
+void pollux_round_add_node(pollux_service_t *service, const char *name, const char *gres,
+                           int usable);
+void pollux_round_add_job(pollux_service_t *service, const pollux_job_view_t *job);
+size_t pollux_round_decide(pollux_service_t *service); /* number of actions */
+/* NULL if the action cannot be described (logged). */
+const pollux_action_t *pollux_round_action(pollux_service_t *service, size_t index);
+void pollux_round_action_done(pollux_service_t *service, size_t index, int error_code,
+                              const char *error_text);
+void pollux_round_end(pollux_service_t *service); /* saves state, publishes status */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* POLLUX_SERVICE_H */

@@ -1,0 +1,412 @@
+/*
+ * sched/pollux: Slurm's scheduler ABI for Pollux for Slurm.
+ *
+ * This shim owns what touches Slurm: the plugin symbols, one scheduling thread started in
+ * init() and joined in fini(), the libslurm calls that load jobs and nodes and act on jobs,
+ * and the hosted sched/backfill for rigid jobs. Everything else (REST endpoint, models,
+ * policy, state) is the C++ service behind pollux_service.h.
+ * init() and sched_p_reconfig() run under slurmctld's locks: they make no RPC.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+#include <slurm/spank.h>
+
+#include "pollux_service.h"
+
+const char plugin_name[] = "Pollux goodput-optimising scheduler";
+const char plugin_type[] = "sched/pollux";
+const uint32_t plugin_version = SLURM_VERSION_NUMBER;
+
+/* slurmctld's parsed slurm.conf (defined in the libslurmfull it has loaded). */
+extern slurm_conf_t slurm_conf;
+
+typedef struct {
+  void *handle;
+  int (*init)(void);
+  void (*fini)(void);
+  int (*reconfig)(void);
+} hosted_plugin_t;
+
+static pthread_t scheduler_thread;
+static bool thread_running;
+static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake_up = PTHREAD_COND_INITIALIZER;
+static bool stop_requested;
+static bool reconfig_requested;
+static char *sched_params_copy;   /* SchedulerParameters as of init or the last reconfig */
+static char *conf_path_copy;      /* pollux.conf beside slurm.conf */
+static char *state_dir_copy;
+static char *munge_socket_copy;   /* AuthInfo socket=PATH, or NULL */
+static uint32_t slurm_user;
+static pollux_service_t *service; /* used by the scheduler thread only after init */
+static hosted_plugin_t backfill;
+
+static void log_line(int level, const char *message)
+{
+  if (level == POLLUX_LOG_ERROR)
+    slurm_error("sched/pollux: %s", message);
+  else if (level == POLLUX_LOG_INFO)
+    slurm_info("sched/pollux: %s", message);
+  else
+    slurm_debug("sched/pollux: %s", message);
+}
+
+static char *copy_or_empty(const char *text)
+{
+  return strdup(text ? text : "");
+}
+
+/* The munged socket named in AuthInfo ("socket=PATH[,...]"), or NULL (caller frees). */
+static char *munge_socket_of(const char *authinfo)
+{
+  const char *start = authinfo ? strstr(authinfo, "socket=") : NULL;
+
+  if (!start)
+    return NULL;
+  start += strlen("socket=");
+  return strndup(start, strcspn(start, ","));
+}
+
+/* Copies what the service needs from slurm.conf; runs under slurmctld's config lock. */
+static void copy_settings(void)
+{
+  const char *conf = slurm_conf.slurm_conf ? slurm_conf.slurm_conf : "/etc/slurm/slurm.conf";
+  const char *slash = strrchr(conf, '/');
+  size_t dir_length = slash ? (size_t)(slash - conf) : 1;
+
+  free(sched_params_copy);
+  free(conf_path_copy);
+  free(state_dir_copy);
+  sched_params_copy = copy_or_empty(slurm_conf.sched_params);
+  state_dir_copy = copy_or_empty(slurm_conf.state_save_location);
+  conf_path_copy = malloc(dir_length + sizeof("/pollux.conf"));
+  if (conf_path_copy)
+    snprintf(conf_path_copy, dir_length + sizeof("/pollux.conf"), "%.*s/pollux.conf",
+             (int)dir_length, slash ? conf : ".");
+  slurm_user = slurm_conf.slurm_user_id;
+  free(munge_socket_copy);
+  munge_socket_copy = munge_socket_of(slurm_conf.authinfo);
+}
+
+/* The lock keeps sched_p_reconfig from replacing the settings while the service copies them. */
+static pollux_service_t *create_service(void)
+{
+  pollux_service_t *created;
+
+  pthread_mutex_lock(&state_lock);
+  pollux_settings_t settings = {
+    .scheduler_parameters = sched_params_copy,
+    .pollux_conf_path = conf_path_copy,
+    .state_dir = state_dir_copy,
+    .munge_socket = munge_socket_copy,
+    .slurm_user_id = slurm_user,
+    .log = log_line,
+  };
+  created = pollux_service_create(&settings);
+  pthread_mutex_unlock(&state_lock);
+  return created;
+}
+
+/* Loads sched_backfill.so from the first PluginDir entry that has it. */
+static int load_backfill(void)
+{
+  char *dirs = copy_or_empty(slurm_conf.plugindir);
+  char *save = NULL;
+  char path[4096];
+
+  for (char *dir = strtok_r(dirs, ":", &save); dir && !backfill.handle;
+       dir = strtok_r(NULL, ":", &save)) {
+    snprintf(path, sizeof(path), "%s/sched_backfill.so", dir);
+    backfill.handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  }
+  free(dirs);
+  if (!backfill.handle) {
+    slurm_error("sched/pollux: cannot load sched_backfill.so from PluginDir: rigid jobs get no backfill");
+    return -1;
+  }
+  backfill.init = (int (*)(void))dlsym(backfill.handle, "init");
+  backfill.fini = (void (*)(void))dlsym(backfill.handle, "fini");
+  backfill.reconfig = (int (*)(void))dlsym(backfill.handle, "sched_p_reconfig");
+  if (!backfill.init || !backfill.fini || !backfill.reconfig) {
+    slurm_error("sched/pollux: %s lacks the sched plugin symbols", path);
+    dlclose(backfill.handle);
+    memset(&backfill, 0, sizeof(backfill));
+    return -1;
+  }
+  slurm_info("sched/pollux: hosting Slurm's backfill from %s", path);
+  return backfill.init();
+}
+
+static void unload_backfill(void)
+{
+  if (!backfill.handle)
+    return;
+  backfill.fini();
+  dlclose(backfill.handle);
+  memset(&backfill, 0, sizeof(backfill));
+}
+
+/* Slurm's node list "n[1-2],n4" as "n1,n2,n4" (caller frees). */
+static char *expand_hostlist(const char *compact)
+{
+  hostlist_t list;
+  char *host;
+  size_t size = 1, used = 0;
+  char *out;
+
+  if (!compact || !compact[0])
+    return strdup("");
+  list = slurm_hostlist_create(compact);
+  out = calloc(1, size);
+  while (list && out && (host = slurm_hostlist_shift(list))) {
+    size_t length = strlen(host);
+    char *grown = realloc(out, size + length + 1);
+    if (grown) {
+      out = grown;
+      size += length + 1;
+      used += (size_t)snprintf(out + used, size - used, "%s%s", used ? "," : "", host);
+    }
+    free(host);
+  }
+  if (list)
+    slurm_hostlist_destroy(list);
+  return out;
+}
+
+static int node_usable(uint32_t state)
+{
+  uint32_t base = state & NODE_STATE_BASE;
+
+  if (base == NODE_STATE_DOWN || base == NODE_STATE_FUTURE || base == NODE_STATE_UNKNOWN)
+    return 0;
+  return !(state & (NODE_STATE_DRAIN | NODE_STATE_FAIL));
+}
+
+static int job_state_of(uint32_t state)
+{
+  switch (state & JOB_STATE_BASE) {
+  case JOB_PENDING: return POLLUX_JOB_PENDING;
+  case JOB_RUNNING: return POLLUX_JOB_RUNNING;
+  default: return POLLUX_JOB_OTHER;
+  }
+}
+
+static void describe_job(const slurm_job_info_t *job)
+{
+  char *nodes = expand_hostlist(job->nodes);
+  char *requested = expand_hostlist(job->req_nodes);
+  pollux_job_view_t view = {
+    .job_id = job->job_id,
+    .user_id = job->user_id,
+    .state = job_state_of(job->job_state),
+    .held = job->priority == 0,
+    .submit_time = job->submit_time,
+    .start_time = job->start_time,
+    .comment = job->comment,
+    .nodes = nodes,
+    .requested_nodes = requested,
+    .batch_host = job->batch_host,
+    .tres_per_node = job->tres_per_node,
+    .num_nodes = job->num_nodes,
+  };
+  pollux_round_add_job(service, &view);
+  free(nodes);
+  free(requested);
+}
+
+static int update_or_errno(job_desc_msg_t *desc)
+{
+  return slurm_update_job(desc) == SLURM_SUCCESS ? 0 : slurm_get_errno();
+}
+
+static int hold_job(uint32_t job_id)
+{
+  job_desc_msg_t desc;
+
+  slurm_init_job_desc_msg(&desc);
+  desc.job_id = job_id;
+  desc.priority = 0;
+  return update_or_errno(&desc);
+}
+
+/* Gives a pending job its size, GPUs and nodes, and lets it start now. The GPU request is
+ * untyped: the nodes decide the type (22.05 leaves a pending job unrunnable, BadConstraints,
+ * when its typed request changes type). */
+static int place_job(const pollux_action_t *action)
+{
+  job_desc_msg_t desc;
+
+  slurm_init_job_desc_msg(&desc);
+  desc.job_id = action->job_id;
+  desc.min_nodes = action->num_nodes;
+  desc.max_nodes = action->num_nodes;
+  desc.tres_per_node = (char *)action->tres_per_node;
+  desc.req_nodes = (char *)action->node_list;
+  desc.admin_comment = (char *)action->admin_comment;
+  desc.priority = INFINITE;
+  desc.begin_time = time(NULL);
+  return update_or_errno(&desc);
+}
+
+static int shrink_job(const pollux_action_t *action)
+{
+  job_desc_msg_t desc;
+
+  slurm_init_job_desc_msg(&desc);
+  desc.job_id = action->job_id;
+  desc.req_nodes = (char *)action->node_list;
+  desc.admin_comment = (char *)action->admin_comment;
+  return update_or_errno(&desc);
+}
+
+static int requeue_job(const pollux_action_t *action)
+{
+  if (slurm_requeue(action->job_id, 0) != SLURM_SUCCESS)
+    return slurm_get_errno();
+  return action->num_nodes ? place_job(action) : hold_job(action->job_id);
+}
+
+static int perform(const pollux_action_t *action)
+{
+  if (!action)
+    return SLURM_ERROR;
+  switch (action->kind) {
+  case POLLUX_ACTION_HOLD: return hold_job(action->job_id);
+  case POLLUX_ACTION_START: return place_job(action);
+  case POLLUX_ACTION_REQUEUE: return requeue_job(action);
+  case POLLUX_ACTION_SHRINK: return shrink_job(action);
+  default: return SLURM_ERROR;
+  }
+}
+
+static void run_round(void)
+{
+  job_info_msg_t *jobs = NULL;
+  node_info_msg_t *nodes = NULL;
+
+  if (slurm_load_jobs((time_t)0, &jobs, SHOW_ALL) != SLURM_SUCCESS ||
+      slurm_load_node((time_t)0, &nodes, SHOW_ALL) != SLURM_SUCCESS) {
+    slurm_error("sched/pollux: cannot load jobs and nodes: %s", slurm_strerror(slurm_get_errno()));
+    goto done;
+  }
+  pollux_round_begin(service, time(NULL));
+  for (uint32_t i = 0; i < nodes->record_count; i++) {
+    const node_info_t *node = &nodes->node_array[i];
+    if (node->name)
+      pollux_round_add_node(service, node->name, node->gres, node_usable(node->node_state));
+  }
+  for (uint32_t i = 0; i < jobs->record_count; i++)
+    describe_job(&jobs->job_array[i]);
+  for (size_t i = 0, count = pollux_round_decide(service); i < count; i++) {
+    int rc = perform(pollux_round_action(service, i));
+    pollux_round_action_done(service, i, rc, rc ? slurm_strerror(rc) : NULL);
+  }
+  pollux_round_end(service);
+done:
+  if (jobs)
+    slurm_free_job_info_msg(jobs);
+  if (nodes)
+    slurm_free_node_info_msg(nodes);
+}
+
+/* Recreates the service with the settings copied by the last reconfig. */
+static void apply_reconfig(void)
+{
+  pollux_service_destroy(service);
+  service = create_service();
+  if (service && pollux_service_start_rest(service) == 0)
+    slurm_info("sched/pollux: configuration reloaded");
+}
+
+/* Sleeps until the next round, a reconfig or stop; returns false when asked to stop. */
+static bool wait_for_round(int interval_s)
+{
+  struct timespec until;
+  bool reconfig;
+
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += interval_s;
+  pthread_mutex_lock(&state_lock);
+  while (!stop_requested && !reconfig_requested &&
+         pthread_cond_timedwait(&wake_up, &state_lock, &until) == 0)
+    ;
+  reconfig = reconfig_requested;
+  reconfig_requested = false;
+  pthread_mutex_unlock(&state_lock);
+  if (reconfig && !stop_requested)
+    apply_reconfig();
+  return !stop_requested;
+}
+
+static void *scheduler_main(void *unused)
+{
+  (void)unused;
+  bool listening = service && pollux_service_start_rest(service) == 0;
+
+  while (wait_for_round(service ? pollux_service_interval(service) : 60)) {
+    if (!service)
+      service = create_service();
+    if (service && !listening)
+      listening = pollux_service_start_rest(service) == 0;
+    if (service)
+      run_round();
+  }
+  return NULL;
+}
+
+extern int init(void)
+{
+  copy_settings();
+  service = create_service();
+  if (!service)
+    slurm_error("sched/pollux: service unavailable; adaptive jobs stay pending until it starts");
+  if ((!service || pollux_service_hosts_backfill(service)) && load_backfill() != SLURM_SUCCESS)
+    slurm_error("sched/pollux: hosted backfill did not start");
+  stop_requested = false;
+  if (pthread_create(&scheduler_thread, NULL, scheduler_main, NULL) != 0) {
+    slurm_error("sched/pollux: cannot start the scheduling thread");
+    return SLURM_ERROR;
+  }
+  thread_running = true;
+  slurm_info("sched/pollux: %s loaded", plugin_name);
+  return SLURM_SUCCESS;
+}
+
+extern void fini(void)
+{
+  pthread_mutex_lock(&state_lock);
+  stop_requested = true;
+  pthread_cond_broadcast(&wake_up);
+  pthread_mutex_unlock(&state_lock);
+  if (thread_running)
+    pthread_join(scheduler_thread, NULL);
+  thread_running = false;
+  unload_backfill();
+  pollux_service_destroy(service);
+  service = NULL;
+  free(sched_params_copy);
+  free(conf_path_copy);
+  free(state_dir_copy);
+  free(munge_socket_copy);
+  sched_params_copy = conf_path_copy = state_dir_copy = munge_socket_copy = NULL;
+}
+
+extern int sched_p_reconfig(void)
+{
+  pthread_mutex_lock(&state_lock);
+  copy_settings();
+  reconfig_requested = true;
+  pthread_cond_broadcast(&wake_up);
+  pthread_mutex_unlock(&state_lock);
+  if (backfill.handle)
+    backfill.reconfig();
+  return SLURM_SUCCESS;
+}

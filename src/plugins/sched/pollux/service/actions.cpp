@@ -1,0 +1,136 @@
+#include "actions.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace pollux::service {
+
+namespace {
+
+// GPUs per node when every node gets the same number, else 0.
+int uniformGpusPerNode(const policy::Allocation& allocation) {
+  int per_node = 0;
+  for (const auto& [node, gpus] : allocation.nodes) {
+    if (per_node != 0 && gpus != per_node) return 0;
+    per_node = gpus;
+  }
+  return per_node;
+}
+
+Action placing(const SlurmJob& job, ActionKind kind, const policy::Allocation& target) {
+  Action action{job.id, kind, target.gpu_type, uniformGpusPerNode(target), {}, ""};
+  for (const auto& [node, gpus] : target.nodes) action.nodes.push_back(node);
+  return action;
+}
+
+bool canShrinkInPlace(const SlurmJob& job, const policy::Allocation& current,
+                      const policy::Allocation& target) {
+  if (target.gpu_type != current.gpu_type || target.nodes.size() >= current.nodes.size()) {
+    return false;
+  }
+  if (!target.nodes.count(job.batch_host)) return false;
+  return std::all_of(target.nodes.begin(), target.nodes.end(), [&](const auto& entry) {
+    const auto held = current.nodes.find(entry.first);
+    return held != current.nodes.end() && held->second == entry.second;
+  });
+}
+
+std::string describe(const policy::Allocation& allocation) {
+  std::string text = std::to_string(allocation.totalGpus()) + "x" + allocation.gpu_type + " on ";
+  bool first = true;
+  for (const auto& [node, gpus] : allocation.nodes) {
+    text += (first ? "" : ",") + node;
+    first = false;
+  }
+  return text;
+}
+
+// A pending job whose request already names the target's nodes and GPUs needs nothing more.
+bool alreadyRequested(const SlurmJob& job, const policy::Allocation& target, int gpus_per_node) {
+  if (job.held || !job.gpus_per_node || job.gpus_per_node->count != gpus_per_node) return false;
+  std::vector<std::string> target_nodes;
+  for (const auto& [node, gpus] : target.nodes) target_nodes.push_back(node);
+  std::vector<std::string> requested = job.requested_nodes;
+  std::sort(requested.begin(), requested.end());
+  return requested == target_nodes;
+}
+
+std::optional<Action> planPending(const SlurmJob& job, const policy::JobDecision* decided) {
+  if (decided && alreadyRequested(job, decided->allocation, uniformGpusPerNode(decided->allocation))) {
+    return std::nullopt;
+  }
+  if (decided) {
+    Action action = placing(job, ActionKind::kStart, decided->allocation);
+    action.why = "placed on " + describe(decided->allocation);
+    return action;
+  }
+  if (job.held) return std::nullopt;
+  return Action{job.id, ActionKind::kHold, "", 0, {}, "waiting for GPUs"};
+}
+
+std::optional<Action> planRunning(const SlurmJob& job, const policy::JobDecision* decided) {
+  const auto current = currentAllocation(job);
+  if (!decided) {
+    return Action{job.id, ActionKind::kRequeue, "", 0, {}, "preempted: its GPUs go elsewhere"};
+  }
+  const policy::Allocation& target = decided->allocation;
+  if (current && *current == target) return std::nullopt;
+  const std::string from = current ? describe(*current) : "untyped GPUs";
+  if (current && canShrinkInPlace(job, *current, target)) {
+    Action action = placing(job, ActionKind::kShrink, target);
+    action.why = "shrink " + from + " -> " + describe(target);
+    return action;
+  }
+  Action action = placing(job, ActionKind::kRequeue, target);
+  action.why = "resize " + from + " -> " + describe(target);
+  return action;
+}
+
+}  // namespace
+
+const char* toString(ActionKind kind) {
+  switch (kind) {
+    case ActionKind::kHold: return "hold";
+    case ActionKind::kStart: return "start";
+    case ActionKind::kRequeue: return "requeue";
+    case ActionKind::kShrink: return "shrink";
+  }
+  return "unknown";
+}
+
+std::string tresPerNode(const Action& action) {
+  return "gres:gpu:" + std::to_string(action.gpus_per_node);
+}
+
+std::optional<policy::Allocation> currentAllocation(const SlurmJob& job) {
+  if (job.state != JobState::kRunning || !job.gpus_per_node || job.gpus_per_node->type.empty() ||
+      job.nodes.empty()) {
+    return std::nullopt;
+  }
+  policy::Allocation allocation{job.gpus_per_node->type, {}};
+  for (const auto& node : job.nodes) allocation.nodes[node] = job.gpus_per_node->count;
+  return allocation;
+}
+
+std::vector<Action> planActions(const std::vector<SlurmJob>& jobs, const policy::Decision& decision,
+                                std::vector<std::string>& problems) {
+  std::vector<Action> actions;
+  for (const auto& job : jobs) {
+    if (!job.adaptive || job.state == JobState::kOther) continue;
+    const auto found = decision.allocations.find(std::to_string(job.id));
+    const policy::JobDecision* decided =
+        found == decision.allocations.end() ? nullptr : &found->second;
+    if (decided && uniformGpusPerNode(decided->allocation) == 0) {
+      problems.push_back("JobId=" + std::to_string(job.id) + ": placement " +
+                         describe(decided->allocation) +
+                         " has unequal GPUs per node; left as it is");
+      continue;
+    }
+    const auto action = job.state == JobState::kPending ? planPending(job, decided)
+                                                        : planRunning(job, decided);
+    if (action) actions.push_back(*action);
+  }
+  return actions;
+}
+
+}  // namespace pollux::service

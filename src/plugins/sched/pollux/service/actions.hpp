@@ -1,0 +1,42 @@
+// The difference between what Slurm runs and what the policy decided, as actions.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "policy/policy.hpp"
+#include "slurm_view.hpp"
+
+namespace pollux::service {
+
+enum class ActionKind { kHold, kStart, kRequeue, kShrink };
+
+struct Action {
+  uint32_t job_id = 0;
+  ActionKind kind = ActionKind::kHold;
+  std::string gpu_type;               // target, empty for a hold or a requeue without nodes
+  int gpus_per_node = 0;
+  std::vector<std::string> nodes;
+  std::string why;                    // for the log line
+};
+
+const char* toString(ActionKind kind);
+
+// "gres:gpu:N" for an action that places a job: untyped, the nodes decide the type.
+std::string tresPerNode(const Action& action);
+
+// Adaptive jobs only (rigid jobs are Slurm's backfill's). Pending: start where placed (unless
+// its request says so already), else hold. Running: nothing if unchanged; shrink in place when the target keeps the batch host
+// and is a subset of its nodes with the same GPUs per node; otherwise requeue to the target
+// (or requeue and hold when the policy gave it nothing). A target with unequal GPUs per node
+// cannot be expressed to Slurm and is skipped with a message in `problems`.
+std::vector<Action> planActions(const std::vector<SlurmJob>& jobs, const policy::Decision& decision,
+                                std::vector<std::string>& problems);
+
+// The job's current allocation in policy terms, if it runs on GPUs of a known type
+// (see resolveGpuTypes).
+std::optional<policy::Allocation> currentAllocation(const SlurmJob& job);
+
+}  // namespace pollux::service

@@ -1,0 +1,120 @@
+#include "actions.hpp"
+
+#include <gtest/gtest.h>
+
+namespace pollux::service {
+namespace {
+
+SlurmJob adaptiveJob(uint32_t id, JobState state) {
+  SlurmJob job;
+  job.id = id;
+  job.state = state;
+  job.adaptive = report::AdaptiveRequest{};
+  return job;
+}
+
+SlurmJob runningOn(uint32_t id, std::vector<std::string> nodes, const std::string& type,
+                   int per_node) {
+  SlurmJob job = adaptiveJob(id, JobState::kRunning);
+  job.nodes = nodes;
+  job.batch_host = nodes.front();
+  job.num_nodes = static_cast<int>(nodes.size());
+  job.gpus_per_node = GpuGres{type, per_node};
+  return job;
+}
+
+policy::Decision decide(const std::string& id, const std::string& type,
+                        std::map<std::string, int> nodes) {
+  policy::Decision decision;
+  decision.allocations[id] = {{type, nodes}, 256, 64, 0};
+  return decision;
+}
+
+std::vector<Action> plan(const std::vector<SlurmJob>& jobs, const policy::Decision& decision) {
+  std::vector<std::string> problems;
+  auto actions = planActions(jobs, decision, problems);
+  EXPECT_TRUE(problems.empty()) << problems.front();
+  return actions;
+}
+
+TEST(ActionsTest, PendingJobIsStartedWherePlaced) {
+  const auto actions = plan({adaptiveJob(7, JobState::kPending)}, decide("7", "a100", {{"n1", 2}}));
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kStart);
+  EXPECT_EQ(tresPerNode(actions[0]), "gres:gpu:2");
+  EXPECT_EQ(actions[0].gpu_type, "a100");
+  EXPECT_EQ(actions[0].nodes, std::vector<std::string>{"n1"});
+}
+
+TEST(ActionsTest, UnplacedPendingJobIsHeldOnce) {
+  SlurmJob job = adaptiveJob(7, JobState::kPending);
+  auto actions = plan({job}, policy::Decision{});
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kHold);
+  job.held = true;
+  EXPECT_TRUE(plan({job}, policy::Decision{}).empty());
+}
+
+TEST(ActionsTest, PendingJobAlreadyAskingForItsPlacementIsLeftAlone) {
+  SlurmJob job = adaptiveJob(7, JobState::kPending);
+  job.gpus_per_node = GpuGres{"", 2};
+  job.requested_nodes = {"n2", "n1"};
+  EXPECT_TRUE(plan({job}, decide("7", "a100", {{"n1", 2}, {"n2", 2}})).empty());
+  EXPECT_EQ(plan({job}, decide("7", "a100", {{"n1", 2}}))[0].kind, ActionKind::kStart);
+}
+
+TEST(ActionsTest, UnchangedRunningJobIsLeftAlone) {
+  EXPECT_TRUE(plan({runningOn(7, {"n1"}, "a100", 2)}, decide("7", "a100", {{"n1", 2}})).empty());
+}
+
+TEST(ActionsTest, GrowingRequeuesToTheTarget) {
+  const auto actions =
+      plan({runningOn(7, {"n1"}, "a100", 2)}, decide("7", "a100", {{"n1", 4}, {"n2", 4}}));
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kRequeue);
+  EXPECT_EQ(actions[0].gpus_per_node, 4);
+  EXPECT_EQ(actions[0].nodes, (std::vector<std::string>{"n1", "n2"}));
+}
+
+TEST(ActionsTest, DroppingNodesKeepingTheBatchHostShrinksInPlace) {
+  const auto actions =
+      plan({runningOn(7, {"n1", "n2"}, "a100", 4)}, decide("7", "a100", {{"n1", 4}}));
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kShrink);
+  EXPECT_EQ(actions[0].nodes, std::vector<std::string>{"n1"});
+}
+
+TEST(ActionsTest, ShrinkThatLosesTheBatchHostOrChangesGpusRequeues) {
+  EXPECT_EQ(plan({runningOn(7, {"n1", "n2"}, "a100", 4)}, decide("7", "a100", {{"n2", 4}}))[0].kind,
+            ActionKind::kRequeue);
+  EXPECT_EQ(plan({runningOn(7, {"n1"}, "a100", 4)}, decide("7", "a100", {{"n1", 2}}))[0].kind,
+            ActionKind::kRequeue);
+  EXPECT_EQ(plan({runningOn(7, {"n1"}, "a100", 4)}, decide("7", "v100", {{"n3", 4}}))[0].kind,
+            ActionKind::kRequeue);
+}
+
+TEST(ActionsTest, RunningJobWithoutGpusIsRequeued) {
+  const auto actions = plan({runningOn(7, {"n1"}, "a100", 2)}, policy::Decision{});
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kRequeue);
+  EXPECT_TRUE(actions[0].nodes.empty());
+}
+
+TEST(ActionsTest, RigidAndFinishedJobsAreNotTouched) {
+  SlurmJob rigid = runningOn(8, {"n1"}, "a100", 2);
+  rigid.adaptive.reset();
+  SlurmJob done = adaptiveJob(9, JobState::kOther);
+  EXPECT_TRUE(plan({rigid, done}, policy::Decision{}).empty());
+}
+
+TEST(ActionsTest, UnequalGpusPerNodeIsReportedNotActedOn) {
+  std::vector<std::string> problems;
+  const auto actions = planActions({adaptiveJob(7, JobState::kPending)},
+                                   decide("7", "a100", {{"n1", 4}, {"n2", 2}}), problems);
+  EXPECT_TRUE(actions.empty());
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find("JobId=7"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pollux::service

@@ -1,0 +1,38 @@
+// sched/pollux configuration: `pollux_`-prefixed SchedulerParameters tokens and pollux.conf.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "policy/policy.hpp"
+
+namespace pollux::service {
+
+struct Config {
+  int interval_s = 60;                   // pollux_interval: seconds between rounds
+  std::string rest_addr = "127.0.0.1";   // pollux_rest_addr
+  int rest_port = 6830;                  // pollux_rest_port
+  bool backfill = true;                  // pollux_backfill: host Slurm's sched/backfill
+  std::string tls_cert;                  // pollux_tls_cert / pollux_tls_key: PEM files
+  std::string tls_key;
+  int max_reports_per_s = 200;           // pollux_report_rate: above it, 429
+  double default_speed = 1.0;            // relative speed of types without pollux_speed_TYPE
+  policy::Params policy;                 // pollux_fairness_p, pollux_restart_threshold,
+                                         // pollux_min_change_interval, pollux_time_limit,
+                                         // pollux_speed_TYPE=X
+};
+
+// Result of parsing: the configuration (every bad key left at its default) and one message
+// per rejected token, for the slurmctld log.
+struct ParsedConfig {
+  Config config;
+  std::vector<std::string> errors;
+};
+
+// `conf_file_text` is pollux.conf (one KEY=VALUE per line, '#' comments, same keys as
+// SchedulerParameters); `scheduler_parameters` is slurm.conf's comma-separated list, whose
+// pollux_ tokens override pollux.conf. Tokens without the pollux_ prefix belong to other
+// plugins (bf_* for the hosted backfill) and are ignored.
+ParsedConfig parseConfig(const std::string& conf_file_text, const std::string& scheduler_parameters);
+
+}  // namespace pollux::service

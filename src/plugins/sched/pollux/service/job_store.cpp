@@ -1,0 +1,122 @@
+#include "job_store.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "invalid_input.hpp"
+#include "model/efficiency.hpp"
+#include "report/json_reader.hpp"
+
+namespace pollux::service {
+
+void JobStore::syncWithSlurm(const std::vector<SlurmJob>& jobs) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  std::map<std::string, JobRecord> current;
+  for (const auto& job : jobs) {
+    if (job.state == JobState::kOther) continue;
+    const std::string id = std::to_string(job.id);
+    JobRecord& record = current[id];
+    const auto known = jobs_.find(id);
+    if (known != jobs_.end()) record = std::move(known->second);
+    record.owner_uid = job.uid;
+    record.adaptive = job.adaptive.has_value();
+  }
+  jobs_ = std::move(current);
+}
+
+std::map<std::string, JobRecord> JobStore::records() const {
+  std::lock_guard<std::mutex> guard(mutex_);
+  return jobs_;
+}
+
+void JobStore::recordDecision(const std::string& id,
+                              const std::optional<policy::JobDecision>& decision) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  const auto found = jobs_.find(id);
+  if (found != jobs_.end()) found->second.decision = decision;
+}
+
+void JobStore::recordAction(const std::string& id, const std::string& status, bool placed,
+                            bool restarted, double now) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  const auto found = jobs_.find(id);
+  if (found == jobs_.end()) return;
+  found->second.status = status;
+  if (placed) found->second.last_change_time = now;
+  if (restarted) ++found->second.restarts;
+}
+
+JobLookup JobStore::lookup(const std::string& id, uint32_t* owner_uid) const {
+  std::lock_guard<std::mutex> guard(mutex_);
+  const auto found = jobs_.find(id);
+  if (found == jobs_.end()) return JobLookup::kUnknown;
+  if (owner_uid) *owner_uid = found->second.owner_uid;
+  return found->second.adaptive ? JobLookup::kFound : JobLookup::kNotAdaptive;
+}
+
+report::ReportReply JobStore::acceptReport(const report::GoodputReport& report) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  JobRecord& record = jobs_[report.job_id];
+  record.report = report;
+  return replyFor(record);
+}
+
+report::ReportReply replyFor(const JobRecord& record) {
+  report::ReportReply reply{0, 0, 0, 1.0, std::nullopt};
+  if (record.decision) reply.allocation = record.decision->allocation;
+  if (!record.report) return reply;
+  const report::GoodputReport& report = *record.report;
+  if (record.decision && record.decision->batch_size > 0) {
+    reply.batch_size = record.decision->batch_size;
+    reply.local_bsz = record.decision->local_bsz;
+    reply.accum_steps = record.decision->accum_steps;
+  } else {
+    const int replicas = std::max(1, report.placement.num_replicas);
+    reply.batch_size = report.limits.init_batch_size;
+    reply.local_bsz = std::clamp(static_cast<int>(std::ceil(double(reply.batch_size) / replicas)),
+                                 report.limits.min_local_bsz, report.limits.max_local_bsz);
+  }
+  reply.lr_scale = model::lrScale(model::LrScaling::kAdaScale, report.grad,
+                                  double(report.limits.init_batch_size), double(reply.batch_size));
+  return reply;
+}
+
+Json::Value JobStore::toJson() const {
+  std::lock_guard<std::mutex> guard(mutex_);
+  Json::Value out(Json::objectValue);
+  for (const auto& [id, record] : jobs_) {
+    Json::Value& job = out[id];
+    job["owner_uid"] = record.owner_uid;
+    job["adaptive"] = record.adaptive;
+    job["restarts"] = record.restarts;
+    job["last_change_time"] = record.last_change_time;
+    job["status"] = record.status;
+    if (record.report) job["report"] = report::reportToJson(*record.report);
+  }
+  return out;
+}
+
+void JobStore::restore(const Json::Value& saved) {
+  std::map<std::string, JobRecord> restored;
+  const report::JsonField root(saved, "jobs");
+  for (const auto& id : root.memberNames()) {
+    const report::JsonField job = root.member(id);
+    JobRecord record;
+    record.owner_uid = static_cast<uint32_t>(job["owner_uid"].integer(0, 0xFFFFFFFFL));
+    record.adaptive = job["adaptive"].boolean();
+    record.restarts = static_cast<int>(job["restarts"].integer(0, 1L << 30));
+    record.last_change_time = job["last_change_time"].nonNegativeNumber();
+    if (job.has("status") && !saved[id]["status"].asString().empty()) {
+      record.status = job["status"].string();
+    }
+    if (job.has("report")) {
+      Json::StreamWriterBuilder writer;
+      record.report = report::parseGoodputReport(Json::writeString(writer, saved[id]["report"]));
+    }
+    restored[id] = std::move(record);
+  }
+  std::lock_guard<std::mutex> guard(mutex_);
+  jobs_ = std::move(restored);
+}
+
+}  // namespace pollux::service

@@ -1,0 +1,171 @@
+// The C interface of pollux_service.h over the C++ Service. Every entry point catches
+// everything: an exception must never unwind into slurmctld.
+#include "../pollux_service.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "invalid_input.hpp"
+#include "report/adaptive_comment.hpp"
+#include "service.hpp"
+
+struct pollux_service {
+  std::unique_ptr<pollux::service::Service> impl;
+  pollux_log_fn log;
+};
+
+namespace {
+
+using pollux::service::Service;
+
+void logTo(pollux_log_fn log, int level, const std::string& message) {
+  if (log) log(level, message.c_str());
+}
+
+// Runs `body`, logging any exception; returns `fallback` if one was thrown.
+template <typename Result, typename Body>
+Result guarded(pollux_log_fn log, const char* where, Result fallback, Body body) {
+  try {
+    return body();
+  } catch (const std::exception& error) {
+    logTo(log, POLLUX_LOG_ERROR, std::string(where) + ": " + error.what());
+  } catch (...) {
+    logTo(log, POLLUX_LOG_ERROR, std::string(where) + ": unknown error");
+  }
+  return fallback;
+}
+
+std::string text(const char* value) { return value ? value : ""; }
+
+std::string readOptionalFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return "";
+  std::stringstream contents;
+  contents << in.rdbuf();
+  return contents.str();
+}
+
+pollux::service::JobState stateOf(int state) {
+  if (state == POLLUX_JOB_PENDING) return pollux::service::JobState::kPending;
+  if (state == POLLUX_JOB_RUNNING) return pollux::service::JobState::kRunning;
+  return pollux::service::JobState::kOther;
+}
+
+pollux::service::SlurmJob jobFrom(const pollux_job_view_t& view) {
+  pollux::service::SlurmJob job;
+  job.id = view.job_id;
+  job.uid = view.user_id;
+  job.state = stateOf(view.state);
+  job.held = view.held != 0;
+  job.submit_time = static_cast<double>(view.submit_time);
+  job.start_time = static_cast<double>(view.start_time);
+  try {
+    job.adaptive = pollux::report::parseAdaptiveComment(text(view.comment));
+  } catch (const pollux::InvalidInput& error) {
+    job.comment_error = error.what();  // treated as rigid; job_submit rejects these at sbatch
+  }
+  job.nodes = pollux::service::splitNodeList(text(view.nodes));
+  job.requested_nodes = pollux::service::splitNodeList(text(view.requested_nodes));
+  job.batch_host = text(view.batch_host);
+  job.gpus_per_node = pollux::service::parseGpuGres(text(view.tres_per_node));
+  job.num_nodes = static_cast<int>(view.num_nodes);
+  return job;
+}
+
+}  // namespace
+
+extern "C" {
+
+pollux_service_t* pollux_service_create(const pollux_settings_t* settings) {
+  if (!settings) return nullptr;
+  return guarded<pollux_service_t*>(settings->log, "cannot start", nullptr, [&] {
+    pollux::service::ServiceSettings converted;
+    converted.scheduler_parameters = text(settings->scheduler_parameters);
+    converted.pollux_conf_text = readOptionalFile(text(settings->pollux_conf_path));
+    converted.state_dir = text(settings->state_dir);
+    converted.munge_socket = text(settings->munge_socket);
+    converted.slurm_user_id = settings->slurm_user_id;
+    const pollux_log_fn log = settings->log;
+    converted.log = [log](int level, const std::string& message) { logTo(log, level, message); };
+    auto handle = std::make_unique<pollux_service>();
+    handle->log = log;
+    handle->impl = std::make_unique<Service>(std::move(converted));
+    return handle.release();
+  });
+}
+
+int pollux_service_start_rest(pollux_service_t* service) {
+  return guarded<int>(service->log, "REST endpoint not started", -1, [&] {
+    service->impl->startRest();
+    return 0;
+  });
+}
+
+void pollux_service_destroy(pollux_service_t* service) {
+  if (!service) return;
+  const pollux_log_fn log = service->log;
+  guarded<int>(log, "shutdown", 0, [&] {
+    delete service;
+    return 0;
+  });
+}
+
+int pollux_service_interval(const pollux_service_t* service) {
+  return service->impl->config().interval_s;
+}
+
+int pollux_service_hosts_backfill(const pollux_service_t* service) {
+  return service->impl->config().backfill ? 1 : 0;
+}
+
+void pollux_round_begin(pollux_service_t* service, time_t now) {
+  guarded<int>(service->log, "round", 0, [&] {
+    service->impl->beginRound(static_cast<double>(now));
+    return 0;
+  });
+}
+
+void pollux_round_add_node(pollux_service_t* service, const char* name, const char* gres,
+                           int usable) {
+  guarded<int>(service->log, "round", 0, [&] {
+    pollux::service::SlurmNode node;
+    node.name = text(name);
+    node.gpus = pollux::service::parseGpuGres(text(gres)).value_or(pollux::service::GpuGres{});
+    node.usable = usable != 0;
+    service->impl->addNode(std::move(node));
+    return 0;
+  });
+}
+
+void pollux_round_add_job(pollux_service_t* service, const pollux_job_view_t* job) {
+  guarded<int>(service->log, "round", 0, [&] {
+    service->impl->addJob(jobFrom(*job));
+    return 0;
+  });
+}
+
+size_t pollux_round_decide(pollux_service_t* service) {
+  return guarded<size_t>(service->log, "round", 0, [&] { return service->impl->decide(); });
+}
+
+const pollux_action_t* pollux_round_action(pollux_service_t* service, size_t index) {
+  return guarded<const pollux_action_t*>(service->log, "round", nullptr,
+                                         [&] { return &service->impl->action(index); });
+}
+
+void pollux_round_action_done(pollux_service_t* service, size_t index, int error_code,
+                              const char* error_text) {
+  guarded<int>(service->log, "round", 0, [&] {
+    service->impl->actionDone(index, error_code, text(error_text));
+    return 0;
+  });
+}
+
+void pollux_round_end(pollux_service_t* service) {
+  guarded<int>(service->log, "round", 0, [&] {
+    service->impl->endRound();
+    return 0;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,300 @@
+#include "service.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include "api_handler.hpp"
+#include "invalid_input.hpp"
+#include "model/type_models.hpp"
+#include "policy/policy.hpp"
+#include "report/model_json.hpp"
+#include "snapshot_builder.hpp"
+#include "state_file.hpp"
+
+namespace pollux::service {
+
+namespace {
+
+constexpr const char* kStateFileName = "/pollux_state.json";
+constexpr int kStateVersion = 1;
+
+std::string readPem(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+Json::Value allocationJson(const std::optional<policy::JobDecision>& decision) {
+  if (!decision) return Json::nullValue;
+  Json::Value out;
+  out["gpu_type"] = decision->allocation.gpu_type;
+  out["nodes"] = Json::Value(Json::objectValue);
+  for (const auto& [node, gpus] : decision->allocation.nodes) out["nodes"][node] = gpus;
+  out["gpus"] = decision->allocation.totalGpus();
+  return out;
+}
+
+const char* stateName(JobState state) {
+  switch (state) {
+    case JobState::kPending: return "pending";
+    case JobState::kRunning: return "running";
+    case JobState::kOther: return "other";
+  }
+  return "other";
+}
+
+// Every type's model for the job: measured ones, and estimates from relative speeds.
+Json::Value modelsJson(const report::GoodputReport& report, const model::RelativeSpeeds& speeds) {
+  model::TypeModels models;
+  for (const auto& [type, params] : report.perf_params) models.setMeasured(type, params);
+  Json::Value out(Json::objectValue);
+  for (const auto& [type, model] : models.complete(speeds)) {
+    out[type] = report::perfParamsToJson(model.params);
+    out[type]["estimated"] = model.estimated;
+  }
+  return out;
+}
+
+}  // namespace
+
+Config Service::loadConfig() const {
+  const ParsedConfig parsed = parseConfig(settings_.pollux_conf_text, settings_.scheduler_parameters);
+  for (const auto& message : parsed.errors) error(message);
+  return parsed.config;
+}
+
+Service::Service(ServiceSettings settings)
+    : settings_(std::move(settings)),
+      config_(loadConfig()),
+      report_limiter_(config_.max_reports_per_s) {
+  restoreState();
+  published_status_ = buildStatus();
+}
+
+Service::~Service() {
+  rest_.reset();
+  saveState();
+}
+
+void Service::startRest() {
+  RestServerOptions options;
+  options.address = config_.rest_addr;
+  options.port = config_.rest_port;
+  options.log_error = [this](const std::string& message) { error("REST: " + message); };
+  if (!config_.tls_cert.empty()) {
+    options.tls_cert_pem = readPem(config_.tls_cert);
+    options.tls_key_pem = readPem(config_.tls_key);
+  }
+  ApiContext context{store_, metrics_, report_limiter_, settings_.slurm_user_id,
+                     settings_.munge_socket, [this] { return status(); }};
+  rest_ = std::make_unique<RestServer>(options, ApiHandler(std::move(context)));
+  info("REST listening on " + rest_->url());
+}
+
+void Service::restoreState() {
+  if (settings_.state_dir.empty()) return;
+  const std::string path = settings_.state_dir + kStateFileName;
+  try {
+    const auto saved = loadState(path);
+    if (!saved) return;
+    if ((*saved)["version"] != kStateVersion) throw InvalidInput("unknown state version");
+    store_.restore((*saved)["jobs"]);
+    info("restored state of " + std::to_string(store_.records().size()) + " jobs from " + path);
+  } catch (const std::exception& problem) {
+    error("state file " + path + " unusable (" + problem.what() + "); starting clean");
+  }
+}
+
+void Service::saveState() {
+  if (settings_.state_dir.empty()) return;
+  Json::Value state;
+  state["version"] = kStateVersion;
+  state["jobs"] = store_.toJson();
+  try {
+    pollux::service::saveState(settings_.state_dir + kStateFileName, state);
+  } catch (const std::exception& problem) {
+    error(std::string("cannot save state: ") + problem.what());
+  }
+}
+
+void Service::beginRound(double now) {
+  round_time_ = now;
+  round_started_ = std::chrono::steady_clock::now();
+  round_nodes_.clear();
+  round_jobs_.clear();
+  round_actions_.clear();
+  round_problems_.clear();
+  round_stats_ = policy::Stats{};
+}
+
+void Service::addNode(SlurmNode node) { round_nodes_.push_back(std::move(node)); }
+void Service::addJob(SlurmJob job) { round_jobs_.push_back(std::move(job)); }
+
+size_t Service::decide() {
+  resolveGpuTypes(round_jobs_, round_nodes_);
+  store_.syncWithSlurm(round_jobs_);
+  const auto records = store_.records();
+  policy::Decision decision;
+  try {
+    decision = policy::schedule(buildSnapshot(round_time_, round_nodes_, round_jobs_, records, config_));
+  } catch (const std::exception& problem) {
+    error(std::string("round skipped, nothing changed: ") + problem.what());
+    return 0;
+  }
+  round_stats_ = decision.stats;
+  for (const auto& job : round_jobs_) {
+    if (!job.adaptive) continue;
+    const std::string id = std::to_string(job.id);
+    const auto decided = decision.allocations.find(id);
+    store_.recordDecision(id, decided == decision.allocations.end()
+                                  ? std::nullopt
+                                  : std::optional<policy::JobDecision>(decided->second));
+  }
+  for (auto& action : planActions(round_jobs_, decision, round_problems_)) {
+    round_actions_.push_back(ownAction(std::move(action), decision));
+  }
+  for (const auto& problem : round_problems_) error(problem);
+  return round_actions_.size();
+}
+
+// Keeps the strings the C view of an action points to.
+Service::OwnedAction Service::ownAction(Action action, const policy::Decision& decision) const {
+  OwnedAction owned;
+  owned.action = std::move(action);
+  const Action& a = owned.action;
+  if (!a.nodes.empty()) owned.tres_per_node = tresPerNode(a);
+  for (const auto& node : a.nodes) owned.node_list += (owned.node_list.empty() ? "" : ",") + node;
+  owned.admin_comment = "pollux: " + a.why;
+  const auto decided = decision.allocations.find(std::to_string(a.job_id));
+  if (decided != decision.allocations.end() && decided->second.batch_size > 0) {
+    owned.admin_comment += " batch_size=" + std::to_string(decided->second.batch_size);
+  }
+  return owned;
+}
+
+const pollux_action_t& Service::action(size_t index) {
+  OwnedAction& owned = round_actions_.at(index);
+  const Action& a = owned.action;
+  owned.c = pollux_action_t{a.job_id,
+                            static_cast<int>(a.kind == ActionKind::kHold      ? POLLUX_ACTION_HOLD
+                                             : a.kind == ActionKind::kStart   ? POLLUX_ACTION_START
+                                             : a.kind == ActionKind::kShrink  ? POLLUX_ACTION_SHRINK
+                                                                              : POLLUX_ACTION_REQUEUE),
+                            static_cast<uint32_t>(a.nodes.size()),
+                            owned.tres_per_node.c_str(),
+                            owned.node_list.c_str(),
+                            owned.admin_comment.c_str()};
+  return owned.c;
+}
+
+void Service::actionDone(size_t index, int error_code, const std::string& error_text) {
+  const Action& a = round_actions_.at(index).action;
+  const std::string id = std::to_string(a.job_id);
+  metrics_.countAction(toString(a.kind), error_code != 0);
+  if (error_code != 0) {
+    error("JobId=" + id + " " + toString(a.kind) + " failed: " + error_text + " (wanted: " + a.why + ")");
+    store_.recordAction(id, std::string(toString(a.kind)) + " failed: " + error_text, false, false,
+                        round_time_);
+    return;
+  }
+  info("JobId=" + id + " " + toString(a.kind) + ": " + a.why);
+  const bool placed = a.kind != ActionKind::kHold && !a.nodes.empty();
+  const bool restarted = a.kind == ActionKind::kRequeue || a.kind == ActionKind::kShrink;
+  store_.recordAction(id, a.why, placed, restarted, round_time_);
+}
+
+void Service::endRound() {
+  const double duration_ms = std::chrono::duration<double, std::milli>(
+                                 std::chrono::steady_clock::now() - round_started_).count();
+  int adaptive = 0, running = 0;
+  for (const auto& job : round_jobs_) {
+    adaptive += job.adaptive.has_value();
+    running += job.adaptive && job.state == JobState::kRunning;
+  }
+  metrics_.recordRound(duration_ms, adaptive, running);
+  Json::Value status = buildStatus();
+  status["last_round"]["duration_ms"] = duration_ms;
+  {
+    std::lock_guard<std::mutex> guard(status_mutex_);
+    published_status_ = std::move(status);
+  }
+  saveState();
+}
+
+Json::Value Service::status() const {
+  std::lock_guard<std::mutex> guard(status_mutex_);
+  return published_status_;
+}
+
+Json::Value Service::buildStatus() const {
+  Json::Value status;
+  status["time"] = round_time_;
+  status["interval_s"] = config_.interval_s;
+  status["rest"] = rest_ ? rest_->url() : "";
+  Json::Value& round = status["last_round"];
+  round["solver_status"] = round_stats_.solver_status;
+  round["solve_ms"] = round_stats_.solve_ms;
+  round["kept_current"] = round_stats_.kept_current;
+  round["actions"] = static_cast<Json::UInt64>(round_actions_.size());
+  round["problems"] = Json::Value(Json::arrayValue);
+  for (const auto& problem : round_problems_) round["problems"].append(problem);
+  status["nodes"] = Json::Value(Json::arrayValue);
+  for (const auto& node : round_nodes_) {
+    Json::Value entry;
+    entry["name"] = node.name;
+    entry["gpu_type"] = node.gpus.type;
+    entry["gpus"] = node.gpus.count;
+    entry["usable"] = node.usable;
+    status["nodes"].append(entry);
+  }
+  status["jobs"] = Json::Value(Json::arrayValue);
+  const auto records = store_.records();
+  model::RelativeSpeeds speeds = config_.policy.relative_speeds;
+  for (const auto& node : round_nodes_) {
+    if (node.gpus.count > 0) speeds.emplace(node.gpus.type, config_.default_speed);
+  }
+  for (const auto& job : round_jobs_) {
+    if (job.state == JobState::kOther) continue;
+    status["jobs"].append(jobStatus(job, records, speeds));
+  }
+  return status;
+}
+
+Json::Value Service::jobStatus(const SlurmJob& job, const std::map<std::string, JobRecord>& records,
+                               const model::RelativeSpeeds& speeds) const {
+  Json::Value entry;
+  const std::string id = std::to_string(job.id);
+  entry["job_id"] = id;
+  entry["user_id"] = job.uid;
+  entry["state"] = stateName(job.state);
+  entry["adaptive"] = job.adaptive.has_value();
+  if (!job.comment_error.empty()) entry["comment_error"] = job.comment_error;
+  if (job.adaptive) {
+    entry["min_gpus"] = job.adaptive->min_gpus;
+    if (job.adaptive->max_gpus) entry["max_gpus"] = *job.adaptive->max_gpus;
+    if (job.adaptive->gpu_type) entry["gpu_type"] = *job.adaptive->gpu_type;
+  }
+  const auto record = records.find(id);
+  if (record == records.end()) return entry;
+  const JobRecord& known = record->second;
+  entry["allocation"] = allocationJson(known.decision);
+  const report::ReportReply reply = replyFor(known);
+  entry["batch_size"] = Json::Int64(reply.batch_size);
+  entry["local_bsz"] = reply.local_bsz;
+  entry["accum_steps"] = reply.accum_steps;
+  entry["lr_scale"] = reply.lr_scale;
+  entry["restarts"] = known.restarts;
+  entry["status"] = known.status;
+  entry["reported"] = known.report.has_value();
+  if (known.report) {
+    entry["models"] = modelsJson(*known.report, speeds);
+    entry["progress"]["examples"] = known.report->progress.examples;
+    entry["progress"]["epochs"] = known.report->progress.epochs;
+    entry["restart_cost_s"] = known.report->restart_cost_s.value_or(0.0);
+  }
+  return entry;
+}
+
+}  // namespace pollux::service

@@ -1,0 +1,84 @@
+#include "slurm_view.hpp"
+
+#include <cctype>
+#include <map>
+#include <sstream>
+
+namespace pollux::service {
+
+namespace {
+
+bool allDigits(const std::string& text) {
+  if (text.empty() || text.size() > 6) return false;
+  for (char c : text) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  }
+  return true;
+}
+
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  std::stringstream stream(text);
+  std::string part;
+  while (std::getline(stream, part, separator)) parts.push_back(part);
+  return parts;
+}
+
+// One entry such as "gpu:a100:4(S:0)" or "gres/gpu:a100=2".
+std::optional<GpuGres> parseEntry(std::string entry) {
+  entry = entry.substr(0, entry.find('('));
+  for (const char* prefix : {"gres:", "gres/"}) {
+    if (entry.rfind(prefix, 0) == 0) entry = entry.substr(5);
+  }
+  if (entry.rfind("gpu", 0) != 0) return std::nullopt;
+  for (char& c : entry) {
+    if (c == '=') c = ':';
+  }
+  const auto fields = split(entry, ':');
+  if (fields.empty() || fields[0] != "gpu") return std::nullopt;
+  if (fields.size() == 2 && allDigits(fields[1])) return GpuGres{"", std::stoi(fields[1])};
+  if (fields.size() == 3 && allDigits(fields[2]) && !fields[1].empty()) {
+    return GpuGres{fields[1], std::stoi(fields[2])};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<GpuGres> parseGpuGres(const std::string& gres) {
+  std::string list = gres;
+  for (char& c : list) {
+    if (c == ';') c = ',';
+  }
+  // Commas also separate socket ranges inside "(S:0,1)": drop parenthesised parts first.
+  std::string flat;
+  int depth = 0;
+  for (char c : list) {
+    depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+    if (depth == 0 && c != ')') flat += c;
+  }
+  for (const auto& entry : split(flat, ',')) {
+    if (auto gpus = parseEntry(entry)) return gpus;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> splitNodeList(const std::string& comma_separated) {
+  std::vector<std::string> nodes;
+  for (auto& name : split(comma_separated, ',')) {
+    if (!name.empty()) nodes.push_back(name);
+  }
+  return nodes;
+}
+
+void resolveGpuTypes(std::vector<SlurmJob>& jobs, const std::vector<SlurmNode>& nodes) {
+  std::map<std::string, std::string> node_types;
+  for (const auto& node : nodes) node_types[node.name] = node.gpus.type;
+  for (auto& job : jobs) {
+    if (!job.gpus_per_node || !job.gpus_per_node->type.empty() || job.nodes.empty()) continue;
+    const auto type = node_types.find(job.nodes.front());
+    if (type != node_types.end()) job.gpus_per_node->type = type->second;
+  }
+}
+
+}  // namespace pollux::service

@@ -1,0 +1,121 @@
+#include "snapshot_builder.hpp"
+
+#include <algorithm>
+
+namespace pollux::service {
+
+namespace {
+
+std::string typeOf(const GpuGres& gpus) { return gpus.type.empty() ? kUntypedGpu : gpus.type; }
+
+// GPUs held on each node by running jobs.
+std::map<std::string, int> gpusInUse(const std::vector<SlurmJob>& jobs) {
+  std::map<std::string, int> used;
+  for (const auto& job : jobs) {
+    if (job.state != JobState::kRunning || !job.gpus_per_node) continue;
+    for (const auto& node : job.nodes) used[node] += job.gpus_per_node->count;
+  }
+  return used;
+}
+
+std::vector<policy::Node> snapshotNodes(const std::vector<SlurmNode>& nodes,
+                                        const std::map<std::string, int>& used) {
+  std::vector<policy::Node> out;
+  for (const auto& node : nodes) {
+    if (node.gpus.count <= 0) continue;
+    const auto in_use = used.find(node.name);
+    const int held = in_use == used.end() ? 0 : in_use->second;
+    const int offered = node.usable ? std::max(node.gpus.count, held) : held;
+    if (offered > 0) out.push_back({node.name, typeOf(node.gpus), offered});
+  }
+  return out;
+}
+
+// Where a running job sits, typed by its nodes when its own request is untyped.
+std::optional<policy::Allocation> runningAllocation(const SlurmJob& job,
+                                                    const std::map<std::string, std::string>& types) {
+  if (job.state != JobState::kRunning || !job.gpus_per_node || job.gpus_per_node->count <= 0 ||
+      job.nodes.empty()) {
+    return std::nullopt;
+  }
+  const auto node_type = types.find(job.nodes.front());
+  if (node_type == types.end()) return std::nullopt;
+  policy::Allocation allocation{node_type->second, {}};
+  for (const auto& node : job.nodes) allocation.nodes[node] = job.gpus_per_node->count;
+  return allocation;
+}
+
+void addModel(const JobRecord& record, policy::Job& job) {
+  if (!record.report) return;
+  const report::GoodputReport& report = *record.report;
+  job.models = report.perf_params;
+  job.grad = report.grad;
+  job.limits = report.limits;
+  job.restart_cost_s = report.restart_cost_s.value_or(0.0);
+}
+
+policy::Job adaptiveJob(const SlurmJob& slurm, const JobRecord* record, int cluster_gpus) {
+  policy::Job job;
+  job.id = std::to_string(slurm.id);
+  job.submit_time = slurm.submit_time;
+  job.adaptive = true;
+  job.min_gpus = slurm.adaptive->min_gpus;
+  job.max_gpus = std::max(job.min_gpus, slurm.adaptive->max_gpus.value_or(cluster_gpus));
+  job.gpu_type = slurm.adaptive->gpu_type;
+  job.last_change_time = slurm.start_time;
+  if (record) {
+    job.restarts = record->restarts;
+    if (record->last_change_time > 0) job.last_change_time = record->last_change_time;
+    addModel(*record, job);
+  }
+  return job;
+}
+
+std::optional<policy::Job> rigidJob(const SlurmJob& slurm) {
+  if (!slurm.gpus_per_node || slurm.totalGpus() <= 0) return std::nullopt;
+  policy::Job job;
+  job.id = std::to_string(slurm.id);
+  job.submit_time = slurm.submit_time;
+  job.adaptive = false;
+  job.min_gpus = job.max_gpus = slurm.totalGpus();
+  if (!slurm.gpus_per_node->type.empty()) job.gpu_type = slurm.gpus_per_node->type;
+  job.last_change_time = slurm.start_time;
+  return job;
+}
+
+}  // namespace
+
+policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
+                               const std::vector<SlurmJob>& jobs,
+                               const std::map<std::string, JobRecord>& records,
+                               const Config& config) {
+  policy::Snapshot snapshot;
+  snapshot.time = now;
+  snapshot.params = config.policy;
+  snapshot.nodes = snapshotNodes(nodes, gpusInUse(jobs));
+  std::map<std::string, std::string> node_types;
+  int cluster_gpus = 0;
+  for (const auto& node : snapshot.nodes) {
+    node_types[node.name] = node.gpu_type;
+    cluster_gpus += node.gpus;
+    snapshot.params.relative_speeds.emplace(node.gpu_type, config.default_speed);
+  }
+  for (const auto& slurm : jobs) {
+    if (slurm.state == JobState::kOther) continue;
+    std::optional<policy::Job> job;
+    if (slurm.adaptive) {
+      const auto record = records.find(std::to_string(slurm.id));
+      job = adaptiveJob(slurm, record == records.end() ? nullptr : &record->second,
+                        std::max(cluster_gpus, 1));
+    } else {
+      job = rigidJob(slurm);
+    }
+    if (!job) continue;
+    job->current = runningAllocation(slurm, node_types);
+    if (slurm.state == JobState::kRunning && !job->current && !slurm.adaptive) continue;
+    snapshot.jobs.push_back(std::move(*job));
+  }
+  return snapshot;
+}
+
+}  // namespace pollux::service

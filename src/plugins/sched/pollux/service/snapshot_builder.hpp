@@ -1,0 +1,26 @@
+// Turns Slurm's jobs and nodes plus what the store knows into a policy snapshot.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "config.hpp"
+#include "job_store.hpp"
+#include "policy/policy.hpp"
+#include "slurm_view.hpp"
+
+namespace pollux::service {
+
+// GPU type name for nodes and jobs whose GRES has no type.
+inline constexpr const char* kUntypedGpu = "gpu";
+
+// Nodes with GPUs; an unusable node offers only the GPUs its running jobs hold. Adaptive jobs
+// (pending or running) with their models and limits; rigid jobs that use or wait for GPUs.
+// Relative speeds: the configured ones, default_speed for every other type present.
+policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
+                               const std::vector<SlurmJob>& jobs,
+                               const std::map<std::string, JobRecord>& records,
+                               const Config& config);
+
+}  // namespace pollux::service

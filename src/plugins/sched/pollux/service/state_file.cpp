@@ -1,0 +1,71 @@
+#include "state_file.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "invalid_input.hpp"
+#include "report/json_reader.hpp"
+
+namespace pollux::service {
+
+namespace {
+
+[[noreturn]] void failWithErrno(const std::string& what, const std::string& path) {
+  throw std::runtime_error(what + " " + path + ": " + std::strerror(errno));
+}
+
+void writeAll(int fd, const std::string& data, const std::string& path) {
+  size_t written = 0;
+  while (written < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + written, data.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) failWithErrno("cannot write", path);
+    written += static_cast<size_t>(n);
+  }
+}
+
+}  // namespace
+
+void saveState(const std::string& path, const Json::Value& state) {
+  Json::StreamWriterBuilder writer;
+  writer["indentation"] = "";
+  const std::string data = Json::writeString(writer, state) + "\n";
+  const std::string temporary = path + ".new";
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) failWithErrno("cannot create", temporary);
+  try {
+    writeAll(fd, data, temporary);
+    if (::fsync(fd) != 0) failWithErrno("cannot sync", temporary);
+  } catch (...) {
+    ::close(fd);
+    ::unlink(temporary.c_str());
+    throw;
+  }
+  ::close(fd);
+  if (::rename(temporary.c_str(), path.c_str()) != 0) failWithErrno("cannot replace", path);
+}
+
+std::optional<Json::Value> loadState(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    if (errno == ENOENT) return std::nullopt;
+    failWithErrno("cannot read", path);
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    Json::Value state = report::JsonField::parseDocument(text.str());
+    if (!state.isObject()) throw InvalidInput("not a JSON object");
+    return state;
+  } catch (const InvalidInput& error) {
+    throw InvalidInput(path + ": " + error.what());
+  }
+}
+
+}  // namespace pollux::service

@@ -1,0 +1,19 @@
+// Saving sched/pollux's state under StateSaveLocation, atomically, and reading it back.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <json/json.h>
+
+namespace pollux::service {
+
+// Writes `state` to `path` through a temporary file, fsync and rename, so a crash leaves
+// either the old or the new file. Throws std::runtime_error naming the path on failure.
+void saveState(const std::string& path, const Json::Value& state);
+
+// nullopt when the file does not exist. Throws std::runtime_error (unreadable) or
+// pollux::InvalidInput (not a JSON object) naming the path.
+std::optional<Json::Value> loadState(const std::string& path);
+
+}  // namespace pollux::service

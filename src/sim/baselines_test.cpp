@@ -1,0 +1,83 @@
+// FIFO with backfill and Tiresias on tiny workloads of the synthetic application.
+#include <gtest/gtest.h>
+
+#include "fifo.hpp"
+#include "rigid.hpp"
+#include "simulation.hpp"
+#include "test_support.hpp"
+#include "tiresias.hpp"
+
+namespace pollux::sim {
+namespace {
+
+class BaselinesTest : public ::testing::Test {
+ protected:
+  Application app = loadApplication(testing::makeToyProfiles(), "toy", {"t4"});
+
+  // Jobs of the toy application with no restart delay.
+  std::vector<SimJob> jobs(const std::vector<trace::WorkloadJob>& specs) const {
+    std::vector<SimJob> result;
+    for (const auto& spec : specs) result.emplace_back(spec, app, 0);
+    return result;
+  }
+  static std::map<std::string, double> completions(const SimulationResult& result) {
+    std::map<std::string, double> times;
+    for (const auto& job : result.jobs) times[job.name] = job.completion_time;
+    return times;
+  }
+};
+
+TEST_F(BaselinesTest, RigidBatchUsesAccumulationBeyondTheMemoryLimit) {
+  SimJob job({"j", 0, "toy", 2, 100}, app, 0);
+  const Assignment assignment = rigidBatch(job, "t4", 2);  // 50 per GPU, at most 20 at once
+  EXPECT_EQ(assignment.accum_steps, 2);
+  EXPECT_EQ(assignment.local_bsz, 17);
+  EXPECT_EQ(splitBatch(20, 2, 20).local_bsz, 10);
+  EXPECT_EQ(splitBatch(20, 2, 20).accum_steps, 0);
+}
+
+TEST_F(BaselinesTest, FifoBackfillsOnlyJobsThatDoNotDelayTheHead) {
+  const Cluster cluster = Cluster::parse("t4:1x2");
+  FifoScheduler fifo(cluster);
+  const auto result = simulate(cluster,
+                               jobs({{"a", 0, "toy", 1, 10},    // 100 s on 1 GPU
+                                     {"b", 0, "toy", 2, 20},    // waits for a: reserved at 100
+                                     {"c", 0, "toy", 1, 20},    // 200 s: would delay b
+                                     {"d", 0, "toy", 1, 10}}),  // 100 s: ends in time, backfills
+                               fifo, {});
+  const auto done = completions(result);
+  EXPECT_DOUBLE_EQ(done.at("a"), 100);
+  EXPECT_DOUBLE_EQ(done.at("d"), 100);
+  EXPECT_DOUBLE_EQ(done.at("b"), 220);  // starts at the round after a and d end
+  EXPECT_DOUBLE_EQ(done.at("c"), 440);
+  for (const auto& job : result.jobs) EXPECT_EQ(job.restarts, 0);
+  EXPECT_EQ(result.round_ms.size(), 8u);
+}
+
+TEST_F(BaselinesTest, TiresiasPreemptsJobsWithMoreAttainedService) {
+  const Cluster cluster = Cluster::parse("t4:1x1");
+  TiresiasScheduler tiresias(cluster, {50});  // second queue after 50 GPU-seconds
+  SimulationOptions options;
+  options.record_timeline = true;
+  const auto result =
+      simulate(cluster, jobs({{"a", 0, "toy", 1, 10}, {"b", 60, "toy", 1, 10}}), tiresias, options);
+  const auto done = completions(result);
+  // a runs 0-60, b (less service) 60-120, then both are in the second queue: a first.
+  EXPECT_DOUBLE_EQ(done.at("a"), 160);
+  EXPECT_DOUBLE_EQ(done.at("b"), 220);
+  EXPECT_EQ(result.jobs[0].restarts, 1);
+  EXPECT_EQ(result.jobs[1].restarts, 1);
+  ASSERT_EQ(result.timeline.size(), 4u);
+  EXPECT_EQ(result.timeline[1].job, "b");
+  EXPECT_DOUBLE_EQ(result.timeline[1].time, 60);
+  EXPECT_EQ(result.timeline[1].gpus, 1);
+}
+
+TEST_F(BaselinesTest, IsolatedRunTimeIsTheRequestAloneOnTheCluster) {
+  const Cluster cluster = Cluster::parse("t4:1x2");
+  SimJob job({"j", 0, "toy", 2, 20}, app, 7);
+  EXPECT_DOUBLE_EQ(isolatedRunTime(job, cluster), 107);
+}
+
+}  // namespace
+}  // namespace pollux::sim

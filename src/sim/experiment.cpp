@@ -1,0 +1,64 @@
+#include "experiment.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "options.hpp"
+
+#ifndef POLLUX_DATADIR
+#error "POLLUX_DATADIR must name the installed data directory"
+#endif
+#ifndef POLLUX_SRCDIR
+#error "POLLUX_SRCDIR must name the source tree"
+#endif
+
+namespace pollux::sim {
+
+namespace fs = std::filesystem;
+
+std::vector<SimJob> Experiment::jobs() const {
+  std::vector<SimJob> jobs;
+  for (const auto& spec : workload) {
+    jobs.emplace_back(spec, apps.at(spec.application), restart_cost_s.at(spec.application));
+  }
+  return jobs;
+}
+
+Experiment loadExperiment(const std::string& workload_path, const std::string& profiles_dir,
+                          const std::string& cluster_spec,
+                          const std::map<std::string, double>& restart_overrides) {
+  Experiment experiment{Cluster::parse(cluster_spec), trace::readWorkload(workload_path), {}, {}};
+  if (!fs::is_directory(profiles_dir)) {
+    throw std::invalid_argument("profiles directory " + profiles_dir + " does not exist");
+  }
+  for (const auto& [app, cost] : restart_overrides) {
+    if (!fs::is_directory(fs::path(profiles_dir) / app)) {
+      throw std::invalid_argument("--restart-cost names unknown application '" + app + "'");
+    }
+  }
+  experiment.restart_cost_s = defaultRestartCosts();
+  for (const auto& [app, cost] : restart_overrides) experiment.restart_cost_s[app] = cost;
+  for (const auto& job : experiment.workload) {
+    if (experiment.apps.count(job.application)) continue;
+    experiment.apps.emplace(job.application,
+                            loadApplication(profiles_dir, job.application,
+                                            experiment.cluster.gpuTypes()));
+    if (!experiment.restart_cost_s.count(job.application)) {
+      throw std::invalid_argument("no restart cost for application '" + job.application +
+                                  "': pass --restart-cost " + job.application + "=SECONDS");
+    }
+  }
+  return experiment;
+}
+
+std::string defaultProfilesDir() {
+  const fs::path traces = fs::path("data") / "adaptdl" / "traces";
+  if (const char* override_dir = std::getenv("POLLUX_DATADIR")) {
+    return (fs::path(override_dir) / traces).string();
+  }
+  const fs::path installed = fs::path(POLLUX_DATADIR) / traces;
+  if (fs::is_directory(installed)) return installed.string();
+  return (fs::path(POLLUX_SRCDIR) / traces).string();
+}
+
+}  // namespace pollux::sim

@@ -1,0 +1,37 @@
+// Everything a run needs, loaded and checked before the simulation starts.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "application.hpp"
+#include "cluster.hpp"
+#include "sim_job.hpp"
+#include "workload.hpp"
+
+namespace pollux::sim {
+
+struct Experiment {
+  Cluster cluster;
+  std::vector<trace::WorkloadJob> workload;
+  std::map<std::string, Application> apps;       // the applications the workload uses
+  std::map<std::string, double> restart_cost_s;  // by application
+
+  // Fresh jobs of the workload (they refer to `apps`: keep the experiment alive).
+  std::vector<SimJob> jobs() const;
+};
+
+// Reads the workload and the profiles of its applications for every GPU type of the cluster.
+// `restart_overrides` replace the defaults (defaultRestartCosts()). Throws std::invalid_argument
+// or trace::TraceError with a message for the user on bad input: cluster spec, unknown
+// application (in the workload or the overrides), missing restart cost, malformed files.
+Experiment loadExperiment(const std::string& workload_path, const std::string& profiles_dir,
+                          const std::string& cluster_spec,
+                          const std::map<std::string, double>& restart_overrides);
+
+// The shipped AdaptDL traces: $POLLUX_DATADIR/data/adaptdl/traces if set, else the installed
+// copy, else the source tree's (uninstalled runs).
+std::string defaultProfilesDir();
+
+}  // namespace pollux::sim

@@ -1,0 +1,73 @@
+// pollux-sim: replay a workload on a simulated GPU cluster under a scheduling policy.
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "application.hpp"
+#include "experiment.hpp"
+#include "fifo.hpp"
+#include "metrics.hpp"
+#include "options.hpp"
+#include "pollux_scheduler.hpp"
+#include "report.hpp"
+#include "simulation.hpp"
+#include "tiresias.hpp"
+
+namespace {
+
+using namespace pollux::sim;
+
+std::unique_ptr<Scheduler> makeScheduler(const std::string& policy, const Experiment& experiment) {
+  const Cluster& cluster = experiment.cluster;
+  if (policy == "fifo") return std::make_unique<FifoScheduler>(cluster);
+  if (policy == "tiresias") return std::make_unique<TiresiasScheduler>(cluster);
+  return std::make_unique<PolluxScheduler>(
+      cluster, policy == "pollux", estimateRelativeSpeeds(experiment.apps, cluster.gpuTypes()));
+}
+
+void showProgress(double now, size_t completed, size_t total) {
+  std::fprintf(stderr, "\rpollux-sim: %.1f h simulated, %zu/%zu jobs done ", now / 3600,
+               completed, total);
+  if (completed == total) std::fputc('\n', stderr);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  Experiment experiment;
+  try {
+    options = parseOptions(argc, argv);
+    const std::string profiles =
+        options.profiles.empty() ? defaultProfilesDir() : options.profiles;
+    experiment = loadExperiment(options.workload, profiles, options.cluster,
+                                options.restart_cost_s);
+    if (!options.plot.empty()) requireGnuplot();
+  } catch (const std::exception& error) {
+    std::cerr << "pollux-sim: " << error.what() << "\n" << kUsage;
+    return 2;
+  }
+  try {
+    const auto scheduler = makeScheduler(options.policy, experiment);
+    SimulationOptions sim_options;
+    sim_options.round_s = options.round_s;
+    sim_options.record_timeline = !options.timeline.empty() || !options.plot.empty();
+    if (isatty(STDERR_FILENO)) sim_options.on_round = showProgress;
+    const SimulationResult result =
+        simulate(experiment.cluster, experiment.jobs(), *scheduler, sim_options);
+    if (!options.timeline.empty()) writeTimeline(options.timeline, result.timeline);
+    if (!options.plot.empty()) plotTimeline(options.plot, result, options.round_s);
+    const Summary summary = summarize(result);
+    if (options.json) {
+      std::cout << summaryJson(options.policy, summary) << "\n";
+    } else {
+      printSummary(std::cout, options.policy, summary);
+    }
+    return 0;
+  } catch (const std::exception& error) {
+    std::cerr << "pollux-sim: " << error.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,33 @@
+// Summary statistics of a simulation run.
+#pragma once
+
+#include <vector>
+
+#include "simulation.hpp"
+
+namespace pollux::sim {
+
+struct Summary {
+  size_t jobs = 0;
+  double avg_jct_s = 0;
+  double median_jct_s = 0;
+  double p99_jct_s = 0;
+  double makespan_s = 0;  // first submission to last completion
+  double restarts_per_job = 0;
+  double gpu_hours_per_job = 0;
+  // Finish-time fairness rho = JCT / isolated run time (requested GPUs and batch size, alone
+  // on the cluster); rho > 1 means the job finished later than it would have alone.
+  double avg_ftf = 0;
+  double max_ftf = 0;
+  size_t rounds = 0;
+  double round_ms_median = 0;
+  double round_ms_p95 = 0;
+  double round_ms_max = 0;
+};
+
+// Linearly interpolated quantile (q in [0, 1]) of `values`; 0 if empty.
+double quantile(std::vector<double> values, double q);
+
+Summary summarize(const SimulationResult& result);
+
+}  // namespace pollux::sim

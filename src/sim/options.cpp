@@ -1,0 +1,98 @@
+#include "options.hpp"
+
+#include <getopt.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+#include <stdexcept>
+
+namespace pollux::sim {
+
+const char* const kUsage =
+    "usage: pollux-sim --workload FILE --policy pollux|pollux-unaware|tiresias|fifo\n"
+    "                  [--cluster TYPE:NODESxGPUS,...] [--profiles DIR] [--json]\n"
+    "                  [--timeline FILE.csv] [--plot FILE.png] [--round S]\n"
+    "                  [--restart-cost APP=S,...]\n";
+
+namespace {
+
+double parseSeconds(const std::string& text, const std::string& what, double min_value) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !std::isfinite(value) || value < min_value ||
+      value > 1e7) {
+    throw std::invalid_argument(what + " needs a number of seconds, got '" + text + "'");
+  }
+  return value;
+}
+
+void requireKnownPolicy(const std::string& policy) {
+  for (const char* known : {"pollux", "pollux-unaware", "tiresias", "fifo"}) {
+    if (policy == known) return;
+  }
+  throw std::invalid_argument("unknown policy '" + policy +
+                              "' (expected pollux, pollux-unaware, tiresias or fifo)");
+}
+
+}  // namespace
+
+std::map<std::string, double> defaultRestartCosts() {
+  return {{"cifar10", 50}, {"deepspeech2", 25}, {"bert", 120},
+          {"yolov3", 80},  {"imagenet", 250},   {"ncf", 15}};
+}
+
+std::map<std::string, double> parseRestartCosts(const std::string& text) {
+  std::map<std::string, double> costs;
+  std::stringstream items(text);
+  for (std::string item; std::getline(items, item, ',');) {
+    const size_t equals = item.find('=');
+    if (equals == std::string::npos || equals == 0) {
+      throw std::invalid_argument("--restart-cost expects APP=SECONDS,..., got '" + item + "'");
+    }
+    costs[item.substr(0, equals)] =
+        parseSeconds(item.substr(equals + 1), "--restart-cost " + item.substr(0, equals), 0);
+  }
+  if (costs.empty()) throw std::invalid_argument("--restart-cost expects APP=SECONDS,...");
+  return costs;
+}
+
+Options parseOptions(int argc, char** argv) {
+  enum { kWorkload = 1, kPolicy, kCluster, kProfiles, kJson, kTimeline, kPlot, kRound, kRestart };
+  static const option kLong[] = {{"workload", required_argument, nullptr, kWorkload},
+                                 {"policy", required_argument, nullptr, kPolicy},
+                                 {"cluster", required_argument, nullptr, kCluster},
+                                 {"profiles", required_argument, nullptr, kProfiles},
+                                 {"json", no_argument, nullptr, kJson},
+                                 {"timeline", required_argument, nullptr, kTimeline},
+                                 {"plot", required_argument, nullptr, kPlot},
+                                 {"round", required_argument, nullptr, kRound},
+                                 {"restart-cost", required_argument, nullptr, kRestart},
+                                 {nullptr, 0, nullptr, 0}};
+  Options options;
+  opterr = 0;
+  optind = 1;
+  for (int c; (c = getopt_long(argc, argv, "", kLong, nullptr)) != -1;) {
+    switch (c) {
+      case kWorkload: options.workload = optarg; break;
+      case kPolicy: options.policy = optarg; break;
+      case kCluster: options.cluster = optarg; break;
+      case kProfiles: options.profiles = optarg; break;
+      case kJson: options.json = true; break;
+      case kTimeline: options.timeline = optarg; break;
+      case kPlot: options.plot = optarg; break;
+      case kRound: options.round_s = parseSeconds(optarg, "--round", 1); break;
+      case kRestart: options.restart_cost_s = parseRestartCosts(optarg); break;
+      default:
+        throw std::invalid_argument("unknown option or missing value: " +
+                                    std::string(argv[optind - 1]));
+    }
+  }
+  if (optind < argc) throw std::invalid_argument("unexpected argument '" + std::string(argv[optind]) + "'");
+  if (options.workload.empty()) throw std::invalid_argument("--workload is required");
+  if (options.policy.empty()) throw std::invalid_argument("--policy is required");
+  requireKnownPolicy(options.policy);
+  return options;
+}
+
+}  // namespace pollux::sim

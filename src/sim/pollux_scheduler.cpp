@@ -1,0 +1,118 @@
+#include "pollux_scheduler.hpp"
+
+#include <algorithm>
+
+#include "model/fit.hpp"
+#include "rigid.hpp"
+
+namespace pollux::sim {
+
+namespace {
+
+constexpr const char* kUnawareType = "gpu";
+constexpr int kUnawareNodeGpus = 4;
+
+}  // namespace
+
+PolluxScheduler::PolluxScheduler(const Cluster& cluster, bool type_aware,
+                                 model::RelativeSpeeds speeds)
+    : cluster_(cluster), type_aware_(type_aware), speeds_(std::move(speeds)) {
+  for (const auto& node : cluster.nodes()) {
+    if (type_aware_) {
+      nodes_.push_back({node.name, node.gpu_type, node.gpus});
+      simulated_node_[node.name] = node.name;
+      continue;
+    }
+    const int parts = (node.gpus + kUnawareNodeGpus - 1) / kUnawareNodeGpus;
+    for (int part = 0; part < parts; ++part) {
+      const std::string name = parts == 1 ? node.name : node.name + "/" + std::to_string(part);
+      nodes_.push_back({name, kUnawareType,
+                        std::min(kUnawareNodeGpus, node.gpus - part * kUnawareNodeGpus)});
+      simulated_node_[name] = node.name;
+    }
+  }
+}
+
+std::map<std::string, model::PerfParams> PolluxScheduler::fittedModels(const SimJob& job) {
+  std::map<std::string, std::vector<model::StepSample>> by_type = job.samples();
+  if (!type_aware_) {
+    std::vector<model::StepSample> pooled;
+    for (const auto& [type, samples] : by_type) {
+      pooled.insert(pooled.end(), samples.begin(), samples.end());
+    }
+    by_type.clear();
+    if (!pooled.empty()) by_type[kUnawareType] = pooled;
+  }
+  std::map<std::string, model::PerfParams> models;
+  auto& fits = fits_[job.name()];
+  for (const auto& [type, samples] : by_type) {
+    if (type.find('+') != std::string::npos) continue;  // spans types: no per-type model
+    auto fit = fits.find(type);
+    // Samples only accumulate, so an unchanged count means an unchanged sample set.
+    if (fit == fits.end() || fit->second.first != samples.size()) {
+      fit = fits.insert_or_assign(type, std::make_pair(samples.size(), model::fitPerfParams(samples)))
+                .first;
+    }
+    models[type] = fit->second.second;
+  }
+  return models;
+}
+
+policy::Job PolluxScheduler::snapshotJob(const SimJob& job) {
+  const Application& app = job.app();
+  policy::Job snapshot_job;
+  snapshot_job.id = job.name();
+  snapshot_job.submit_time = job.spec().submit_time;
+  snapshot_job.adaptive = true;
+  snapshot_job.min_gpus = 1;
+  // As in Pollux, a job may grow to at most twice the GPUs it has been measured on.
+  snapshot_job.max_gpus = std::min(cluster_.totalGpus(), std::max(1, 2 * job.maxReplicasSeen()));
+  if (job.assignment()) snapshot_job.current = current_.at(job.name());
+  snapshot_job.last_change_time = job.lastChangeTime();
+  snapshot_job.restarts = job.restarts();
+  snapshot_job.restart_cost_s = job.restartCost();
+  snapshot_job.models = fittedModels(job);
+  snapshot_job.grad = app.curves.gradParams(static_cast<double>(job.currentBatchSize()),
+                                            job.progress());
+  snapshot_job.limits = {app.curves.initBatchSize(), app.curves.maxBatchSize(), app.minLocalBsz(),
+                         app.commonMaxLocalBsz(), true};
+  return snapshot_job;
+}
+
+Assignment PolluxScheduler::toAssignment(const SimJob& job,
+                                         const policy::JobDecision& decision) const {
+  std::map<std::string, int> gpus_by_node;
+  for (const auto& [node, gpus] : decision.allocation.nodes) {
+    gpus_by_node[simulated_node_.at(node)] += gpus;
+  }
+  const int gpus = decision.allocation.totalGpus();
+  // Without a usable model the policy leaves the batch to the job: its initial batch size.
+  Assignment assignment =
+      decision.batch_size > 0
+          ? Assignment{{}, decision.local_bsz, decision.accum_steps}
+          : splitBatch(job.app().curves.initBatchSize(), gpus, job.app().commonMaxLocalBsz());
+  assignment.gpus_by_node = std::move(gpus_by_node);
+  return assignment;
+}
+
+std::map<std::string, Assignment> PolluxScheduler::decide(
+    double now, const std::vector<const SimJob*>& active) {
+  policy::Snapshot snapshot;
+  snapshot.time = now;
+  snapshot.nodes = nodes_;
+  if (type_aware_) snapshot.params.relative_speeds = speeds_;
+  for (const SimJob* job : active) snapshot.jobs.push_back(snapshotJob(*job));
+  const policy::Decision decision = policy::schedule(snapshot);
+  std::map<std::string, Assignment> assignments;
+  std::map<std::string, policy::Allocation> current;
+  for (const SimJob* job : active) {
+    const auto found = decision.allocations.find(job->name());
+    if (found == decision.allocations.end() || found->second.allocation.totalGpus() == 0) continue;
+    assignments[job->name()] = toAssignment(*job, found->second);
+    current[job->name()] = found->second.allocation;
+  }
+  current_ = std::move(current);
+  return assignments;
+}
+
+}  // namespace pollux::sim

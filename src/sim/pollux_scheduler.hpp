@@ -1,0 +1,48 @@
+// The Pollux policy (pollux::policy::schedule) driven from the simulated cluster's state.
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cluster.hpp"
+#include "model/type_models.hpp"
+#include "policy/policy.hpp"
+#include "scheduler.hpp"
+
+namespace pollux::sim {
+
+// Each round builds the snapshot the plugin would: per job, throughput models fitted (per GPU
+// type) to the step times it has measured so far, gradient statistics at its current progress
+// and batch size, restarts and restart cost; then applies the decision.
+//
+// Heterogeneity-unaware mode (Sia's "Pollux" baseline): the policy sees a single GPU type and
+// 8-GPU nodes as two 4-GPU nodes, and models pooled over every type; jobs still run at the
+// speed of the GPUs they land on (the slowest, if an allocation spans types).
+class PolluxScheduler : public Scheduler {
+ public:
+  // `speeds`: relative speed per GPU type, given to the policy in aware mode.
+  PolluxScheduler(const Cluster& cluster, bool type_aware, model::RelativeSpeeds speeds);
+  std::map<std::string, Assignment> decide(double now,
+                                           const std::vector<const SimJob*>& active) override;
+
+  // The policy's node list (virtual 4-GPU halves in unaware mode).
+  const std::vector<policy::Node>& policyNodes() const { return nodes_; }
+
+ private:
+  policy::Job snapshotJob(const SimJob& job);
+  std::map<std::string, model::PerfParams> fittedModels(const SimJob& job);
+  Assignment toAssignment(const SimJob& job, const policy::JobDecision& decision) const;
+
+  const Cluster& cluster_;
+  bool type_aware_;
+  model::RelativeSpeeds speeds_;
+  std::vector<policy::Node> nodes_;
+  std::map<std::string, std::string> simulated_node_;  // policy node -> simulated node
+  std::map<std::string, policy::Allocation> current_;   // job -> allocation the policy gave it
+  // job -> model type -> (samples it was fitted on, fitted parameters)
+  std::map<std::string, std::map<std::string, std::pair<size_t, model::PerfParams>>> fits_;
+};
+
+}  // namespace pollux::sim

@@ -1,0 +1,113 @@
+#include "report.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace pollux::sim {
+
+namespace fs = std::filesystem;
+
+void printSummary(std::ostream& out, const std::string& policy, const Summary& s) {
+  char line[160];
+  const auto row = [&](const char* label, const char* format, auto value) {
+    std::snprintf(line, sizeof line, format, value);
+    out << label << line << "\n";
+  };
+  out << "policy            " << policy << "\n";
+  row("jobs              ", "%zu", s.jobs);
+  row("avg JCT           ", "%.0f s", s.avg_jct_s);
+  row("median JCT        ", "%.0f s", s.median_jct_s);
+  row("p99 JCT           ", "%.0f s", s.p99_jct_s);
+  row("makespan          ", "%.0f s", s.makespan_s);
+  row("restarts per job  ", "%.2f", s.restarts_per_job);
+  row("GPU-hours per job ", "%.2f", s.gpu_hours_per_job);
+  row("finish-time fairness (JCT / isolated run time): avg ", "%.2f", s.avg_ftf);
+  row("finish-time fairness (JCT / isolated run time): max ", "%.2f", s.max_ftf);
+  std::snprintf(line, sizeof line, "%zu rounds, median %.2f ms, p95 %.2f ms, max %.2f ms",
+                s.rounds, s.round_ms_median, s.round_ms_p95, s.round_ms_max);
+  out << "policy rounds     " << line << "\n";
+}
+
+Json::Value summaryJson(const std::string& policy, const Summary& s) {
+  Json::Value out;
+  out["policy"] = policy;
+  out["jobs"] = Json::UInt64(s.jobs);
+  out["avg_jct_s"] = s.avg_jct_s;
+  out["median_jct_s"] = s.median_jct_s;
+  out["p99_jct_s"] = s.p99_jct_s;
+  out["makespan_s"] = s.makespan_s;
+  out["restarts_per_job"] = s.restarts_per_job;
+  out["gpu_hours_per_job"] = s.gpu_hours_per_job;
+  out["ftf"]["avg"] = s.avg_ftf;
+  out["ftf"]["max"] = s.max_ftf;
+  out["rounds"] = Json::UInt64(s.rounds);
+  out["round_ms"]["median"] = s.round_ms_median;
+  out["round_ms"]["p95"] = s.round_ms_p95;
+  out["round_ms"]["max"] = s.round_ms_max;
+  return out;
+}
+
+void writeTimeline(const std::string& path, const std::vector<TimelineRow>& timeline) {
+  std::ofstream out(path);
+  out << "time,job,gpu_type,gpus,batch_size\n";
+  for (const auto& row : timeline) {
+    out << row.time << "," << row.job << "," << row.gpu_type << "," << row.gpus << ","
+        << row.batch_size << "\n";
+  }
+  if (!out.flush()) throw std::runtime_error(path + ": cannot write the timeline");
+}
+
+void requireGnuplot() {
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    if (!dir.empty() && access((dir + "/gnuplot").c_str(), X_OK) == 0) return;
+  }
+  throw std::runtime_error("--plot needs gnuplot, which is not on PATH (Debian: apt-get install gnuplot-nox)");
+}
+
+namespace {
+
+// A single-quoted gnuplot string literal.
+std::string quoted(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
+}  // namespace
+
+void plotTimeline(const std::string& png_path, const SimulationResult& result, double round_s) {
+  std::map<std::string, size_t> row_of_job;
+  for (const auto& job : result.jobs) row_of_job.emplace(job.name, row_of_job.size());
+  char dir_template[] = "/tmp/pollux-sim-plot-XXXXXX";
+  if (!mkdtemp(dir_template)) throw std::runtime_error("cannot create a temporary directory");
+  const fs::path dir = dir_template;
+  {
+    std::ofstream data(dir / "timeline.dat");
+    for (const auto& row : result.timeline) {  // x y dx dy gpus: one bar per job and round
+      data << row.time / 3600 << " " << row_of_job.at(row.job) << " " << round_s / 3600 << " 0 "
+           << row.gpus << "\n";
+    }
+    std::ofstream script(dir / "plot.gp");
+    script << "set terminal pngcairo size 1400,900\n"
+           << "set output " << quoted(png_path) << "\n"
+           << "set title 'GPUs per job over time'\n"
+           << "set xlabel 'time (hours)'\nset ylabel 'job (submit order)'\n"
+           << "set cblabel 'GPUs'\nset palette rgbformulae 33,13,10\nunset key\n"
+           << "plot " << quoted((dir / "timeline.dat").string())
+           << " using 1:2:3:4:5 with vectors nohead lw 3 lc palette\n";
+  }
+  const std::string command = "gnuplot " + (dir / "plot.gp").string() + " 1>&2";
+  const int status = std::system(command.c_str());
+  fs::remove_all(dir);
+  if (status != 0) throw std::runtime_error("gnuplot failed to draw " + png_path);
+}
+
+}  // namespace pollux::sim

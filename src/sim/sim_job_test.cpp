@@ -1,0 +1,78 @@
+#include "sim_job.hpp"
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "test_support.hpp"
+
+namespace pollux::sim {
+namespace {
+
+class SimJobTest : public ::testing::Test {
+ protected:
+  Cluster cluster = Cluster::parse("t4:2x2");
+  Application app = loadApplication(testing::makeToyProfiles(), "toy", {"t4"});
+  trace::WorkloadJob spec{"toy-0", 0, "toy", 1, 10};
+
+  static Assignment on(std::map<std::string, int> gpus, int local_bsz, int accum_steps = 0) {
+    return {std::move(gpus), local_bsz, accum_steps};
+  }
+};
+
+TEST_F(SimJobTest, ProgressesAtThroughputTimesEfficiencyAndCompletes) {
+  SimJob job(spec, app, 5);
+  job.assign(on({{"t4-0", 1}}, 10), cluster, 0);
+  EXPECT_EQ(job.gpuType(), "t4");
+  job.advance(0, 60);  // 5 s restart delay, then 1 initial-batch iteration per second
+  EXPECT_DOUBLE_EQ(job.progress(), 55);
+  EXPECT_FALSE(job.finished());
+  EXPECT_DOUBLE_EQ(job.remainingTime(), 45);
+  job.advance(60, 60);
+  ASSERT_TRUE(job.finished());
+  EXPECT_DOUBLE_EQ(*job.completionTime(), 105);
+  EXPECT_DOUBLE_EQ(job.gpuSeconds(), 105);
+  EXPECT_EQ(job.restarts(), 0);
+}
+
+TEST_F(SimJobTest, AccumulationAndReplicasChangeTheRate) {
+  SimJob accumulating(spec, app, 0);
+  accumulating.assign(on({{"t4-0", 1}}, 10, 1), cluster, 0);  // 2 s per step of batch 20
+  accumulating.advance(0, 10);
+  EXPECT_DOUBLE_EQ(accumulating.progress(), 5);  // grad_var = 0: batch 20 gains nothing
+  SimJob spread(spec, app, 0);
+  spread.assign(on({{"t4-0", 1}, {"t4-1", 1}}, 10), cluster, 0);  // "11": grid of "2"
+  spread.advance(0, 10);
+  EXPECT_DOUBLE_EQ(spread.progress(), 10);
+  EXPECT_DOUBLE_EQ(spread.gpuSeconds(), 20);
+}
+
+TEST_F(SimJobTest, NewGpusCostARestartButNewBatchSizesDoNot) {
+  SimJob job(spec, app, 10);
+  job.assign(on({{"t4-0", 1}}, 10), cluster, 0);
+  job.advance(0, 60);
+  job.assign(on({{"t4-0", 1}}, 20), cluster, 60);  // same GPU, larger batch: no delay
+  EXPECT_EQ(job.restarts(), 0);
+  job.advance(60, 10);
+  EXPECT_DOUBLE_EQ(job.progress(), 55);
+  job.assign(on({{"t4-1", 2}}, 10), cluster, 70);
+  EXPECT_EQ(job.restarts(), 1);
+  EXPECT_DOUBLE_EQ(job.lastChangeTime(), 70);
+  job.advance(70, 10);
+  EXPECT_DOUBLE_EQ(job.progress(), 55);  // still restarting
+  const auto samples = job.samples();
+  ASSERT_EQ(samples.count("t4"), 1u);
+  EXPECT_EQ(samples.at("t4").size(), 3u);
+  EXPECT_EQ(job.maxReplicasSeen(), 2);
+}
+
+TEST_F(SimJobTest, PendingJobsDoNotProgress) {
+  SimJob job(spec, app, 0);
+  job.advance(0, 60);
+  EXPECT_DOUBLE_EQ(job.progress(), 0);
+  EXPECT_EQ(job.currentBatchSize(), 10);
+  EXPECT_TRUE(std::isinf(job.remainingTime()));
+}
+
+}  // namespace
+}  // namespace pollux::sim

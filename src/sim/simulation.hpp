@@ -1,0 +1,52 @@
+// The round-based simulation loop: arrivals, one scheduling decision per round, training.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cluster.hpp"
+#include "scheduler.hpp"
+#include "sim_job.hpp"
+
+namespace pollux::sim {
+
+struct JobResult {
+  std::string name;
+  std::string application;
+  double submit_time;
+  double completion_time;
+  int restarts;
+  double gpu_seconds;
+  double isolated_s;  // run time alone with the requested GPUs and batch (isolatedRunTime)
+};
+
+// One job's allocation during one round.
+struct TimelineRow {
+  double time;
+  std::string job;
+  std::string gpu_type;
+  int gpus;
+  long batch_size;
+};
+
+struct SimulationResult {
+  std::vector<JobResult> jobs;  // in submit order
+  std::vector<double> round_ms;  // wall time of each scheduling decision
+  std::vector<TimelineRow> timeline;
+};
+
+struct SimulationOptions {
+  double round_s = 60;
+  bool record_timeline = false;
+  // Called after every round with the simulated time and the jobs completed so far.
+  std::function<void(double now, size_t completed, size_t total)> on_round;
+};
+
+// Runs the jobs (sorted by submit time) to completion. Throws std::logic_error if the
+// scheduler over-commits a node, std::runtime_error if jobs are still unfinished a year
+// after the last arrival (a scheduler that never runs them).
+SimulationResult simulate(const Cluster& cluster, std::vector<SimJob> jobs, Scheduler& scheduler,
+                          const SimulationOptions& options);
+
+}  // namespace pollux::sim

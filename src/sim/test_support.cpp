@@ -1,0 +1,43 @@
+#include "test_support.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+namespace pollux::sim::testing {
+
+namespace fs = std::filesystem;
+
+std::string makeTempDir() {
+  char path[] = "/tmp/pollux-sim-test-XXXXXX";
+  if (!mkdtemp(path)) throw std::runtime_error("mkdtemp failed");
+  return path;
+}
+
+std::string writeFile(const std::string& dir, const std::string& name, const std::string& text) {
+  const fs::path path = fs::path(dir) / name;
+  fs::create_directories(path.parent_path());
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+std::string makeToyProfiles() {
+  const std::string dir = makeTempDir();
+  writeFile(dir, "toy/placements.csv",
+            "placement,local_bsz,step_time,sync_time\n"
+            "1,10,1.0,0.0\n1,20,2.0,0.0\n2,10,1.0,0.5\n2,20,2.0,0.5\n");
+  writeFile(dir, "toy/validation-10.csv",
+            "progress,iteration,metric,grad_sqr,grad_var\n50,50,0.5,1.0,0.0\n100,100,0.9,1.0,0.0\n");
+  writeFile(dir, "toy/validation-40.csv",
+            "progress,iteration,metric,grad_sqr,grad_var\n50,50,0.5,1.0,0.0\n100,100,0.9,1.0,0.0\n");
+  return dir;
+}
+
+std::string shippedTraces() {
+  const char* traces = std::getenv("POLLUX_TRACES");
+  if (!traces) throw std::runtime_error("POLLUX_TRACES is not set (run through make check)");
+  return traces;
+}
+
+}  // namespace pollux::sim::testing

@@ -1,0 +1,21 @@
+// Helpers for the simulator's unit tests: temporary files and a tiny synthetic application.
+#pragma once
+
+#include <string>
+
+namespace pollux::sim::testing {
+
+// A fresh temporary directory.
+std::string makeTempDir();
+// Writes `text` to DIR/NAME (creating DIR's missing parents) and returns the path.
+std::string writeFile(const std::string& dir, const std::string& name, const std::string& text);
+
+// Creates DIR/toy: one GPU takes 1 s per step of local_bsz 10 (up to 20 per GPU, 2 s), two
+// GPUs 1 s with 0.5 s of sync; runs at B=10 and B=40 with grad_var = 0 (no gain from larger
+// batches) reaching progress 100. Returns DIR.
+std::string makeToyProfiles();
+
+// The shipped AdaptDL traces (POLLUX_TRACES, set by `make check`).
+std::string shippedTraces();
+
+}  // namespace pollux::sim::testing

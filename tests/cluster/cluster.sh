@@ -1,0 +1,102 @@
+#!/bin/sh
+# A real single-machine Slurm cluster for integration tests: a private munged, slurmctld and
+# four slurmd (n1,n2: 4 x a100; n3,n4: 4 x v100 fake GPUs), in a fresh run dir on private ports.
+#
+#   cluster.sh start RUN_DIR [SCHEDULER [SCHED_PARAMS [PLUGIN_DIR [EXTRA_CONF_LINE]]]]
+#   cluster.sh stop RUN_DIR        stops only the processes this run started, by PID
+#
+# After start, RUN_DIR/env holds SLURM_CONF and MUNGE_SOCKET to source.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+slurm_plugins=/usr/lib/x86_64-linux-gnu/slurm-wlm
+
+free_port_block() {  # prints a base port P with P..P+15 free on 127.0.0.1
+  python3 - <<'PY'
+import random, socket
+for _ in range(200):
+    base = random.randrange(20000, 60000, 16)
+    try:
+        socks = []
+        for p in range(base, base + 16):
+            s = socket.socket(); s.bind(("127.0.0.1", p)); socks.append(s)
+        print(base); break
+    except OSError:
+        pass
+    finally:
+        for s in socks: s.close()
+PY
+}
+
+wait_for() {  # wait_for SECONDS DESCRIPTION COMMAND...
+  limit=$1; what=$2; shift 2
+  i=0
+  until "$@" > /dev/null 2>&1; do
+    i=$((i + 1))
+    [ "$i" -le $((limit * 5)) ] || { echo "cluster.sh: timed out waiting for $what" >&2; return 1; }
+    sleep 0.2
+  done
+}
+
+start() {
+  run=$1; scheduler=${2:-sched/backfill}; params=${3:-}; plugin_dir=${4:-$slurm_plugins}
+  extra=${5:-}
+  chmod 755 "$run"  # munged runs as user munge and must reach its socket dir
+  mkdir -p "$run"/etc "$run"/state "$run"/log "$run"/run "$run"/fakedev "$run"/munge
+  for n in n1 n2 n3 n4; do mkdir -p "$run/spool/$n"; done
+  for i in 0 1 2 3; do [ -e "$run/fakedev/nvidia$i" ] || mknod "$run/fakedev/nvidia$i" c 195 "$i"; done
+  [ -n "$params" ] || params="default_queue_depth=100"
+  base=$(free_port_block)
+  [ -n "$base" ] || { echo "cluster.sh: no free port block" >&2; exit 1; }
+  echo "$base" > "$run/port_base"
+  sed -e "s|@RUN_DIR@|$run|g" -e "s|@CTLD_PORT@|$base|" -e "s|@SLURMD_PORT@|$((base + 1))|" \
+      -e "s|@N1_PORT@|$((base + 1))|" -e "s|@N2_PORT@|$((base + 2))|" \
+      -e "s|@N3_PORT@|$((base + 3))|" -e "s|@N4_PORT@|$((base + 4))|" \
+      -e "s|@SCHEDULER@|$scheduler|" -e "s|@SCHED_PARAMS@|$params|" \
+      -e "s|@PLUGIN_DIR@|$plugin_dir|" -e "s|@EXTRA@|$extra|" \
+      "$here/slurm.conf.in" > "$run/etc/slurm.conf"
+  sed -e "s|@RUN_DIR@|$run|g" "$here/gres.conf.in" > "$run/etc/gres.conf"
+  cat > "$run/env" <<ENV
+SLURM_CONF=$run/etc/slurm.conf; export SLURM_CONF
+MUNGE_SOCKET=$run/munge/munge.socket; export MUNGE_SOCKET
+ENV
+
+  chown munge:munge "$run/munge"
+  runuser -u munge -- /usr/sbin/munged --socket="$run/munge/munge.socket" \
+    --pid-file="$run/munge/munged.pid" --seed-file="$run/munge/seed" \
+    --log-file="$run/munge/munged.log" --key-file=/etc/munge/munge.key
+  wait_for 10 munged test -S "$run/munge/munge.socket"
+  cat "$run/munge/munged.pid" > "$run/run/pids"
+
+  export SLURM_CONF="$run/etc/slurm.conf"
+  slurmctld -D -i -f "$SLURM_CONF" > "$run/log/slurmctld.out" 2>&1 &
+  echo $! >> "$run/run/pids"
+  echo $! > "$run/run/slurmctld.bgpid"
+  for n in n1 n2 n3 n4; do
+    slurmd -D -N "$n" -f "$SLURM_CONF" > "$run/log/slurmd-$n.out" 2>&1 &
+    echo $! >> "$run/run/pids"
+  done
+  wait_for 30 slurmctld scontrol ping
+  wait_for 60 "4 idle nodes" sh -c "[ \$(sinfo -h -N -t idle -o %N | wc -l) -eq 4 ]"
+  echo "cluster.sh: cluster up in $run (slurmctld port $base)"
+}
+
+stop() {
+  run=$1
+  [ -f "$run/run/pids" ] || return 0
+  pids=$(cat "$run/run/pids")
+  kill $pids 2> /dev/null || true
+  for _ in $(seq 50); do
+    alive=""
+    for pid in $pids; do kill -0 "$pid" 2> /dev/null && alive="$alive $pid"; done
+    [ -z "$alive" ] && break
+    sleep 0.2
+  done
+  [ -z "$alive" ] || kill -9 $alive 2> /dev/null || true
+  rm -f "$run/run/pids"
+}
+
+case "${1:-}" in
+  start) shift; start "$@" ;;
+  stop) shift; stop "$@" ;;
+  *) echo "usage: cluster.sh start RUN_DIR [SCHEDULER [PARAMS [PLUGIN_DIR [EXTRA]]]] | stop RUN_DIR" >&2; exit 2 ;;
+esac

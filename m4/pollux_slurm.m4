@@ -59,3 +59,15 @@ AC_DEFUN([POLLUX_COMPILER_FLAGS], [
   AC_SUBST([POLLUX_CPPFLAGS])
   AC_SUBST([POLLUX_LDFLAGS])
 ])
+
+# POLLUX_REAL_SCONTROL: the scontrol the wrapper execs. The wrapper is installed as
+# $bindir/scontrol, which must be a different file that comes first in PATH.
+AC_DEFUN([POLLUX_REAL_SCONTROL], [
+  AC_PATH_PROG([REAL_SCONTROL], [scontrol], [], [$SLURM_PREFIX/bin:$PATH])
+  AS_IF([test -z "$REAL_SCONTROL"],
+    [AC_MSG_ERROR([scontrol not found in $SLURM_PREFIX/bin or PATH: install slurm-client])])
+  pollux_wrapper=`eval eval echo "$bindir/scontrol" | sed "s|NONE|$ac_default_prefix|"`
+  AS_IF([test "$pollux_wrapper" = "$REAL_SCONTROL"],
+    [AC_MSG_ERROR([the scontrol wrapper would overwrite $REAL_SCONTROL: use a --prefix (or --bindir) other than Slurm's, e.g. the default /usr/local])])
+  AC_SUBST([REAL_SCONTROL])
+])

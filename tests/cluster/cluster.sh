@@ -3,6 +3,8 @@
 # four slurmd (n1,n2: 4 x a100; n3,n4: 4 x v100 fake GPUs), in a fresh run dir on private ports.
 #
 #   cluster.sh start RUN_DIR [SCHEDULER [SCHED_PARAMS [PLUGIN_DIR [EXTRA_CONF_LINE]]]]
+#   cluster.sh restart-ctld RUN_DIR [--kill]   restarts slurmctld keeping its state
+#                                  (--kill: SIGKILL instead of a clean SIGTERM)
 #   cluster.sh stop RUN_DIR        stops only the processes this run started, by PID
 #
 # After start, RUN_DIR/env holds SLURM_CONF and MUNGE_SOCKET to source.
@@ -80,6 +82,26 @@ ENV
   echo "cluster.sh: cluster up in $run (slurmctld port $base)"
 }
 
+wait_gone() {  # wait_gone PID: until the process has exited
+  for _ in $(seq 100); do kill -0 "$1" 2> /dev/null || return 0; sleep 0.1; done
+  return 1
+}
+
+restart_ctld() {
+  run=$1; signal=TERM
+  [ "${2:-}" = "--kill" ] && signal=KILL
+  old=$(cat "$run/run/slurmctld.bgpid")
+  kill -s "$signal" "$old" 2> /dev/null || true
+  wait_gone "$old" || { echo "cluster.sh: slurmctld $old did not exit" >&2; exit 1; }
+  export SLURM_CONF="$run/etc/slurm.conf"
+  slurmctld -D -f "$SLURM_CONF" >> "$run/log/slurmctld.out" 2>&1 &
+  new=$!
+  echo "$new" > "$run/run/slurmctld.bgpid"
+  sed -i "s/^$old\$/$new/" "$run/run/pids"
+  wait_for 30 slurmctld scontrol ping
+  echo "cluster.sh: slurmctld restarted ($old -> $new)"
+}
+
 stop() {
   run=$1
   [ -f "$run/run/pids" ] || return 0
@@ -98,5 +120,6 @@ stop() {
 case "${1:-}" in
   start) shift; start "$@" ;;
   stop) shift; stop "$@" ;;
-  *) echo "usage: cluster.sh start RUN_DIR [SCHEDULER [PARAMS [PLUGIN_DIR [EXTRA]]]] | stop RUN_DIR" >&2; exit 2 ;;
+  restart-ctld) shift; restart_ctld "$@" ;;
+  *) echo "usage: cluster.sh start RUN_DIR [SCHEDULER [PARAMS [PLUGIN_DIR [EXTRA]]]] | restart-ctld RUN_DIR [--kill] | stop RUN_DIR" >&2; exit 2 ;;
 esac

@@ -173,7 +173,7 @@ Decision schedule(const Snapshot& snapshot) {
     decision.stats.solver_status = "no_jobs";
   } else {
     const MilpResult result = solvePartitioned(milpInput(contenders, cluster, snapshot, reserved),
-                                               getenv("EXP_PJ") ? atoi(getenv("EXP_PJ")) : snapshot.params.partition_jobs);
+                                               snapshot.params.partition_jobs);
     decision.stats.solver_status = result.outcome.describe();
     decision.stats.candidate_configs = result.columns;
     decision.stats.partitions = result.partitions;

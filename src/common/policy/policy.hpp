@@ -50,7 +50,7 @@ struct Params {
   double time_limit_s = 10.0;           // MILP time limit; on timeout keep current allocations
   // Above this many jobs the MILP is split into ceil(jobs / partition_jobs) sub-problems
   // (POP, see partition.hpp); 0 never splits.
-  int partition_jobs = 500;
+  int partition_jobs = 50;
   model::RelativeSpeeds relative_speeds;  // per GPU type; a type missing here counts as 1.0
 };
 

@@ -28,17 +28,19 @@ extern void fini(void)
 {
 }
 
-/* Checks `comment`; on a malformed one sets err_msg for the user and returns an error. */
-static int check_comment(const char *comment, uint32_t job_id, char **err_msg, int *adaptive)
+/* Checks an adaptive job's comment and GPU request; on a problem sets err_msg for the user
+ * and returns an error. */
+static int check_job(const job_desc_msg_t *job_desc, char **err_msg, int *adaptive)
 {
   char reason[512] = "";
 
-  *adaptive = pollux_parse_adaptive_comment(comment, reason, sizeof(reason));
+  *adaptive = pollux_check_adaptive_job(job_desc->comment, job_desc->tres_per_node,
+                                        job_desc->tres_per_job, reason, sizeof(reason));
   if (*adaptive >= 0)
     return SLURM_SUCCESS;
   if (err_msg)
     *err_msg = slurm_xstrdup(reason);
-  slurm_info("job_submit/pollux: rejected JobId=%u: %s", job_id, reason);
+  slurm_info("job_submit/pollux: rejected JobId=%u: %s", job_desc->job_id, reason);
   return SLURM_ERROR;
 }
 
@@ -47,7 +49,7 @@ extern int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid, char **err_
   int adaptive;
   (void)submit_uid;
 
-  if (check_comment(job_desc->comment, job_desc->job_id, err_msg, &adaptive) != SLURM_SUCCESS)
+  if (check_job(job_desc, err_msg, &adaptive) != SLURM_SUCCESS)
     return SLURM_ERROR;
   if (adaptive) {
     job_desc->requeue = 1;
@@ -65,5 +67,5 @@ extern int job_modify(job_desc_msg_t *job_desc, void *job_ptr, uint32_t submit_u
 
   if (!job_desc->comment)
     return SLURM_SUCCESS;
-  return check_comment(job_desc->comment, job_desc->job_id, NULL, &adaptive);
+  return check_job(job_desc, NULL, &adaptive);
 }

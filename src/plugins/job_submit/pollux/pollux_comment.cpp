@@ -2,12 +2,44 @@
 
 #include <cstring>
 #include <exception>
+#include <string>
 
+#include "invalid_input.hpp"
 #include "report/adaptive_comment.hpp"
 
-extern "C" int pollux_parse_adaptive_comment(const char* comment, char* error, size_t error_size) {
+namespace {
+
+// True if a "gres:gpu:TYPE:N" entry (TYPE not a number) appears in a TRES list.
+bool hasTypedGpuRequest(const std::string& tres) {
+  for (size_t at = tres.find("gpu:"); at != std::string::npos; at = tres.find("gpu:", at + 4)) {
+    const size_t field = at + 4;
+    const size_t end = tres.find_first_of(":,;", field);
+    if (end != std::string::npos && tres[end] == ':' && end > field) return true;
+  }
+  return false;
+}
+
+void checkGpuRequest(const char* tres_per_node, const char* tres_per_job) {
+  if (tres_per_node && hasTypedGpuRequest(tres_per_node)) {
+    throw pollux::InvalidInput(
+        "adaptive jobs must not request a GPU type with --gres; use "
+        "--comment=adaptive:gpu_type=TYPE (Pollux picks the GPUs)");
+  }
+  if (tres_per_job && std::strstr(tres_per_job, "gpu")) {
+    throw pollux::InvalidInput(
+        "adaptive jobs must not use --gpus; use --comment=adaptive:min_gpus=N,max_gpus=M");
+  }
+}
+
+}  // namespace
+
+extern "C" int pollux_check_adaptive_job(const char* comment, const char* tres_per_node,
+                                         const char* tres_per_job, char* error,
+                                         size_t error_size) {
   try {
-    return pollux::report::parseAdaptiveComment(comment ? comment : "") ? 1 : 0;
+    if (!pollux::report::parseAdaptiveComment(comment ? comment : "")) return 0;
+    checkGpuRequest(tres_per_node, tres_per_job);
+    return 1;
   } catch (const std::exception& problem) {
     if (error && error_size > 0) {
       std::strncpy(error, problem.what(), error_size - 1);

@@ -8,9 +8,12 @@
 extern "C" {
 #endif
 
-/* 1: the comment asks for adaptive scheduling; 0: it does not; -1: it does but is malformed,
- * with the reason for the user in `error`. */
-int pollux_parse_adaptive_comment(const char *comment, char *error, size_t error_size);
+/* 1: an adaptive job (comment "adaptive[:options]") whose GPU request Pollux may manage;
+ * 0: not adaptive; -1: adaptive but unusable, with the reason for the user in `error`:
+ * a malformed comment, a typed GPU request (use adaptive:gpu_type=TYPE) or a per-job GPU
+ * count (--gpus; Pollux sets GPUs per node). */
+int pollux_check_adaptive_job(const char *comment, const char *tres_per_node,
+                              const char *tres_per_job, char *error, size_t error_size);
 
 #ifdef __cplusplus
 }

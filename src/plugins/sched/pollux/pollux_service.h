@@ -48,6 +48,7 @@ typedef struct {
   int held;              /* priority 0 */
   time_t submit_time;
   time_t start_time;
+  time_t eligible_time;  /* pending: when it may start (a requeue pushes this out) */
   const char *comment;
   const char *nodes;         /* allocated nodes, comma separated, expanded */
   const char *requested_nodes; /* ReqNodeList, comma separated, expanded */

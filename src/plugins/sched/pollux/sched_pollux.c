@@ -210,6 +210,7 @@ static void describe_job(const slurm_job_info_t *job)
     .held = job->priority == 0,
     .submit_time = job->submit_time,
     .start_time = job->start_time,
+    .eligible_time = job->eligible_time,
     .comment = job->comment,
     .nodes = nodes,
     .requested_nodes = requested,

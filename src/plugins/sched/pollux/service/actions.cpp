@@ -45,9 +45,12 @@ std::string describe(const policy::Allocation& allocation) {
   return text;
 }
 
-// A pending job whose request already names the target's nodes and GPUs needs nothing more.
-bool alreadyRequested(const SlurmJob& job, const policy::Allocation& target, int gpus_per_node) {
-  if (job.held || !job.gpus_per_node || job.gpus_per_node->count != gpus_per_node) return false;
+// A pending, eligible job whose request already names the target's nodes and GPUs needs
+// nothing more. (A requeue can push eligibility out after our update: then it is redone.)
+bool alreadyRequested(const SlurmJob& job, const policy::Allocation& target, int gpus_per_node,
+                      double now) {
+  if (job.held || job.eligible_time > now) return false;
+  if (!job.gpus_per_node || job.gpus_per_node->count != gpus_per_node) return false;
   std::vector<std::string> target_nodes;
   for (const auto& [node, gpus] : target.nodes) target_nodes.push_back(node);
   std::vector<std::string> requested = job.requested_nodes;
@@ -55,8 +58,10 @@ bool alreadyRequested(const SlurmJob& job, const policy::Allocation& target, int
   return requested == target_nodes;
 }
 
-std::optional<Action> planPending(const SlurmJob& job, const policy::JobDecision* decided) {
-  if (decided && alreadyRequested(job, decided->allocation, uniformGpusPerNode(decided->allocation))) {
+std::optional<Action> planPending(const SlurmJob& job, const policy::JobDecision* decided,
+                                  double now) {
+  if (decided &&
+      alreadyRequested(job, decided->allocation, uniformGpusPerNode(decided->allocation), now)) {
     return std::nullopt;
   }
   if (decided) {
@@ -113,7 +118,7 @@ std::optional<policy::Allocation> currentAllocation(const SlurmJob& job) {
 }
 
 std::vector<Action> planActions(const std::vector<SlurmJob>& jobs, const policy::Decision& decision,
-                                std::vector<std::string>& problems) {
+                                double now, std::vector<std::string>& problems) {
   std::vector<Action> actions;
   for (const auto& job : jobs) {
     if (!job.adaptive || job.state == JobState::kOther) continue;
@@ -126,7 +131,7 @@ std::vector<Action> planActions(const std::vector<SlurmJob>& jobs, const policy:
                          " has unequal GPUs per node; left as it is");
       continue;
     }
-    const auto action = job.state == JobState::kPending ? planPending(job, decided)
+    const auto action = job.state == JobState::kPending ? planPending(job, decided, now)
                                                         : planRunning(job, decided);
     if (action) actions.push_back(*action);
   }

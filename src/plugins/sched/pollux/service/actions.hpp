@@ -33,7 +33,7 @@ std::string tresPerNode(const Action& action);
 // (or requeue and hold when the policy gave it nothing). A target with unequal GPUs per node
 // cannot be expressed to Slurm and is skipped with a message in `problems`.
 std::vector<Action> planActions(const std::vector<SlurmJob>& jobs, const policy::Decision& decision,
-                                std::vector<std::string>& problems);
+                                double now, std::vector<std::string>& problems);
 
 // The job's current allocation in policy terms, if it runs on GPUs of a known type
 // (see resolveGpuTypes).

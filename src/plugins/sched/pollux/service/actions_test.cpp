@@ -32,7 +32,7 @@ policy::Decision decide(const std::string& id, const std::string& type,
 
 std::vector<Action> plan(const std::vector<SlurmJob>& jobs, const policy::Decision& decision) {
   std::vector<std::string> problems;
-  auto actions = planActions(jobs, decision, problems);
+  auto actions = planActions(jobs, decision, 1000.0, problems);
   EXPECT_TRUE(problems.empty()) << problems.front();
   return actions;
 }
@@ -61,6 +61,8 @@ TEST(ActionsTest, PendingJobAlreadyAskingForItsPlacementIsLeftAlone) {
   job.requested_nodes = {"n2", "n1"};
   EXPECT_TRUE(plan({job}, decide("7", "a100", {{"n1", 2}, {"n2", 2}})).empty());
   EXPECT_EQ(plan({job}, decide("7", "a100", {{"n1", 2}}))[0].kind, ActionKind::kStart);
+  job.eligible_time = 1100.0;  // a requeue pushed eligibility past our begin_time: redo it
+  EXPECT_EQ(plan({job}, decide("7", "a100", {{"n1", 2}, {"n2", 2}}))[0].kind, ActionKind::kStart);
 }
 
 TEST(ActionsTest, UnchangedRunningJobIsLeftAlone) {
@@ -110,7 +112,7 @@ TEST(ActionsTest, RigidAndFinishedJobsAreNotTouched) {
 TEST(ActionsTest, UnequalGpusPerNodeIsReportedNotActedOn) {
   std::vector<std::string> problems;
   const auto actions = planActions({adaptiveJob(7, JobState::kPending)},
-                                   decide("7", "a100", {{"n1", 4}, {"n2", 2}}), problems);
+                                   decide("7", "a100", {{"n1", 4}, {"n2", 2}}), 1000.0, problems);
   EXPECT_TRUE(actions.empty());
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_NE(problems[0].find("JobId=7"), std::string::npos);

@@ -59,6 +59,7 @@ pollux::service::SlurmJob jobFrom(const pollux_job_view_t& view) {
   job.held = view.held != 0;
   job.submit_time = static_cast<double>(view.submit_time);
   job.start_time = static_cast<double>(view.start_time);
+  job.eligible_time = static_cast<double>(view.eligible_time);
   try {
     job.adaptive = pollux::report::parseAdaptiveComment(text(view.comment));
   } catch (const pollux::InvalidInput& error) {

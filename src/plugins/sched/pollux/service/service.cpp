@@ -59,8 +59,8 @@ Json::Value modelsJson(const report::GoodputReport& report, const model::Relativ
 
 }  // namespace
 
-Config Service::loadConfig() const {
-  const ParsedConfig parsed = parseConfig(settings_.pollux_conf_text, settings_.scheduler_parameters);
+config::Config Service::loadConfig() const {
+  const config::ParsedConfig parsed = config::parseConfig(settings_.pollux_conf_text, settings_.scheduler_parameters);
   for (const auto& message : parsed.errors) error(message);
   return parsed.config;
 }
@@ -152,7 +152,7 @@ size_t Service::decide() {
                                   ? std::nullopt
                                   : std::optional<policy::JobDecision>(decided->second));
   }
-  for (auto& action : planActions(round_jobs_, decision, round_problems_)) {
+  for (auto& action : planActions(round_jobs_, decision, round_time_, round_problems_)) {
     round_actions_.push_back(ownAction(std::move(action), decision));
   }
   for (const auto& problem : round_problems_) error(problem);

@@ -13,7 +13,7 @@
 #include <json/json.h>
 
 #include "actions.hpp"
-#include "config.hpp"
+#include "config/config.hpp"
 #include "job_store.hpp"
 #include "metrics.hpp"
 #include "rate_limiter.hpp"
@@ -37,7 +37,7 @@ class Service {
   explicit Service(ServiceSettings settings);
   ~Service();
 
-  const Config& config() const { return config_; }
+  const config::Config& config() const { return config_; }
   void startRest();  // throws std::runtime_error when it cannot listen
 
   void beginRound(double now);
@@ -59,7 +59,7 @@ class Service {
     pollux_action_t c;
   };
 
-  Config loadConfig() const;
+  config::Config loadConfig() const;
   OwnedAction ownAction(Action action, const policy::Decision& decision) const;
   Json::Value jobStatus(const SlurmJob& job, const std::map<std::string, JobRecord>& records,
                         const model::RelativeSpeeds& speeds) const;
@@ -70,7 +70,7 @@ class Service {
   void error(const std::string& message) const { settings_.log(POLLUX_LOG_ERROR, message); }
 
   ServiceSettings settings_;
-  Config config_;
+  config::Config config_;
   JobStore store_;
   Metrics metrics_;
   RateLimiter report_limiter_;

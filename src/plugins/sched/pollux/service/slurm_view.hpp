@@ -35,6 +35,7 @@ struct SlurmJob {
   bool held = false;
   double submit_time = 0;
   double start_time = 0;
+  double eligible_time = 0;
   std::optional<report::AdaptiveRequest> adaptive;  // from the job's comment
   std::string comment_error;                        // set when the comment is malformed
   std::vector<std::string> nodes;                   // allocated nodes (running jobs)

@@ -88,7 +88,7 @@ std::optional<policy::Job> rigidJob(const SlurmJob& slurm) {
 policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
                                const std::vector<SlurmJob>& jobs,
                                const std::map<std::string, JobRecord>& records,
-                               const Config& config) {
+                               const config::Config& config) {
   policy::Snapshot snapshot;
   snapshot.time = now;
   snapshot.params = config.policy;

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "config.hpp"
+#include "config/config.hpp"
 #include "job_store.hpp"
 #include "policy/policy.hpp"
 #include "slurm_view.hpp"
@@ -21,6 +21,6 @@ inline constexpr const char* kUntypedGpu = "gpu";
 policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
                                const std::vector<SlurmJob>& jobs,
                                const std::map<std::string, JobRecord>& records,
-                               const Config& config);
+                               const config::Config& config);
 
 }  // namespace pollux::service

@@ -1,4 +1,4 @@
-#include "config.hpp"
+#include "config/config.hpp"
 
 #include <arpa/inet.h>
 
@@ -7,7 +7,7 @@
 #include <map>
 #include <sstream>
 
-namespace pollux::service {
+namespace pollux::config {
 
 namespace {
 
@@ -135,4 +135,4 @@ ParsedConfig parseConfig(const std::string& conf_file_text, const std::string& s
   return parsed;
 }
 
-}  // namespace pollux::service
+}  // namespace pollux::config

@@ -1,8 +1,8 @@
-#include "config.hpp"
+#include "config/config.hpp"
 
 #include <gtest/gtest.h>
 
-namespace pollux::service {
+namespace pollux::config {
 namespace {
 
 TEST(ConfigTest, DefaultsWithoutAnyToken) {
@@ -60,4 +60,4 @@ TEST(ConfigTest, BadTokensFallBackToDefaultsWithOneMessageEach) {
 }
 
 }  // namespace
-}  // namespace pollux::service
+}  // namespace pollux::config

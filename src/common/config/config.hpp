@@ -1,4 +1,4 @@
-// sched/pollux configuration: `pollux_`-prefixed SchedulerParameters tokens and pollux.conf.
+// sched/pollux configuration (read by the plugin and by the scontrol wrapper): `pollux_`-prefixed SchedulerParameters tokens and pollux.conf.
 #pragma once
 
 #include <string>
@@ -6,7 +6,7 @@
 
 #include "policy/policy.hpp"
 
-namespace pollux::service {
+namespace pollux::config {
 
 struct Config {
   int interval_s = 60;                   // pollux_interval: seconds between rounds
@@ -35,4 +35,4 @@ struct ParsedConfig {
 // plugins (bf_* for the hosted backfill) and are ignored.
 ParsedConfig parseConfig(const std::string& conf_file_text, const std::string& scheduler_parameters);
 
-}  // namespace pollux::service
+}  // namespace pollux::config

@@ -1,0 +1,253 @@
+// scontrol wrapper: answers `scontrol show pollux [job=ID] [--json]` from sched/pollux's REST
+// endpoint and hands every other command to the real scontrol unchanged.
+#include <curl/curl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <json/json.h>
+
+#include "config/config.hpp"
+#include "report/json_reader.hpp"
+
+#ifndef REAL_SCONTROL
+#error "REAL_SCONTROL must name the real scontrol (set by configure)"
+#endif
+
+namespace {
+
+struct Query {
+  std::string job_id;  // empty: everything
+  bool json = false;
+};
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool startsWithNoCase(const std::string& text, const std::string& prefix) {
+  return text.size() >= prefix.size() && strncasecmp(text.c_str(), prefix.c_str(), prefix.size()) == 0;
+}
+
+// SchedulerParameters from slurm.conf (the last assignment wins, as in Slurm).
+std::string schedulerParameters(const std::string& slurm_conf_text) {
+  std::istringstream lines(slurm_conf_text);
+  std::string line, value;
+  while (std::getline(lines, line)) {
+    line = line.substr(0, line.find('#'));
+    const auto start = line.find_first_not_of(" \t");
+    if (start == std::string::npos) continue;
+    line = line.substr(start);
+    if (startsWithNoCase(line, "SchedulerParameters=")) value = line.substr(20);
+  }
+  return value.substr(0, value.find_first_of(" \t\r"));
+}
+
+// The endpoint from the same slurm.conf (SLURM_CONF honoured) and pollux.conf beside it.
+std::string endpointUrl() {
+  const char* env = std::getenv("SLURM_CONF");
+  const std::string slurm_conf = env && *env ? env : "/etc/slurm/slurm.conf";
+  const auto slash = slurm_conf.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slurm_conf.substr(0, slash);
+  const auto parsed = pollux::config::parseConfig(readFile(dir + "/pollux.conf"),
+                                                  schedulerParameters(readFile(slurm_conf)));
+  std::string host = parsed.config.rest_addr;
+  if (host == "0.0.0.0") host = "127.0.0.1";
+  if (host == "::") host = "::1";
+  if (host.find(':') != std::string::npos) host = "[" + host + "]";
+  const std::string scheme = parsed.config.tls_cert.empty() ? "http" : "https";
+  return scheme + "://" + host + ":" + std::to_string(parsed.config.rest_port);
+}
+
+size_t appendBody(char* data, size_t size, size_t count, void* body) {
+  static_cast<std::string*>(body)->append(data, size * count);
+  return size * count;
+}
+
+// GET url; returns the HTTP status and fills body. Throws on a transport failure.
+long httpGet(const std::string& url, std::string& body) {
+  CURL* curl = curl_easy_init();
+  if (!curl) throw std::runtime_error("cannot initialise libcurl");
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, appendBody);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT, 10L);
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  const CURLcode result = curl_easy_perform(curl);
+  long status = 0;
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+  curl_easy_cleanup(curl);
+  if (result != CURLE_OK) throw std::runtime_error(curl_easy_strerror(result));
+  return status;
+}
+
+std::string scalar(const Json::Value& value) {
+  if (value.isNull()) return "(null)";
+  if (value.isBool()) return value.asBool() ? "yes" : "no";
+  if (value.isString()) {
+    const std::string text = value.asString();
+    return text.find(' ') == std::string::npos && !text.empty() ? text : "\"" + text + "\"";
+  }
+  Json::StreamWriterBuilder writer;
+  writer["indentation"] = "";
+  return Json::writeString(writer, value);
+}
+
+// "snake_case" -> "SnakeCase", as scontrol names its fields.
+std::string fieldName(const std::string& key) {
+  std::string name;
+  bool upper = true;
+  for (char c : key) {
+    if (c == '_') {
+      upper = true;
+      continue;
+    }
+    name += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+    upper = false;
+  }
+  return name;
+}
+
+std::string allocationText(const Json::Value& allocation) {
+  if (!allocation.isObject()) return "(none)";
+  std::string text = std::to_string(allocation["gpus"].asInt()) + "x" + allocation["gpu_type"].asString() + "(";
+  bool first = true;
+  for (const auto& node : allocation["nodes"].getMemberNames()) {
+    text += (first ? "" : ",") + node + ":" + std::to_string(allocation["nodes"][node].asInt());
+    first = false;
+  }
+  return text + ")";
+}
+
+void printJob(const Json::Value& job) {
+  std::cout << "JobId=" << job["job_id"].asString();
+  for (const char* key : {"user_id", "state", "adaptive", "min_gpus", "max_gpus", "gpu_type"}) {
+    if (job.isMember(key)) std::cout << " " << fieldName(key) << "=" << scalar(job[key]);
+  }
+  std::cout << "\n   Allocation=" << allocationText(job["allocation"]);
+  for (const char* key : {"batch_size", "local_bsz", "accum_steps", "lr_scale"}) {
+    if (job.isMember(key)) std::cout << " " << fieldName(key) << "=" << scalar(job[key]);
+  }
+  std::cout << "\n  ";
+  for (const char* key : {"restarts", "restart_cost_s", "reported", "status", "comment_error"}) {
+    if (job.isMember(key)) std::cout << " " << fieldName(key) << "=" << scalar(job[key]);
+  }
+  std::cout << "\n";
+  if (job.isMember("progress")) {
+    std::cout << "   Progress Examples=" << scalar(job["progress"]["examples"])
+              << " Epochs=" << scalar(job["progress"]["epochs"]) << "\n";
+  }
+  for (const auto& type : job["models"].getMemberNames()) {
+    const Json::Value& model = job["models"][type];
+    std::cout << "   Model[" << type << "]";
+    for (const auto& key : model.getMemberNames()) {
+      std::cout << " " << fieldName(key) << "=" << scalar(model[key]);
+    }
+    std::cout << "\n";
+  }
+  std::cout << "\n";
+}
+
+void printStatus(const Json::Value& status) {
+  const Json::Value& round = status["last_round"];
+  std::cout << "Pollux Time=" << scalar(status["time"]) << " Interval=" << scalar(status["interval_s"])
+            << " Rest=" << scalar(status["rest"]) << "\n   LastRound";
+  for (const auto& key : round.getMemberNames()) {
+    std::cout << " " << fieldName(key) << "=" << scalar(round[key]);
+  }
+  std::cout << "\n\n";
+  for (const auto& node : status["nodes"]) {
+    std::cout << "NodeName=" << node["name"].asString() << " GpuType=" << scalar(node["gpu_type"])
+              << " Gpus=" << scalar(node["gpus"]) << " Usable=" << scalar(node["usable"]) << "\n";
+  }
+  std::cout << "\n";
+  for (const auto& job : status["jobs"]) printJob(job);
+}
+
+// `scontrol [options] show pollux ...`: the arguments after "pollux", or false.
+bool isShowPollux(int argc, char** argv, int& first_argument) {
+  int i = 1;
+  while (i < argc && argv[i][0] == '-') ++i;
+  if (i + 1 >= argc || strcasecmp(argv[i], "show") != 0 || strcasecmp(argv[i + 1], "pollux") != 0) {
+    return false;
+  }
+  first_argument = i + 2;
+  return true;
+}
+
+Query parseQuery(int argc, char** argv, int first) {
+  Query query;
+  for (int i = first; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--json") {
+      query.json = true;
+    } else if (startsWithNoCase(arg, "job=") && arg.size() > 4 &&
+               arg.find_first_not_of("0123456789", 4) == std::string::npos) {
+      query.job_id = arg.substr(4);
+    } else {
+      throw std::invalid_argument("unknown argument '" + arg + "' (usage: scontrol show pollux [job=ID] [--json])");
+    }
+  }
+  return query;
+}
+
+int showPollux(const Query& query) {
+  const std::string base = endpointUrl();
+  const std::string url = base + (query.job_id.empty() ? "/v1/status" : "/v1/jobs/" + query.job_id);
+  std::string body;
+  long status;
+  try {
+    status = httpGet(url, body);
+  } catch (const std::exception& error) {
+    std::cerr << "scontrol show pollux: cannot reach sched/pollux at " << base << ": " << error.what()
+              << "\n";
+    return 1;
+  }
+  Json::Value document;
+  try {
+    document = pollux::report::JsonField::parseDocument(body);
+  } catch (const std::exception& error) {
+    std::cerr << "scontrol show pollux: bad answer from " << url << ": " << error.what() << "\n";
+    return 1;
+  }
+  if (status != 200) {
+    std::cerr << "scontrol show pollux: " << document.get("error", "HTTP " + std::to_string(status)).asString()
+              << "\n";
+    return 1;
+  }
+  if (query.json) {
+    std::cout << document << "\n";
+  } else if (query.job_id.empty()) {
+    printStatus(document);
+  } else {
+    printJob(document);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int first = 0;
+  if (!isShowPollux(argc, argv, first)) {
+    argv[0] = const_cast<char*>(REAL_SCONTROL);
+    execv(REAL_SCONTROL, argv);
+    std::cerr << "scontrol wrapper: cannot run " << REAL_SCONTROL << ": " << std::strerror(errno) << "\n";
+    return 1;
+  }
+  try {
+    return showPollux(parseQuery(argc, argv, first));
+  } catch (const std::exception& error) {
+    std::cerr << "scontrol show pollux: " << error.what() << "\n";
+    return 1;
+  }
+}

@@ -15,6 +15,8 @@
 // Prints requests/s, latency p50/p95/p99/max and the count of each HTTP status. Exits 1 unless
 // every timed request got 200 (and 2 on usage or setup errors).
 #include <curl/curl.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #include <munge.h>
 
 #include <algorithm>
@@ -49,6 +51,7 @@ struct Options {
   int encode_threads = 4;
   long warmup = 200;
   long decode_probe = 0;
+  std::vector<std::pair<std::string, int>> watch;  // --watch NAME=PID: CPU used while timed
 };
 
 [[noreturn]] void usage(const char* message) {
@@ -56,7 +59,7 @@ struct Options {
   std::fprintf(stderr,
                "usage: report_load --url URL --job ID [--socket PATH] [--count N] "
                "[--connections K] [--duration S] [--encode-threads T] [--warmup W] "
-               "[--decode-probe D]\n");
+               "[--decode-probe D] [--watch NAME=PID ...]\n");
   std::exit(2);
 }
 
@@ -81,6 +84,12 @@ Options parseOptions(int argc, char** argv) {
     else if (arg == "--encode-threads") o.encode_threads = static_cast<int>(number(1));
     else if (arg == "--warmup") o.warmup = static_cast<long>(number(0));
     else if (arg == "--decode-probe") o.decode_probe = static_cast<long>(number(0));
+    else if (arg == "--watch") {
+      const std::string spec = value;
+      const auto eq = spec.find('=');
+      if (eq == std::string::npos || eq == 0) usage("--watch takes NAME=PID");
+      o.watch.emplace_back(spec.substr(0, eq), std::atoi(spec.c_str() + eq + 1));
+    }
     else usage(("unknown option " + arg).c_str());
   }
   if (o.url.empty() || o.job.empty()) usage("--url and --job are required");
@@ -152,6 +161,31 @@ double decodeProbe(const std::vector<std::string>& creds, const std::string& soc
   return static_cast<double>(creds.size()) / s;
 }
 
+// CPU seconds (user + system) a process has used so far; -1 if unreadable.
+double processCpuSeconds(int pid) {
+  std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+  if (!f) return -1;
+  char buf[4096];
+  const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[n] = '\0';
+  const char* p = std::strrchr(buf, ')');  // the command name may contain spaces
+  if (!p) return -1;
+  unsigned long utime = 0, stime = 0;
+  // after ") ": state(3) ... utime is field 14, stime 15
+  if (std::sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) != 2) {
+    return -1;
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+double selfCpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto sec = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
+  return sec(usage.ru_utime) + sec(usage.ru_stime);
+}
+
 struct Slot {
   CURL* easy = nullptr;
   curl_slist* headers = nullptr;
@@ -171,6 +205,8 @@ struct RunResult {
   std::map<long, long> statuses;   // HTTP status (0 = transport error) -> count
   double seconds = 0;
   std::string sample_reply, sample_error;
+  std::vector<double> watched_cpu_s;  // per --watch process, during the timed part
+  double self_cpu_s = 0;
 };
 
 // Sends creds[0, warmup) untimed, then the rest timed, keeping one request per connection.
@@ -219,7 +255,11 @@ RunResult run(const Options& o, const std::string& body, const std::vector<std::
     curl_easy_setopt(s.easy, CURLOPT_PRIVATE, &s);
   }
 
+  std::vector<double> cpu_before(o.watch.size());
+  double self_before = 0;
   auto startTiming = [&] {
+    for (size_t i = 0; i < o.watch.size(); ++i) cpu_before[i] = processCpuSeconds(o.watch[i].second);
+    self_before = selfCpuSeconds();
     timing = true;
     timed_start = Clock::now();
     if (o.duration_s > 0) {
@@ -265,7 +305,13 @@ RunResult run(const Options& o, const std::string& body, const std::vector<std::
     }
     if (in_flight > 0) curl_multi_poll(multi, nullptr, 0, 100, nullptr);
   }
-  if (timing) result.seconds = std::chrono::duration<double>(Clock::now() - timed_start).count();
+  if (timing) {
+    result.seconds = std::chrono::duration<double>(Clock::now() - timed_start).count();
+    result.self_cpu_s = selfCpuSeconds() - self_before;
+    for (size_t i = 0; i < o.watch.size(); ++i) {
+      result.watched_cpu_s.push_back(processCpuSeconds(o.watch[i].second) - cpu_before[i]);
+    }
+  }
   for (auto& s : slots) {
     curl_easy_cleanup(s.easy);
     curl_slist_free_all(s.headers);
@@ -325,6 +371,15 @@ int main(int argc, char** argv) {
     for (const auto& [status, n] : r.statuses) {
       std::printf("  HTTP %-9ld %12ld\n", status, n);
       if (status != 200) all_ok = false;
+    }
+    if (sent > 0) {
+      std::printf("  CPU while timed (ms of CPU; us per request; share of one core):\n");
+      auto row = [&](const std::string& name, double cpu) {
+        std::printf("    %-12s %9.0f ms %8.1f us/req %6.0f %%\n", name.c_str(), cpu * 1e3,
+                    cpu * 1e6 / sent, r.seconds > 0 ? 100 * cpu / r.seconds : 0.0);
+      };
+      for (size_t i = 0; i < o.watch.size(); ++i) row(o.watch[i].first, r.watched_cpu_s[i]);
+      row("report_load", r.self_cpu_s);
     }
     if (!r.sample_reply.empty()) std::printf("  sample reply: %s", r.sample_reply.c_str());
     if (!r.sample_error.empty()) std::printf("  first error: %s\n", r.sample_error.c_str());

@@ -88,7 +88,8 @@ step "its report says it scales: it is grown through requeue"
 report_body "$adaptive"
 expect_post 200 "$adaptive" "report-$adaptive.json"
 python3 -c 'import json,sys; r = json.load(open(sys.argv[1])); assert {"batch_size","local_bsz","accum_steps","lr_scale","allocation"} <= set(r), r' "$run/reply"
-wait_until 40 "adaptive job grown beyond 1 GPU" more_gpus_than "$adaptive" 1
+# The model scales well and a100 is configured 3x v100: it grows to both a100 nodes.
+wait_until 60 "adaptive job grown to 8 a100 GPUs" more_gpus_than "$adaptive" 7
 grown=$(job_gpus "$adaptive")
 [ "$(job_field "$adaptive" Restarts)" -ge 1 ] || fail "grown job shows no requeue"
 grep -q "sched/pollux: JobId=$adaptive requeue" "$run/log/slurmctld.log" || fail "no requeue log line"
@@ -108,7 +109,6 @@ status=$(curl -s -o /dev/null -w '%{http_code}' -H "X-Munge-Cred: x" --data-bina
 scontrol ping | grep -q UP || fail "slurmctld is not answering"
 
 step "a waiting rigid job makes the adaptive job yield GPUs above its minimum"
-[ "$grown" -eq 8 ] || fail "expected the job to take both a100 nodes (8 GPUs), it has $grown"
 rigid=$(sbatch --parsable --gres=gpu:a100:4 -N1 -t 10 -o /dev/null job.sh)
 wait_until 40 "rigid job running" is_running "$rigid"
 wait_until 20 "adaptive job running with fewer GPUs" fewer_gpus_than "$adaptive" "$grown"

@@ -12,6 +12,7 @@
 #include <json/json.h>
 
 #include "fit_check.hpp"
+#include "report/model_json.hpp"
 
 namespace {
 
@@ -72,15 +73,7 @@ Json::Value toJson(const std::string& name, const pollux::trace::FitCheck& check
   out["held_out"] = Json::UInt64(check.held_out.size());
   out["median_error"] = check.medianError();
   out["p90_error"] = check.quantileError(0.9);
-  const auto& p = check.params;
-  Json::Value& params = out["perf_params"];
-  params["alpha_c"] = p.alpha_c;
-  params["beta_c"] = p.beta_c;
-  params["alpha_n"] = p.alpha_n;
-  params["beta_n"] = p.beta_n;
-  params["alpha_r"] = p.alpha_r;
-  params["beta_r"] = p.beta_r;
-  params["gamma"] = p.gamma;
+  out["perf_params"] = pollux::report::perfParamsToJson(check.params);
   return out;
 }
 

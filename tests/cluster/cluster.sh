@@ -102,10 +102,29 @@ restart_ctld() {
   echo "cluster.sh: slurmctld restarted ($old -> $new)"
 }
 
+# Processes whose environment names this run's slurm.conf: slurmstepd and the jobs' tasks
+# (slurmd and sbatch pass SLURM_CONF on), except this script and its callers, which may
+# have sourced RUN_DIR/env. Another cluster's processes never match.
+run_processes() {
+  callers=" $$ "
+  pid=$$
+  while [ "$pid" -gt 1 ]; do
+    pid=$(ps -o ppid= -p "$pid" | tr -d ' ')
+    callers="$callers$pid "
+  done
+  for environ in /proc/[0-9]*/environ; do
+    pid=${environ#/proc/}; pid=${pid%/environ}
+    case "$callers" in *" $pid "*) continue ;; esac
+    { tr '\0' '\n' < "$environ"; } 2> /dev/null | grep -qx "SLURM_CONF=$1/etc/slurm.conf" &&
+      echo "$pid"
+  done
+  return 0
+}
+
 stop() {
   run=$1
   [ -f "$run/run/pids" ] || return 0
-  pids=$(cat "$run/run/pids")
+  pids="$(cat "$run/run/pids") $(run_processes "$run")"
   kill $pids 2> /dev/null || true
   for _ in $(seq 50); do
     alive=""

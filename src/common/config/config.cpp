@@ -73,6 +73,7 @@ const std::map<std::string, Setter, std::less<>>& setters() {
       {"pollux_backfill", [](Config& c, const std::string& v) { c.backfill = parseInt(v, 0, 1) == 1; }},
       {"pollux_tls_cert", [](Config& c, const std::string& v) { c.tls_cert = parsePath(v); }},
       {"pollux_tls_key", [](Config& c, const std::string& v) { c.tls_key = parsePath(v); }},
+      {"pollux_rest_threads", [](Config& c, const std::string& v) { c.rest_threads = parseInt(v, 1, 64); }},
       {"pollux_report_rate", [](Config& c, const std::string& v) { c.max_reports_per_s = parseInt(v, 1, 1000000); }},
       {"pollux_fairness_p", [](Config& c, const std::string& v) { c.policy.fairness_p = parseRange(v, -10, 1); }},
       {"pollux_restart_threshold", [](Config& c, const std::string& v) { c.policy.restart_threshold = parseRange(v, 0, 10); }},

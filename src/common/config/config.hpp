@@ -15,7 +15,8 @@ struct Config {
   bool backfill = true;                  // pollux_backfill: host Slurm's sched/backfill
   std::string tls_cert;                  // pollux_tls_cert / pollux_tls_key: PEM files
   std::string tls_key;
-  int max_reports_per_s = 200;           // pollux_report_rate: above it, 429
+  int max_reports_per_s = 20000;         // pollux_report_rate: above it, 429
+  int rest_threads = 4;                  // pollux_rest_threads: concurrent report checks
   double default_speed = 1.0;            // relative speed of types without pollux_speed_TYPE
   policy::Params policy;                 // pollux_fairness_p, pollux_restart_threshold,
                                          // pollux_min_change_interval, pollux_time_limit,

@@ -4,6 +4,7 @@
 #include "invalid_input.hpp"
 #include "report/json_reader.hpp"
 #include "report/model_json.hpp"
+#include "report/snapshot_json.hpp"
 
 namespace pollux::report {
 
@@ -81,13 +82,7 @@ Json::Value replyToJson(const ReportReply& reply) {
   out["local_bsz"] = reply.local_bsz;
   out["accum_steps"] = reply.accum_steps;
   out["lr_scale"] = reply.lr_scale;
-  out["allocation"] = Json::Value(Json::nullValue);
-  if (reply.allocation) {
-    Json::Value& allocation = out["allocation"];
-    allocation["gpu_type"] = reply.allocation->gpu_type;
-    allocation["nodes"] = Json::Value(Json::objectValue);
-    for (const auto& [node, gpus] : reply.allocation->nodes) allocation["nodes"][node] = gpus;
-  }
+  out["allocation"] = reply.allocation ? allocationToJson(*reply.allocation) : Json::nullValue;
   return out;
 }
 

@@ -108,14 +108,20 @@ policy::Snapshot parseSnapshot(const std::string& text) {
   return snapshot;
 }
 
+Json::Value allocationToJson(const policy::Allocation& allocation) {
+  Json::Value out;
+  out["gpu_type"] = allocation.gpu_type;
+  out["nodes"] = Json::Value(Json::objectValue);
+  for (const auto& [node, gpus] : allocation.nodes) out["nodes"][node] = gpus;
+  return out;
+}
+
 Json::Value decisionToJson(const policy::Decision& decision) {
   Json::Value out;
   out["allocations"] = Json::Value(Json::objectValue);
   for (const auto& [id, job] : decision.allocations) {
     Json::Value& entry = out["allocations"][id];
-    entry["gpu_type"] = job.allocation.gpu_type;
-    entry["nodes"] = Json::Value(Json::objectValue);
-    for (const auto& [node, gpus] : job.allocation.nodes) entry["nodes"][node] = gpus;
+    entry = allocationToJson(job.allocation);
     entry["batch_size"] = Json::Int64(job.batch_size);
     entry["local_bsz"] = job.local_bsz;
     entry["accum_steps"] = job.accum_steps;

@@ -13,6 +13,9 @@ namespace pollux::report {
 // ("jobs[2].models.a100.gamma: must be ...") on malformed JSON, unknown keys or bad values.
 policy::Snapshot parseSnapshot(const std::string& text);
 
+// {"gpu_type": TYPE, "nodes": {name: gpus}}: an allocation in every document that has one.
+Json::Value allocationToJson(const policy::Allocation& allocation);
+
 // {"allocations": {jobid: {gpu_type, nodes {name: gpus}, batch_size, local_bsz,
 //  accum_steps}}, "stats": {solve_ms, solver_status, kept_current, candidate_configs}}
 Json::Value decisionToJson(const policy::Decision& decision);

@@ -8,6 +8,7 @@
 #include "model/type_models.hpp"
 #include "policy/policy.hpp"
 #include "report/model_json.hpp"
+#include "report/snapshot_json.hpp"
 #include "snapshot_builder.hpp"
 #include "state_file.hpp"
 
@@ -28,10 +29,7 @@ std::string readPem(const std::string& path) {
 
 Json::Value allocationJson(const std::optional<policy::JobDecision>& decision) {
   if (!decision) return Json::nullValue;
-  Json::Value out;
-  out["gpu_type"] = decision->allocation.gpu_type;
-  out["nodes"] = Json::Value(Json::objectValue);
-  for (const auto& [node, gpus] : decision->allocation.nodes) out["nodes"][node] = gpus;
+  Json::Value out = report::allocationToJson(decision->allocation);
   out["gpus"] = decision->allocation.totalGpus();
   return out;
 }
@@ -82,6 +80,7 @@ void Service::startRest() {
   RestServerOptions options;
   options.address = config_.rest_addr;
   options.port = config_.rest_port;
+  options.threads = config_.rest_threads;
   options.log_error = [this](const std::string& message) { error("REST: " + message); };
   if (!config_.tls_cert.empty()) {
     options.tls_cert_pem = readPem(config_.tls_cert);

@@ -83,6 +83,13 @@ std::optional<policy::Job> rigidJob(const SlurmJob& slurm) {
   return job;
 }
 
+// A pending job Pollux has never placed whose eligibility lies ahead: the user's --begin.
+// (A job Pollux requeued also waits for eligibility, but Pollux resets that itself.)
+bool waitsForUserBeginTime(const SlurmJob& slurm, const JobRecord* record, double now) {
+  const bool placed_before = record && record->last_change_time > 0;
+  return slurm.state == JobState::kPending && slurm.eligible_time > now && !placed_before;
+}
+
 }  // namespace
 
 policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
@@ -105,6 +112,9 @@ policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
     std::optional<policy::Job> job;
     if (slurm.adaptive) {
       const auto record = records.find(std::to_string(slurm.id));
+      if (waitsForUserBeginTime(slurm, record == records.end() ? nullptr : &record->second, now)) {
+        continue;
+      }
       job = adaptiveJob(slurm, record == records.end() ? nullptr : &record->second,
                         std::max(cluster_gpus, 1));
     } else {

@@ -16,7 +16,7 @@ namespace pollux::service {
 inline constexpr const char* kUntypedGpu = "gpu";
 
 // Nodes with GPUs; an unusable node offers only the GPUs its running jobs hold. Adaptive jobs
-// (pending or running) with their models and limits; rigid jobs that use or wait for GPUs.
+// (pending or running; not those waiting for a --begin time) with their models and limits; rigid jobs that use or wait for GPUs.
 // Relative speeds: the configured ones, default_speed for every other type present.
 policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
                                const std::vector<SlurmJob>& jobs,

@@ -1,0 +1,97 @@
+#include "snapshot_builder.hpp"
+
+#include <gtest/gtest.h>
+
+#include "policy/policy.hpp"
+
+namespace pollux::service {
+namespace {
+
+std::vector<SlurmNode> cluster() {
+  return {{"n1", {"a100", 4}, true}, {"n2", {"a100", 4}, true}, {"n3", {"v100", 4}, false},
+          {"cpu1", {"", 0}, true}};
+}
+
+SlurmJob job(uint32_t id, JobState state, std::optional<report::AdaptiveRequest> adaptive) {
+  SlurmJob j;
+  j.id = id;
+  j.state = state;
+  j.adaptive = adaptive;
+  j.submit_time = 10;
+  return j;
+}
+
+TEST(SnapshotBuilderTest, NodesJobsAndSpeeds) {
+  config::Config config;
+  config.policy.relative_speeds["a100"] = 3;
+  SlurmJob running = job(1, JobState::kRunning, report::AdaptiveRequest{2, 8, std::nullopt});
+  running.nodes = {"n3"};
+  running.gpus_per_node = GpuGres{"", 2};
+  running.start_time = 50;
+  SlurmJob pending = job(2, JobState::kPending, report::AdaptiveRequest{1, std::nullopt, "a100"});
+  SlurmJob rigid = job(3, JobState::kPending, std::nullopt);
+  rigid.gpus_per_node = GpuGres{"v100", 2};
+  rigid.num_nodes = 2;
+  SlurmJob cpu_only = job(4, JobState::kPending, std::nullopt);
+  const auto snapshot = buildSnapshot(100, cluster(), {running, pending, rigid, cpu_only}, {}, config);
+
+  ASSERT_EQ(snapshot.nodes.size(), 3u);  // cpu1 has no GPUs
+  EXPECT_EQ(snapshot.nodes[2].name, "n3");
+  EXPECT_EQ(snapshot.nodes[2].gpus, 2);  // drained: only what its running job holds
+  EXPECT_DOUBLE_EQ(snapshot.params.relative_speeds.at("a100"), 3);
+  EXPECT_DOUBLE_EQ(snapshot.params.relative_speeds.at("v100"), 1);  // default speed
+
+  ASSERT_EQ(snapshot.jobs.size(), 3u);  // the CPU-only rigid job does not compete for GPUs
+  const policy::Job& first = snapshot.jobs[0];
+  EXPECT_TRUE(first.adaptive);
+  EXPECT_EQ(first.min_gpus, 2);
+  EXPECT_EQ(first.max_gpus, 8);
+  ASSERT_TRUE(first.current.has_value());
+  EXPECT_EQ(first.current->gpu_type, "v100");  // untyped request, typed by its node
+  EXPECT_EQ(first.current->nodes.at("n3"), 2);
+  EXPECT_DOUBLE_EQ(first.last_change_time, 50);
+  EXPECT_TRUE(first.models.empty());  // no report yet
+  const policy::Job& second = snapshot.jobs[1];
+  EXPECT_EQ(second.max_gpus, 10);  // the cluster's GPUs
+  EXPECT_EQ(*second.gpu_type, "a100");
+  const policy::Job& third = snapshot.jobs[2];
+  EXPECT_FALSE(third.adaptive);
+  EXPECT_EQ(third.min_gpus, 4);
+  EXPECT_EQ(third.max_gpus, 4);
+  EXPECT_EQ(*third.gpu_type, "v100");
+}
+
+TEST(SnapshotBuilderTest, ReportsAndRecordsFeedTheModel) {
+  JobRecord record;
+  record.restarts = 2;
+  record.last_change_time = 80;
+  report::GoodputReport report;
+  report.perf_params["a100"] = {0.01, 0.001, 0.1, 0.01, 0.05, 0.005, 1.5};
+  report.grad = {1, 3};
+  report.limits = {64, 1024, 16, 128, true};
+  report.restart_cost_s = 40;
+  record.report = report;
+  const auto snapshot = buildSnapshot(
+      100, cluster(), {job(1, JobState::kPending, report::AdaptiveRequest{})}, {{"1", record}},
+      config::Config{});
+  const policy::Job& built = snapshot.jobs.at(0);
+  EXPECT_EQ(built.restarts, 2);
+  EXPECT_DOUBLE_EQ(built.last_change_time, 80);
+  EXPECT_DOUBLE_EQ(built.restart_cost_s, 40);
+  EXPECT_EQ(built.limits.max_batch_size, 1024);
+  EXPECT_EQ(built.models.count("a100"), 1u);
+}
+
+TEST(SnapshotBuilderTest, JobWaitingForItsBeginTimeIsNotPlacedEarly) {
+  SlurmJob later = job(1, JobState::kPending, report::AdaptiveRequest{});
+  later.eligible_time = 3700;
+  EXPECT_TRUE(buildSnapshot(100, cluster(), {later}, {}, config::Config{}).jobs.empty());
+  JobRecord requeued_by_us;
+  requeued_by_us.last_change_time = 90;
+  EXPECT_EQ(buildSnapshot(100, cluster(), {later}, {{"1", requeued_by_us}}, config::Config{})
+                .jobs.size(),
+            1u);
+}
+
+}  // namespace
+}  // namespace pollux::service

@@ -4,10 +4,6 @@
 
 #include "model/fit.hpp"
 #include "rigid.hpp"
-#include <cstdio>
-#include <cstdlib>
-#include "policy/job_goodput.hpp"
-#include "policy/objective.hpp"
 
 namespace pollux::sim {
 
@@ -107,24 +103,6 @@ std::map<std::string, Assignment> PolluxScheduler::decide(
   if (type_aware_) snapshot.params.relative_speeds = speeds_;
   for (const SimJob* job : active) snapshot.jobs.push_back(snapshotJob(*job));
   const policy::Decision decision = policy::schedule(snapshot);
-  if (const char* dbg = std::getenv("QDEBUG")) {
-    double t0 = std::atof(dbg);
-    if (now >= t0 && now < t0 + 60) {
-      const auto shape = policy::shapeOf(snapshot.nodes);
-      for (const auto& job : snapshot.jobs) {
-        policy::JobGoodput g(job, snapshot.params.relative_speeds, shape);
-        std::fprintf(stderr, "%s cur=%d max=%d restarts=%d age=%.0f lastchg=%.0f rf=%.3f:", job.id.c_str(),
-                     job.current ? job.current->totalGpus() : 0, job.max_gpus, job.restarts, now - job.submit_time,
-                     now - job.last_change_time, policy::restartFactor(job, now));
-        for (const auto& c : policy::candidateConfigs(job, shape)) {
-          auto s = g.speedup(c); auto b = g.best(c);
-          std::fprintf(stderr, " %d/%d:%.3f(bs%ld)", c.gpus, c.nodes, s ? *s : -1, b ? b->batch_size : -1);
-        }
-        const auto f = decision.allocations.find(job.id);
-        std::fprintf(stderr, " -> %d\n", f == decision.allocations.end() ? 0 : f->second.allocation.totalGpus());
-      }
-    }
-  }
   std::map<std::string, Assignment> assignments;
   std::map<std::string, policy::Allocation> current;
   for (const SimJob* job : active) {

@@ -93,6 +93,22 @@ TEST(FitTest, UnexploredInterNodeIsAtLeastIntraNode) {
   EXPECT_GE(fitted.beta_n, 1.1 * fitted.beta_r);
 }
 
+// Without multi-node samples the inter-node sync is the measured intra-node sync x 1.1 (as the
+// reference), not a prior scaled by the compute time: with long compute steps that prior
+// predicted 8 GPUs on 2 nodes slower than 4 on one, so jobs never grew beyond a node.
+TEST(FitTest, UnexploredInterNodeFollowsMeasuredIntraNodeSync) {
+  const PerfParams fitted = fitPerfParams(noisySamples(kTruth, {{1, 1}, {1, 2}, {1, 4}}, 5));
+  EXPECT_NEAR(fitted.alpha_n, 1.1 * fitted.alpha_r, 1e-12);
+  EXPECT_NEAR(fitted.beta_n, 1.1 * fitted.beta_r, 1e-12);
+  std::vector<StepSample> long_steps;  // 1 s compute, 10 ms sync on 2 and 4 GPUs of one node
+  for (int gpus : {1, 2, 4}) {
+    long_steps.push_back({1, gpus, 200, 0, gpus == 1 ? 1.0 : 1.01, 1.0});
+  }
+  const PerfParams imagenet_like = fitPerfParams(long_steps);
+  EXPECT_GT(throughput(imagenet_like, {2, 8}, 200, 0),
+            1.5 * throughput(imagenet_like, {1, 4}, 200, 0));
+}
+
 TEST(FitTest, RejectsBadSamplesWithAClearMessage) {
   const double inf = std::numeric_limits<double>::infinity();
   const std::vector<std::pair<StepSample, std::string>> cases = {

@@ -54,7 +54,10 @@ std::vector<Scored> runningOptions(const Job& job, const std::vector<Config>& ca
 
 std::vector<JobOption> weighted(const std::vector<Scored>& scored, double fairness_p) {
   if (scored.empty()) return {};
-  double lowest = scored.front().speedup;
+  // Relative to the job's baseline (speedup 1 at min_gpus), not only to the options offered: a
+  // running job offered just its current, large configuration would otherwise lose little
+  // weight when left without GPUs, and be preempted for any pending job (it thrashed).
+  double lowest = 1.0;
   for (const auto& option : scored) lowest = std::min(lowest, option.speedup);
   const double unallocated = utility(kUnallocatedFraction * lowest, fairness_p);
   std::vector<JobOption> options;

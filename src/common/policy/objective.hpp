@@ -2,7 +2,8 @@
 //
 // Utility of a speedup s with fairness exponent p: -s^p (p < 0), s^p (p > 0), log s (p = 0);
 // the MILP maximises the sum. A job left without GPUs counts as if its speedup were
-// kUnallocatedFraction x the lowest speedup it is offered, so any allocation beats none; an
+// kUnallocatedFraction x the lowest of 1 (its baseline) and the speedups it is offered, so any
+// allocation beats none and preempting a running job costs as much as not starting one; an
 // option's weight is its utility minus that. A running job moving to another configuration
 // has its speedup multiplied by the restart factor
 //   clamp((age - restarts * restart_cost_s) / (age + restart_cost_s), kMinRestartFactor, 1)

@@ -46,7 +46,9 @@ struct Job {
 struct Params {
   double fairness_p = -1.0;             // power-mean exponent of speedups
   double restart_threshold = 0.05;      // a running job changes only for >= 5 % predicted gain
-  double min_change_interval_s = 300;   // ... and not sooner than this after its last change
+  // ... and not sooner than this after its last change. One round: the restart penalty already
+  // charges each change its measured cost; 300 s held new jobs 5 min per doubling (sim-quality).
+  double min_change_interval_s = 60;
   double time_limit_s = 10.0;           // MILP time limit; on timeout keep current allocations
   // Above this many jobs the MILP is split into ceil(jobs / partition_jobs) sub-problems
   // (POP, see partition.hpp); 0 never splits.

@@ -86,9 +86,27 @@ TEST(PolicyTest, BigGainMovesARunningJobOnlyAfterTheMinimumInterval) {
   job.current = Allocation{"t4", {{"n0", 4}}};
   job.last_change_time = snapshot.time - 100;
   snapshot.jobs = {job};
+  snapshot.params.min_change_interval_s = 300;
   EXPECT_EQ(gpusOf(schedule(snapshot), "a"), 4);
   snapshot.jobs[0].last_change_time = snapshot.time - 400;
   EXPECT_EQ(gpusOf(schedule(snapshot), "a"), 8);
+}
+
+// Keeping a running job that may not change yet must weigh as much as starting a pending one:
+// the unallocated penalty is relative to the baseline, not to the single option offered.
+TEST(PolicyTest, RunningJobInsideTheMinimumIntervalIsNotPreemptedForAPendingOne) {
+  Snapshot snapshot;
+  snapshot.time = 10000;
+  snapshot.nodes = nodesOf("t4", 1, 8, "n");
+  Job running = adaptiveJob("a", 1, 8, "t4");
+  running.current = Allocation{"t4", {{"n0", 8}}};
+  running.last_change_time = snapshot.time;
+  Job pending = adaptiveJob("b", 1, 8, "t4");
+  pending.submit_time = snapshot.time;
+  snapshot.jobs = {running, pending};
+  const Decision decision = schedule(snapshot);
+  EXPECT_EQ(gpusOf(decision, "a"), 8);
+  EXPECT_EQ(gpusOf(decision, "b"), 0);
 }
 
 TEST(PolicyTest, UnchangedRunningJobStaysOnItsNodes) {

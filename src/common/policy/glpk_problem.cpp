@@ -72,13 +72,22 @@ void GlpkProblem::flattenMatrix() {
 }
 
 // Only GLPK calls and trivially destructible locals here: GLPK's error hook may longjmp out.
-int GlpkProblem::loadAndRun(int time_limit_ms) {
+int GlpkProblem::loadAndRun(int time_limit_ms, bool relaxation) {
   glp_term_out(GLP_OFF);
   glp_set_obj_dir(problem_, GLP_MAX);
   if (columns() > 0) glp_add_cols(problem_, columns());
+  // Priority weights reach 1e7 (objective.hpp): dividing by the largest keeps GLPK's
+  // tolerances meaningful without changing the optimum.
+  double largest = 0;
+  for (double objective : objective_) largest = std::max(largest, std::fabs(objective));
+  const double scale = largest > 0 ? 1.0 / largest : 1.0;
   for (int column = 0; column < columns(); ++column) {
-    glp_set_col_kind(problem_, column + 1, GLP_BV);
-    glp_set_obj_coef(problem_, column + 1, objective_[column]);
+    if (relaxation) {
+      glp_set_col_bnds(problem_, column + 1, GLP_DB, 0.0, 1.0);
+    } else {
+      glp_set_col_kind(problem_, column + 1, GLP_BV);
+    }
+    glp_set_obj_coef(problem_, column + 1, objective_[column] * scale);
   }
   const int rows = static_cast<int>(rows_.size());
   if (rows > 0) glp_add_rows(problem_, rows);
@@ -87,6 +96,15 @@ int GlpkProblem::loadAndRun(int time_limit_ms) {
   }
   glp_load_matrix(problem_, static_cast<int>(coefficient_.size()) - 1, row_index_.data(),
                   column_index_.data(), coefficient_.data());
+  if (relaxation) {
+    glp_smcp simplex;
+    glp_init_smcp(&simplex);
+    simplex.msg_lev = GLP_MSG_OFF;
+    simplex.presolve = GLP_ON;
+    simplex.tm_lim = time_limit_ms;
+    glp_scale_prob(problem_, GLP_SF_AUTO);
+    return glp_simplex(problem_, &simplex);
+  }
   glp_iocp parameters;
   glp_init_iocp(&parameters);
   parameters.msg_lev = GLP_MSG_OFF;
@@ -116,15 +134,36 @@ SolveOutcome GlpkProblem::translate(int intopt_code) const {
   }
 }
 
-void GlpkProblem::readSolution() {
-  values_.assign(objective_.size(), false);
-  for (int column = 0; column < columns(); ++column) {
-    values_[column] = glp_mip_col_val(problem_, column + 1) > 0.5;
+SolveOutcome GlpkProblem::translateRelaxation(int simplex_code) const {
+  switch (simplex_code) {
+    case 0:
+      switch (glp_get_status(problem_)) {
+        case GLP_OPT: return {SolveStatus::kOptimal, ""};
+        case GLP_NOFEAS: return {SolveStatus::kInfeasible, ""};
+        default: return {SolveStatus::kFailed, "LP relaxation not solved to optimality"};
+      }
+    case GLP_ETMLIM: return {SolveStatus::kTimeLimit, ""};
+    case GLP_ENOPFS: return {SolveStatus::kInfeasible, ""};
+    case GLP_ENODFS: return {SolveStatus::kFailed, "LP relaxation is unbounded"};
+    default: return {SolveStatus::kFailed, "glp_simplex returned " + std::to_string(simplex_code)};
   }
-  objective_value_ = glp_mip_obj_val(problem_);
 }
 
-SolveOutcome GlpkProblem::solve(double time_limit_s) {
+void GlpkProblem::readSolution(bool relaxation) {
+  values_.assign(objective_.size(), 0.0);
+  objective_value_ = 0;
+  for (int column = 0; column < columns(); ++column) {
+    values_[column] = relaxation ? glp_get_col_prim(problem_, column + 1)
+                                 : glp_mip_col_val(problem_, column + 1);
+    objective_value_ += values_[column] * objective_[column];
+  }
+}
+
+SolveOutcome GlpkProblem::solve(double time_limit_s) { return run(time_limit_s, false); }
+
+SolveOutcome GlpkProblem::solveRelaxation(double time_limit_s) { return run(time_limit_s, true); }
+
+SolveOutcome GlpkProblem::run(double time_limit_s, bool relaxation) {
   if (problem_ == nullptr) return {SolveStatus::kFailed, "GLPK environment was lost earlier"};
   const int time_limit_ms = toMilliseconds(time_limit_s);
   flattenMatrix();
@@ -136,9 +175,9 @@ SolveOutcome GlpkProblem::solve(double time_limit_s) {
     glp_free_env();
     return {SolveStatus::kFailed, "GLPK internal error"};
   }
-  const int intopt_code = loadAndRun(time_limit_ms);
-  const SolveOutcome outcome = translate(intopt_code);
-  if (outcome.hasSolution()) readSolution();
+  const int code = loadAndRun(time_limit_ms, relaxation);
+  const SolveOutcome outcome = relaxation ? translateRelaxation(code) : translate(code);
+  if (outcome.hasSolution()) readSolution(relaxation);
   glp_error_hook(nullptr, nullptr);
   return outcome;
 }

@@ -41,11 +41,15 @@ class GlpkProblem {
   int columns() const { return static_cast<int>(objective_.size()); }
 
   // Solves with glp_intopt (presolver on) within `time_limit_s` seconds of wall time.
-  // Call it once per problem.
+  // Call it once per problem (either solve() or solveRelaxation()).
   SolveOutcome solve(double time_limit_s);
+  // Solves only the LP relaxation (columns in [0, 1]) with glp_simplex; kOptimal on success.
+  SolveOutcome solveRelaxation(double time_limit_s);
 
   // Valid after a solve() whose outcome hasSolution().
-  bool chosen(int column) const { return values_.at(column); }
+  bool chosen(int column) const { return values_.at(column) > 0.5; }
+  // Valid after a solve() or solveRelaxation() with a solution: the column's value.
+  double value(int column) const { return values_.at(column); }
   double objectiveValue() const { return objective_value_; }
 
  private:
@@ -55,10 +59,14 @@ class GlpkProblem {
   };
 
   void flattenMatrix();
-  // Loads the model and runs glp_intopt; returns glp_intopt's code. May longjmp out on error.
-  int loadAndRun(int time_limit_ms);
+  // Loads the model (objective scaled by 1 / its largest |coefficient|, rows and columns
+  // scaled by GLPK) and runs glp_intopt, or glp_simplex if `relaxation`; returns its code.
+  // May longjmp out on error.
+  int loadAndRun(int time_limit_ms, bool relaxation);
+  SolveOutcome run(double time_limit_s, bool relaxation);
   SolveOutcome translate(int intopt_code) const;
-  void readSolution();
+  SolveOutcome translateRelaxation(int simplex_code) const;
+  void readSolution(bool relaxation);
 
   glp_prob* problem_;
   std::vector<double> objective_;
@@ -66,7 +74,7 @@ class GlpkProblem {
   std::vector<int> row_index_;  // the constraint matrix in GLPK's triplet form
   std::vector<int> column_index_;
   std::vector<double> coefficient_;
-  std::vector<bool> values_;
+  std::vector<double> values_;
   double objective_value_ = 0;
 };
 

@@ -19,6 +19,19 @@ TEST(GlpkProblemTest, SolvesASmallKnapsack) {
   EXPECT_TRUE(problem.chosen(c));
 }
 
+TEST(GlpkProblemTest, SolvesTheLpRelaxationWithLargeWeights) {
+  GlpkProblem problem;  // weights as large as objective.hpp's priorities
+  const int a = problem.addBinaryColumn(3e7);
+  const int b = problem.addBinaryColumn(2e7);
+  const int c = problem.addBinaryColumn(2.5e7);
+  problem.addRowAtMost({{a, 4.0}, {b, 2.0}, {c, 3.0}}, 6.0);
+  EXPECT_EQ(problem.solveRelaxation(1.0).describe(), "optimal");
+  EXPECT_NEAR(problem.value(a), 0.25, 1e-9);
+  EXPECT_NEAR(problem.value(b), 1.0, 1e-9);
+  EXPECT_NEAR(problem.value(c), 1.0, 1e-9);
+  EXPECT_NEAR(problem.objectiveValue(), 5.25e7, 1e-3);
+}
+
 TEST(GlpkProblemTest, GlpkInternalErrorIsReportedNotFatal) {
   {
     GlpkProblem problem;

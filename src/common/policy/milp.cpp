@@ -1,5 +1,7 @@
 #include "policy/milp.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <utility>
 
 namespace pollux::policy {
@@ -35,10 +37,9 @@ struct Rows {
   std::vector<std::vector<std::pair<int, double>>> type_nodes;
 };
 
-}  // namespace
-
-MilpResult solveMilp(const MilpInput& input) {
-  GlpkProblem problem;
+// The MILP of `input` loaded into `problem`; returns per job its (column, option index) pairs.
+std::vector<std::vector<std::pair<int, int>>> build(const MilpInput& input,
+                                                     GlpkProblem& problem) {
   Rows rows{std::vector<std::vector<std::pair<int, double>>>(input.types.size()),
             std::vector<std::vector<std::pair<int, double>>>(input.types.size())};
   // column_of[job] = (column, option index) pairs
@@ -65,13 +66,21 @@ MilpResult solveMilp(const MilpInput& input) {
       problem.addRowAtMost(rows.type_nodes[type], input.types[type].whole_nodes);
     }
   }
+  return column_of;
+}
 
+}  // namespace
+
+MilpResult solveMilp(const MilpInput& input) {
+  GlpkProblem problem;
+  const auto column_of = build(input, problem);
   MilpResult result;
   result.columns = problem.columns();
   result.outcome = result.columns > 0 ? problem.solve(input.time_limit_s)
                                       : SolveOutcome{SolveStatus::kOptimal, ""};
   if (!result.outcome.hasSolution()) return result;
   result.chosen.assign(input.jobs.size(), -1);
+  result.kept.assign(input.jobs.size(), false);
   for (std::size_t job = 0; job < input.jobs.size(); ++job) {
     for (const auto& [column, option_index] : column_of[job]) {
       if (!problem.chosen(column)) continue;
@@ -79,6 +88,159 @@ MilpResult solveMilp(const MilpInput& input) {
       result.objective += input.jobs[job][option_index].weight;
     }
   }
+  return result;
+}
+
+namespace {
+
+// A job's LP value above this counts as integral.
+constexpr double kIntegral = 1e-6;
+
+// Whether a job can trade `from` (nullptr: nothing) for `to` within the free capacity.
+bool fits(const MilpOption* from, const MilpOption& to,
+          const std::vector<MilpTypeCapacity>& free) {
+  const bool same_type = from != nullptr && from->type == to.type;
+  const int gpus = to.gpus - (same_type ? from->gpus : 0);
+  const int nodes = to.whole_nodes - (same_type ? from->whole_nodes : 0);
+  return gpus <= free[to.type].gpus && nodes <= free[to.type].whole_nodes;
+}
+
+struct Move {
+  std::size_t job = 0;
+  int option = -1;
+  double gain = 0;
+};
+
+Move bestMove(const MilpInput& input, const MilpResult& result,
+              const std::vector<MilpTypeCapacity>& free) {
+  Move best;
+  for (std::size_t job = 0; job < input.jobs.size(); ++job) {
+    if (result.kept[job]) continue;
+    const auto& options = input.jobs[job];
+    const MilpOption* current = result.chosen[job] < 0 ? nullptr : &options[result.chosen[job]];
+    const double current_weight = current == nullptr ? 0.0 : current->weight;
+    for (int option = 0; option < static_cast<int>(options.size()); ++option) {
+      const double gain = options[option].weight - current_weight;
+      if (gain > best.gain && fits(current, options[option], free)) best = {job, option, gain};
+    }
+  }
+  return best;
+}
+
+bool overCapacity(const MilpTypeCapacity& free) { return free.gpus < 0 || free.whole_nodes < 0; }
+
+}  // namespace
+
+std::vector<MilpTypeCapacity> leftoverCapacity(const MilpInput& input,
+                                               const std::vector<int>& chosen) {
+  std::vector<MilpTypeCapacity> free = input.types;
+  for (std::size_t job = 0; job < input.jobs.size(); ++job) {
+    if (chosen[job] < 0) continue;
+    const MilpOption& option = input.jobs[job][chosen[job]];
+    free[option.type].gpus -= option.gpus;
+    free[option.type].whole_nodes -= option.whole_nodes;
+  }
+  return free;
+}
+
+void keepCurrent(const MilpInput& input, const std::vector<int>& jobs, MilpResult& result) {
+  for (int job : jobs) {
+    result.chosen[job] = input.current.empty() ? -1 : input.current[job];
+    result.kept[job] = true;
+    ++result.kept_jobs;
+  }
+  // Other jobs' choices were made without knowing: drop the lightest where a type overflows.
+  std::vector<MilpTypeCapacity> free = leftoverCapacity(input, result.chosen);
+  for (std::size_t type = 0; type < free.size(); ++type) {
+    while (overCapacity(free[type])) {
+      int lightest = -1;
+      for (std::size_t job = 0; job < input.jobs.size(); ++job) {
+        if (result.kept[job] || result.chosen[job] < 0) continue;
+        const MilpOption& option = input.jobs[job][result.chosen[job]];
+        if (option.type != int(type)) continue;
+        if (lightest < 0 || option.weight < input.jobs[lightest][result.chosen[lightest]].weight) {
+          lightest = int(job);
+        }
+      }
+      if (lightest < 0) break;  // only kept jobs left: their current allocations fit together
+      const MilpOption& dropped = input.jobs[lightest][result.chosen[lightest]];
+      free[type].gpus += dropped.gpus;
+      free[type].whole_nodes += dropped.whole_nodes;
+      result.objective -= dropped.weight;
+      result.chosen[lightest] = -1;
+    }
+  }
+}
+
+void fillGreedily(const MilpInput& input, MilpResult& result) {
+  std::vector<MilpTypeCapacity> free = leftoverCapacity(input, result.chosen);
+  for (Move move = bestMove(input, result, free); move.option >= 0;
+       move = bestMove(input, result, free)) {
+    const int before = result.chosen[move.job];
+    if (before >= 0) {
+      const MilpOption& released = input.jobs[move.job][before];
+      free[released.type].gpus += released.gpus;
+      free[released.type].whole_nodes += released.whole_nodes;
+    }
+    const MilpOption& taken = input.jobs[move.job][move.option];
+    free[taken.type].gpus -= taken.gpus;
+    free[taken.type].whole_nodes -= taken.whole_nodes;
+    result.chosen[move.job] = move.option;
+    result.objective += move.gain;
+  }
+}
+
+MilpResult solveByRounding(const MilpInput& input) {
+  const auto start = std::chrono::steady_clock::now();
+  MilpResult result;
+  std::vector<int> fractional;  // jobs the LP splits between options
+  {
+    GlpkProblem relaxation;
+    const auto column_of = build(input, relaxation);
+    result.columns = relaxation.columns();
+    if (result.columns == 0) {
+      result.outcome = {SolveStatus::kOptimal, ""};
+      result.chosen.assign(input.jobs.size(), -1);
+      result.kept.assign(input.jobs.size(), false);
+      return result;
+    }
+    result.outcome = relaxation.solveRelaxation(input.time_limit_s);
+    if (!result.outcome.hasSolution()) return result;
+    result.chosen.assign(input.jobs.size(), -1);
+    result.kept.assign(input.jobs.size(), false);
+    for (std::size_t job = 0; job < input.jobs.size(); ++job) {
+      double total = 0;
+      for (const auto& [column, option_index] : column_of[job]) {
+        const double value = relaxation.value(column);
+        total += value;
+        if (value > 1 - kIntegral) result.chosen[job] = option_index;
+      }
+      if (result.chosen[job] < 0 && total > kIntegral) fractional.push_back(int(job));
+    }
+  }
+  result.fractional_jobs = static_cast<int>(fractional.size());
+  // The fractional jobs, exactly, in what the integral ones leave.
+  MilpInput rest;
+  rest.types = leftoverCapacity(input, result.chosen);
+  for (int job : fractional) rest.jobs.push_back(input.jobs[job]);
+  const double spent_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  rest.time_limit_s = std::max(input.time_limit_s - spent_s, 1e-3);
+  const MilpResult exact = solveMilp(rest);
+  result.columns += exact.columns;
+  result.outcome = {SolveStatus::kFeasible, ""};
+  if (exact.outcome.hasSolution()) {
+    for (std::size_t i = 0; i < fractional.size(); ++i) {
+      result.chosen[fractional[i]] = exact.chosen[i];
+    }
+  } else {
+    keepCurrent(input, fractional, result);
+  }
+  result.objective = 0;
+  for (std::size_t job = 0; job < input.jobs.size(); ++job) {
+    if (result.chosen[job] >= 0) result.objective += input.jobs[job][result.chosen[job]].weight;
+  }
+  fillGreedily(input, result);
   return result;
 }
 

@@ -19,6 +19,12 @@ class NodePool {
       const int taken = used == reserved.end() ? 0 : used->second;
       free_.emplace(node.name, FreeNode{&node, node.gpus - taken});
     }
+    // Per type, in name order: requests scan only their type's nodes (16k GPUs: 2,560 nodes).
+    for (auto& [name, entry] : free_) {
+      by_type_[entry.node->gpu_type].push_back(&entry);
+      int& largest = largest_[entry.node->gpu_type];
+      largest = std::max(largest, entry.node->gpus);
+    }
   }
 
   bool fits(const Allocation& allocation) const {
@@ -44,11 +50,8 @@ class NodePool {
 
  private:
   int largestNode(const std::string& type) const {
-    int largest = 0;
-    for (const auto& [name, entry] : free_) {
-      if (entry.node->gpu_type == type) largest = std::max(largest, entry.node->gpus);
-    }
-    return largest;
+    const auto largest = largest_.find(type);
+    return largest == largest_.end() ? 0 : largest->second;
   }
 
   // GPUs the job holds on `name` now (0 if none).
@@ -66,11 +69,13 @@ class NodePool {
                           const std::map<std::string, int>& excluded) const {
     const FreeNode* best = nullptr;
     int best_held = 0;
-    for (const auto& [name, entry] : free_) {
-      if (entry.node->gpu_type != type || entry.free < gpus || excluded.count(name)) continue;
-      const int held = heldOn(current, type, name);
-      if (!best || held > best_held || (held == best_held && entry.free < best->free)) {
-        best = &entry;
+    const auto nodes = by_type_.find(type);
+    if (nodes == by_type_.end()) return nullptr;
+    for (const FreeNode* entry : nodes->second) {
+      if (entry->free < gpus || excluded.count(entry->node->name)) continue;
+      const int held = heldOn(current, type, entry->node->name);
+      if (!best || held > best_held || (held == best_held && entry->free < best->free)) {
+        best = entry;
         best_held = held;
       }
     }
@@ -104,6 +109,8 @@ class NodePool {
   }
 
   std::map<std::string, FreeNode> free_;
+  std::map<std::string, std::vector<FreeNode*>> by_type_;  // GPU type -> its nodes, by name
+  std::map<std::string, int> largest_;                      // GPU type -> GPUs of its largest node
 };
 
 bool unchanged(const PlacementRequest& request) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <future>
+#include <thread>
 
 #include "policy/configurations.hpp"
 #include "policy/job_goodput.hpp"
@@ -43,25 +45,54 @@ std::map<std::string, int> fixedUsage(const std::vector<Job>& jobs) {
   return usage;
 }
 
+Contender contenderOf(const Job& job, const Snapshot& snapshot, const ClusterShape& cluster,
+                      bool rigid_waiting) {
+  Contender contender{&job, JobGoodput(job, snapshot.params.relative_speeds, cluster), {}};
+  const auto candidates = candidateConfigs(job, cluster);
+  if (job.adaptive) {
+    contender.options =
+        adaptiveOptions(job, candidates, contender.goodput, snapshot, rigid_waiting);
+  } else {
+    for (const auto& config : candidates) contender.options.push_back({config, 1.0, 1.0});
+  }
+  return contender;
+}
+
+// Below this many jobs per thread, evaluating goodput models in parallel is not worth it.
+constexpr std::size_t kJobsPerThread = 100;
+
+// Goodput evaluation (bestBatch per job, configuration and type) dominates large rounds and is
+// independent per job: it runs on a few threads, each on a contiguous range of the jobs.
 std::vector<Contender> contendersOf(const Snapshot& snapshot, const ClusterShape& cluster) {
   const bool rigid_waiting = std::any_of(snapshot.jobs.begin(), snapshot.jobs.end(),
                                          [](const Job& job) { return !job.adaptive && !job.current; });
+  std::vector<const Job*> deciding;
+  for (const auto& job : snapshot.jobs) {
+    if (!isFixed(job)) deciding.push_back(&job);
+  }
+  const std::size_t threads = std::clamp<std::size_t>(
+      deciding.size() / kJobsPerThread, 1, std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::future<std::vector<Contender>>> parts;
+  for (std::size_t t = 0; t < threads; ++t) {
+    const std::size_t begin = deciding.size() * t / threads;
+    const std::size_t end = deciding.size() * (t + 1) / threads;
+    const auto policy = threads == 1 ? std::launch::deferred : std::launch::async;
+    parts.push_back(std::async(policy, [&, begin, end] {
+      std::vector<Contender> part;
+      for (std::size_t i = begin; i < end; ++i) {
+        part.push_back(contenderOf(*deciding[i], snapshot, cluster, rigid_waiting));
+      }
+      return part;
+    }));
+  }
   std::vector<Contender> contenders;
+  for (auto& part : parts) {
+    for (auto& contender : part.get()) contenders.push_back(std::move(contender));
+  }
   std::vector<std::vector<JobOption>> adaptive;
   std::vector<std::vector<JobOption>> rigid;
-  for (const auto& job : snapshot.jobs) {
-    if (isFixed(job)) continue;
-    Contender contender{&job, JobGoodput(job, snapshot.params.relative_speeds, cluster), {}};
-    const auto candidates = candidateConfigs(job, cluster);
-    if (job.adaptive) {
-      adaptive.push_back(
-          adaptiveOptions(job, candidates, contender.goodput, snapshot, rigid_waiting));
-    } else {
-      std::vector<JobOption> options;
-      for (const auto& config : candidates) options.push_back({config, 1.0, 1.0});
-      rigid.push_back(options);
-    }
-    contenders.push_back(std::move(contender));
+  for (auto& contender : contenders) {
+    (contender.job->adaptive ? adaptive : rigid).push_back(std::move(contender.options));
   }
   prioritise(adaptive, rigid);
   auto next_adaptive = adaptive.begin();
@@ -90,8 +121,13 @@ MilpInput milpInput(const std::vector<Contender>& contenders, const ClusterShape
   }
   for (const auto& contender : contenders) {
     std::vector<MilpOption> options;
+    const std::optional<Config> current =
+        contender.job->current ? std::optional<Config>(configOf(*contender.job->current))
+                               : std::nullopt;
+    input.current.push_back(-1);
     for (const auto& option : contender.options) {
       const Config& config = option.config;
+      if (current && config == *current) input.current.back() = int(options.size());
       const int whole = config.nodes > 1 ? config.gpus / cluster.at(config.gpu_type).largest_node : 0;
       options.push_back({type_index.at(config.gpu_type), config.gpus, whole, option.weight});
     }
@@ -172,11 +208,16 @@ Decision schedule(const Snapshot& snapshot) {
   if (contenders.empty()) {
     decision.stats.solver_status = "no_jobs";
   } else {
-    const MilpResult result = solvePartitioned(milpInput(contenders, cluster, snapshot, reserved),
-                                               snapshot.params.partition_jobs);
+    const SplitLimits limits{snapshot.params.exact_jobs, snapshot.params.partition_jobs};
+    const MilpResult result =
+        solvePartitioned(milpInput(contenders, cluster, snapshot, reserved), limits);
     decision.stats.solver_status = result.outcome.describe();
     decision.stats.candidate_configs = result.columns;
     decision.stats.partitions = result.partitions;
+    decision.stats.exact = static_cast<int>(contenders.size()) <= limits.exact_jobs;
+    decision.stats.fractional_jobs = result.fractional_jobs;
+    decision.stats.failed_partitions = result.failed_partitions;
+    decision.stats.kept_jobs = result.kept_jobs;
     if (result.outcome.status == SolveStatus::kOptimal ||
         result.outcome.status == SolveStatus::kFeasible) {
       placeChosen(snapshot, reserved, contenders, result, decision);

@@ -50,9 +50,12 @@ struct Params {
   // charges each change its measured cost; 300 s held new jobs 5 min per doubling (sim-quality).
   double min_change_interval_s = 60;
   double time_limit_s = 10.0;           // MILP time limit; on timeout keep current allocations
-  // Above this many jobs the MILP is split into ceil(jobs / partition_jobs) sub-problems
+  // Up to this many contending jobs the MILP is solved exactly; above, by LP-guided rounding,
+  // which keeps large rounds fast at a small loss (see partition.hpp).
+  int exact_jobs = 50;
+  // Rounding above exact_jobs works on ceil(jobs / partition_jobs) sub-problems of the jobs
   // (POP, see partition.hpp); 0 never splits.
-  int partition_jobs = 50;
+  int partition_jobs = 250;
   model::RelativeSpeeds relative_speeds;  // per GPU type; a type missing here counts as 1.0
 };
 
@@ -75,7 +78,11 @@ struct Stats {
   std::string solver_status;  // "optimal", "feasible", "time_limit", "failed: ...", "no_jobs"
   bool kept_current = false;  // the solver failed or timed out: current allocations kept
   int candidate_configs = 0;  // binary variables in the MILP
-  int partitions = 0;         // MILP sub-problems solved: 1 exact, more decomposed, 0 none
+  int partitions = 0;         // MILP sub-problems solved: 1 exact or rounded, more split, 0 none
+  bool exact = false;         // solved by the exact MILP (else by LP-guided rounding)
+  int fractional_jobs = 0;    // jobs the LP relaxation left fractional (rounding only)
+  int failed_partitions = 0;  // sub-problems that failed or timed out ...
+  int kept_jobs = 0;          // ... whose jobs kept their current allocation (others proceed)
   double objective = 0;       // sum of the chosen options' weights (0 when kept_current)
   int placement_fallbacks = 0;  // jobs the nodes could not take as the MILP chose (kept their
                                 // current allocation, got a smaller one, or none)

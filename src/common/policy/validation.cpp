@@ -34,6 +34,7 @@ void validateParams(const Params& params) {
   requireNonNegative(params.restart_threshold, "params.restart_threshold");
   requireNonNegative(params.min_change_interval_s, "params.min_change_interval_s");
   requirePositive(params.time_limit_s, "params.time_limit_s");
+  requireNonNegative(params.exact_jobs, "params.exact_jobs");
   requireNonNegative(params.partition_jobs, "params.partition_jobs");
   for (const auto& [type, speed] : params.relative_speeds) {
     requirePositive(speed, ("params.relative_speeds." + type).c_str());

@@ -250,10 +250,7 @@ Json::Value Service::buildStatus() const {
   }
   status["jobs"] = Json::Value(Json::arrayValue);
   const auto records = store_.records();
-  model::RelativeSpeeds speeds = config_.policy.relative_speeds;
-  for (const auto& node : round_nodes_) {
-    if (node.gpus.count > 0) speeds.emplace(node.gpus.type, config_.default_speed);
-  }
+  const model::RelativeSpeeds speeds = relativeSpeeds(round_nodes_, config_);
   for (const auto& job : round_jobs_) {
     if (job.state == JobState::kOther) continue;
     status["jobs"].append(jobStatus(job, records, speeds));

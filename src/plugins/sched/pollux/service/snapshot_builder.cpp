@@ -92,6 +92,15 @@ bool waitsForUserBeginTime(const SlurmJob& slurm, const JobRecord* record, doubl
 
 }  // namespace
 
+model::RelativeSpeeds relativeSpeeds(const std::vector<SlurmNode>& nodes,
+                                     const config::Config& config) {
+  model::RelativeSpeeds speeds = config.policy.relative_speeds;
+  for (const auto& node : nodes) {
+    if (node.gpus.count > 0) speeds.emplace(typeOf(node.gpus), config.default_speed);
+  }
+  return speeds;
+}
+
 policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
                                const std::vector<SlurmJob>& jobs,
                                const std::map<std::string, JobRecord>& records,
@@ -99,13 +108,13 @@ policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
   policy::Snapshot snapshot;
   snapshot.time = now;
   snapshot.params = config.policy;
+  snapshot.params.relative_speeds = relativeSpeeds(nodes, config);
   snapshot.nodes = snapshotNodes(nodes, gpusInUse(jobs));
   std::map<std::string, std::string> node_types;
   int cluster_gpus = 0;
   for (const auto& node : snapshot.nodes) {
     node_types[node.name] = node.gpu_type;
     cluster_gpus += node.gpus;
-    snapshot.params.relative_speeds.emplace(node.gpu_type, config.default_speed);
   }
   for (const auto& slurm : jobs) {
     if (slurm.state == JobState::kOther) continue;

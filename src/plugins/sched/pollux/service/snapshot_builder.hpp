@@ -15,6 +15,10 @@ namespace pollux::service {
 // GPU type name for nodes and jobs whose GRES has no type.
 inline constexpr const char* kUntypedGpu = "gpu";
 
+// The configured speed of every GPU type the nodes have; default_speed for the others.
+model::RelativeSpeeds relativeSpeeds(const std::vector<SlurmNode>& nodes,
+                                     const config::Config& config);
+
 // Nodes with GPUs; an unusable node offers only the GPUs its running jobs hold. Adaptive jobs
 // (pending or running; not those waiting for a --begin time) with their models and limits; rigid jobs that use or wait for GPUs.
 // Relative speeds: the configured ones, default_speed for every other type present.

@@ -1,19 +1,17 @@
 // scontrol wrapper: answers `scontrol show pollux [job=ID] [--json]` from sched/pollux's REST
 // endpoint and hands every other command to the real scontrol unchanged.
-#include <curl/curl.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <json/json.h>
 
-#include "config/config.hpp"
+#include "endpoint.hpp"
+#include "http_client.hpp"
 #include "report/json_reader.hpp"
 
 #ifndef REAL_SCONTROL
@@ -26,69 +24,6 @@ struct Query {
   std::string job_id;  // empty: everything
   bool json = false;
 };
-
-std::string readFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-bool startsWithNoCase(const std::string& text, const std::string& prefix) {
-  return text.size() >= prefix.size() && strncasecmp(text.c_str(), prefix.c_str(), prefix.size()) == 0;
-}
-
-// SchedulerParameters from slurm.conf (the last assignment wins, as in Slurm).
-std::string schedulerParameters(const std::string& slurm_conf_text) {
-  std::istringstream lines(slurm_conf_text);
-  std::string line, value;
-  while (std::getline(lines, line)) {
-    line = line.substr(0, line.find('#'));
-    const auto start = line.find_first_not_of(" \t");
-    if (start == std::string::npos) continue;
-    line = line.substr(start);
-    if (startsWithNoCase(line, "SchedulerParameters=")) value = line.substr(20);
-  }
-  return value.substr(0, value.find_first_of(" \t\r"));
-}
-
-// The endpoint from the same slurm.conf (SLURM_CONF honoured) and pollux.conf beside it.
-std::string endpointUrl() {
-  const char* env = std::getenv("SLURM_CONF");
-  const std::string slurm_conf = env && *env ? env : "/etc/slurm/slurm.conf";
-  const auto slash = slurm_conf.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : slurm_conf.substr(0, slash);
-  const auto parsed = pollux::config::parseConfig(readFile(dir + "/pollux.conf"),
-                                                  schedulerParameters(readFile(slurm_conf)));
-  std::string host = parsed.config.rest_addr;
-  if (host == "0.0.0.0") host = "127.0.0.1";
-  if (host == "::") host = "::1";
-  if (host.find(':') != std::string::npos) host = "[" + host + "]";
-  const std::string scheme = parsed.config.tls_cert.empty() ? "http" : "https";
-  return scheme + "://" + host + ":" + std::to_string(parsed.config.rest_port);
-}
-
-size_t appendBody(char* data, size_t size, size_t count, void* body) {
-  static_cast<std::string*>(body)->append(data, size * count);
-  return size * count;
-}
-
-// GET url; returns the HTTP status and fills body. Throws on a transport failure.
-long httpGet(const std::string& url, std::string& body) {
-  CURL* curl = curl_easy_init();
-  if (!curl) throw std::runtime_error("cannot initialise libcurl");
-  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, appendBody);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT, 10L);
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  const CURLcode result = curl_easy_perform(curl);
-  long status = 0;
-  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
-  curl_easy_cleanup(curl);
-  if (result != CURLE_OK) throw std::runtime_error(curl_easy_strerror(result));
-  return status;
-}
 
 std::string scalar(const Json::Value& value) {
   if (value.isNull()) return "(null)";
@@ -201,12 +136,11 @@ Query parseQuery(int argc, char** argv, int first) {
 }
 
 int showPollux(const Query& query) {
-  const std::string base = endpointUrl();
+  const std::string base = pollux::client::readSlurmSettings().rest_url;
   const std::string url = base + (query.job_id.empty() ? "/v1/status" : "/v1/jobs/" + query.job_id);
-  std::string body;
-  long status;
+  pollux::client::HttpResponse response;
   try {
-    status = httpGet(url, body);
+    response = pollux::client::HttpClient().get(url);
   } catch (const std::exception& error) {
     std::cerr << "scontrol show pollux: cannot reach sched/pollux at " << base << ": " << error.what()
               << "\n";
@@ -214,13 +148,14 @@ int showPollux(const Query& query) {
   }
   Json::Value document;
   try {
-    document = pollux::report::JsonField::parseDocument(body);
+    document = pollux::report::JsonField::parseDocument(response.body);
   } catch (const std::exception& error) {
     std::cerr << "scontrol show pollux: bad answer from " << url << ": " << error.what() << "\n";
     return 1;
   }
-  if (status != 200) {
-    std::cerr << "scontrol show pollux: " << document.get("error", "HTTP " + std::to_string(status)).asString()
+  if (response.status != 200) {
+    std::cerr << "scontrol show pollux: "
+              << document.get("error", "HTTP " + std::to_string(response.status)).asString()
               << "\n";
     return 1;
   }

@@ -1,6 +1,5 @@
 #include "report/goodput_report.hpp"
 
-
 #include "invalid_input.hpp"
 #include "report/json_reader.hpp"
 #include "report/model_json.hpp"
@@ -84,6 +83,17 @@ Json::Value replyToJson(const ReportReply& reply) {
   out["lr_scale"] = reply.lr_scale;
   out["allocation"] = reply.allocation ? allocationToJson(*reply.allocation) : Json::nullValue;
   return out;
+}
+
+ReportReply parseReportReply(const std::string& body) {
+  const Json::Value document = JsonField::parseDocument(body);
+  const JsonField root(document, "reply");
+  ReportReply reply{root["batch_size"].integer(0, 1L << 40),
+                    static_cast<int>(root["local_bsz"].integer(0, 1L << 30)),
+                    static_cast<int>(root["accum_steps"].integer(0, 1L << 30)),
+                    root["lr_scale"].positiveNumber(), std::nullopt};
+  if (root.has("allocation")) reply.allocation = parseAllocation(root["allocation"]);
+  return reply;
 }
 
 }  // namespace pollux::report

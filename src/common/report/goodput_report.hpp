@@ -57,4 +57,9 @@ struct ReportReply {
 //  "allocation": {"gpu_type", "nodes": {name: gpus}} or null}
 Json::Value replyToJson(const ReportReply& reply);
 
+// Parses what replyToJson writes (the agent reads the plugin's answer with it). Throws
+// pollux::InvalidInput naming the offending key; unknown keys are ignored, so the plugin may
+// add some.
+ReportReply parseReportReply(const std::string& body);
+
 }  // namespace pollux::report

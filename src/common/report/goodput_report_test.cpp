@@ -191,5 +191,42 @@ TEST(GoodputReportTest, ReplyWithoutAllocationHasNull) {
   EXPECT_TRUE(json["allocation"].isNull());
 }
 
+TEST(GoodputReportTest, ReplyRoundTripsThroughParseReportReply) {
+  const ReportReply reply{1024, 64, 1, 2.5, policy::Allocation{"a100", {{"n1", 4}, {"n2", 4}}}};
+  const ReportReply parsed =
+      parseReportReply(Json::writeString(Json::StreamWriterBuilder(), replyToJson(reply)));
+  EXPECT_EQ(parsed.batch_size, 1024);
+  EXPECT_EQ(parsed.local_bsz, 64);
+  EXPECT_EQ(parsed.accum_steps, 1);
+  EXPECT_DOUBLE_EQ(parsed.lr_scale, 2.5);
+  ASSERT_TRUE(parsed.allocation);
+  EXPECT_EQ(*parsed.allocation, *reply.allocation);
+  EXPECT_FALSE(parseReportReply(R"({"batch_size": 128, "local_bsz": 32, "accum_steps": 0,
+                                     "lr_scale": 1, "allocation": null, "later": 1})")
+                   .allocation);
+}
+
+TEST(GoodputReportTest, JobStatusReadsAsAReply) {
+  const ReportReply reply = parseReportReply(
+      R"({"job_id": "1", "state": "running", "batch_size": 408, "local_bsz": 51,
+          "accum_steps": 0, "lr_scale": 2.2,
+          "allocation": {"gpu_type": "a100", "gpus": 8, "nodes": {"n1": 4, "n2": 4}}})");
+  ASSERT_TRUE(reply.allocation);
+  EXPECT_EQ(reply.allocation->totalGpus(), 8);
+  EXPECT_THROW(parseReportReply(R"({"batch_size": 1, "local_bsz": 1, "accum_steps": 0,
+      "lr_scale": 1, "allocation": {"gpu_type": "a100", "gpus": 9, "nodes": {"n1": 4}}})"),
+               InvalidInput);
+}
+
+TEST(GoodputReportTest, MalformedReplyNamesTheKey) {
+  try {
+    parseReportReply(R"({"batch_size": 128, "local_bsz": -1, "accum_steps": 0, "lr_scale": 1})");
+    FAIL() << "a negative local_bsz was accepted";
+  } catch (const InvalidInput& error) {
+    EXPECT_NE(std::string(error.what()).find("reply.local_bsz"), std::string::npos) << error.what();
+  }
+  EXPECT_THROW(parseReportReply("<html>busy</html>"), InvalidInput);
+}
+
 }  // namespace
 }  // namespace pollux::report

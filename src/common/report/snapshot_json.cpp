@@ -1,6 +1,5 @@
 #include "report/snapshot_json.hpp"
 
-
 #include "invalid_input.hpp"
 #include "report/json_reader.hpp"
 #include "report/model_json.hpp"
@@ -16,19 +15,6 @@ policy::Node parseNode(const JsonField& field) {
   return {field["name"].string(), field["gpu_type"].string(),
           static_cast<int>(field["gpus"].integer(0, kMaxGpus))};
 }
-
-policy::Allocation parseAllocation(const JsonField& field) {
-  field.requireOnlyKeys({"gpu_type", "nodes"});
-  policy::Allocation allocation;
-  allocation.gpu_type = field["gpu_type"].string();
-  const JsonField nodes = field["nodes"];
-  for (const auto& name : nodes.memberNames()) {
-    allocation.nodes[name] = static_cast<int>(nodes.member(name).integer(1, kMaxGpus));
-  }
-  return allocation;
-}
-
-
 
 policy::Job parseJob(const JsonField& field) {
   field.requireOnlyKeys({"id", "submit_time", "adaptive", "min_gpus", "max_gpus", "gpu_type",
@@ -87,6 +73,19 @@ policy::Params parseParams(const JsonField& field) {
 }
 
 }  // namespace
+
+policy::Allocation parseAllocation(const JsonField& field) {
+  field.requireOnlyKeys({"gpu_type", "nodes", "gpus"});
+  policy::Allocation allocation;
+  allocation.gpu_type = field["gpu_type"].string();
+  const JsonField nodes = field["nodes"];
+  for (const auto& name : nodes.memberNames()) {
+    allocation.nodes[name] = static_cast<int>(nodes.member(name).integer(1, kMaxGpus));
+  }
+  if (field.has("gpus") && field["gpus"].integer(0, kMaxGpus) != allocation.totalGpus())
+    throw InvalidInput(field.path() + ".gpus: is not the sum of the GPUs on the nodes");
+  return allocation;
+}
 
 
 

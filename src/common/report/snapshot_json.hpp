@@ -6,6 +6,7 @@
 #include <json/json.h>
 
 #include "policy/policy.hpp"
+#include "report/json_reader.hpp"
 
 namespace pollux::report {
 
@@ -15,6 +16,8 @@ policy::Snapshot parseSnapshot(const std::string& text);
 
 // {"gpu_type": TYPE, "nodes": {name: gpus}}: an allocation in every document that has one.
 Json::Value allocationToJson(const policy::Allocation& allocation);
+// Reads that form; an optional "gpus" (the total, as the plugin's status shows it) must match.
+policy::Allocation parseAllocation(const JsonField& field);
 
 // {"allocations": {jobid: {gpu_type, nodes {name: gpus}, batch_size, local_bsz,
 //  accum_steps}}, "stats": {solve_ms, solver_status, kept_current, candidate_configs}}

@@ -88,10 +88,10 @@ TEST(JobStoreTest, StateSurvivesSaveAndRestore) {
   char dir[] = "/tmp/pollux-state-XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);
   const std::string path = std::string(dir) + "/pollux_state.json";
-  saveState(path, store.toJson());
+  io::saveState(path, store.toJson());
 
   JobStore restored;
-  restored.restore(*loadState(path));
+  restored.restore(*io::loadState(path));
   const auto records = restored.records();
   ASSERT_EQ(records.size(), 2u);
   const JobRecord& job = records.at("1");
@@ -110,10 +110,10 @@ TEST(StateFileTest, MissingFileIsNoStateAndCorruptFileIsAnError) {
   char dir[] = "/tmp/pollux-state-XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);
   const std::string path = std::string(dir) + "/pollux_state.json";
-  EXPECT_FALSE(loadState(path).has_value());
+  EXPECT_FALSE(io::loadState(path).has_value());
   for (const char* corrupt : {"{\"version\": 1, \"jobs\": {", "[1, 2]", "\x01\x02garbage"}) {
     std::ofstream(path) << corrupt;
-    EXPECT_THROW(loadState(path), InvalidInput) << corrupt;
+    EXPECT_THROW(io::loadState(path), InvalidInput) << corrupt;
   }
   std::filesystem::remove_all(dir);
 }
@@ -129,7 +129,7 @@ TEST(StateFileTest, RestoreRejectsInconsistentRecordsAndKeepsNothing) {
 
 TEST(StateFileTest, SaveIntoAMissingDirectoryFailsClearly) {
   try {
-    saveState("/nonexistent-dir/pollux_state.json", Json::Value(Json::objectValue));
+    io::saveState("/nonexistent-dir/pollux_state.json", Json::Value(Json::objectValue));
     FAIL() << "saved into a missing directory";
   } catch (const std::runtime_error& error) {
     EXPECT_NE(std::string(error.what()).find("/nonexistent-dir/pollux_state.json.new"),

@@ -96,7 +96,7 @@ void Service::restoreState() {
   if (settings_.state_dir.empty()) return;
   const std::string path = settings_.state_dir + kStateFileName;
   try {
-    const auto saved = loadState(path);
+    const auto saved = io::loadState(path);
     if (!saved) return;
     if ((*saved)["version"] != kStateVersion) throw InvalidInput("unknown state version");
     store_.restore((*saved)["jobs"]);
@@ -112,7 +112,7 @@ void Service::saveState() {
   state["version"] = kStateVersion;
   state["jobs"] = store_.toJson();
   try {
-    pollux::service::saveState(settings_.state_dir + kStateFileName, state);
+    io::saveState(settings_.state_dir + kStateFileName, state);
   } catch (const std::exception& problem) {
     error(std::string("cannot save state: ") + problem.what());
   }

@@ -1,4 +1,5 @@
-// Saving sched/pollux's state under StateSaveLocation, atomically, and reading it back.
+// Saving a JSON state file atomically and reading it back (sched/pollux under
+// StateSaveLocation, pollux-agent beside the job).
 #pragma once
 
 #include <optional>
@@ -6,7 +7,7 @@
 
 #include <json/json.h>
 
-namespace pollux::service {
+namespace pollux::io {
 
 // Writes `state` to `path` through a temporary file, fsync and rename, so a crash leaves
 // either the old or the new file. Throws std::runtime_error naming the path on failure.
@@ -16,4 +17,4 @@ void saveState(const std::string& path, const Json::Value& state);
 // pollux::InvalidInput (not a JSON object) naming the path.
 std::optional<Json::Value> loadState(const std::string& path);
 
-}  // namespace pollux::service
+}  // namespace pollux::io

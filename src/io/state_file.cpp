@@ -12,7 +12,7 @@
 #include "invalid_input.hpp"
 #include "report/json_reader.hpp"
 
-namespace pollux::service {
+namespace pollux::io {
 
 namespace {
 
@@ -68,4 +68,4 @@ std::optional<Json::Value> loadState(const std::string& path) {
   }
 }
 
-}  // namespace pollux::service
+}  // namespace pollux::io

@@ -1,0 +1,206 @@
+#include "agent.hpp"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
+#include <vector>
+
+#include "invalid_input.hpp"
+#include "log.hpp"
+#include "state_file.hpp"
+
+namespace pollux::agent {
+namespace {
+
+constexpr int kExitAfterCheckpoint = 143;  // 128 + SIGTERM, as if the agent had been killed
+// Log the first garbage messages, then one in this many, so a broken trainer cannot flood.
+constexpr long kGarbageLogEvery = 1000;
+
+std::string tempParent() {
+  const char* tmp = std::getenv("TMPDIR");
+  return tmp && *tmp ? tmp : "/tmp";
+}
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+Agent::Agent(Options options, StepEnvironment step, ReporterSettings reporter, int signal_fd)
+    : options_(std::move(options)), step_(std::move(step)), signal_fd_(signal_fd),
+      wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)), started_(Clock::now()),
+      channel_(tempParent()) {
+  if (wake_fd_ < 0) throw std::system_error(errno, std::generic_category(), "eventfd");
+  state_path_ = !options_.state_file.empty()
+                    ? options_.state_file
+                    : step_.submit_dir + "/.pollux-agent-" + step_.job_id + ".json";
+  state_.gpu_type = options_.gpu_type;
+  if (step_.rank == 0) restoreState();
+  reporter_ = std::make_unique<Reporter>(
+      std::move(reporter), step_, state_,
+      [this] {
+        const uint64_t one = 1;
+        if (write(wake_fd_, &one, sizeof one) < 0) return;  // already signalled
+      },
+      [this] { saveState(); });
+}
+
+Agent::~Agent() {
+  reporter_.reset();  // joins the thread that writes wake_fd_
+  close(wake_fd_);
+}
+
+void Agent::restoreState() {
+  try {
+    if (const auto saved = io::loadState(state_path_)) {
+      state_.measurements = Measurements::fromJson(*saved);
+      logLine("measurements restored from " + state_path_ + " (" +
+              std::to_string(state_.measurements.distinctSamples()) + " placements measured)");
+    }
+  } catch (const std::exception& error) {
+    const std::string kept = state_path_ + ".corrupt";
+    std::error_code ignored;
+    std::filesystem::rename(state_path_, kept, ignored);
+    logLine("state file unusable (" + std::string(error.what()) + "); kept as " + kept +
+            ", measuring afresh");
+  }
+}
+
+void Agent::saveState() {
+  if (step_.rank != 0) return;
+  Json::Value state;
+  {
+    std::lock_guard<std::mutex> guard(state_.mutex);
+    state = state_.measurements.toJson();
+  }
+  try {
+    io::saveState(state_path_, state);
+  } catch (const std::exception& error) {
+    logLine("cannot save measurements: " + std::string(error.what()));
+  }
+}
+
+int Agent::run() {
+  if (state_.gpu_type.empty()) reporter_->learnGpuType(3);
+  std::map<std::string, std::string> env{{"POLLUX_AGENT_SOCKET", channel_.path()}};
+  {
+    std::lock_guard<std::mutex> guard(state_.mutex);
+    if (!state_.gpu_type.empty()) env["POLLUX_GPU_TYPE"] = state_.gpu_type;
+  }
+  trainer_ = std::make_unique<TrainerProcess>(options_.command, env);
+  reporter_->start();
+  for (;;) {
+    if (const auto status = trainer_->poll()) return finish(*status);
+    if (checkpoint_requested_ && secondsSince(*checkpoint_requested_) > options_.grace_s) {
+      logLine("trainer did not exit within the grace time; killing it");
+      trainer_->signal(SIGKILL);
+      checkpoint_requested_.reset();
+    }
+    serveOnce(200);
+  }
+}
+
+void Agent::serveOnce(int timeout_ms) {
+  std::vector<pollfd> fds{{signal_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+  for (const int fd : channel_.pollDescriptors()) fds.push_back({fd, POLLIN, 0});
+  if (poll(fds.data(), fds.size(), timeout_ms) <= 0) return;
+  if (fds[0].revents) handleSignal();
+  if (fds[1].revents) {
+    uint64_t count;
+    if (read(wake_fd_, &count, sizeof count) == sizeof count) pushDecision();
+  }
+  if (fds[2].revents && channel_.acceptConnection()) pushDecision();
+  std::string message;
+  for (size_t i = 3; i < fds.size(); ++i) {
+    if (fds[i].revents && channel_.receive(fds[i].fd, message) && !message.empty())
+      handleMessage(message);
+  }
+}
+
+void Agent::handleMessage(const std::string& text) {
+  TrainerMessage message;
+  try {
+    message = parseTrainerMessage(text);
+  } catch (const InvalidInput& error) {
+    if (garbage_messages_++ % kGarbageLogEvery == 0)
+      logLine("ignored a bad message from the trainer (" + std::to_string(garbage_messages_) +
+              " so far): " + error.what());
+    return;
+  }
+  if (const auto* hello = std::get_if<HelloMessage>(&message)) {
+    std::lock_guard<std::mutex> guard(state_.mutex);
+    state_.measurements.setLimits(hello->limits);
+    state_.report_now = true;
+    state_.wake_reporter.notify_all();
+  } else if (const auto* step = std::get_if<StepMessage>(&message)) {
+    std::lock_guard<std::mutex> guard(state_.mutex);
+    if (!first_step_seen_) {  // its time includes warm-up: it measures the restart instead
+      first_step_seen_ = true;
+      state_.measurements.recordStartup(secondsSince(started_));
+      return;
+    }
+    if (state_.gpu_type.empty()) return;  // cannot attribute the sample yet
+    const int before = state_.measurements.distinctSamples();
+    state_.measurements.addStep(state_.gpu_type, step_.placement, *step);
+    if (state_.measurements.distinctSamples() > before) {
+      state_.report_now = true;
+      state_.wake_reporter.notify_all();
+    }
+  } else if (checkpoint_requested_) {
+    logLine("trainer checkpointed " + std::to_string(secondsSince(*checkpoint_requested_)) +
+            " s after the request");
+  }
+}
+
+void Agent::handleSignal() {
+  signalfd_siginfo info;
+  if (read(signal_fd_, &info, sizeof info) != sizeof info) return;
+  const int number = static_cast<int>(info.ssi_signo);
+  if (number == SIGTERM || number == SIGINT) {
+    logLine(std::string("got ") + (number == SIGTERM ? "SIGTERM" : "SIGINT") +
+            ": asking the trainer to checkpoint within " + std::to_string(options_.grace_s) + " s");
+    requestCheckpoint();
+  } else if (number != SIGCHLD) {
+    trainer_->signal(number);  // SIGHUP, SIGUSR1, SIGUSR2 belong to the trainer
+  }
+}
+
+void Agent::requestCheckpoint() {
+  if (checkpoint_requested_) return;
+  checkpoint_requested_ = Clock::now();
+  if (channel_.broadcast(kCheckpointRequest) == 0) trainer_->signal(SIGTERM);
+}
+
+void Agent::pushDecision() {
+  std::optional<Decision> decision;
+  {
+    std::lock_guard<std::mutex> guard(state_.mutex);
+    decision = state_.decision;
+  }
+  if (decision) channel_.broadcast(formatDecision(*decision));
+}
+
+int Agent::finish(int trainer_status) {
+  if (checkpoint_requested_) {
+    {
+      std::lock_guard<std::mutex> guard(state_.mutex);
+      state_.measurements.recordCheckpoint(secondsSince(*checkpoint_requested_));
+    }
+    saveState();
+    logLine("trainer stopped for the requeue or resize (status " + std::to_string(trainer_status) + ")");
+    return kExitAfterCheckpoint;
+  }
+  saveState();
+  logLine("trainer exited with status " + std::to_string(trainer_status) + " after " +
+          std::to_string(reporter_->reportsAccepted()) + " accepted reports");
+  return trainer_status;
+}
+
+}  // namespace pollux::agent

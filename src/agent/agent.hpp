@@ -1,0 +1,56 @@
+// pollux-agent's main loop: starts the trainer, serves the channel, hands decisions over,
+// turns SIGTERM into a checkpoint request within the grace time, and keeps the measurements
+// in the state file across restarts.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "channel_server.hpp"
+#include "job_state.hpp"
+#include "options.hpp"
+#include "reporter.hpp"
+#include "slurm_env.hpp"
+#include "trainer_process.hpp"
+
+namespace pollux::agent {
+
+class Agent {
+ public:
+  // `signal_fd`: a signalfd for the signals the agent handles (blocked in every thread).
+  Agent(Options options, StepEnvironment step, ReporterSettings reporter, int signal_fd);
+  ~Agent();
+  Agent(const Agent&) = delete;
+  Agent& operator=(const Agent&) = delete;
+  // Runs the trainer to its end; returns the agent's exit status.
+  int run();
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  void restoreState();
+  void saveState();
+  void serveOnce(int timeout_ms);
+  void handleMessage(const std::string& text);
+  void handleSignal();
+  void requestCheckpoint();
+  void pushDecision();
+  int finish(int trainer_status);
+
+  Options options_;
+  StepEnvironment step_;
+  int signal_fd_;
+  int wake_fd_;  // eventfd: the reporter has a new decision
+  std::string state_path_;
+  Clock::time_point started_;
+  std::optional<Clock::time_point> checkpoint_requested_;
+  bool first_step_seen_ = false;
+  long garbage_messages_ = 0;
+  JobState state_;
+  ChannelServer channel_;
+  std::unique_ptr<Reporter> reporter_;
+  std::unique_ptr<TrainerProcess> trainer_;
+};
+
+}  // namespace pollux::agent

@@ -1,0 +1,50 @@
+// Messages of the local channel between a training process and pollux-agent (the protocol is
+// specified in include/pollux/pollux_train.h and pollux-agent(1)).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "model/goodput.hpp"
+
+namespace pollux::agent {
+
+// `hello`: the job's batch limits.
+struct HelloMessage {
+  model::BatchLimits limits;
+};
+
+// `step`: one optimizer step of the trainer.
+struct StepMessage {
+  double step_time;  // seconds, all micro-batches included
+  int local_bsz;
+  int accum_steps;
+  double examples;  // since the job first started
+  double epochs;
+  std::optional<double> compute_time;
+  std::optional<model::GradParams> per_example_grad;  // |g|^2 and tr(Sigma) of one example
+};
+
+// `checkpointed`: the trainer has written a checkpoint.
+struct CheckpointedMessage {};
+
+using TrainerMessage = std::variant<HelloMessage, StepMessage, CheckpointedMessage>;
+
+// Parses one message (a trailing newline is allowed). Throws pollux::InvalidInput saying what
+// is wrong: unknown kind, missing or malformed key, value out of range.
+TrainerMessage parseTrainerMessage(std::string_view text);
+
+// The agent's messages, newline-terminated.
+struct Decision {
+  long batch_size;
+  int local_bsz;
+  int accum_steps;
+  double lr_scale;
+  bool operator==(const Decision& other) const;
+};
+std::string formatDecision(const Decision& decision);
+inline constexpr std::string_view kCheckpointRequest = "checkpoint\n";
+
+}  // namespace pollux::agent

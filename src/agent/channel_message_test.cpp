@@ -1,0 +1,85 @@
+#include "channel_message.hpp"
+
+#include <gtest/gtest.h>
+
+#include "invalid_input.hpp"
+
+namespace pollux::agent {
+namespace {
+
+TEST(ChannelMessage, HelloCarriesTheBatchLimits) {
+  const auto message = parseTrainerMessage(
+      "hello init_batch_size=128 max_batch_size=4096 min_local_bsz=32 max_local_bsz=512 "
+      "accumulation=1\n");
+  const auto& hello = std::get<HelloMessage>(message);
+  EXPECT_EQ(hello.limits.init_batch_size, 128);
+  EXPECT_EQ(hello.limits.max_batch_size, 4096);
+  EXPECT_EQ(hello.limits.min_local_bsz, 32);
+  EXPECT_EQ(hello.limits.max_local_bsz, 512);
+  EXPECT_TRUE(hello.limits.accumulation);
+}
+
+TEST(ChannelMessage, StepWithOptionalKeysAndUnknownOnesIgnored) {
+  const auto step = std::get<StepMessage>(parseTrainerMessage(
+      "step time=0.25 local_bsz=64 accum_steps=2 examples=1e6 epochs=3.5 compute_time=0.07 "
+      "grad_sqr=0.5 grad_var=40 future_key=x"));
+  EXPECT_DOUBLE_EQ(step.step_time, 0.25);
+  EXPECT_EQ(step.local_bsz, 64);
+  EXPECT_EQ(step.accum_steps, 2);
+  EXPECT_DOUBLE_EQ(step.examples, 1e6);
+  EXPECT_DOUBLE_EQ(step.epochs, 3.5);
+  ASSERT_TRUE(step.compute_time);
+  EXPECT_DOUBLE_EQ(*step.compute_time, 0.07);
+  ASSERT_TRUE(step.per_example_grad);
+  EXPECT_DOUBLE_EQ(step.per_example_grad->sqr, 0.5);
+  EXPECT_DOUBLE_EQ(step.per_example_grad->var, 40);
+}
+
+TEST(ChannelMessage, StepWithoutOptionalKeys) {
+  const auto step = std::get<StepMessage>(
+      parseTrainerMessage("step time=0.1 local_bsz=8 accum_steps=0 examples=0 epochs=0"));
+  EXPECT_FALSE(step.compute_time);
+  EXPECT_FALSE(step.per_example_grad);
+}
+
+TEST(ChannelMessage, Checkpointed) {
+  EXPECT_TRUE(std::holds_alternative<CheckpointedMessage>(parseTrainerMessage("checkpointed\n")));
+}
+
+TEST(ChannelMessage, GarbageIsRejectedWithAReason) {
+  const char* const garbage[] = {
+      "",
+      "\n",
+      "launch missiles",
+      "step",
+      "step time=0.1 local_bsz=8 accum_steps=0 examples=0",           // epochs missing
+      "step time=nan local_bsz=8 accum_steps=0 examples=0 epochs=0",
+      "step time=inf local_bsz=8 accum_steps=0 examples=0 epochs=0",
+      "step time=0 local_bsz=8 accum_steps=0 examples=0 epochs=0",
+      "step time=-1 local_bsz=8 accum_steps=0 examples=0 epochs=0",
+      "step time=0.1 local_bsz=0 accum_steps=0 examples=0 epochs=0",
+      "step time=0.1 local_bsz=8.5 accum_steps=0 examples=0 epochs=0",
+      "step time=0.1 local_bsz=99999999999 accum_steps=0 examples=0 epochs=0",
+      "step time=0.1x local_bsz=8 accum_steps=0 examples=0 epochs=0",
+      "step time=0.1 local_bsz=8 accum_steps=0 examples=0 epochs=0 grad_sqr=1",
+      "step time=0.1 local_bsz=8 accum_steps=0 examples=0 epochs=0 =3",
+      "step time=0.1 local_bsz=8 accum_steps=0 examples=0 epochs=0 word",
+      "step time=0.1\x01 local_bsz=8 accum_steps=0 examples=0 epochs=0",
+      "hello init_batch_size=128 max_batch_size=64 min_local_bsz=1 max_local_bsz=8 accumulation=0",
+      "hello init_batch_size=128 max_batch_size=256 min_local_bsz=9 max_local_bsz=8 accumulation=0",
+      "hello init_batch_size=128 max_batch_size=256 min_local_bsz=1 max_local_bsz=8 accumulation=2",
+  };
+  for (const char* text : garbage) {
+    EXPECT_THROW(parseTrainerMessage(text), InvalidInput) << "'" << text << "'";
+  }
+  EXPECT_THROW(parseTrainerMessage(std::string(2000, 'a')), InvalidInput);
+  EXPECT_THROW(parseTrainerMessage(std::string("step\0time=1", 11)), InvalidInput);
+}
+
+TEST(ChannelMessage, DecisionLineMatchesTheHeaderFormat) {
+  EXPECT_EQ(formatDecision({1024, 64, 1, 2.5}),
+            "decision batch_size=1024 local_bsz=64 accum_steps=1 lr_scale=2.5\n");
+}
+
+}  // namespace
+}  // namespace pollux::agent

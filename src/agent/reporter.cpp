@@ -1,0 +1,161 @@
+#include "reporter.hpp"
+
+#include <chrono>
+
+#include <json/json.h>
+
+#include "auth/munge_credential.hpp"
+#include "invalid_input.hpp"
+#include "log.hpp"
+#include "report/json_reader.hpp"
+
+namespace pollux::agent {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::chrono::duration<double> seconds(double value) { return std::chrono::duration<double>(value); }
+
+std::string compactJson(const Json::Value& value) {
+  Json::StreamWriterBuilder builder;
+  builder["indentation"] = "";
+  return Json::writeString(builder, value);
+}
+
+// The error message of a refused request, or its status.
+std::string refusal(const client::HttpResponse& response) {
+  std::string text = "HTTP " + std::to_string(response.status);
+  try {
+    const Json::Value document = report::JsonField::parseDocument(response.body);
+    if (document.isObject() && document["error"].isString()) text += ": " + document["error"].asString();
+  } catch (const InvalidInput&) {
+  }
+  return text;
+}
+
+}  // namespace
+
+Reporter::Reporter(ReporterSettings settings, StepEnvironment step, JobState& state,
+                   Notify notify, SaveState save)
+    : settings_(std::move(settings)), step_(std::move(step)), state_(state),
+      notify_(std::move(notify)), save_(std::move(save)), client_(10, settings_.ca_file),
+      backoff_(1, 60, static_cast<unsigned>(Clock::now().time_since_epoch().count())) {}
+
+Reporter::~Reporter() {
+  {
+    std::lock_guard<std::mutex> guard(state_.mutex);
+    state_.stopping = true;
+  }
+  state_.wake_reporter.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Reporter::start() { thread_ = std::thread(&Reporter::run, this); }
+
+bool Reporter::learnGpuType(double timeout_s) {
+  client::HttpClient quick(timeout_s, settings_.ca_file);
+  try {
+    return readStatus(quick);
+  } catch (const std::exception& error) {
+    logLine("cannot ask sched/pollux for the job's GPU type yet: " + std::string(error.what()));
+    return false;
+  }
+}
+
+void Reporter::run() {
+  // Early reports (a new placement or batch measured) wait at least this long after the last.
+  const double min_spacing_s = std::min(settings_.interval_s, 2.0);
+  double wait_s = 0;
+  std::unique_lock<std::mutex> lock(state_.mutex);
+  while (!state_.stopping) {
+    const auto start = Clock::now();
+    state_.wake_reporter.wait_until(lock, start + seconds(std::min(wait_s, min_spacing_s)),
+                                    [&] { return state_.stopping; });
+    state_.wake_reporter.wait_until(lock, start + seconds(wait_s),
+                                    [&] { return state_.stopping || state_.report_now; });
+    if (state_.stopping) break;
+    state_.report_now = false;
+    lock.unlock();
+    const bool answered = exchange();
+    lock.lock();
+    if (answered) backoff_.reset();
+    wait_s = answered ? settings_.interval_s : backoff_.nextDelay();
+  }
+}
+
+bool Reporter::exchange() {
+  try {
+    return step_.rank == 0 ? postReport() : readStatus(client_);
+  } catch (const client::TransportError& error) {
+    logLine("sched/pollux unreachable (" + std::string(error.what()) + "), retry " +
+            std::to_string(backoff_.failures() + 1) + "; training goes on with the last decision");
+  } catch (const auth::CredentialError& error) {
+    logLine("cannot get a MUNGE credential: " + std::string(error.what()));
+  } catch (const std::exception& error) {
+    logLine("report failed: " + std::string(error.what()));
+  }
+  return false;
+}
+
+bool Reporter::postReport() {
+  std::optional<report::GoodputReport> report;
+  {
+    std::lock_guard<std::mutex> guard(state_.mutex);
+    report = state_.measurements.buildReport(
+        step_.job_id, state_.gpu_type.empty() ? "unknown" : state_.gpu_type, step_.placement);
+  }
+  if (!report) return readStatus(client_);  // no hello from the trainer yet
+  const std::string body = compactJson(report::reportToJson(*report));
+  const std::string credential =
+      auth::encodeCredential(auth::reportPayload(step_.job_id, body), settings_.munge_socket);
+  const client::HttpResponse response =
+      client_.post(settings_.rest_url + "/v1/jobs/" + step_.job_id + "/report", body,
+                   {"Content-Type: application/json", "X-Munge-Cred: " + credential});
+  if (response.status != 200) {
+    logLine("report refused: " + refusal(response));
+    return false;
+  }
+  applyReply(report::parseReportReply(response.body));
+  ++accepted_;
+  save_();
+  if (settings_.verbose)
+    logLine("report accepted (" + std::to_string(report->perf_params.size()) + " GPU type(s) fitted)");
+  return true;
+}
+
+bool Reporter::readStatus(client::HttpClient& client) {
+  const client::HttpResponse response = client.get(settings_.rest_url + "/v1/jobs/" + step_.job_id);
+  if (response.status != 200) {
+    logLine("job status refused: " + refusal(response));
+    return false;
+  }
+  try {
+    applyReply(report::parseReportReply(response.body));
+  } catch (const InvalidInput&) {
+    // The plugin has no decision for the job yet.
+  }
+  return true;
+}
+
+void Reporter::applyReply(const report::ReportReply& reply) {
+  bool changed = false;
+  {
+    std::lock_guard<std::mutex> guard(state_.mutex);
+    if (reply.allocation && reply.allocation->nodes.count(step_.node_name) &&
+        state_.gpu_type != reply.allocation->gpu_type && !settings_.fixed_gpu_type) {
+      state_.gpu_type = reply.allocation->gpu_type;
+      logLine("running on GPU type " + state_.gpu_type);
+    }
+    // A decision for other GPUs waits for the resize that brings them.
+    const bool fits_current = !reply.allocation ||
+                              reply.allocation->totalGpus() == step_.placement.num_replicas;
+    if (reply.local_bsz > 0 && fits_current) {
+      const Decision next{reply.batch_size, reply.local_bsz, reply.accum_steps, reply.lr_scale};
+      changed = !state_.decision || !(*state_.decision == next);
+      state_.decision = next;
+    }
+  }
+  if (changed) notify_();
+}
+
+}  // namespace pollux::agent

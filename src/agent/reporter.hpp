@@ -1,0 +1,67 @@
+// The agent's thread that talks to sched/pollux: the first task POSTs goodput reports (with a
+// MUNGE credential) at a bounded rate; the other tasks only read the job's decision. Failed
+// requests are retried with exponential backoff and jitter; training goes on meanwhile on the
+// last decision.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "backoff.hpp"
+#include "http_client.hpp"
+#include "job_state.hpp"
+#include "report/goodput_report.hpp"
+#include "slurm_env.hpp"
+
+namespace pollux::agent {
+
+struct ReporterSettings {
+  std::string rest_url;
+  std::string munge_socket;
+  std::string ca_file;
+  double interval_s;
+  bool fixed_gpu_type;  // given on the command line: never replaced by the plugin's view
+  bool verbose;
+};
+
+class Reporter {
+ public:
+  using Notify = std::function<void()>;  // called when a new decision is in JobState
+  using SaveState = std::function<void()>;  // called after each report (rank 0)
+
+  Reporter(ReporterSettings settings, StepEnvironment step, JobState& state, Notify notify,
+           SaveState save);
+  ~Reporter();  // stops and joins the thread
+  Reporter(const Reporter&) = delete;
+  Reporter& operator=(const Reporter&) = delete;
+
+  // One GET of the job's status before the trainer starts, to learn its GPU type; returns
+  // false if the plugin could not be asked (the thread keeps trying later).
+  bool learnGpuType(double timeout_s);
+  void start();
+
+  int reportsAccepted() const { return accepted_; }
+
+ private:
+  void run();
+  // One exchange with the plugin; returns true if it answered with a usable decision.
+  bool exchange();
+  bool postReport();
+  bool readStatus(client::HttpClient& client);
+  void applyReply(const report::ReportReply& reply);
+
+  ReporterSettings settings_;
+  StepEnvironment step_;
+  JobState& state_;
+  Notify notify_;
+  SaveState save_;
+  client::HttpClient client_;
+  Backoff backoff_;
+  std::atomic<int> accepted_{0};
+  std::thread thread_;
+};
+
+}  // namespace pollux::agent

@@ -1,0 +1,31 @@
+// The job step as Slurm describes it to each task through its environment.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "model/params.hpp"
+
+namespace pollux::agent {
+
+struct StepEnvironment {
+  std::string job_id;     // SLURM_JOB_ID
+  int rank;               // SLURM_PROCID: only rank 0 reports
+  std::string node_name;  // SLURMD_NODENAME
+  model::Placement placement;  // step nodes x GPUs per node
+  int restart_count;      // SLURM_RESTART_COUNT: times the job was requeued
+  std::string submit_dir;  // SLURM_SUBMIT_DIR, else "."
+};
+
+using GetEnv = std::function<std::optional<std::string>(const char* name)>;
+
+// Throws pollux::InvalidInput if SLURM_JOB_ID is missing (not inside a job) or a variable is
+// malformed. GPUs per node: SLURM_GPUS_ON_NODE, else CUDA_VISIBLE_DEVICES' entries, else 1;
+// `replicas_override` > 0 replaces the computed replica count.
+StepEnvironment readStepEnvironment(const GetEnv& getenv, int replicas_override);
+
+// The process environment.
+std::optional<std::string> processEnv(const char* name);
+
+}  // namespace pollux::agent

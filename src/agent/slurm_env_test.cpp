@@ -1,0 +1,57 @@
+#include "slurm_env.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "invalid_input.hpp"
+
+namespace pollux::agent {
+namespace {
+
+GetEnv fakeEnv(std::map<std::string, std::string> values) {
+  return [values](const char* name) -> std::optional<std::string> {
+    const auto found = values.find(name);
+    if (found == values.end()) return std::nullopt;
+    return found->second;
+  };
+}
+
+TEST(SlurmEnv, PlacementFromStepNodesAndGpusOnNode) {
+  const StepEnvironment step = readStepEnvironment(
+      fakeEnv({{"SLURM_JOB_ID", "42"}, {"SLURM_PROCID", "1"}, {"SLURMD_NODENAME", "n2"},
+               {"SLURM_JOB_NUM_NODES", "3"}, {"SLURM_STEP_NUM_NODES", "2"},
+               {"SLURM_GPUS_ON_NODE", "4"}, {"SLURM_RESTART_COUNT", "2"},
+               {"SLURM_SUBMIT_DIR", "/home/u"}}),
+      0);
+  EXPECT_EQ(step.job_id, "42");
+  EXPECT_EQ(step.rank, 1);
+  EXPECT_EQ(step.node_name, "n2");
+  EXPECT_EQ(step.placement.num_nodes, 2);
+  EXPECT_EQ(step.placement.num_replicas, 8);
+  EXPECT_EQ(step.restart_count, 2);
+  EXPECT_EQ(step.submit_dir, "/home/u");
+}
+
+TEST(SlurmEnv, FallsBackToVisibleDevicesThenOneGpu) {
+  EXPECT_EQ(readStepEnvironment(fakeEnv({{"SLURM_JOB_ID", "1"}, {"CUDA_VISIBLE_DEVICES", "0,1,2"}}), 0)
+                .placement.num_replicas,
+            3);
+  const StepEnvironment bare = readStepEnvironment(fakeEnv({{"SLURM_JOB_ID", "1"}}), 0);
+  EXPECT_EQ(bare.placement.num_nodes, 1);
+  EXPECT_EQ(bare.placement.num_replicas, 1);
+  EXPECT_EQ(bare.rank, 0);
+  EXPECT_EQ(readStepEnvironment(fakeEnv({{"SLURM_JOB_ID", "1"}}), 6).placement.num_replicas, 6);
+}
+
+TEST(SlurmEnv, OutsideAJobOrMalformedIsAnError) {
+  EXPECT_THROW(readStepEnvironment(fakeEnv({}), 0), InvalidInput);
+  EXPECT_THROW(readStepEnvironment(fakeEnv({{"SLURM_JOB_ID", "1"}, {"SLURM_PROCID", "x"}}), 0),
+               InvalidInput);
+  EXPECT_THROW(
+      readStepEnvironment(fakeEnv({{"SLURM_JOB_ID", "1"}, {"SLURM_GPUS_ON_NODE", "-2"}}), 0),
+      InvalidInput);
+}
+
+}  // namespace
+}  // namespace pollux::agent

@@ -1,0 +1,31 @@
+// The training command the agent supervises: started with the channel's address in its
+// environment, signalled, and reaped.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pollux::agent {
+
+class TrainerProcess {
+ public:
+  // Starts `command` (PATH searched) with `extra_env` added to the agent's environment and
+  // the default signal mask and dispositions. Throws std::system_error if it cannot start.
+  TrainerProcess(const std::vector<std::string>& command,
+                 const std::map<std::string, std::string>& extra_env);
+
+  pid_t pid() const { return pid_; }
+  void signal(int signal_number) const;
+  // Reaps the trainer if it has exited; returns its exit status as a shell reports it
+  // (code, or 128 + signal), or nullopt while it runs.
+  std::optional<int> poll();
+
+ private:
+  pid_t pid_;
+};
+
+}  // namespace pollux::agent

@@ -1,0 +1,73 @@
+#include "endpoint.hpp"
+
+#include <strings.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "config/config.hpp"
+
+namespace pollux::client {
+namespace {
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool startsWithNoCase(const std::string& text, const std::string& prefix) {
+  return text.size() >= prefix.size() &&
+         strncasecmp(text.c_str(), prefix.c_str(), prefix.size()) == 0;
+}
+
+// The value of the last `key=` line (comments and leading blanks ignored), up to a blank.
+std::string lastAssignment(const std::string& slurm_conf_text, const std::string& key) {
+  std::istringstream lines(slurm_conf_text);
+  std::string line, value;
+  while (std::getline(lines, line)) {
+    line = line.substr(0, line.find('#'));
+    const auto start = line.find_first_not_of(" \t");
+    if (start == std::string::npos) continue;
+    line = line.substr(start);
+    if (startsWithNoCase(line, key + "=")) value = line.substr(key.size() + 1);
+  }
+  return value.substr(0, value.find_first_of(" \t\r"));
+}
+
+std::string restUrl(const config::Config& config) {
+  std::string host = config.rest_addr;
+  if (host == "0.0.0.0") host = "127.0.0.1";
+  if (host == "::") host = "::1";
+  if (host.find(':') != std::string::npos) host = "[" + host + "]";
+  const std::string scheme = config.tls_cert.empty() ? "http" : "https";
+  return scheme + "://" + host + ":" + std::to_string(config.rest_port);
+}
+
+}  // namespace
+
+std::string schedulerParameters(const std::string& slurm_conf_text) {
+  return lastAssignment(slurm_conf_text, "SchedulerParameters");
+}
+
+std::string mungeSocketFromAuthInfo(const std::string& slurm_conf_text) {
+  std::istringstream options(lastAssignment(slurm_conf_text, "AuthInfo"));
+  std::string option;
+  while (std::getline(options, option, ','))
+    if (startsWithNoCase(option, "socket=")) return option.substr(7);
+  return "";
+}
+
+SlurmSettings readSlurmSettings() {
+  const char* env = std::getenv("SLURM_CONF");
+  const std::string slurm_conf = env && *env ? env : "/etc/slurm/slurm.conf";
+  const auto slash = slurm_conf.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slurm_conf.substr(0, slash);
+  const std::string text = readFile(slurm_conf);
+  const auto parsed = config::parseConfig(readFile(dir + "/pollux.conf"), schedulerParameters(text));
+  return {restUrl(parsed.config), mungeSocketFromAuthInfo(text)};
+}
+
+}  // namespace pollux::client

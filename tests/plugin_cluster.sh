@@ -112,8 +112,8 @@ step "a waiting rigid job makes the adaptive job yield GPUs above its minimum"
 rigid=$(sbatch --parsable --gres=gpu:a100:4 -N1 -t 10 -o /dev/null job.sh)
 wait_until 40 "rigid job running" is_running "$rigid"
 wait_until 20 "adaptive job running with fewer GPUs" fewer_gpus_than "$adaptive" "$grown"
-grep -q "sched/pollux: JobId=$adaptive shrink" "$run/log/slurmctld.log" ||
-  fail "the adaptive job was not shrunk in place"
+grep -q "sched/pollux: JobId=$adaptive requeue: resize ${grown}x" "$run/log/slurmctld.log" ||
+  fail "the adaptive job was not shrunk through a requeue"
 echo "   rigid job $rigid running, adaptive job shrunk to $(job_gpus "$adaptive") GPUs"
 
 step "Slurm's backfill starts a small rigid job behind a blocked big one"

@@ -146,8 +146,9 @@ void Reporter::applyReply(const report::ReportReply& reply) {
       state_.gpu_type = reply.allocation->gpu_type;
       logLine("running on GPU type " + state_.gpu_type);
     }
-    // A decision for other GPUs waits for the resize that brings them.
-    const bool fits_current = !reply.allocation ||
+    // A decision for other GPUs waits for the resize that brings them; a reply without an
+    // allocation (the job between two placements) is no decision: the trainer keeps its own.
+    const bool fits_current = reply.allocation &&
                               reply.allocation->totalGpus() == step_.placement.num_replicas;
     if (reply.local_bsz > 0 && fits_current) {
       const Decision next{reply.batch_size, reply.local_bsz, reply.accum_steps, reply.lr_scale};

@@ -52,7 +52,6 @@ typedef struct {
   const char *comment;
   const char *nodes;         /* allocated nodes, comma separated, expanded */
   const char *requested_nodes; /* ReqNodeList, comma separated, expanded */
-  const char *batch_host;
   const char *tres_per_node; /* e.g. "gres:gpu:a100:2" */
   uint32_t num_nodes;
 } pollux_job_view_t;
@@ -61,8 +60,7 @@ typedef struct {
 enum pollux_action_kind {
   POLLUX_ACTION_HOLD,    /* keep a pending adaptive job held until it is placed */
   POLLUX_ACTION_START,   /* pending job: set size, GPUs and nodes, release, begin now */
-  POLLUX_ACTION_REQUEUE, /* running job: requeue, then as START (or HOLD if no nodes) */
-  POLLUX_ACTION_SHRINK   /* running job: keep only node_list (batch host included) */
+  POLLUX_ACTION_REQUEUE  /* running job: requeue, then as START (or HOLD if no nodes) */
 };
 typedef struct {
   uint32_t job_id;

@@ -214,7 +214,6 @@ static void describe_job(const slurm_job_info_t *job)
     .comment = job->comment,
     .nodes = nodes,
     .requested_nodes = requested,
-    .batch_host = job->batch_host,
     .tres_per_node = job->tres_per_node,
     .num_nodes = job->num_nodes,
   };
@@ -257,17 +256,6 @@ static int place_job(const pollux_action_t *action)
   return update_or_errno(&desc);
 }
 
-static int shrink_job(const pollux_action_t *action)
-{
-  job_desc_msg_t desc;
-
-  slurm_init_job_desc_msg(&desc);
-  desc.job_id = action->job_id;
-  desc.req_nodes = (char *)action->node_list;
-  desc.admin_comment = (char *)action->admin_comment;
-  return update_or_errno(&desc);
-}
-
 static int requeue_job(const pollux_action_t *action)
 {
   if (slurm_requeue(action->job_id, 0) != SLURM_SUCCESS)
@@ -283,7 +271,6 @@ static int perform(const pollux_action_t *action)
   case POLLUX_ACTION_HOLD: return hold_job(action->job_id);
   case POLLUX_ACTION_START: return place_job(action);
   case POLLUX_ACTION_REQUEUE: return requeue_job(action);
-  case POLLUX_ACTION_SHRINK: return shrink_job(action);
   default: return SLURM_ERROR;
   }
 }

@@ -23,18 +23,6 @@ Action placing(const SlurmJob& job, ActionKind kind, const policy::Allocation& t
   return action;
 }
 
-bool canShrinkInPlace(const SlurmJob& job, const policy::Allocation& current,
-                      const policy::Allocation& target) {
-  if (target.gpu_type != current.gpu_type || target.nodes.size() >= current.nodes.size()) {
-    return false;
-  }
-  if (!target.nodes.count(job.batch_host)) return false;
-  return std::all_of(target.nodes.begin(), target.nodes.end(), [&](const auto& entry) {
-    const auto held = current.nodes.find(entry.first);
-    return held != current.nodes.end() && held->second == entry.second;
-  });
-}
-
 std::string describe(const policy::Allocation& allocation) {
   std::string text = std::to_string(allocation.totalGpus()) + "x" + allocation.gpu_type + " on ";
   bool first = true;
@@ -81,11 +69,6 @@ std::optional<Action> planRunning(const SlurmJob& job, const policy::JobDecision
   const policy::Allocation& target = decided->allocation;
   if (current && *current == target) return std::nullopt;
   const std::string from = current ? describe(*current) : "untyped GPUs";
-  if (current && canShrinkInPlace(job, *current, target)) {
-    Action action = placing(job, ActionKind::kShrink, target);
-    action.why = "shrink " + from + " -> " + describe(target);
-    return action;
-  }
   Action action = placing(job, ActionKind::kRequeue, target);
   action.why = "resize " + from + " -> " + describe(target);
   return action;
@@ -98,7 +81,6 @@ const char* toString(ActionKind kind) {
     case ActionKind::kHold: return "hold";
     case ActionKind::kStart: return "start";
     case ActionKind::kRequeue: return "requeue";
-    case ActionKind::kShrink: return "shrink";
   }
   return "unknown";
 }

@@ -11,7 +11,7 @@
 
 namespace pollux::service {
 
-enum class ActionKind { kHold, kStart, kRequeue, kShrink };
+enum class ActionKind { kHold, kStart, kRequeue };
 
 struct Action {
   uint32_t job_id = 0;
@@ -28,9 +28,10 @@ const char* toString(ActionKind kind);
 std::string tresPerNode(const Action& action);
 
 // Adaptive jobs only (rigid jobs are Slurm's backfill's). Pending: start where placed (unless
-// its request says so already), else hold. Running: nothing if unchanged; shrink in place when the target keeps the batch host
-// and is a subset of its nodes with the same GPUs per node; otherwise requeue to the target
-// (or requeue and hold when the policy gave it nothing). A target with unequal GPUs per node
+// its request says so already), else hold. Running: nothing if unchanged, else requeue to the
+// target (or requeue and hold when the policy gave it nothing). Shrinking is a requeue too:
+// shrinking in place kills the tasks on the removed nodes but leaves the surviving step
+// running at its old size, while a requeue gives every task SIGTERM and a checkpoint. A target with unequal GPUs per node
 // cannot be expressed to Slurm and is skipped with a message in `problems`.
 std::vector<Action> planActions(const std::vector<SlurmJob>& jobs, const policy::Decision& decision,
                                 double now, std::vector<std::string>& problems);

@@ -17,7 +17,6 @@ SlurmJob runningOn(uint32_t id, std::vector<std::string> nodes, const std::strin
                    int per_node) {
   SlurmJob job = adaptiveJob(id, JobState::kRunning);
   job.nodes = nodes;
-  job.batch_host = nodes.front();
   job.num_nodes = static_cast<int>(nodes.size());
   job.gpus_per_node = GpuGres{type, per_node};
   return job;
@@ -78,15 +77,12 @@ TEST(ActionsTest, GrowingRequeuesToTheTarget) {
   EXPECT_EQ(actions[0].nodes, (std::vector<std::string>{"n1", "n2"}));
 }
 
-TEST(ActionsTest, DroppingNodesKeepingTheBatchHostShrinksInPlace) {
+TEST(ActionsTest, EveryShrinkRequeuesSoEveryTaskCanCheckpoint) {
   const auto actions =
       plan({runningOn(7, {"n1", "n2"}, "a100", 4)}, decide("7", "a100", {{"n1", 4}}));
   ASSERT_EQ(actions.size(), 1u);
-  EXPECT_EQ(actions[0].kind, ActionKind::kShrink);
+  EXPECT_EQ(actions[0].kind, ActionKind::kRequeue);
   EXPECT_EQ(actions[0].nodes, std::vector<std::string>{"n1"});
-}
-
-TEST(ActionsTest, ShrinkThatLosesTheBatchHostOrChangesGpusRequeues) {
   EXPECT_EQ(plan({runningOn(7, {"n1", "n2"}, "a100", 4)}, decide("7", "a100", {{"n2", 4}}))[0].kind,
             ActionKind::kRequeue);
   EXPECT_EQ(plan({runningOn(7, {"n1"}, "a100", 4)}, decide("7", "a100", {{"n1", 2}}))[0].kind,

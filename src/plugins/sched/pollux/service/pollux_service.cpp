@@ -67,7 +67,6 @@ pollux::service::SlurmJob jobFrom(const pollux_job_view_t& view) {
   }
   job.nodes = pollux::service::splitNodeList(text(view.nodes));
   job.requested_nodes = pollux::service::splitNodeList(text(view.requested_nodes));
-  job.batch_host = text(view.batch_host);
   job.gpus_per_node = pollux::service::parseGpuGres(text(view.tres_per_node));
   job.num_nodes = static_cast<int>(view.num_nodes);
   return job;

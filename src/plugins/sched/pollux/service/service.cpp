@@ -179,7 +179,6 @@ const pollux_action_t& Service::action(size_t index) {
   owned.c = pollux_action_t{a.job_id,
                             static_cast<int>(a.kind == ActionKind::kHold      ? POLLUX_ACTION_HOLD
                                              : a.kind == ActionKind::kStart   ? POLLUX_ACTION_START
-                                             : a.kind == ActionKind::kShrink  ? POLLUX_ACTION_SHRINK
                                                                               : POLLUX_ACTION_REQUEUE),
                             static_cast<uint32_t>(a.nodes.size()),
                             owned.tres_per_node.c_str(),
@@ -200,7 +199,7 @@ void Service::actionDone(size_t index, int error_code, const std::string& error_
   }
   info("JobId=" + id + " " + toString(a.kind) + ": " + a.why);
   const bool placed = a.kind != ActionKind::kHold && !a.nodes.empty();
-  const bool restarted = a.kind == ActionKind::kRequeue || a.kind == ActionKind::kShrink;
+  const bool restarted = a.kind == ActionKind::kRequeue;
   store_.recordAction(id, a.why, placed, restarted, round_time_);
 }
 

@@ -40,7 +40,6 @@ struct SlurmJob {
   std::string comment_error;                        // set when the comment is malformed
   std::vector<std::string> nodes;                   // allocated nodes (running jobs)
   std::vector<std::string> requested_nodes;         // ReqNodeList
-  std::string batch_host;
   std::optional<GpuGres> gpus_per_node;             // from tres_per_node
   int num_nodes = 0;
 

@@ -9,8 +9,6 @@ build="${POLLUX_BUILDDIR:?}"
 here=$(cd "$(dirname "$0")" && pwd)
 run=$(mktemp -d /tmp/pollux-plugin-test-XXXXXX)
 plugins="$build/src/plugins/sched/pollux/.libs:$build/src/plugins/job_submit/pollux/.libs:/usr/lib/x86_64-linux-gnu/slurm-wlm"
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-api="http://127.0.0.1:$port"
 
 cleanup() {
   status=$?
@@ -22,26 +20,9 @@ cleanup() {
   rm -rf "$run"
 }
 trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-step() { echo "== $*"; }
-
-# wait_until SECONDS DESCRIPTION COMMAND...
-wait_until() {
-  limit=$1; what=$2; shift 2
-  for _ in $(seq $((limit * 2))); do
-    if "$@" > /dev/null 2>&1; then return 0; fi
-    sleep 0.5
-  done
-  fail "timed out after ${limit}s waiting for: $what"
-}
-
-job_field() { scontrol show job "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1; }
-job_state() { squeue -h -j "$1" -o %T 2> /dev/null; }
-is_running() { [ "$(job_state "$1")" = RUNNING ]; }
-# GPUs a running job holds: GPUs per node x nodes.
-job_gpus() { squeue -h -j "$1" -o "%b %D" | sed -E 's/.*gpu:([a-z0-9]+:)?([0-9]+) ([0-9]+)/\2 \3/' | awk '{print $1 * $2}'; }
-more_gpus_than() { is_running "$1" && [ "$(job_gpus "$1")" -gt "$2" ]; }
-fewer_gpus_than() { is_running "$1" && [ "$(job_gpus "$1")" -lt "$2" ]; }
+. "$here/cluster/lib.sh"
+port=$(free_port)
+api="http://127.0.0.1:$port"
 
 # post JOB BODY_FILE [USER]: prints the HTTP status; the reply body goes to $run/reply.
 post() {

@@ -1,5 +1,6 @@
 // scontrol wrapper: answers `scontrol show pollux [job=ID] [--json]` from sched/pollux's REST
 // endpoint and hands every other command to the real scontrol unchanged.
+#include <strings.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -125,7 +126,7 @@ Query parseQuery(int argc, char** argv, int first) {
     const std::string arg = argv[i];
     if (arg == "--json") {
       query.json = true;
-    } else if (startsWithNoCase(arg, "job=") && arg.size() > 4 &&
+    } else if (strncasecmp(arg.c_str(), "job=", 4) == 0 && arg.size() > 4 &&
                arg.find_first_not_of("0123456789", 4) == std::string::npos) {
       query.job_id = arg.substr(4);
     } else {

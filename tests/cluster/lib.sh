@@ -1,0 +1,28 @@
+# Shell helpers for scripts that drive a cluster.sh cluster (source after RUN_DIR/env).
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+step() { echo "== $*"; }
+
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# wait_until SECONDS DESCRIPTION COMMAND...
+wait_until() {
+  limit=$1; what=$2; shift 2
+  for _ in $(seq $((limit * 2))); do
+    if "$@" > /dev/null 2>&1; then return 0; fi
+    sleep 0.5
+  done
+  fail "timed out after ${limit}s waiting for: $what"
+}
+
+job_field() { scontrol show job "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1; }
+job_state() { squeue -h -j "$1" -o %T 2> /dev/null; }
+is_running() { [ "$(job_state "$1")" = RUNNING ]; }
+# GPUs a running job holds: GPUs per node x nodes.
+job_gpus() { squeue -h -j "$1" -o "%b %D" | sed -E 's/.*gpu:([a-z0-9]+:)?([0-9]+) ([0-9]+)/\2 \3/' | awk '{print $1 * $2}'; }
+more_gpus_than() { is_running "$1" && [ "$(job_gpus "$1")" -gt "$2" ]; }
+fewer_gpus_than() { is_running "$1" && [ "$(job_gpus "$1")" -lt "$2" ]; }
+# True when none of the given jobs is pending or running any more.
+all_finished() { [ -z "$(squeue -h -j "$(echo "$@" | tr ' ' ',')" -o %i 2> /dev/null)" ]; }

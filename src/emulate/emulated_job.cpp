@@ -1,0 +1,67 @@
+#include "emulated_job.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+namespace pollux::emulate {
+
+EmulatedJob::EmulatedJob(const sim::Application& app, sim::GpusPerNode placement, double speed,
+                         double target_fraction)
+    : app_(app), profile_(app.by_type.begin()->second), placement_(std::move(placement)),
+      replicas_(std::accumulate(placement_.begin(), placement_.end(), 0)), speed_(speed),
+      target_(app.curves.targetProgress() * target_fraction) {
+  if (placement_.empty() || *std::min_element(placement_.begin(), placement_.end()) < 1)
+    throw std::invalid_argument("every node needs at least one GPU");
+  if (!(speed > 0) || !std::isfinite(speed)) throw std::invalid_argument("speed must be > 0");
+  if (!(target_fraction > 0) || target_fraction > 1)
+    throw std::invalid_argument("target fraction must be in (0, 1]");
+}
+
+model::BatchLimits EmulatedJob::limits() const {
+  return {app_.curves.initBatchSize(), app_.curves.maxBatchSize(), app_.minLocalBsz(),
+          app_.commonMaxLocalBsz(), true};
+}
+
+BatchConfig EmulatedJob::defaultBatch() const {
+  const double share = double(app_.curves.initBatchSize()) / replicas_;
+  const int accum = std::max(0, int(std::ceil(share / app_.commonMaxLocalBsz())) - 1);
+  return clamp({int(std::ceil(share / (accum + 1))), accum});
+}
+
+BatchConfig EmulatedJob::clamp(BatchConfig decision) const {
+  decision.local_bsz = std::clamp(decision.local_bsz, app_.minLocalBsz(), app_.commonMaxLocalBsz());
+  decision.accum_steps = std::max(0, decision.accum_steps);
+  return decision;
+}
+
+long EmulatedJob::batchSize(const BatchConfig& config) const {
+  return long(replicas_) * config.local_bsz * (config.accum_steps + 1);
+}
+
+double EmulatedJob::stepSeconds(const BatchConfig& config) const {
+  return sim::optimizerStepTime(profile_.timing(placement_, config.local_bsz), config.accum_steps) /
+         speed_;
+}
+
+double EmulatedJob::computeSeconds(const BatchConfig& config) const {
+  const sim::StepTiming timing = profile_.timing(placement_, config.local_bsz);
+  return (timing.step_time - timing.sync_time) / speed_;
+}
+
+model::GradParams EmulatedJob::perExampleGrad(const BatchConfig& config) const {
+  model::GradParams grad = app_.curves.gradParams(double(batchSize(config)), state_.progress);
+  grad.var *= double(app_.curves.initBatchSize());  // the profile's var is at the initial batch
+  return grad;
+}
+
+void EmulatedJob::step(const BatchConfig& config) {
+  if (state_.done) return;
+  state_.progress += app_.curves.gain(double(batchSize(config)), state_.progress);
+  state_.examples += double(batchSize(config));
+  ++state_.steps;
+  state_.done = state_.progress >= target_;
+}
+
+}  // namespace pollux::emulate

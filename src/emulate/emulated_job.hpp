@@ -1,0 +1,61 @@
+// An emulated training job: what one optimizer step of an application takes and achieves on
+// a placement, from its measured profile. Pure logic, no clock and no I/O.
+#pragma once
+
+#include "application.hpp"
+#include "model/goodput.hpp"
+
+namespace pollux::emulate {
+
+struct BatchConfig {
+  int local_bsz;
+  int accum_steps;  // micro-batches beyond the first
+};
+
+// How far training has come; what a checkpoint keeps.
+struct TrainingState {
+  double progress = 0;  // efficiency-weighted iterations at the initial batch
+  double examples = 0;
+  long steps = 0;
+  bool done = false;
+};
+
+class EmulatedJob {
+ public:
+  // `speed`: how much faster this GPU type is than the profile's; `target_fraction` of the
+  // application's full training ends the job. Throws std::invalid_argument on bad values.
+  EmulatedJob(const sim::Application& app, sim::GpusPerNode placement, double speed,
+              double target_fraction);
+
+  int replicas() const { return replicas_; }
+  model::BatchLimits limits() const;
+  // The initial batch split over the replicas, with accumulation if one micro-batch cannot
+  // hold its share.
+  BatchConfig defaultBatch() const;
+  // A decision clamped to what the profile allows.
+  BatchConfig clamp(BatchConfig decision) const;
+  long batchSize(const BatchConfig& config) const;
+
+  // Profile seconds (before time scaling) of one optimizer step and of one micro-batch.
+  double stepSeconds(const BatchConfig& config) const;
+  double computeSeconds(const BatchConfig& config) const;
+  // |g|^2 and tr(Sigma) of one example at the current progress.
+  model::GradParams perExampleGrad(const BatchConfig& config) const;
+
+  // One optimizer step: progress grows by the statistical gain of the batch; done at target.
+  void step(const BatchConfig& config);
+  double target() const { return target_; }
+  const TrainingState& state() const { return state_; }
+  void restore(const TrainingState& state) { state_ = state; }
+
+ private:
+  const sim::Application& app_;
+  const sim::ThroughputProfile& profile_;
+  sim::GpusPerNode placement_;
+  int replicas_;
+  double speed_;
+  double target_;
+  TrainingState state_;
+};
+
+}  // namespace pollux::emulate

@@ -15,15 +15,22 @@
  *       compute_time = seconds of one micro-batch's forward/backward if measured,
  *       grad_sqr = |g|^2 and grad_var = tr(Sigma) of ONE example's gradient (the agent scales
  *       it to the initial batch size), examples/epochs = totals since the job first started.
+ *       accum_steps counts the micro-batches beyond the first (0: no accumulation), here and
+ *       in `decision`: a step takes replicas x local_bsz x (accum_steps + 1) examples.
  *   checkpointed
  *       a checkpoint has been written (after a checkpoint request, or on its own).
  *
  * agent -> trainer
  *   decision batch_size=N local_bsz=N accum_steps=N lr_scale=X
- *       the batch configuration to train with from the next step on (lr = base lr * lr_scale).
+ *       the batch configuration to train with from the next step on (lr = base lr * lr_scale;
+ *       batch_size = replicas x local_bsz x (accum_steps + 1)).
  *   checkpoint
  *       Slurm is about to stop the job (requeue or resize): write a checkpoint, send
  *       `checkpointed`, and exit. The agent kills the trainer when the grace time is up.
+ *
+ * This header formats and reads numbers with the C library, so LC_NUMERIC must stay "C" (the
+ * default unless the program calls setlocale). It reads `decision` keys in the order the agent
+ * writes them.
  *
  * Outside pollux-agent (POLLUX_AGENT_SOCKET unset) every call is a cheap no-op, so the same
  * training script runs with and without it. Sends never block: a step the agent cannot take
@@ -53,7 +60,7 @@ typedef struct pollux_limits {
 typedef struct pollux_step {
   double step_time; /* seconds of the optimizer step, all micro-batches included */
   int local_bsz;
-  int accum_steps;
+  int accum_steps; /* micro-batches beyond the first: 0 = no accumulation */
   double examples; /* examples processed since the job first started */
   double epochs;
   double compute_time; /* seconds of one micro-batch; < 0 if not measured */
@@ -84,7 +91,8 @@ static inline int pollux__send(pollux_trainer* trainer, const char* line, size_t
 
 /* Applies one message from the agent. */
 static inline void pollux__apply(pollux_trainer* trainer, const char* line) {
-  if (strncmp(line, "checkpoint", 10) == 0 && (line[10] == '\0' || line[10] == '\n')) {
+  if (strncmp(line, "checkpoint", 10) == 0 &&
+      (line[10] == '\0' || line[10] == '\n' || line[10] == ' ')) {
     trainer->checkpoint_requested = 1;
     return;
   }

@@ -146,9 +146,10 @@ void Agent::handleMessage(const std::string& text) {
       state_.measurements.recordStartup(secondsSince(started_));
       return;
     }
+    state_.measurements.recordProgress(*step);
     if (state_.gpu_type.empty()) return;  // cannot attribute the sample yet
     const int before = state_.measurements.distinctSamples();
-    state_.measurements.addStep(state_.gpu_type, step_.placement, *step);
+    state_.measurements.addSample(state_.gpu_type, step_.placement, *step);
     if (state_.measurements.distinctSamples() > before) {
       state_.report_now = true;
       state_.wake_reporter.notify_all();

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -94,9 +95,11 @@ StepMessage parseStep(const Fields& fields) {
     step.compute_time = number("compute_time", found->second, 0);
   const bool has_sqr = fields.count("grad_sqr") > 0, has_var = fields.count("grad_var") > 0;
   if (has_sqr != has_var) throw InvalidInput("grad_sqr= and grad_var= come together");
+  // Single-step estimates may be negative; the agent averages them before clamping.
+  constexpr double kAnyFinite = -std::numeric_limits<double>::max();
   if (has_sqr)
-    step.per_example_grad = model::GradParams{requiredNumber(fields, "grad_sqr", 0),
-                                              requiredNumber(fields, "grad_var", 0)};
+    step.per_example_grad = model::GradParams{requiredNumber(fields, "grad_sqr", kAnyFinite),
+                                              requiredNumber(fields, "grad_var", kAnyFinite)};
   return step;
 }
 

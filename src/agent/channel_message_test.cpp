@@ -42,6 +42,12 @@ TEST(ChannelMessage, StepWithoutOptionalKeys) {
   EXPECT_FALSE(step.per_example_grad);
 }
 
+TEST(ChannelMessage, SingleStepGradientEstimatesMayBeNegative) {
+  const auto step = std::get<StepMessage>(parseTrainerMessage(
+      "step time=0.1 local_bsz=8 accum_steps=0 examples=0 epochs=0 grad_sqr=-0.25 grad_var=3"));
+  EXPECT_DOUBLE_EQ(step.per_example_grad->sqr, -0.25);
+}
+
 TEST(ChannelMessage, Checkpointed) {
   EXPECT_TRUE(std::holds_alternative<CheckpointedMessage>(parseTrainerMessage("checkpointed\n")));
 }

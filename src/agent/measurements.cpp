@@ -22,18 +22,21 @@ void updateMean(double& mean, long& count, double value) {
 
 }  // namespace
 
-void Measurements::addStep(const std::string& gpu_type, const model::Placement& placement,
-                           const StepMessage& step) {
-  SampleMean& sample = samples_[{gpu_type, placement.num_nodes, placement.num_replicas,
-                                 step.local_bsz, step.accum_steps}];
-  updateMean(sample.step_time, sample.count, step.step_time);
-  if (step.compute_time) updateMean(sample.compute_time, sample.compute_count, *step.compute_time);
+void Measurements::recordProgress(const StepMessage& step) {
   if (step.per_example_grad) {
     if (!per_example_grad_) per_example_grad_ = step.per_example_grad;
     per_example_grad_->sqr += kGradSmoothing * (step.per_example_grad->sqr - per_example_grad_->sqr);
     per_example_grad_->var += kGradSmoothing * (step.per_example_grad->var - per_example_grad_->var);
   }
   progress_ = {step.examples, step.epochs};
+}
+
+void Measurements::addSample(const std::string& gpu_type, const model::Placement& placement,
+                             const StepMessage& step) {
+  SampleMean& sample = samples_[{gpu_type, placement.num_nodes, placement.num_replicas,
+                                 step.local_bsz, step.accum_steps}];
+  updateMean(sample.step_time, sample.count, step.step_time);
+  if (step.compute_time) updateMean(sample.compute_time, sample.compute_count, *step.compute_time);
 }
 
 std::optional<double> Measurements::restartCost() const {
@@ -59,9 +62,11 @@ std::optional<report::GoodputReport> Measurements::buildReport(
     const model::Placement& placement) const {
   if (!limits_) return std::nullopt;
   model::GradParams grad{1.0, 0.0};
-  if (per_example_grad_ && per_example_grad_->sqr + per_example_grad_->var > 0)
-    grad = {per_example_grad_->sqr,
-            per_example_grad_->var / static_cast<double>(limits_->init_batch_size)};
+  if (per_example_grad_) {
+    const double sqr = std::max(0.0, per_example_grad_->sqr);
+    const double var = std::max(0.0, per_example_grad_->var);
+    if (sqr > 0) grad = {sqr, var / static_cast<double>(limits_->init_batch_size)};
+  }
   return report::GoodputReport{job_id,    gpu_type, placement,    fitByType(),
                                grad,      *limits_, progress_,    restartCost()};
 }
@@ -121,8 +126,11 @@ Measurements Measurements::fromJson(const Json::Value& document) {
     }
     out.samples_[key] = mean;
   }
-  if (state.has("per_example_grad"))
-    out.per_example_grad_ = report::parseGradParams(state["per_example_grad"]);
+  if (state.has("per_example_grad")) {
+    const report::JsonField grad = state["per_example_grad"];
+    grad.requireOnlyKeys({"sqr", "var"});
+    out.per_example_grad_ = model::GradParams{grad["sqr"].number(), grad["var"].number()};
+  }
   out.progress_ = {state["progress"]["examples"].nonNegativeNumber(),
                    state["progress"]["epochs"].nonNegativeNumber()};
   if (state.has("startup_s")) out.startup_s_ = state["startup_s"].nonNegativeNumber();

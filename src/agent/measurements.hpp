@@ -21,9 +21,11 @@ class Measurements {
   void setLimits(const model::BatchLimits& limits) { limits_ = limits; }
   const std::optional<model::BatchLimits>& limits() const { return limits_; }
 
-  // Records a step the trainer ran on `gpu_type` at `placement`.
-  void addStep(const std::string& gpu_type, const model::Placement& placement,
-               const StepMessage& step);
+  // Progress and gradient noise of a step, wherever it ran.
+  void recordProgress(const StepMessage& step);
+  // Its time as a sample of `gpu_type` at `placement`.
+  void addSample(const std::string& gpu_type, const model::Placement& placement,
+                 const StepMessage& step);
   int distinctSamples() const { return static_cast<int>(samples_.size()); }
 
   // Seconds from the agent's start to the trainer's first step, and from the checkpoint
@@ -55,7 +57,9 @@ class Measurements {
 
   std::optional<model::BatchLimits> limits_;
   std::map<SampleKey, SampleMean> samples_;
-  std::optional<model::GradParams> per_example_grad_;  // moving average
+  // Moving average of single-step estimates; each may be negative (unbiased estimators
+  // are), the average is clamped at 0 when reported.
+  std::optional<model::GradParams> per_example_grad_;
   report::TrainingProgress progress_{0, 0};
   std::optional<double> startup_s_;
   double checkpoint_s_ = 0;

@@ -25,7 +25,8 @@ Measurements measuredJob() {
         model::Placement{2, 8}}) {
     for (const int local_bsz : {32, 64, 128}) {
       for (int repeat = 0; repeat < 3; ++repeat)
-        measurements.addStep("a100", placement, stepAt(placement, local_bsz, 0));
+        measurements.recordProgress(stepAt(placement, local_bsz, 0)),
+            measurements.addSample("a100", placement, stepAt(placement, local_bsz, 0));
     }
   }
   return measurements;
@@ -61,11 +62,28 @@ TEST(Measurements, WithoutGradientStatisticsALargerBatchIsWorthNothing) {
   measurements.setLimits(kLimits);
   StepMessage step = stepAt({1, 1}, 64, 0);
   step.per_example_grad.reset();
-  measurements.addStep("v100", {1, 1}, step);
+  measurements.recordProgress(step);
+  measurements.addSample("v100", {1, 1}, step);
   const auto report = measurements.buildReport("7", "v100", {1, 1});
   ASSERT_TRUE(report);
   EXPECT_DOUBLE_EQ(report->grad.var, 0.0);
   EXPECT_GT(report->grad.sqr, 0.0);
+}
+
+TEST(Measurements, NegativeSingleStepEstimatesAverageBeforeClamping) {
+  Measurements measurements;
+  measurements.setLimits(kLimits);
+  StepMessage step = stepAt({1, 1}, 64, 0);
+  step.per_example_grad = model::GradParams{-1.0, 512.0};
+  measurements.recordProgress(step);
+  step.per_example_grad = model::GradParams{3.0, 256.0};
+  for (int i = 0; i < 200; ++i) measurements.recordProgress(step);
+  const auto report = measurements.buildReport("7", "a100", {1, 1});
+  ASSERT_TRUE(report);
+  EXPECT_NEAR(report->grad.sqr, 3.0, 0.01);
+  EXPECT_NEAR(report->grad.var, 2.0, 0.01);
+  measurements.recordProgress({0.1, 64, 0, 0, 0, std::nullopt, model::GradParams{-50, 10}});
+  EXPECT_GE(measurements.buildReport("7", "a100", {1, 1})->grad.sqr, 0.0);
 }
 
 TEST(Measurements, RestartCostIsStartupPlusCheckpoint) {

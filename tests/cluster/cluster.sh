@@ -2,7 +2,8 @@
 # A real single-machine Slurm cluster for integration tests: a private munged, slurmctld and
 # four slurmd (n1,n2: 4 x a100; n3,n4: 4 x v100 fake GPUs), in a fresh run dir on private ports.
 #
-#   cluster.sh start RUN_DIR [SCHEDULER [SCHED_PARAMS [PLUGIN_DIR [EXTRA_CONF_LINE]]]]
+#   cluster.sh start RUN_DIR [SCHEDULER [SCHED_PARAMS [PLUGIN_DIR [EXTRA_CONF]]]]
+#                                  (EXTRA_CONF: slurm.conf lines, separated by a literal \n)
 #   cluster.sh restart-ctld RUN_DIR [--kill]   restarts slurmctld keeping its state
 #                                  (--kill: SIGKILL instead of a clean SIGTERM)
 #   cluster.sh stop RUN_DIR        stops only the processes this run started, by PID

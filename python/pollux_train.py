@@ -1,0 +1,189 @@
+"""A training loop's side of the pollux-agent channel (standard library only).
+
+The Python twin of include/pollux/pollux_train.h, which specifies the protocol: pollux-agent
+starts the training command with POLLUX_AGENT_SOCKET naming a UNIX SOCK_SEQPACKET socket; the
+trainer sends `hello` once, `step` after every optimizer step and `checkpointed` after writing a
+checkpoint; the agent sends `decision` (the batch configuration to use from the next step on)
+and `checkpoint` (write a checkpoint, send `checkpointed`, exit). The lines sent are
+byte-for-byte those of the C header (numbers in C-locale %.9g / %.17g).
+
+Outside pollux-agent (POLLUX_AGENT_SOCKET unset or empty) every method is a cheap no-op, so the
+same script runs with and without it. Sends never block: a step the agent cannot take at once
+is dropped.
+
+    with pollux_train.Trainer(init_batch_size=256, max_batch_size=4096, min_local_bsz=16,
+                              max_local_bsz=128, accumulation=True) as trainer:
+        for ...:
+            ... one optimizer step ...
+            trainer.report_step(step_time, local_bsz, accum_steps, examples, epochs)
+            decision = trainer.decision()        # None until the agent has decided
+            if trainer.checkpoint_requested():
+                ... save ...; trainer.checkpointed(); break
+"""
+
+import dataclasses
+import os
+import re
+import socket
+
+__all__ = ["Decision", "Trainer", "MAX_LINE"]
+
+MAX_LINE = 1024  # POLLUX_MAX_LINE: the longest message either side sends
+
+_SEND_FLAGS = socket.MSG_DONTWAIT | socket.MSG_NOSIGNAL
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
+@dataclasses.dataclass(frozen=True)
+class Decision:
+    """The batch configuration the agent asks for (lr = base lr * lr_scale).
+
+    accum_steps counts the micro-batches beyond the first (0: no accumulation), so
+    batch_size = replicas * local_bsz * (accum_steps + 1).
+    """
+
+    batch_size: int
+    local_bsz: int
+    accum_steps: int
+    lr_scale: float
+
+
+class Trainer:
+    """The connection to pollux-agent, or a no-op outside it (see the module's doc)."""
+
+    def __init__(self, init_batch_size, max_batch_size, min_local_bsz, max_local_bsz,
+                 accumulation):
+        """Connects to POLLUX_AGENT_SOCKET and sends `hello` with the job's batch limits.
+
+        Raises OSError if the variable names a socket that cannot be connected to.
+        """
+        self._socket = None
+        self._decision = None
+        self._checkpoint_requested = False
+        path = os.environ.get("POLLUX_AGENT_SOCKET")
+        if not path:
+            return
+        connection = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            connection.connect(path)
+            connection.send(_hello_line(init_batch_size, max_batch_size, min_local_bsz,
+                                        max_local_bsz, accumulation), _SEND_FLAGS)
+        except OSError:
+            connection.close()
+            raise
+        self._socket = connection
+
+    @property
+    def connected(self):
+        """True under pollux-agent (until close())."""
+        return self._socket is not None
+
+    def report_step(self, step_time, local_bsz, accum_steps, examples, epochs,
+                    compute_time=None, grad_sqr=None, grad_var=None):
+        """Reports one optimizer step; picks up any decision or checkpoint request.
+
+        step_time: seconds of the whole step (all micro-batches); accum_steps: micro-batches
+        beyond the first (0: no accumulation); compute_time: seconds of one micro-batch's
+        forward/backward, if measured; grad_sqr and grad_var: |g|^2 and tr(Sigma) of ONE
+        example's gradient, both or neither (as in C, sent only when grad_var >= 0); examples,
+        epochs: totals since the job first started. Returns False if the step was dropped (the
+        agent could not take it at once), else True.
+        """
+        if (grad_sqr is None) != (grad_var is None):
+            raise ValueError("grad_sqr and grad_var come together")
+        if self._socket is None:
+            return True
+        sent = self._send(_step_line(step_time, local_bsz, accum_steps, examples, epochs,
+                                     compute_time, grad_sqr, grad_var))
+        self._drain()
+        return sent
+
+    def decision(self):
+        """The agent's latest Decision, or None if it has not sent one."""
+        self._drain()
+        return self._decision
+
+    def checkpoint_requested(self):
+        """True once the agent has asked for a checkpoint (the job is about to stop)."""
+        self._drain()
+        return self._checkpoint_requested
+
+    def checkpointed(self):
+        """Tells the agent a checkpoint has been written. False if it could not be sent."""
+        return self._socket is None or self._send(b"checkpointed\n")
+
+    def close(self):
+        if self._socket is not None:
+            self._socket.close()
+        self._socket = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exception):
+        self.close()
+
+    def _send(self, line):
+        try:
+            return self._socket.send(line, _SEND_FLAGS) == len(line)
+        except OSError:
+            return False
+
+    def _drain(self):
+        """Applies whatever the agent has sent, without blocking."""
+        while self._socket is not None:
+            try:
+                message = self._socket.recv(MAX_LINE, socket.MSG_DONTWAIT)
+            except OSError:
+                return
+            if not message:
+                return
+            self._apply(message)
+
+    def _apply(self, message):
+        kind, fields = _parse(message)
+        if kind == "checkpoint":
+            self._checkpoint_requested = True
+        elif kind == "decision":
+            self._decision = _decision(fields) or self._decision
+
+
+def _hello_line(init_batch_size, max_batch_size, min_local_bsz, max_local_bsz, accumulation):
+    return b"hello init_batch_size=%d max_batch_size=%d min_local_bsz=%d max_local_bsz=%d " \
+           b"accumulation=%d\n" % (init_batch_size, max_batch_size, min_local_bsz,
+                                   max_local_bsz, 1 if accumulation else 0)
+
+
+def _step_line(step_time, local_bsz, accum_steps, examples, epochs, compute_time, grad_sqr,
+               grad_var):
+    # bytes %-formatting of floats is locale-independent and matches C's printf for %g.
+    line = b"step time=%.9g local_bsz=%d accum_steps=%d examples=%.17g epochs=%.9g" % (
+        step_time, local_bsz, accum_steps, examples, epochs)
+    if compute_time is not None and compute_time >= 0:
+        line += b" compute_time=%.9g" % compute_time
+    if grad_var is not None and grad_var >= 0:
+        line += b" grad_sqr=%.9g grad_var=%.9g" % (grad_sqr, grad_var)
+    return line + b"\n"
+
+
+def _parse(message):
+    """b"kind key=value ..." -> ("kind", {key: value}); ("", {}) for a non-ASCII message."""
+    try:
+        words = message.decode("ascii").split()
+    except UnicodeDecodeError:
+        return "", {}
+    if not words:
+        return "", {}
+    fields = dict(word.split("=", 1) for word in words[1:] if "=" in word)
+    return words[0], fields
+
+
+def _decision(fields):
+    """The Decision in a `decision` message's fields, None if any key is missing or bad."""
+    integers = [fields.get(key, "") for key in ("batch_size", "local_bsz", "accum_steps")]
+    lr_scale = fields.get("lr_scale", "")
+    if not all(_INTEGER.fullmatch(value) for value in integers) \
+            or not _DECIMAL.fullmatch(lr_scale):
+        return None
+    return Decision(*(int(value) for value in integers), float(lr_scale))

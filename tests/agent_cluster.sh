@@ -1,0 +1,102 @@
+#!/bin/sh
+# End to end on a real local cluster (tests/cluster/cluster.sh) with sched/pollux: adaptive
+# jobs run `srun pollux-agent -- pollux-emulate`, their agents report, Pollux resizes them
+# through requeue, they resume from their checkpoints without losing progress, the agents
+# ride out a slurmctld restart, and every job completes.
+set -eu
+build="${POLLUX_BUILDDIR:?}"
+here=$(cd "$(dirname "$0")" && pwd)
+run=$(mktemp -d /tmp/pollux-agent-test-XXXXXX)
+plugins="$build/src/plugins/sched/pollux/.libs:$build/src/plugins/job_submit/pollux/.libs:/usr/lib/x86_64-linux-gnu/slurm-wlm"
+. "$here/cluster/lib.sh"
+port=$(free_port)
+
+cleanup() {
+  status=$?
+  if [ "$status" -ne 0 ]; then
+    echo "--- slurmctld log (pollux) ---" >&2
+    grep -E "sched/pollux|error" "$run/log/slurmctld.log" | tail -n 40 >&2 || true
+    for out in "$run"/job-*.out; do
+      [ -e "$out" ] && { echo "--- $out" >&2; grep -v "report accepted" "$out" | tail -n 25 >&2; }
+    done
+  fi
+  "$here/cluster/cluster.sh" stop "$run"
+  rm -rf "$run"
+}
+trap cleanup EXIT
+
+step "start a cluster with sched/pollux and job_submit/pollux"
+"$here/cluster/cluster.sh" start "$run" sched/pollux \
+  "pollux_interval=2,pollux_rest_port=$port,pollux_min_change_interval=0,pollux_speed_a100=3" \
+  "$plugins" 'JobSubmitPlugins=pollux\nMinJobAge=600'
+. "$run/env"
+cd "$run"
+
+# The job script an ML user writes, with the emulator as the training command.
+cat > train.sh <<EOF
+#!/bin/sh
+srun "$build/src/agent/pollux-agent" --report-interval 1 --grace 10 -v -- \\
+  "$build/src/emulate/pollux-emulate" --profiles "${POLLUX_TRACES:?}" --app "\$1" \\
+  --time-scale "\$2" --target-fraction "\$3" --startup 1 --speed a100=3 \\
+  --checkpoint "$run/ckpt-\$SLURM_JOB_ID"
+EOF
+submit() {  # submit APP TIME_SCALE TARGET_FRACTION: prints the job id
+  sbatch --parsable --comment=adaptive:max_gpus=8 --open-mode=append -o "$run/job-%j.out" \
+    -J "$1" train.sh "$@"
+}
+
+step "two adaptive jobs start on their minimum and report"
+first=$(submit cifar10 20 0.5)
+second=$(submit ncf 20 0.5)
+wait_until 30 "job $first running" is_running "$first"
+wait_until 30 "job $first reported" grep -q "report accepted" "job-$first.out"
+
+step "Pollux resizes a job through requeue"
+resized_job() {
+  grep -Eo "JobId=($first|$second) requeue: resize" log/slurmctld.log | head -n 1 | sed -E 's/JobId=([0-9]+).*/\1/'
+}
+some_job_resized() { [ -n "$(resized_job)" ]; }
+wait_until 60 "a requeue to resize a job" some_job_resized
+resized=$(resized_job)
+echo "   job $resized: $(grep -o "JobId=$resized requeue: .*" log/slurmctld.log | head -n 1)"
+
+step "slurmctld restarts mid-run; the agents carry on"
+"$here/cluster/cluster.sh" restart-ctld "$run"
+wait_until 30 "a report accepted by the restarted slurmctld" \
+  sh -c "curl -s http://127.0.0.1:$port/metrics | grep -q 'pollux_reports_total{code=\"200\"} [1-9]'"
+echo "   reports accepted since the restart: $(curl -s "http://127.0.0.1:$port/metrics" | sed -n 's/pollux_reports_total{code="200"} //p')"
+
+step "every job completes"
+wait_until 240 "jobs $first and $second complete" all_finished "$first" "$second"
+for job in "$first" "$second"; do
+  state=$(job_field "$job" JobState)
+  code=$(job_field "$job" ExitCode)
+  [ "$state" = COMPLETED ] && [ "$code" = 0:0 ] || fail "job $job ended $state with exit code $code"
+  grep -q "^pollux-emulate: finished" "job-$job.out" || fail "job $job's trainer did not finish"
+done
+
+step "the resized job resumed from its checkpoint without losing progress"
+# Each stop writes "checkpoint ... at progress P" and the next start "resumed from ... at progress P".
+grep -E "pollux-emulate: (checkpoint written|resumed from)" "job-$resized.out" > progress.log ||
+  fail "job $resized logged no checkpoint or resume"
+cat progress.log | sed 's/^/   /'
+python3 - progress.log <<'PY' || fail "job $resized lost progress across a restart"
+import re, sys
+events = [(m.group(1), float(m.group(2))) for m in
+          (re.search(r"(checkpoint written|resumed from).* at progress ([0-9.eE+-]+)", line)
+           for line in open(sys.argv[1])) if m]
+resumes = [i for i, (kind, _) in enumerate(events) if kind == "resumed from"]
+assert resumes, "never resumed"
+for i in resumes:
+    saved = [p for kind, p in events[:i] if kind == "checkpoint written"]
+    assert saved and abs(events[i][1] - saved[-1]) <= 1e-9 * max(1, saved[-1]), events
+    assert events[i][1] > 0, events
+PY
+
+step "reports and restarts as the agents saw them"
+for job in "$first" "$second"; do
+  echo "   job $job: $(grep -c "report accepted" "job-$job.out") reports accepted," \
+    "$(grep -c "trainer stopped for the requeue" "job-$job.out") checkpointed stops," \
+    "$(grep -c "unreachable" "job-$job.out") failed attempts retried"
+done
+echo "PASS"

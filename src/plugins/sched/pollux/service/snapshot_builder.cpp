@@ -45,6 +45,23 @@ std::optional<policy::Allocation> runningAllocation(const SlurmJob& job,
   return allocation;
 }
 
+// Where a pending adaptive job Pollux has placed (released, ReqNodeList and GPUs set) is
+// about to start. The policy treats it as the job's current allocation, so anti-thrashing
+// keeps it while Slurm starts the job rather than re-deciding it every round.
+std::optional<policy::Allocation> startingAllocation(const SlurmJob& job,
+                                                     const std::map<std::string, std::string>& types,
+                                                     double now) {
+  if (job.state != JobState::kPending || !job.adaptive || job.held || job.eligible_time > now ||
+      !job.gpus_per_node || job.gpus_per_node->count <= 0 || job.requested_nodes.empty()) {
+    return std::nullopt;
+  }
+  const auto node_type = types.find(job.requested_nodes.front());
+  if (node_type == types.end()) return std::nullopt;
+  policy::Allocation allocation{node_type->second, {}};
+  for (const auto& node : job.requested_nodes) allocation.nodes[node] = job.gpus_per_node->count;
+  return allocation;
+}
+
 void addModel(const JobRecord& record, policy::Job& job) {
   if (!record.report) return;
   const report::GoodputReport& report = *record.report;
@@ -131,6 +148,7 @@ policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
     }
     if (!job) continue;
     job->current = runningAllocation(slurm, node_types);
+    if (!job->current) job->current = startingAllocation(slurm, node_types, now);
     if (slurm.state == JobState::kRunning && !job->current && !slurm.adaptive) continue;
     snapshot.jobs.push_back(std::move(*job));
   }

@@ -93,5 +93,19 @@ TEST(SnapshotBuilderTest, JobWaitingForItsBeginTimeIsNotPlacedEarly) {
             1u);
 }
 
+TEST(SnapshotBuilderTest, APlacedPendingJobKeepsItsPlacementAsCurrent) {
+  SlurmJob starting = job(1, JobState::kPending, report::AdaptiveRequest{});
+  starting.requested_nodes = {"n1", "n2"};
+  starting.gpus_per_node = GpuGres{"", 4};
+  starting.eligible_time = 95;
+  auto snapshot = buildSnapshot(100, cluster(), {starting}, {}, config::Config{});
+  ASSERT_EQ(snapshot.jobs.size(), 1u);
+  ASSERT_TRUE(snapshot.jobs[0].current);
+  EXPECT_EQ(*snapshot.jobs[0].current, (policy::Allocation{"a100", {{"n1", 4}, {"n2", 4}}}));
+  starting.held = true;  // held: not placed, nothing to keep
+  snapshot = buildSnapshot(100, cluster(), {starting}, {}, config::Config{});
+  EXPECT_FALSE(snapshot.jobs[0].current);
+}
+
 }  // namespace
 }  // namespace pollux::service

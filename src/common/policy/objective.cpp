@@ -31,20 +31,22 @@ std::vector<Scored> pendingOptions(const std::vector<Config>& candidates, JobGoo
 
 std::vector<Scored> runningOptions(const Job& job, const std::vector<Config>& candidates,
                                    JobGoodput& goodput, const Snapshot& snapshot,
-                                   bool rigid_waiting) {
+                                   const WaitingRigidTypes& rigid_waiting) {
   const Config current = configOf(*job.current);
   const double current_speedup = goodput.speedup(current).value_or(1.0);
   std::vector<Scored> options{{current, current_speedup}};
   const Params& params = snapshot.params;
   const bool may_change = snapshot.time - job.last_change_time >= params.min_change_interval_s;
   const double restart = restartFactor(job, snapshot.time);
+  const bool rigid_wants_its_type =
+      rigid_waiting.count("") > 0 || rigid_waiting.count(current.gpu_type) > 0;
   for (const auto& config : candidates) {
     if (config == current) continue;
     const auto speedup = goodput.speedup(config);
     if (!speedup) continue;
     const bool worth_it = *speedup > (1 + params.restart_threshold) * current_speedup ||
                           config.gpus < current.gpus;
-    const bool yields_to_rigid = rigid_waiting && config.gpus < current.gpus;
+    const bool yields_to_rigid = rigid_wants_its_type && config.gpus < current.gpus;
     if ((may_change && worth_it) || yields_to_rigid) {
       options.push_back({config, *speedup * restart});
     }
@@ -92,7 +94,7 @@ double restartFactor(const Job& job, double time) {
 
 std::vector<JobOption> adaptiveOptions(const Job& job, const std::vector<Config>& candidates,
                                        JobGoodput& goodput, const Snapshot& snapshot,
-                                       bool rigid_waiting) {
+                                       const WaitingRigidTypes& rigid_waiting) {
   std::vector<Scored> scored;
   if (!goodput.hasModel()) {
     scored = modelFreeOptions(job, candidates);

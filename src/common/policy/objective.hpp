@@ -10,6 +10,8 @@
 // with age = time - submit_time (Pollux's restart penalty, with the measured cost).
 #pragma once
 
+#include <set>
+#include <string>
 #include <vector>
 
 #include "policy/configurations.hpp"
@@ -33,11 +35,14 @@ double restartFactor(const Job& job, double time);
 // Options of an adaptive job. Pending: every candidate (a job without a model: its min_gpus
 // on each allowed type, speedup 1). Running: its current configuration, plus, once
 // min_change_interval_s has passed since its last change, every candidate that either gains
-// more than restart_threshold in speedup or uses fewer GPUs (to let others grow). When
-// `rigid_waiting`, a running job may always shrink (GPUs above its minimum are opportunistic).
+// more than restart_threshold in speedup or uses fewer GPUs (to let others grow). When a
+// rigid job waits for its GPU type, a running job may always shrink (GPUs above its minimum
+// are opportunistic).
+// GPU types waiting rigid jobs ask for; "" stands for a rigid job that takes any type.
+using WaitingRigidTypes = std::set<std::string>;
 std::vector<JobOption> adaptiveOptions(const Job& job, const std::vector<Config>& candidates,
                                        JobGoodput& goodput, const Snapshot& snapshot,
-                                       bool rigid_waiting);
+                                       const WaitingRigidTypes& rigid_waiting);
 
 // Rigid waiting jobs are served before adaptive jobs get GPUs above their minimum, but after
 // every adaptive job got its minimum: adaptive options gain a bonus larger than all rigid

@@ -46,7 +46,7 @@ std::map<std::string, int> fixedUsage(const std::vector<Job>& jobs) {
 }
 
 Contender contenderOf(const Job& job, const Snapshot& snapshot, const ClusterShape& cluster,
-                      bool rigid_waiting) {
+                      const WaitingRigidTypes& rigid_waiting) {
   Contender contender{&job, JobGoodput(job, snapshot.params.relative_speeds, cluster), {}};
   const auto candidates = candidateConfigs(job, cluster);
   if (job.adaptive) {
@@ -64,8 +64,10 @@ constexpr std::size_t kJobsPerThread = 100;
 // Goodput evaluation (bestBatch per job, configuration and type) dominates large rounds and is
 // independent per job: it runs on a few threads, each on a contiguous range of the jobs.
 std::vector<Contender> contendersOf(const Snapshot& snapshot, const ClusterShape& cluster) {
-  const bool rigid_waiting = std::any_of(snapshot.jobs.begin(), snapshot.jobs.end(),
-                                         [](const Job& job) { return !job.adaptive && !job.current; });
+  WaitingRigidTypes rigid_waiting;
+  for (const Job& job : snapshot.jobs) {
+    if (!job.adaptive && !job.current) rigid_waiting.insert(job.gpu_type.value_or(""));
+  }
   std::vector<const Job*> deciding;
   for (const auto& job : snapshot.jobs) {
     if (!isFixed(job)) deciding.push_back(&job);

@@ -133,6 +133,23 @@ TEST(PolicyTest, RigidWaitingJobMakesAdaptiveJobsYieldGpusAboveTheirMinimum) {
   EXPECT_EQ(decision.allocations.at("r").batch_size, 0);
 }
 
+TEST(PolicyTest, RigidJobWaitingForAnotherTypeDoesNotShrinkAdaptiveJobs) {
+  Snapshot snapshot;
+  snapshot.time = 10000;
+  snapshot.nodes = nodesOf("a100", 1, 8, "a");
+  const auto v100 = nodesOf("v100", 1, 4, "v");
+  snapshot.nodes.insert(snapshot.nodes.end(), v100.begin(), v100.end());
+  Job adaptive = adaptiveJob("a", 1, 8, "a100");
+  adaptive.current = Allocation{"a100", {{"a0", 8}}};
+  adaptive.last_change_time = snapshot.time;  // within min_change_interval_s
+  Job rigid = rigidJob("r", 4);
+  rigid.gpu_type = "v100";
+  // A pending adaptive job would gladly take half of the a100s, were "a" free to shrink.
+  snapshot.jobs = {adaptive, adaptiveJob("b", 1, 8, "a100"), rigid};
+  const Decision decision = schedule(snapshot);
+  EXPECT_EQ(decision.allocations.at("a").allocation, *adaptive.current);
+}
+
 TEST(PolicyTest, RigidWaitingJobDoesNotTakeAdaptiveMinimums) {
   Snapshot snapshot;
   snapshot.nodes = nodesOf("t4", 1, 8, "n");

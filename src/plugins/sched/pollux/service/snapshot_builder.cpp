@@ -31,18 +31,24 @@ std::vector<policy::Node> snapshotNodes(const std::vector<SlurmNode>& nodes,
   return out;
 }
 
-// Where a running job sits, typed by its nodes when its own request is untyped.
+// `gpus` GPUs on each of `nodes`, of the type of the nodes (a job's request may be untyped).
+std::optional<policy::Allocation> allocationOn(const std::vector<std::string>& nodes, int gpus,
+                                               const std::map<std::string, std::string>& types) {
+  const auto node_type = types.find(nodes.front());
+  if (node_type == types.end()) return std::nullopt;
+  policy::Allocation allocation{node_type->second, {}};
+  for (const auto& node : nodes) allocation.nodes[node] = gpus;
+  return allocation;
+}
+
+// Where a running job sits.
 std::optional<policy::Allocation> runningAllocation(const SlurmJob& job,
                                                     const std::map<std::string, std::string>& types) {
   if (job.state != JobState::kRunning || !job.gpus_per_node || job.gpus_per_node->count <= 0 ||
       job.nodes.empty()) {
     return std::nullopt;
   }
-  const auto node_type = types.find(job.nodes.front());
-  if (node_type == types.end()) return std::nullopt;
-  policy::Allocation allocation{node_type->second, {}};
-  for (const auto& node : job.nodes) allocation.nodes[node] = job.gpus_per_node->count;
-  return allocation;
+  return allocationOn(job.nodes, job.gpus_per_node->count, types);
 }
 
 // Where a pending adaptive job Pollux has placed (released, ReqNodeList and GPUs set) is
@@ -55,11 +61,7 @@ std::optional<policy::Allocation> startingAllocation(const SlurmJob& job,
       !job.gpus_per_node || job.gpus_per_node->count <= 0 || job.requested_nodes.empty()) {
     return std::nullopt;
   }
-  const auto node_type = types.find(job.requested_nodes.front());
-  if (node_type == types.end()) return std::nullopt;
-  policy::Allocation allocation{node_type->second, {}};
-  for (const auto& node : job.requested_nodes) allocation.nodes[node] = job.gpus_per_node->count;
-  return allocation;
+  return allocationOn(job.requested_nodes, job.gpus_per_node->count, types);
 }
 
 void addModel(const JobRecord& record, policy::Job& job) {

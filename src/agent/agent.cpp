@@ -21,6 +21,7 @@ namespace {
 constexpr int kExitAfterCheckpoint = 143;  // 128 + SIGTERM, as if the agent had been killed
 // Log the first garbage messages, then one in this many, so a broken trainer cannot flood.
 constexpr long kGarbageLogEvery = 1000;
+constexpr double kChannelBatchMs = 20;
 
 std::string tempParent() {
   const char* tmp = std::getenv("TMPDIR");
@@ -108,20 +109,33 @@ int Agent::run() {
 }
 
 void Agent::serveOnce(int timeout_ms) {
+  // The channel is read in batches, at most every kChannelBatchMs: a step sent meanwhile
+  // waits in the socket instead of waking the agent, which keeps the trainer's send cheap.
+  const double since_drain_ms = secondsSince(last_drain_) * 1000;
+  const bool channel_due = since_drain_ms >= kChannelBatchMs;
   std::vector<pollfd> fds{{signal_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-  for (const int fd : channel_.pollDescriptors()) fds.push_back({fd, POLLIN, 0});
+  if (channel_due) {
+    for (const int fd : channel_.pollDescriptors()) fds.push_back({fd, POLLIN, 0});
+  } else {
+    timeout_ms = static_cast<int>(kChannelBatchMs - since_drain_ms) + 1;
+  }
   if (poll(fds.data(), fds.size(), timeout_ms) <= 0) return;
   if (fds[0].revents) handleSignal();
   if (fds[1].revents) {
     uint64_t count;
     if (read(wake_fd_, &count, sizeof count) == sizeof count) pushDecision();
   }
+  if (!channel_due) return;
   if (fds[2].revents && channel_.acceptConnection()) pushDecision();
-  std::string message;
   for (size_t i = 3; i < fds.size(); ++i) {
-    if (fds[i].revents && channel_.receive(fds[i].fd, message) && !message.empty())
-      handleMessage(message);
+    if (fds[i].revents) drainConnection(fds[i].fd);
   }
+  last_drain_ = Clock::now();
+}
+
+void Agent::drainConnection(int fd) {
+  std::string message;
+  while (channel_.receive(fd, message) && !message.empty()) handleMessage(message);
 }
 
 void Agent::handleMessage(const std::string& text) {

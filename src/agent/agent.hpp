@@ -32,6 +32,7 @@ class Agent {
   void restoreState();
   void saveState();
   void serveOnce(int timeout_ms);
+  void drainConnection(int fd);
   void handleMessage(const std::string& text);
   void handleSignal();
   void requestCheckpoint();
@@ -44,6 +45,7 @@ class Agent {
   int wake_fd_;  // eventfd: the reporter has a new decision
   std::string state_path_;
   Clock::time_point started_;
+  Clock::time_point last_drain_;
   std::optional<Clock::time_point> checkpoint_requested_;
   bool first_step_seen_ = false;
   long garbage_messages_ = 0;

@@ -55,6 +55,14 @@ AC_DEFUN([POLLUX_COMPILER_FLAGS], [
   AS_IF([test "x$enable_werror" = xyes], [POLLUX_CXXFLAGS="$POLLUX_CXXFLAGS -Werror"])
   POLLUX_CPPFLAGS="-D_FORTIFY_SOURCE=2"
   POLLUX_LDFLAGS="-Wl,-z,relro -Wl,-z,now"
+  AC_ARG_ENABLE([sanitizers],
+    [AS_HELP_STRING([--enable-sanitizers],
+      [build with AddressSanitizer and UndefinedBehaviorSanitizer (tests; not for slurmctld)])],
+    [], [enable_sanitizers=no])
+  AS_IF([test "x$enable_sanitizers" = xyes], [
+    POLLUX_CXXFLAGS="$POLLUX_CXXFLAGS -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+    POLLUX_CPPFLAGS=""  # _FORTIFY_SOURCE and ASan check the same calls differently
+    POLLUX_LDFLAGS="$POLLUX_LDFLAGS -fsanitize=address,undefined"])
   AC_SUBST([POLLUX_CXXFLAGS])
   AC_SUBST([POLLUX_CPPFLAGS])
   AC_SUBST([POLLUX_LDFLAGS])

@@ -1,0 +1,22 @@
+// libFuzzer target: the goodput report body the plugin parses from any HTTP client, and the
+// plugin's reply the agent parses.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "invalid_input.hpp"
+#include "report/goodput_report.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string body(reinterpret_cast<const char*>(data), size);
+  try {
+    const auto report = pollux::report::parseGoodputReport(body);
+    pollux::report::reportToJson(report);
+  } catch (const pollux::InvalidInput&) {
+  }
+  try {
+    pollux::report::parseReportReply(body);
+  } catch (const pollux::InvalidInput&) {
+  }
+  return 0;
+}

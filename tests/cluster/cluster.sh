@@ -6,6 +6,8 @@
 #                                  (EXTRA_CONF: slurm.conf lines, separated by a literal \n)
 #   cluster.sh restart-ctld RUN_DIR [--kill]   restarts slurmctld keeping its state
 #                                  (--kill: SIGKILL instead of a clean SIGTERM)
+#   cluster.sh stop-ctld RUN_DIR [--kill] | start-ctld RUN_DIR    the two halves of it
+#   cluster.sh stop-munged RUN_DIR | start-munged RUN_DIR          munged of this run
 #   cluster.sh stop RUN_DIR        stops only the processes this run started, by PID
 #
 # After start, RUN_DIR/env holds SLURM_CONF and MUNGE_SOCKET to source.
@@ -64,11 +66,8 @@ MUNGE_SOCKET=$run/munge/munge.socket; export MUNGE_SOCKET
 ENV
 
   chown munge:munge "$run/munge"
-  runuser -u munge -- /usr/sbin/munged --socket="$run/munge/munge.socket" \
-    --pid-file="$run/munge/munged.pid" --seed-file="$run/munge/seed" \
-    --log-file="$run/munge/munged.log" --key-file=/etc/munge/munge.key
-  wait_for 10 munged test -S "$run/munge/munge.socket"
-  cat "$run/munge/munged.pid" > "$run/run/pids"
+  : > "$run/run/pids"
+  start_munged "$run"
 
   export SLURM_CONF="$run/etc/slurm.conf"
   slurmctld -D -i -f "$SLURM_CONF" > "$run/log/slurmctld.out" 2>&1 &
@@ -83,24 +82,51 @@ ENV
   echo "cluster.sh: cluster up in $run (slurmctld port $base)"
 }
 
+start_munged() {
+  run=$1
+  runuser -u munge -- /usr/sbin/munged --socket="$run/munge/munge.socket" \
+    --pid-file="$run/munge/munged.pid" --seed-file="$run/munge/seed" \
+    --log-file="$run/munge/munged.log" --key-file=/etc/munge/munge.key
+  wait_for 10 munged test -S "$run/munge/munge.socket"
+  cat "$run/munge/munged.pid" >> "$run/run/pids"
+}
+
+stop_munged() {
+  run=$1
+  pid=$(cat "$run/munge/munged.pid")
+  kill "$pid"
+  wait_gone "$pid" || { echo "cluster.sh: munged $pid did not exit" >&2; exit 1; }
+  sed -i "/^$pid\$/d" "$run/run/pids"
+}
+
 wait_gone() {  # wait_gone PID: until the process has exited
   for _ in $(seq 100); do kill -0 "$1" 2> /dev/null || return 0; sleep 0.1; done
   return 1
 }
 
-restart_ctld() {
+stop_ctld() {  # stop_ctld RUN_DIR [--kill]
   run=$1; signal=TERM
   [ "${2:-}" = "--kill" ] && signal=KILL
   old=$(cat "$run/run/slurmctld.bgpid")
   kill -s "$signal" "$old" 2> /dev/null || true
   wait_gone "$old" || { echo "cluster.sh: slurmctld $old did not exit" >&2; exit 1; }
+  sed -i "/^$old\$/d" "$run/run/pids"
+}
+
+start_ctld() {  # start_ctld RUN_DIR: keeps the saved state
+  run=$1
   export SLURM_CONF="$run/etc/slurm.conf"
   slurmctld -D -f "$SLURM_CONF" >> "$run/log/slurmctld.out" 2>&1 &
-  new=$!
-  echo "$new" > "$run/run/slurmctld.bgpid"
-  sed -i "s/^$old\$/$new/" "$run/run/pids"
+  echo $! > "$run/run/slurmctld.bgpid"
+  echo $! >> "$run/run/pids"
   wait_for 30 slurmctld scontrol ping
-  echo "cluster.sh: slurmctld restarted ($old -> $new)"
+}
+
+restart_ctld() {
+  old=$(cat "$1/run/slurmctld.bgpid")
+  stop_ctld "$@"
+  start_ctld "$1"
+  echo "cluster.sh: slurmctld restarted ($old -> $(cat "$1/run/slurmctld.bgpid"))"
 }
 
 # Processes whose environment names this run's slurm.conf: slurmstepd and the jobs' tasks
@@ -141,5 +167,9 @@ case "${1:-}" in
   start) shift; start "$@" ;;
   stop) shift; stop "$@" ;;
   restart-ctld) shift; restart_ctld "$@" ;;
-  *) echo "usage: cluster.sh start RUN_DIR [SCHEDULER [PARAMS [PLUGIN_DIR [EXTRA]]]] | restart-ctld RUN_DIR [--kill] | stop RUN_DIR" >&2; exit 2 ;;
+  stop-ctld) shift; stop_ctld "$@" ;;
+  start-ctld) shift; start_ctld "$@" ;;
+  stop-munged) shift; stop_munged "$@" ;;
+  start-munged) shift; start_munged "$@" ;;
+  *) echo "usage: cluster.sh start RUN_DIR [SCHEDULER [PARAMS [PLUGIN_DIR [EXTRA]]]] | restart-ctld RUN_DIR [--kill] | stop-ctld RUN_DIR [--kill] | start-ctld RUN_DIR | stop-munged RUN_DIR | start-munged RUN_DIR | stop RUN_DIR" >&2; exit 2 ;;
 esac

@@ -1,0 +1,105 @@
+#!/bin/sh
+# Faults on a real local cluster with sched/pollux and adaptive jobs under pollux-agent:
+#  1. slurmctld killed with SIGKILL in the middle of a resize (after the requeue, before the
+#     job starts again): no job lost, none left held, the plugin's state restored;
+#  2. munged stopped: reports are refused with 401, slurmctld stays up; when munged returns
+#     the agents' reports are accepted again;
+#  3. the plugin's state file corrupt: one clear log line, the plugin starts clean, no crash;
+# and every job still completes.
+set -eu
+build="${POLLUX_BUILDDIR:?}"
+here=$(cd "$(dirname "$0")" && pwd)
+run=$(mktemp -d /tmp/pollux-faults-test-XXXXXX)
+plugins="$build/src/plugins/sched/pollux/.libs:$build/src/plugins/job_submit/pollux/.libs:/usr/lib/x86_64-linux-gnu/slurm-wlm"
+. "$here/cluster/lib.sh"
+port=$(free_port)
+api="http://127.0.0.1:$port"
+cluster="$here/cluster/cluster.sh"
+
+cleanup() {
+  status=$?
+  if [ "$status" -ne 0 ]; then
+    echo "--- slurmctld log (pollux) ---" >&2
+    grep -E "sched/pollux|error" "$run/log/slurmctld.log" | tail -n 40 >&2 || true
+    for out in "$run"/job-*.out; do
+      [ -e "$out" ] && { echo "--- $out" >&2; tail -n 20 "$out" >&2; }
+    done
+  fi
+  "$cluster" stop "$run"
+  rm -rf "$run"
+}
+trap cleanup EXIT
+
+accepted_reports() {
+  curl -s "$api/metrics" | sed -n 's/^pollux_reports_total{code="200"} //p' | head -n 1
+}
+reports_accepted_again() { [ "$(accepted_reports)" -gt 0 ] 2> /dev/null; }
+post_status() {  # post_status JOB CREDENTIAL: HTTP status of a report with that credential
+  curl -s -o /dev/null -w '%{http_code}' -H "X-Munge-Cred: $2" --data-binary '{}' \
+    "$api/v1/jobs/$1/report"
+}
+
+step "start a cluster with sched/pollux and job_submit/pollux"
+"$cluster" start "$run" sched/pollux \
+  "pollux_interval=2,pollux_rest_port=$port,pollux_min_change_interval=0,pollux_speed_a100=3" \
+  "$plugins" 'JobSubmitPlugins=pollux\nMinJobAge=600'
+. "$run/env"
+cd "$run"
+cat > train.sh <<EOF
+#!/bin/sh
+srun "$build/src/agent/pollux-agent" --report-interval 1 --grace 10 -- \\
+  "$build/src/emulate/pollux-emulate" --profiles "${POLLUX_TRACES:?}" --app "\$1" \\
+  --time-scale 20 --target-fraction "\$2" --startup 1 --speed a100=3 \\
+  --checkpoint "$run/ckpt-\$SLURM_JOB_ID"
+EOF
+submit() {  # submit APP TARGET_FRACTION: prints the job id
+  sbatch --parsable --comment=adaptive:max_gpus=8 --open-mode=append -o "$run/job-%j.out" \
+    -J "$1" train.sh "$@"
+}
+
+step "1. slurmctld SIGKILLed between a requeue and the restart of the job"
+first=$(submit cifar10 0.6)
+requeued() { grep -q "JobId=$first requeue: resize" log/slurmctld.log; }
+wait_until 60 "job $first requeued to grow" requeued
+"$cluster" stop-ctld "$run" --kill
+echo "   killed slurmctld right after: $(grep -o "JobId=$first requeue: .*" log/slurmctld.log | tail -n 1)"
+"$cluster" start-ctld "$run"
+grep -q "sched/pollux: restored state of [1-9][0-9]* jobs" log/slurmctld.log ||
+  fail "the plugin did not restore its state after the SIGKILL"
+wait_until 60 "job $first running again" is_running "$first"
+[ "$(job_field "$first" Priority)" != 0 ] || fail "job $first was left held"
+echo "   job $first running again on $(squeue -h -j "$first" -o %N), state restored"
+
+step "2. munged stopped: reports refused with 401, slurmctld up; munged back: accepted"
+wait_until 30 "a report accepted" reports_accepted_again
+"$cluster" stop-munged "$run"
+status=$(post_status "$first" "MUNGE:forged-while-munged-is-down")
+[ "$status" = 401 ] || fail "a report while munged is down got HTTP $status, expected 401"
+sleep 4
+kill -0 "$(cat run/slurmctld.bgpid)" || fail "slurmctld died while munged was down"
+grep -q "pollux-agent\[$first.0\]: cannot get a MUNGE credential" "job-$first.out" ||
+  fail "the agent did not notice munged was gone"
+"$cluster" start-munged "$run"
+before=$(accepted_reports)
+more_accepted() { [ "$(accepted_reports)" -gt "$before" ]; }
+wait_until 90 "reports accepted again after munged returned" more_accepted
+echo "   401 while munged was down; reports accepted again after it returned"
+
+step "3. a corrupt state file: one log line, the plugin starts clean"
+"$cluster" stop-ctld "$run"
+printf '{"version": 1, "jobs": [truncated' > state/pollux_state.json
+"$cluster" start-ctld "$run"
+grep -q "sched/pollux: state file .*pollux_state.json unusable" log/slurmctld.log ||
+  fail "no log line about the corrupt state file"
+curl -s "$api/v1/status" | grep -q '"jobs"' || fail "the REST endpoint is not answering"
+echo "   $(grep -o "state file .*unusable.*" log/slurmctld.log | tail -n 1 | cut -c1-110)"
+
+step "every job completes"
+second=$(submit ncf 0.3)
+wait_until 240 "jobs $first and $second complete" all_finished "$first" "$second"
+for job in "$first" "$second"; do
+  state=$(job_field "$job" JobState)
+  [ "$state" = COMPLETED ] || fail "job $job ended $state"
+  grep -q "^pollux-emulate: finished" "job-$job.out" || fail "job $job's trainer did not finish"
+done
+echo "PASS"

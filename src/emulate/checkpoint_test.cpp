@@ -6,16 +6,15 @@
 #include <fstream>
 
 #include "invalid_input.hpp"
+#include "test_support.hpp"
 
 namespace pollux::emulate {
 namespace {
 
-std::string tempPath(const char* name) {
-  return (std::filesystem::temp_directory_path() / name).string();
-}
-
 TEST(Checkpoint, RoundTripKeepsEveryCounterExactly) {
-  const std::string path = tempPath("pollux-emulate-ckpt-test");
+  const TempDir dir;
+  const std::string path = dir.file("ckpt");
+  EXPECT_FALSE(loadCheckpoint(path, "cifar10"));
   const TrainingState state{1234.56789012345, 987654321.0, 4242, false};
   saveCheckpoint(path, "cifar10", state);
   const auto loaded = loadCheckpoint(path, "cifar10");
@@ -24,20 +23,28 @@ TEST(Checkpoint, RoundTripKeepsEveryCounterExactly) {
   EXPECT_EQ(loaded->examples, state.examples);
   EXPECT_EQ(loaded->steps, state.steps);
   EXPECT_FALSE(loaded->done);
-  std::filesystem::remove(path);
-  EXPECT_FALSE(loadCheckpoint(path, "cifar10"));
+  saveCheckpoint(path, "cifar10", TrainingState{1, 2, 3, true});
+  EXPECT_TRUE(loadCheckpoint(path, "cifar10")->done);
+  // Written through a temporary file renamed over the old one: nothing else is left behind.
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.file("")),
+                          std::filesystem::directory_iterator()),
+            1);
 }
 
 TEST(Checkpoint, CorruptOrForeignCheckpointsAreErrors) {
-  const std::string path = tempPath("pollux-emulate-ckpt-bad");
+  const TempDir dir;
+  const std::string path = dir.file("ckpt");
   saveCheckpoint(path, "bert", TrainingState{});
   EXPECT_THROW(loadCheckpoint(path, "cifar10"), InvalidInput);
-  for (const char* corrupt : {"", "{", "[]", R"({"app": "cifar10"})",
-                              R"({"app": "cifar10", "progress": -1, "examples": 0, "steps": 0, "done": false})"}) {
+  for (const char* corrupt :
+       {"", "{", "[]", R"({"app": "cifar10"})",
+        R"({"app": "cifar10", "progress": -1, "examples": 0, "steps": 0, "done": false})",
+        R"({"app": "cifar10", "progress": 1, "examples": 0, "steps": 0, "done": 0})",
+        R"({"app": "cifar10", "progress": 1, "examples": 0, "steps": 0, "done": false,
+            "extra": 1})"}) {
     std::ofstream(path) << corrupt;
     EXPECT_THROW(loadCheckpoint(path, "cifar10"), InvalidInput) << corrupt;
   }
-  std::filesystem::remove(path);
 }
 
 }  // namespace

@@ -24,16 +24,26 @@ model::BatchLimits EmulatedJob::limits() const {
           app_.commonMaxLocalBsz(), true};
 }
 
-BatchConfig EmulatedJob::defaultBatch() const {
-  const double share = double(app_.curves.initBatchSize()) / replicas_;
+BatchConfig EmulatedJob::split(double share) const {
   const int accum = std::max(0, int(std::ceil(share / app_.commonMaxLocalBsz())) - 1);
-  return clamp({int(std::ceil(share / (accum + 1))), accum});
+  const int local = int(std::ceil(share / (accum + 1)));
+  return {std::clamp(local, app_.minLocalBsz(), app_.commonMaxLocalBsz()), accum};
+}
+
+BatchConfig EmulatedJob::defaultBatch() const {
+  return split(double(app_.curves.initBatchSize()) / replicas_);
 }
 
 BatchConfig EmulatedJob::clamp(BatchConfig decision) const {
-  decision.local_bsz = std::clamp(decision.local_bsz, app_.minLocalBsz(), app_.commonMaxLocalBsz());
   decision.accum_steps = std::max(0, decision.accum_steps);
+  if (decision.local_bsz > app_.commonMaxLocalBsz())
+    return split(double(decision.local_bsz) * (decision.accum_steps + 1));
+  decision.local_bsz = std::max(decision.local_bsz, app_.minLocalBsz());
   return decision;
+}
+
+BatchConfig EmulatedJob::batchFor(const std::optional<BatchConfig>& decision) const {
+  return decision ? clamp(*decision) : defaultBatch();
 }
 
 long EmulatedJob::batchSize(const BatchConfig& config) const {

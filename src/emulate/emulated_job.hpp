@@ -2,6 +2,8 @@
 // a placement, from its measured profile. Pure logic, no clock and no I/O.
 #pragma once
 
+#include <optional>
+
 #include "application.hpp"
 #include "model/goodput.hpp"
 
@@ -32,11 +34,15 @@ class EmulatedJob {
   // The initial batch split over the replicas, with accumulation if one micro-batch cannot
   // hold its share.
   BatchConfig defaultBatch() const;
-  // A decision clamped to what the profile allows.
+  // A decision clamped to the profile's per-GPU batch bounds; a micro-batch above the upper
+  // bound becomes several (accumulation), keeping the examples per step.
   BatchConfig clamp(BatchConfig decision) const;
+  // What the next step trains with: the agent's latest decision if any, else the default.
+  BatchConfig batchFor(const std::optional<BatchConfig>& decision) const;
   long batchSize(const BatchConfig& config) const;
 
-  // Profile seconds (before time scaling) of one optimizer step and of one micro-batch.
+  // Seconds on this GPU type (the profile's over the speed, before time scaling) of one
+  // optimizer step and of one micro-batch.
   double stepSeconds(const BatchConfig& config) const;
   double computeSeconds(const BatchConfig& config) const;
   // |g|^2 and tr(Sigma) of one example at the current progress.
@@ -49,6 +55,9 @@ class EmulatedJob {
   void restore(const TrainingState& state) { state_ = state; }
 
  private:
+  // `share` examples per replica in as few micro-batches as the profile's bounds allow.
+  BatchConfig split(double share) const;
+
   const sim::Application& app_;
   const sim::ThroughputProfile& profile_;
   sim::GpusPerNode placement_;

@@ -3,69 +3,49 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "applications.hpp"
 #include "checkpoint.hpp"
 #include "experiment.hpp"
+#include "job_environment.hpp"
 #include "options.hpp"
 #include "runner.hpp"
 
 namespace {
 
-using pollux::emulate::Options;
+using namespace pollux::emulate;
 
-int environmentNumber(const char* name, int fallback) {
-  const char* text = std::getenv(name);
-  return text && std::atoi(text) > 0 ? std::atoi(text) : fallback;
-}
-
-// GPUs per node of this step: options, else Slurm's environment, else one GPU.
-pollux::sim::GpusPerNode placement(const Options& options) {
-  const int nodes = options.nodes > 0
-                        ? options.nodes
-                        : environmentNumber("SLURM_STEP_NUM_NODES",
-                                            environmentNumber("SLURM_JOB_NUM_NODES", 1));
-  int per_node = options.gpus_per_node > 0 ? options.gpus_per_node
-                                           : environmentNumber("SLURM_GPUS_ON_NODE", 0);
-  if (per_node == 0) {
-    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-    per_node = 1;
-    for (const char* c = visible ? visible : ""; *c; ++c) per_node += *c == ',';
+// The job's state from its checkpoint, logged; false if training is already done.
+bool resume(EmulatedJob& job, const std::string& app, const std::string& checkpoint) {
+  const auto saved = loadCheckpoint(checkpoint, app);
+  if (!saved) {
+    std::fprintf(stderr, "pollux-emulate: starting fresh: %s on %d GPU(s), target progress %.1f\n",
+                 app.c_str(), job.replicas(), job.target());
+    return true;
   }
-  return pollux::sim::GpusPerNode(nodes, per_node);
-}
-
-double speedOfThisGpu(const Options& options) {
-  const char* type = std::getenv("POLLUX_GPU_TYPE");
-  const auto found = options.speeds.find(type ? type : "");
-  return found == options.speeds.end() ? 1.0 : found->second;
-}
-
-std::string checkpointPath(const Options& options) {
-  if (!options.checkpoint.empty()) return options.checkpoint;
-  const char* job = std::getenv("SLURM_JOB_ID");
-  return "pollux-emulate-" + options.app + "-" + (job ? job : "local") + ".ckpt";
+  job.restore(*saved);
+  std::fprintf(stderr, "pollux-emulate: resumed from %s at progress %.1f of %.1f (%.1f %%)%s\n",
+               checkpoint.c_str(), saved->progress, job.target(),
+               100 * saved->progress / job.target(), saved->done ? ", already done" : "");
+  return !saved->done;
 }
 
 int run(const Options& options) {
-  const std::string checkpoint = checkpointPath(options);
-  pollux::emulate::installStopHandler();
-  if (environmentNumber("SLURM_PROCID", 0) > 0)
-    return pollux::emulate::runOtherTask(options.app, checkpoint);
-  const std::string profiles =
-      options.profiles.empty() ? pollux::sim::defaultProfilesDir() : options.profiles;
-  const pollux::sim::Application app = pollux::sim::loadApplication(profiles, options.app, {"profile"});
-  pollux::emulate::EmulatedJob job(app, placement(options), speedOfThisGpu(options),
-                                   options.target_fraction);
-  if (const auto saved = pollux::emulate::loadCheckpoint(checkpoint, options.app)) {
-    job.restore(*saved);
-    std::fprintf(stderr, "pollux-emulate: resumed from %s at progress %.17g of %g (%.0f %%)\n",
-                 checkpoint.c_str(), saved->progress, job.target(),
-                 100 * saved->progress / job.target());
-    if (saved->done) return 0;
-  } else {
-    std::cerr << "pollux-emulate: starting fresh (" << options.app << ", " << job.replicas()
-              << " GPU(s), target progress " << job.target() << ")\n";
-  }
-  return pollux::emulate::runFirstTask(job, options, checkpoint);
+  const JobEnvironment environment =
+      readJobEnvironment(options, [](const char* name) { return std::getenv(name); });
+  installStopHandler();
+  if (!environment.first_task) return runOtherTask(options.app, environment.checkpoint);
+  const pollux::sim::Application app = loadProfile(
+      options.profiles.empty() ? pollux::sim::defaultProfilesDir() : options.profiles,
+      options.app);
+  EmulatedJob job(app, environment.placement, environment.speed, options.target_fraction);
+  if (!resume(job, options.app, environment.checkpoint)) return 0;
+  const RunSettings settings{options.app,
+                             environment.checkpoint,
+                             options.time_scale,
+                             options.startup_s,
+                             options.checkpoint_interval_s,
+                             options.dataset_size > 0 ? options.dataset_size : datasetSize(app)};
+  return runFirstTask(job, settings);
 }
 
 }  // namespace
@@ -73,8 +53,8 @@ int run(const Options& options) {
 int main(int argc, char** argv) {
   Options options;
   try {
-    if (!pollux::emulate::parseOptions(argc, argv, options)) {
-      std::cout << pollux::emulate::usage();
+    if (!parseOptions(argc, argv, options)) {
+      std::cout << usage();
       return 0;
     }
     return run(options);

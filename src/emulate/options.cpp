@@ -5,49 +5,75 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 
 #include "invalid_input.hpp"
 
 namespace pollux::emulate {
 namespace {
 
-double number(const char* option, const std::string& text, double min) {
+[[noreturn]] void reject(const std::string& option, const std::string& text,
+                         const char* expected) {
+  throw InvalidInput("--" + option + ": '" + text + "' is not " + expected);
+}
+
+double number(const std::string& option, const std::string& text) {
   char* end = nullptr;
   errno = 0;
   const double value = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(value) || value < min)
-    throw InvalidInput(std::string("--") + option + ": '" + text + "' is not a number >= " +
-                       std::to_string(min).substr(0, 3));
+  if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(value))
+    reject(option, text, "a number");
   return value;
+}
+
+double positive(const std::string& option, const std::string& text) {
+  const double value = number(option, text);
+  if (value <= 0) reject(option, text, "a number > 0");
+  return value;
+}
+
+double nonNegative(const std::string& option, const std::string& text) {
+  const double value = number(option, text);
+  if (value < 0) reject(option, text, "a number >= 0");
+  return value;
+}
+
+int count(const std::string& option, const std::string& text) {
+  const double value = number(option, text);
+  if (value < 1 || value > std::numeric_limits<int>::max() || value != std::floor(value))
+    reject(option, text, "a whole number >= 1");
+  return int(value);
 }
 
 // --speed TYPE=FACTOR
 void addSpeed(Options& options, const std::string& text) {
   const auto equals = text.find('=');
-  if (equals == std::string::npos || equals == 0)
-    throw InvalidInput("--speed: '" + text + "' is not TYPE=FACTOR");
-  const double factor = number("speed", text.substr(equals + 1), 0);
-  if (factor <= 0) throw InvalidInput("--speed: the factor must be above 0");
-  options.speeds[text.substr(0, equals)] = factor;
+  if (equals == std::string::npos || equals == 0) reject("speed", text, "TYPE=FACTOR");
+  options.speeds[text.substr(0, equals)] = positive("speed", text.substr(equals + 1));
 }
 
 enum Key { kApp = 1, kProfiles, kTimeScale, kTarget, kStartup, kInterval, kCheckpoint, kSpeed,
            kNodes, kGpusPerNode, kDatasetSize, kHelp };
 
-void apply(Options& options, int key, const char* name, const std::string& value) {
+void apply(Options& options, int key, const std::string& name, const std::string& value) {
   switch (key) {
     case kApp: options.app = value; break;
     case kProfiles: options.profiles = value; break;
-    case kTimeScale: options.time_scale = number(name, value, 1e-3); break;
-    case kTarget: options.target_fraction = number(name, value, 1e-9); break;
-    case kStartup: options.startup_s = number(name, value, 0); break;
-    case kInterval: options.checkpoint_interval_s = number(name, value, 0.01); break;
+    case kTimeScale: options.time_scale = positive(name, value); break;
+    case kTarget: options.target_fraction = positive(name, value); break;
+    case kStartup: options.startup_s = nonNegative(name, value); break;
+    case kInterval: options.checkpoint_interval_s = positive(name, value); break;
     case kCheckpoint: options.checkpoint = value; break;
     case kSpeed: addSpeed(options, value); break;
-    case kNodes: options.nodes = int(number(name, value, 1)); break;
-    case kGpusPerNode: options.gpus_per_node = int(number(name, value, 1)); break;
-    case kDatasetSize: options.dataset_size = number(name, value, 1); break;
+    case kNodes: options.nodes = count(name, value); break;
+    case kGpusPerNode: options.gpus_per_node = count(name, value); break;
+    case kDatasetSize: options.dataset_size = positive(name, value); break;
   }
+}
+
+void requireConsistent(const Options& options) {
+  if (options.app.empty()) throw InvalidInput("--app NAME is required");
+  if (options.target_fraction > 1) throw InvalidInput("--target-fraction must be at most 1");
 }
 
 }  // namespace
@@ -72,12 +98,12 @@ bool parseOptions(int argc, char** argv, Options& options) {
   int key, index = 0;
   while ((key = getopt_long(argc, argv, "", kOptions, &index)) != -1) {
     if (key == kHelp) return false;
-    if (key == '?') throw InvalidInput(std::string("unknown option or missing value: ") + argv[optind - 1]);
+    if (key == '?')
+      throw InvalidInput(std::string("unknown option or missing value: ") + argv[optind - 1]);
     apply(options, key, kOptions[index].name, optarg);
   }
-  if (optind < argc) throw InvalidInput(std::string("unexpected argument ") + argv[optind]);
-  if (options.app.empty()) throw InvalidInput("--app NAME is required");
-  if (options.target_fraction > 1) throw InvalidInput("--target-fraction must be at most 1");
+  if (optind < argc) throw InvalidInput(std::string("unexpected argument: ") + argv[optind]);
+  requireConsistent(options);
   return true;
 }
 

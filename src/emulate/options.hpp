@@ -8,16 +8,16 @@ namespace pollux::emulate {
 
 struct Options {
   std::string app;
-  std::string profiles;            // empty: the shipped AdaptDL traces
-  double time_scale = 1;           // wall time = profile time / time_scale
-  double target_fraction = 1;      // of the application's full training
-  double startup_s = 0;            // wall seconds before the first step (loading)
-  double checkpoint_interval_s = 2;
-  std::string checkpoint;          // empty: pollux-emulate-APP-$SLURM_JOB_ID.ckpt
+  std::string profiles;                  // empty: the installed AdaptDL traces
+  double time_scale = 1;                 // wall time = profile time / time_scale
+  double target_fraction = 1;            // of the application's full training
+  double startup_s = 0;                  // wall seconds of "loading" before the first step
+  double checkpoint_interval_s = 2;      // wall seconds between periodic checkpoints
+  std::string checkpoint;                // empty: pollux-emulate-APP-$SLURM_JOB_ID.ckpt
   std::map<std::string, double> speeds;  // GPU type -> speed over the profile's GPU
-  int nodes = 0;                   // 0: from Slurm's environment
-  int gpus_per_node = 0;
-  double dataset_size = 0;         // examples per epoch; 0: 1000 initial batches
+  int nodes = 0;                         // 0: from Slurm's environment
+  int gpus_per_node = 0;                 // 0: from Slurm's environment
+  double dataset_size = 0;               // examples per epoch; 0: the application's dataset
 };
 
 // Throws pollux::InvalidInput with a message for the user. Returns false for --help.

@@ -1,121 +1,150 @@
 #include "runner.hpp"
 
 #include <signal.h>
-#include <time.h>
 
-#include <cmath>
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 
 #include "checkpoint.hpp"
-#include "invalid_input.hpp"
 #include "pollux/pollux_train.h"
+#include "step_schedule.hpp"
 
 namespace pollux::emulate {
 namespace {
 
-volatile sig_atomic_t stop_signalled = 0;
+volatile sig_atomic_t stop_signal = 0;
 
-void onStopSignal(int) { stop_signalled = 1; }
-
-double now() {
-  timespec clock;
-  clock_gettime(CLOCK_MONOTONIC, &clock);
-  return double(clock.tv_sec) + double(clock.tv_nsec) * 1e-9;
-}
-
-void sleepUntil(double deadline) {
-  timespec at;
-  at.tv_sec = time_t(deadline);
-  at.tv_nsec = long((deadline - double(at.tv_sec)) * 1e9);
-  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nullptr) == EINTR && !stop_signalled) {
-  }
-}
+void onStopSignal(int signal) { stop_signal = signal; }
 
 // Reports a step at most this often: shorter steps are trained but not all reported.
 constexpr double kReportSpacing = 0.01;
+// Longest sleep between looks at the agent's channel and at signals.
+constexpr double kPollInterval = 0.1;
 constexpr double kProgressLineEvery = 5;
+constexpr double kOtherTaskPoll = 0.5;
 
-class FirstTask {
+// The channel to pollux-agent, and the stop requests (the agent's or a signal).
+class Channel {
  public:
-  FirstTask(EmulatedJob& job, const Options& options, std::string checkpoint)
-      : job_(job), options_(options), checkpoint_(std::move(checkpoint)),
-        dataset_size_(options.dataset_size > 0 ? options.dataset_size
-                                                : 1000.0 * double(job.limits().init_batch_size)) {}
+  explicit Channel(const pollux_limits& limits) {
+    if (pollux_connect(&trainer_, &limits) == 0) return;
+    if (trainer_.fd < 0)
+      std::fprintf(stderr, "pollux-emulate: cannot reach pollux-agent (%s); training alone\n",
+                   std::strerror(errno));
+    else
+      std::fprintf(stderr, "pollux-emulate: hello to pollux-agent not sent (%s)\n",
+                   std::strerror(errno));
+  }
+  ~Channel() { pollux_close(&trainer_); }
+  Channel(const Channel&) = delete;
+  Channel& operator=(const Channel&) = delete;
 
-  int run() {
-    connect();
-    sleepUntil(now() + options_.startup_s);
-    double deadline = now(), last_report = 0, last_checkpoint = now(), last_line = now();
-    while (!job_.state().done) {
-      if (stop_signalled || pollux_checkpoint_requested(&trainer_)) return stop();
-      const BatchConfig config = currentBatch();
-      const double wall = job_.stepSeconds(config) / options_.time_scale;
-      deadline = std::max(deadline + wall, now() - 1.0);  // never try to catch up > 1 s
-      sleepUntil(deadline);
-      job_.step(config);
-      if (now() - last_report >= kReportSpacing) report(config, wall), last_report = now();
-      if (now() - last_checkpoint >= options_.checkpoint_interval_s)
-        save(), last_checkpoint = now();
-      if (now() - last_line >= kProgressLineEvery) progressLine(config), last_line = now();
+  bool stopRequested() { return stop_signal != 0 || pollux_checkpoint_requested(&trainer_); }
+  // Sleeps until `deadline`, looking for stop requests; false if one came.
+  bool waitUntil(double deadline) {
+    for (;;) {
+      if (stopRequested()) return false;
+      const double now = monotonicNow();
+      if (now >= deadline) return true;
+      sleepUntil(std::min(deadline, now + kPollInterval));
     }
-    save();
-    std::printf("pollux-emulate: finished %s: %ld steps, %.0f examples, progress %.1f, %.1f s\n",
-                options_.app.c_str(), job_.state().steps, job_.state().examples,
-                job_.state().progress, now() - started_);
-    pollux_close(&trainer_);
-    return 0;
+  }
+  std::optional<BatchConfig> decision() {
+    pollux_decision latest;
+    if (!pollux_decision_get(&trainer_, &latest)) return std::nullopt;
+    return BatchConfig{latest.local_bsz, latest.accum_steps};
+  }
+  void reportStep(const pollux_step& step) { pollux_report_step(&trainer_, &step); }
+  // Tells the agent the checkpoint is written; the exit status of a stop.
+  int acknowledgeStop() {
+    pollux_checkpointed(&trainer_);
+    return stop_signal != 0 ? 128 + stop_signal : 0;
   }
 
  private:
-  void connect() {
-    const model::BatchLimits limits = job_.limits();
-    const pollux_limits wire{limits.init_batch_size, limits.max_batch_size, limits.min_local_bsz,
-                             limits.max_local_bsz, limits.accumulation};
-    if (pollux_connect(&trainer_, &wire) != 0)
-      std::fprintf(stderr, "pollux-emulate: cannot reach pollux-agent (%s); training alone\n",
-                   std::strerror(errno));
+  pollux_trainer trainer_;
+};
+
+pollux_limits wireLimits(const model::BatchLimits& limits) {
+  return {limits.init_batch_size, limits.max_batch_size, limits.min_local_bsz,
+          limits.max_local_bsz, limits.accumulation};
+}
+
+class FirstTask {
+ public:
+  FirstTask(EmulatedJob& job, const RunSettings& settings)
+      : job_(job), settings_(settings), channel_(wireLimits(job.limits())) {}
+
+  int run() {
+    if (!channel_.waitUntil(started_ + settings_.startup_s)) return stop();
+    StepSchedule schedule(settings_.time_scale, monotonicNow());
+    while (!job_.state().done) {
+      const BatchConfig config = job_.batchFor(channel_.decision());
+      const double profile_seconds = job_.stepSeconds(config);
+      // A step cut short by a stop is lost, as in real training.
+      if (!channel_.waitUntil(schedule.next(profile_seconds, monotonicNow()))) return stop();
+      job_.step(config);
+      afterStep(config, schedule.wallSeconds(profile_seconds));
+    }
+    return finish();
   }
 
-  BatchConfig currentBatch() {
-    pollux_decision decision;
-    if (!pollux_decision_get(&trainer_, &decision)) return job_.defaultBatch();
-    return job_.clamp({decision.local_bsz, decision.accum_steps});
+ private:
+  void afterStep(const BatchConfig& config, double wall_seconds) {
+    const double now = monotonicNow();
+    if (now - last_report_ >= kReportSpacing) report(config, wall_seconds), last_report_ = now;
+    if (now - last_checkpoint_ >= settings_.checkpoint_interval_s) save(), last_checkpoint_ = now;
+    if (now - last_line_ >= kProgressLineEvery) progressLine(config), last_line_ = now;
   }
 
-  void report(const BatchConfig& config, double wall) {
+  void report(const BatchConfig& config, double wall_seconds) {
     const model::GradParams grad = job_.perExampleGrad(config);
-    const pollux_step step{wall, config.local_bsz, config.accum_steps, job_.state().examples,
-                           job_.state().examples / dataset_size_,
-                           job_.computeSeconds(config) / options_.time_scale, grad.sqr, grad.var};
-    pollux_report_step(&trainer_, &step);
+    const double examples = job_.state().examples;
+    channel_.reportStep({wall_seconds, config.local_bsz, config.accum_steps, examples,
+                         examples / settings_.dataset_size,
+                         job_.computeSeconds(config) / settings_.time_scale, grad.sqr,
+                         grad.var});
   }
 
-  void save() { saveCheckpoint(checkpoint_, options_.app, job_.state()); }
+  void save() { saveCheckpoint(settings_.checkpoint, settings_.app, job_.state()); }
 
   int stop() {
     save();
-    std::fprintf(stderr, "pollux-emulate: checkpoint written to %s at progress %.17g (%s)\n",
-                 checkpoint_.c_str(), job_.state().progress,
-                 stop_signalled ? "SIGTERM" : "asked by pollux-agent");
-    pollux_checkpointed(&trainer_);
-    pollux_close(&trainer_);
-    return stop_signalled ? 143 : 0;
+    std::fprintf(stderr, "pollux-emulate: checkpoint written to %s at progress %.1f (%s)\n",
+                 settings_.checkpoint.c_str(), job_.state().progress,
+                 stop_signal != 0 ? strsignal(stop_signal) : "asked by pollux-agent");
+    return channel_.acknowledgeStop();
+  }
+
+  int finish() {
+    const double wall_seconds = monotonicNow() - started_;
+    save();
+    const TrainingState& state = job_.state();
+    std::printf("pollux-emulate: finished %s: %ld steps, %.0f examples, progress %.1f of %.1f, "
+                "%.3f s\n", settings_.app.c_str(), state.steps, state.examples, state.progress,
+                job_.target(), wall_seconds);
+    std::fflush(stdout);
+    return 0;
   }
 
   void progressLine(const BatchConfig& config) {
-    std::fprintf(stderr, "pollux-emulate: %s %.1f%% on %d GPU(s), batch %ld (%d x %d x %d)\n",
-                 options_.app.c_str(), 100 * job_.state().progress / job_.target(),
-                 job_.replicas(), job_.batchSize(config), job_.replicas(), config.local_bsz,
-                 config.accum_steps + 1);
+    std::fprintf(stderr,
+                 "pollux-emulate: %s at %.1f %% (progress %.1f of %.1f), batch %ld = %d GPU(s) "
+                 "x %d x %d micro-batch(es)\n",
+                 settings_.app.c_str(), 100 * job_.state().progress / job_.target(),
+                 job_.state().progress, job_.target(), job_.batchSize(config), job_.replicas(),
+                 config.local_bsz, config.accum_steps + 1);
   }
 
   EmulatedJob& job_;
-  const Options& options_;
-  std::string checkpoint_;
-  double dataset_size_;
-  double started_ = now();
-  pollux_trainer trainer_;
+  const RunSettings& settings_;
+  Channel channel_;
+  const double started_ = monotonicNow();
+  double last_report_ = 0;
+  double last_checkpoint_ = started_;
+  double last_line_ = started_;
 };
 
 }  // namespace
@@ -128,25 +157,17 @@ void installStopHandler() {
   sigaction(SIGINT, &action, nullptr);
 }
 
-int runFirstTask(EmulatedJob& job, const Options& options, const std::string& checkpoint) {
-  return FirstTask(job, options, checkpoint).run();
+int runFirstTask(EmulatedJob& job, const RunSettings& settings) {
+  return FirstTask(job, settings).run();
 }
 
 int runOtherTask(const std::string& app, const std::string& checkpoint) {
-  pollux_trainer trainer;
-  const pollux_limits none{1, 1, 1, 1, 0};
-  pollux_connect(&trainer, &none);
-  while (!stop_signalled && !pollux_checkpoint_requested(&trainer)) {
-    try {
-      const auto state = loadCheckpoint(checkpoint, app);
-      if (state && state->done) return 0;
-    } catch (const std::exception&) {
-      // The first task may be writing it; look again.
-    }
-    sleepUntil(now() + 0.5);
+  Channel channel(pollux_limits{1, 1, 1, 1, 0});  // this task's agent does not report
+  for (;;) {
+    const auto state = loadCheckpoint(checkpoint, app);
+    if (state && state->done) return 0;
+    if (!channel.waitUntil(monotonicNow() + kOtherTaskPoll)) return channel.acknowledgeStop();
   }
-  pollux_checkpointed(&trainer);
-  return stop_signalled ? 143 : 0;
 }
 
 }  // namespace pollux::emulate

@@ -1,20 +1,31 @@
-// pollux-emulate's run: the step loop in wall time, talking to pollux-agent through
-// <pollux/pollux_train.h>, checkpointing, resuming, and stopping when asked.
+// pollux-emulate's run in wall time: the step loop of the job's first task and the wait of the
+// others, talking to pollux-agent through <pollux/pollux_train.h>, checkpointing, and stopping
+// when the agent or a signal asks.
 #pragma once
 
 #include <string>
 
 #include "emulated_job.hpp"
-#include "options.hpp"
 
 namespace pollux::emulate {
 
-// Returns the process exit status.
-int runFirstTask(EmulatedJob& job, const Options& options, const std::string& checkpoint);
-// Tasks other than the first wait for the first to finish (or for Slurm to stop them).
+struct RunSettings {
+  std::string app;
+  std::string checkpoint;
+  double time_scale;
+  double startup_s;
+  double checkpoint_interval_s;
+  double dataset_size;  // examples per epoch, for the reported epochs
+};
+
+// Trains `job` (already restored from its checkpoint) to its target. Returns the exit status:
+// 0 when done or stopped by the agent, 128 + the signal after SIGTERM or SIGINT.
+int runFirstTask(EmulatedJob& job, const RunSettings& settings);
+// Waits for the first task to finish (its checkpoint says done) or for a stop. Returns the exit
+// status as above; throws what loadCheckpoint throws if the checkpoint is unusable.
 int runOtherTask(const std::string& app, const std::string& checkpoint);
 
-// Set by the SIGTERM handler.
+// SIGTERM and SIGINT make the run checkpoint and stop.
 void installStopHandler();
 
 }  // namespace pollux::emulate

@@ -4,26 +4,9 @@
 # through requeue, they resume from their checkpoints without losing progress, the agents
 # ride out a slurmctld restart, and every job completes.
 set -eu
-build="${POLLUX_BUILDDIR:?}"
 here=$(cd "$(dirname "$0")" && pwd)
-run=$(mktemp -d /tmp/pollux-agent-test-XXXXXX)
-plugins="$build/src/plugins/sched/pollux/.libs:$build/src/plugins/job_submit/pollux/.libs:/usr/lib/x86_64-linux-gnu/slurm-wlm"
 . "$here/cluster/lib.sh"
-port=$(free_port)
-
-cleanup() {
-  status=$?
-  if [ "$status" -ne 0 ]; then
-    echo "--- slurmctld log (pollux) ---" >&2
-    grep -E "sched/pollux|error" "$run/log/slurmctld.log" | tail -n 40 >&2 || true
-    for out in "$run"/job-*.out; do
-      [ -e "$out" ] && { echo "--- $out" >&2; grep -v "report accepted" "$out" | tail -n 25 >&2; }
-    done
-  fi
-  "$here/cluster/cluster.sh" stop "$run"
-  rm -rf "$run"
-}
-trap cleanup EXIT
+setup_test_cluster agent
 
 step "start a cluster with sched/pollux and job_submit/pollux"
 "$here/cluster/cluster.sh" start "$run" sched/pollux \

@@ -7,28 +7,10 @@
 #  3. the plugin's state file corrupt: one clear log line, the plugin starts clean, no crash;
 # and every job still completes.
 set -eu
-build="${POLLUX_BUILDDIR:?}"
 here=$(cd "$(dirname "$0")" && pwd)
-run=$(mktemp -d /tmp/pollux-faults-test-XXXXXX)
-plugins="$build/src/plugins/sched/pollux/.libs:$build/src/plugins/job_submit/pollux/.libs:/usr/lib/x86_64-linux-gnu/slurm-wlm"
 . "$here/cluster/lib.sh"
-port=$(free_port)
-api="http://127.0.0.1:$port"
+setup_test_cluster faults
 cluster="$here/cluster/cluster.sh"
-
-cleanup() {
-  status=$?
-  if [ "$status" -ne 0 ]; then
-    echo "--- slurmctld log (pollux) ---" >&2
-    grep -E "sched/pollux|error" "$run/log/slurmctld.log" | tail -n 40 >&2 || true
-    for out in "$run"/job-*.out; do
-      [ -e "$out" ] && { echo "--- $out" >&2; tail -n 20 "$out" >&2; }
-    done
-  fi
-  "$cluster" stop "$run"
-  rm -rf "$run"
-}
-trap cleanup EXIT
 
 accepted_reports() {
   curl -s "$api/metrics" | sed -n 's/^pollux_reports_total{code="200"} //p' | head -n 1

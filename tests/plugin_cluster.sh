@@ -5,24 +5,9 @@
 # backfill; bad reports get 401/403/404/413/400 with slurmctld unharmed; scontrol show pollux
 # works; reconfigure and a slurmctld restart keep the plugin's state.
 set -eu
-build="${POLLUX_BUILDDIR:?}"
 here=$(cd "$(dirname "$0")" && pwd)
-run=$(mktemp -d /tmp/pollux-plugin-test-XXXXXX)
-plugins="$build/src/plugins/sched/pollux/.libs:$build/src/plugins/job_submit/pollux/.libs:/usr/lib/x86_64-linux-gnu/slurm-wlm"
-
-cleanup() {
-  status=$?
-  if [ "$status" -ne 0 ]; then
-    echo "--- slurmctld log (pollux, backfill, errors) ---" >&2
-    grep -E "pollux|backfill|error" "$run/log/slurmctld.log" | tail -n 60 >&2 || true
-  fi
-  "$here/cluster/cluster.sh" stop "$run"
-  rm -rf "$run"
-}
-trap cleanup EXIT
 . "$here/cluster/lib.sh"
-port=$(free_port)
-api="http://127.0.0.1:$port"
+setup_test_cluster plugin
 
 # post JOB BODY_FILE [USER]: prints the HTTP status; the reply body goes to $run/reply.
 post() {

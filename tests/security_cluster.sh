@@ -2,19 +2,9 @@
 # Forged and misused report credentials against sched/pollux inside a real slurmctld: every
 # case must get the documented status, and the table of cases is printed.
 set -eu
-build="${POLLUX_BUILDDIR:?}"
 here=$(cd "$(dirname "$0")" && pwd)
-run=$(mktemp -d /tmp/pollux-security-test-XXXXXX)
-plugins="$build/src/plugins/sched/pollux/.libs:$build/src/plugins/job_submit/pollux/.libs:/usr/lib/x86_64-linux-gnu/slurm-wlm"
 . "$here/cluster/lib.sh"
-port=$(free_port)
-api="http://127.0.0.1:$port"
-
-cleanup() {
-  "$here/cluster/cluster.sh" stop "$run"
-  rm -rf "$run"
-}
-trap cleanup EXIT
+setup_test_cluster security
 
 "$here/cluster/cluster.sh" start "$run" sched/pollux "pollux_interval=2,pollux_rest_port=$port" \
   "$plugins" "JobSubmitPlugins=pollux"

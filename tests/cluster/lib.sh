@@ -26,3 +26,28 @@ more_gpus_than() { is_running "$1" && [ "$(job_gpus "$1")" -gt "$2" ]; }
 fewer_gpus_than() { is_running "$1" && [ "$(job_gpus "$1")" -lt "$2" ]; }
 # True when none of the given jobs is pending or running any more.
 all_finished() { [ -z "$(squeue -h -j "$(echo "$@" | tr ' ' ',')" -o %i 2> /dev/null)" ]; }
+
+# For a test script in tests/ (with $here set to tests/): sets build, run, plugins, port and
+# api, and stops this run's cluster on exit, printing the slurmctld log's pollux lines and
+# the job outputs first if the test failed.
+setup_test_cluster() {  # setup_test_cluster NAME
+  build="${POLLUX_BUILDDIR:?}"
+  run=$(mktemp -d "/tmp/pollux-$1-test-XXXXXX")
+  plugins="$build/src/plugins/sched/pollux/.libs:$build/src/plugins/job_submit/pollux/.libs:/usr/lib/x86_64-linux-gnu/slurm-wlm"
+  port=$(free_port)
+  api="http://127.0.0.1:$port"
+  trap stop_test_cluster EXIT
+}
+
+stop_test_cluster() {
+  status=$?
+  if [ "$status" -ne 0 ] && [ -f "$run/log/slurmctld.log" ]; then
+    echo "--- slurmctld log (pollux, backfill, errors) ---" >&2
+    grep -E "pollux|backfill|error" "$run/log/slurmctld.log" | tail -n 60 >&2 || true
+    for out in "$run"/job-*.out; do
+      [ -e "$out" ] && { echo "--- $out" >&2; tail -n 25 "$out" >&2; }
+    done
+  fi
+  "$here/cluster/cluster.sh" stop "$run"
+  rm -rf "$run"
+}

@@ -9,10 +9,33 @@ namespace pollux::sim::testing {
 
 namespace fs = std::filesystem;
 
-std::string makeTempDir() {
-  char path[] = "/tmp/pollux-sim-test-XXXXXX";
-  if (!mkdtemp(path)) throw std::runtime_error("mkdtemp failed");
+namespace {
+
+std::string makeUniqueDir(const std::string& pattern) {
+  std::string path = pattern;
+  if (!mkdtemp(path.data())) throw std::runtime_error("mkdtemp failed for " + pattern);
   return path;
+}
+
+// Every directory the tests make lives under one root, removed when the program exits.
+class TempRoot {
+ public:
+  TempRoot() : path_(makeUniqueDir("/tmp/pollux-sim-test-XXXXXX")) {}
+  ~TempRoot() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace
+
+std::string makeTempDir() {
+  static const TempRoot root;
+  return makeUniqueDir(root.path() + "/dir-XXXXXX");
 }
 
 std::string writeFile(const std::string& dir, const std::string& name, const std::string& text) {

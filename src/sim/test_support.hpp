@@ -5,7 +5,7 @@
 
 namespace pollux::sim::testing {
 
-// A fresh temporary directory.
+// A fresh temporary directory (all of them are removed when the test program exits).
 std::string makeTempDir();
 // Writes `text` to DIR/NAME (creating DIR's missing parents) and returns the path.
 std::string writeFile(const std::string& dir, const std::string& name, const std::string& text);

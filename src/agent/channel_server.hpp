@@ -26,7 +26,6 @@ class ChannelServer {
   bool receive(int fd, std::string& message);
   // Sends `message` to every connection, without blocking; returns how many took it.
   int broadcast(std::string_view message);
-  bool connected() const { return !connections_.empty(); }
 
  private:
   void drop(int fd);

@@ -19,7 +19,6 @@ namespace pollux::agent {
 class Measurements {
  public:
   void setLimits(const model::BatchLimits& limits) { limits_ = limits; }
-  const std::optional<model::BatchLimits>& limits() const { return limits_; }
 
   // Progress and gradient noise of a step, wherever it ran.
   void recordProgress(const StepMessage& step);

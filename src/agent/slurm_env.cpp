@@ -42,7 +42,6 @@ StepEnvironment readStepEnvironment(const GetEnv& getenv, int replicas_override)
   const int nodes = integerVariable(getenv, "SLURM_STEP_NUM_NODES", job_nodes, 1);
   const int replicas = replicas_override > 0 ? replicas_override : nodes * gpusPerNode(getenv);
   step.placement = {nodes, std::max(nodes, replicas)};
-  step.restart_count = integerVariable(getenv, "SLURM_RESTART_COUNT", 0, 0);
   step.submit_dir = getenv("SLURM_SUBMIT_DIR").value_or(".");
   return step;
 }

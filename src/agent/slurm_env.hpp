@@ -14,7 +14,6 @@ struct StepEnvironment {
   int rank;               // SLURM_PROCID: only rank 0 reports
   std::string node_name;  // SLURMD_NODENAME
   model::Placement placement;  // step nodes x GPUs per node
-  int restart_count;      // SLURM_RESTART_COUNT: times the job was requeued
   std::string submit_dir;  // SLURM_SUBMIT_DIR, else "."
 };
 

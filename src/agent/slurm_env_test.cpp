@@ -21,7 +21,7 @@ TEST(SlurmEnv, PlacementFromStepNodesAndGpusOnNode) {
   const StepEnvironment step = readStepEnvironment(
       fakeEnv({{"SLURM_JOB_ID", "42"}, {"SLURM_PROCID", "1"}, {"SLURMD_NODENAME", "n2"},
                {"SLURM_JOB_NUM_NODES", "3"}, {"SLURM_STEP_NUM_NODES", "2"},
-               {"SLURM_GPUS_ON_NODE", "4"}, {"SLURM_RESTART_COUNT", "2"},
+               {"SLURM_GPUS_ON_NODE", "4"},
                {"SLURM_SUBMIT_DIR", "/home/u"}}),
       0);
   EXPECT_EQ(step.job_id, "42");
@@ -29,7 +29,6 @@ TEST(SlurmEnv, PlacementFromStepNodesAndGpusOnNode) {
   EXPECT_EQ(step.node_name, "n2");
   EXPECT_EQ(step.placement.num_nodes, 2);
   EXPECT_EQ(step.placement.num_replicas, 8);
-  EXPECT_EQ(step.restart_count, 2);
   EXPECT_EQ(step.submit_dir, "/home/u");
 }
 

@@ -73,7 +73,8 @@ printf '{"version": 1, "jobs": [truncated' > state/pollux_state.json
 "$cluster" start-ctld "$run"
 grep -q "sched/pollux: state file .*pollux_state.json unusable" log/slurmctld.log ||
   fail "no log line about the corrupt state file"
-curl -s "$api/v1/status" | grep -q '"jobs"' || fail "the REST endpoint is not answering"
+"$build/src/cli/scontrol" show pollux --json | grep -q '"jobs"' ||
+  fail "the REST endpoint is not answering"
 echo "   $(grep -o "state file .*unusable.*" log/slurmctld.log | tail -n 1 | cut -c1-110)"
 
 step "every job completes"

@@ -98,16 +98,20 @@ grep -q "Model\[a100\]" show.txt || fail "scontrol show pollux lacks the model"
 "$build/src/cli/scontrol" show pollux "job=$adaptive" --json | python3 -c 'import json,sys; j = json.load(sys.stdin); assert j["reported"] and j["adaptive"], j'
 "$build/src/cli/scontrol" show job "$adaptive" | grep -q "JobId=$adaptive" || fail "wrapper does not pass through"
 
-restarts_now() { curl -s "$api/v1/jobs/$adaptive" | python3 -c 'import json,sys; j = json.load(sys.stdin); print(j["restarts"], j["reported"])'; }
+restarts_now() {
+  "$build/src/cli/scontrol" show pollux "job=$adaptive" --json |
+    python3 -c 'import json,sys; j = json.load(sys.stdin); print(j["restarts"], j["reported"])'
+}
+restarts_are() { [ "$(restarts_now)" = "$1" ]; }
 before=$(restarts_now)
 
 step "scontrol reconfigure keeps the plugin's state"
 scontrol reconfigure
-wait_until 20 "plugin answering after reconfigure" sh -c "[ \"\$(curl -s $api/v1/jobs/$adaptive | python3 -c 'import json,sys; j = json.load(sys.stdin); print(j[\"restarts\"], j[\"reported\"])')\" = '$before' ]"
+wait_until 20 "plugin answering after reconfigure" restarts_are "$before"
 
 step "a slurmctld restart keeps the plugin's state"
 "$here/cluster/cluster.sh" restart-ctld "$run"
 grep -q "sched/pollux: restored state of" "$run/log/slurmctld.log" || fail "no state restored line"
-wait_until 20 "plugin state back after restart" sh -c "[ \"\$(curl -s $api/v1/jobs/$adaptive | python3 -c 'import json,sys; j = json.load(sys.stdin); print(j[\"restarts\"], j[\"reported\"])')\" = '$before' ]"
+wait_until 20 "plugin state back after restart" restarts_are "$before"
 is_running "$adaptive" || fail "adaptive job lost across the restart"
 echo "plugin on a real cluster: all checks passed"

@@ -1,6 +1,7 @@
 #!/bin/sh
-# Forged and misused report credentials against sched/pollux inside a real slurmctld: every
-# case must get the documented status, and the table of cases is printed.
+# Forged and misused credentials against sched/pollux inside a real slurmctld: reports and
+# status reads. Every case must get the documented status (and a status read no more than the
+# caller may see); the table of cases is printed.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster/lib.sh"
@@ -56,6 +57,37 @@ check "valid credential, job unknown" 404 \
   "$(post 999999 report.json "$(credential -s "pollux-report/1 999999 $sha")")"
 head -c 70000 /dev/zero | tr '\0' ' ' > big.json
 check "70 KB body" 413 "$(post "$mine" big.json "$(credential -s "pollux-report/1 $mine x")")"
+
+read_status() {  # read_status PATH CREDENTIAL: the HTTP status; the body goes to read.json
+  curl -s -o read.json -w '%{http_code}' -H "X-Munge-Cred: $2" "$api$1"
+}
+status_credential() {  # status_credential PATH [USER]
+  runuser -u "${2:-root}" -- munge --socket="$MUNGE_SOCKET" -s "pollux-status/1 $1"
+}
+shows_details() { grep -q '"progress"' read.json && echo details || echo redacted; }
+
+echo "== status reads (GET /v1/status, /v1/jobs/ID), status each gets"
+check "no credential" 401 "$(curl -s -o /dev/null -w '%{http_code}' "$api/v1/status")"
+check "credential for another path" 401 \
+  "$(read_status "/v1/jobs/$mine" "$(status_credential /v1/status)")"
+check "a report credential" 401 \
+  "$(read_status "/v1/jobs/$mine" "$(credential -s "pollux-report/1 $mine $sha")")"
+check "job's owner (root)" 200 "$(read_status "/v1/jobs/$mine" "$(status_credential "/v1/jobs/$mine")")"
+check "  ... sees the job's model and progress" details "$(shows_details)"
+check "another user (nobody)" 200 \
+  "$(read_status "/v1/jobs/$mine" "$(status_credential "/v1/jobs/$mine" nobody)")"
+check "  ... sees only what squeue and scontrol show" redacted "$(shows_details)"
+check "another user, whole status" 200 \
+  "$(read_status /v1/status "$(status_credential /v1/status nobody)")"
+check "  ... sees no job's model or progress" redacted "$(shows_details)"
+read_as_nobody() { read_status "/v1/jobs/$mine" "$(status_credential "/v1/jobs/$mine" nobody)"; }
+echo "PrivateData=jobs" >> etc/slurm.conf
+scontrol reconfigure
+for _ in $(seq 20); do [ "$(read_as_nobody)" = 404 ] && break; sleep 1; done
+check "another user under PrivateData=jobs" 404 "$(read_as_nobody)"
+check "job's owner under PrivateData=jobs" 200 \
+  "$(read_status "/v1/jobs/$mine" "$(status_credential "/v1/jobs/$mine")")"
+
 scontrol ping | grep -q UP || fail "slurmctld is not answering"
 [ "$failures" -eq 0 ] || fail "$failures case(s) got the wrong status"
 echo "PASS"

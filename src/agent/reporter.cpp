@@ -8,6 +8,7 @@
 #include "invalid_input.hpp"
 #include "log.hpp"
 #include "report/json_reader.hpp"
+#include "status_request.hpp"
 
 namespace pollux::agent {
 namespace {
@@ -124,7 +125,8 @@ bool Reporter::postReport() {
 }
 
 bool Reporter::readStatus(client::HttpClient& client) {
-  const client::HttpResponse response = client.get(settings_.rest_url + "/v1/jobs/" + step_.job_id);
+  const client::HttpResponse response = client::getStatus(
+      client, settings_.rest_url, "/v1/jobs/" + step_.job_id, settings_.munge_socket);
   if (response.status != 200) {
     logLine("job status refused: " + refusal(response));
     return false;

@@ -13,6 +13,8 @@
 
 #include "endpoint.hpp"
 #include "http_client.hpp"
+#include "status_request.hpp"
+#include "auth/munge_credential.hpp"
 #include "report/json_reader.hpp"
 
 #ifndef REAL_SCONTROL
@@ -137,11 +139,17 @@ Query parseQuery(int argc, char** argv, int first) {
 }
 
 int showPollux(const Query& query) {
-  const std::string base = pollux::client::readSlurmSettings().rest_url;
-  const std::string url = base + (query.job_id.empty() ? "/v1/status" : "/v1/jobs/" + query.job_id);
+  const pollux::client::SlurmSettings settings = pollux::client::readSlurmSettings();
+  const std::string& base = settings.rest_url;
+  const std::string path = query.job_id.empty() ? "/v1/status" : "/v1/jobs/" + query.job_id;
+  const std::string url = base + path;
   pollux::client::HttpResponse response;
   try {
-    response = pollux::client::HttpClient().get(url);
+    pollux::client::HttpClient client;
+    response = pollux::client::getStatus(client, base, path, settings.munge_socket);
+  } catch (const pollux::auth::CredentialError& error) {
+    std::cerr << "scontrol show pollux: cannot get a MUNGE credential: " << error.what() << "\n";
+    return 1;
   } catch (const std::exception& error) {
     std::cerr << "scontrol show pollux: cannot reach sched/pollux at " << base << ": " << error.what()
               << "\n";

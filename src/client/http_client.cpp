@@ -26,15 +26,21 @@ HttpClient::HttpClient(double timeout_s, std::string ca_file)
 
 HttpClient::~HttpClient() { curl_easy_cleanup(curl_); }
 
-HttpResponse HttpClient::get(const std::string& url) {
+HttpResponse HttpClient::get(const std::string& url, const std::vector<std::string>& headers) {
   curl_easy_reset(curl_);
   curl_easy_setopt(curl_, CURLOPT_HTTPGET, 1L);
-  return perform(url);
+  return perform(url, headers);
 }
 
 HttpResponse HttpClient::post(const std::string& url, const std::string& body,
                               const std::vector<std::string>& headers) {
   curl_easy_reset(curl_);
+  curl_easy_setopt(curl_, CURLOPT_POSTFIELDS, body.data());
+  curl_easy_setopt(curl_, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
+  return perform(url, headers);
+}
+
+HttpResponse HttpClient::perform(const std::string& url, const std::vector<std::string>& headers) {
   std::unique_ptr<curl_slist, HeaderListDeleter> list;
   for (const std::string& header : headers) {
     curl_slist* extended = curl_slist_append(list.get(), header.c_str());
@@ -43,12 +49,6 @@ HttpResponse HttpClient::post(const std::string& url, const std::string& body,
     list.reset(extended);
   }
   curl_easy_setopt(curl_, CURLOPT_HTTPHEADER, list.get());
-  curl_easy_setopt(curl_, CURLOPT_POSTFIELDS, body.data());
-  curl_easy_setopt(curl_, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
-  return perform(url);
-}
-
-HttpResponse HttpClient::perform(const std::string& url) {
   HttpResponse response{0, ""};
   curl_easy_setopt(curl_, CURLOPT_URL, url.c_str());
   curl_easy_setopt(curl_, CURLOPT_WRITEFUNCTION, appendBody);

@@ -29,12 +29,12 @@ class HttpClient {
   HttpClient& operator=(const HttpClient&) = delete;
 
   // Both throw TransportError when no HTTP answer arrives.
-  HttpResponse get(const std::string& url);
+  HttpResponse get(const std::string& url, const std::vector<std::string>& headers = {});
   HttpResponse post(const std::string& url, const std::string& body,
                     const std::vector<std::string>& headers);
 
  private:
-  HttpResponse perform(const std::string& url);
+  HttpResponse perform(const std::string& url, const std::vector<std::string>& headers);
   CURL* curl_;
   long timeout_ms_;
   std::string ca_file_;

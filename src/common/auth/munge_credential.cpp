@@ -105,6 +105,10 @@ std::string reportPayload(const std::string& job_id, std::string_view body) {
   return std::string(kReportPayloadPrefix) + " " + job_id + " " + sha256Hex(body);
 }
 
+std::string statusPayload(std::string_view path) {
+  return std::string(kStatusPayloadPrefix) + " " + std::string(path);
+}
+
 std::string encodeCredential(std::string_view payload, const std::string& socket) {
   requireBoundedPayload(payload.size());
   const MungeContext context(socket);
@@ -145,6 +149,19 @@ uid_t verifyReportCredential(const std::string& credential, const std::string& u
     rejectRequest(describeMismatch(verified.payload, url_job_id));
   }
   return verified.uid;
+}
+
+uid_t verifyStatusCredential(const std::string& credential, std::string_view path,
+                             const std::string& socket) {
+  const VerifiedCredential verified = decodeCredential(credential, socket);
+  if (verified.payload == statusPayload(path)) return verified.uid;
+  const std::string prefix = std::string(kStatusPayloadPrefix) + " ";
+  if (verified.payload.compare(0, prefix.size(), prefix) != 0) {
+    rejectRequest("credential payload does not start with '" + prefix +
+                  "': it is not a status credential");
+  }
+  rejectRequest("credential was issued to read " + quoted(verified.payload.substr(prefix.size())) +
+                ", not " + quoted(path));
 }
 
 }  // namespace pollux::auth

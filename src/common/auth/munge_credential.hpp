@@ -1,6 +1,7 @@
-// MUNGE credentials of goodput reports (DESIGN.md section 5): the agent encodes one whose
-// payload binds the job id and the SHA-256 of the body; the plugin decodes it through munged
-// (which rejects expired and replayed credentials) and checks the payload against the request.
+// MUNGE credentials of the REST API (DESIGN.md section 5). A goodput report's payload binds the
+// job id and the SHA-256 of the body; a status read's payload binds the path it reads. The
+// plugin decodes them through munged (which rejects expired and replayed credentials) and checks
+// the payload against the request.
 #pragma once
 
 #include <sys/types.h>
@@ -15,6 +16,7 @@
 namespace pollux::auth {
 
 inline constexpr std::string_view kReportPayloadPrefix = "pollux-report/1";
+inline constexpr std::string_view kStatusPayloadPrefix = "pollux-status/1";
 // Bounds checked before and after asking munged: a report payload is ~81 bytes plus the job id.
 inline constexpr std::size_t kMaxPayloadBytes = 256;
 inline constexpr std::size_t kMaxCredentialBytes = 4096;
@@ -42,6 +44,8 @@ struct VerifiedCredential {
 
 // "pollux-report/1 <job_id> <lowercase hex sha256 of body>"
 std::string reportPayload(const std::string& job_id, std::string_view body);
+// "pollux-status/1 <path>", e.g. "pollux-status/1 /v1/jobs/42"
+std::string statusPayload(std::string_view path);
 
 // `socket`: the munged socket path; empty means libmunge's default. Both throw CredentialError.
 std::string encodeCredential(std::string_view payload, const std::string& socket);
@@ -52,5 +56,10 @@ VerifiedCredential decodeCredential(const std::string& credential, const std::st
 // verdict, or which of prefix, job id and body does not match).
 uid_t verifyReportCredential(const std::string& credential, const std::string& url_job_id,
                              std::string_view body, const std::string& socket);
+
+// Decodes `credential` and requires its payload to be exactly statusPayload(path); returns the
+// uid that encoded it. Throws CredentialError as verifyReportCredential does.
+uid_t verifyStatusCredential(const std::string& credential, std::string_view path,
+                             const std::string& socket);
 
 }  // namespace pollux::auth

@@ -53,6 +53,11 @@ TEST(ReportPayloadTest, BindsJobIdAndBodyHash) {
             "pollux-report/1 7 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
 }
 
+TEST(StatusPayloadTest, BindsThePath) {
+  EXPECT_EQ(statusPayload("/v1/status"), "pollux-status/1 /v1/status");
+  EXPECT_EQ(statusPayload("/v1/jobs/42"), "pollux-status/1 /v1/jobs/42");
+}
+
 TEST(ReportPayloadTest, RejectsOversizedInputWithoutMunged) {
   const std::string no_munged = "/nonexistent/munge.socket";
   expectCredentialError([&] { decodeCredential("", no_munged); }, EMUNGE_SUCCESS, "empty");
@@ -139,6 +144,23 @@ TEST_F(MungeCredentialTest, RejectsReplayedCredential) {
   EXPECT_EQ(verifyReportCredential(credential, "42", kBody, socket()), geteuid());
   expectCredentialError([&] { verifyReportCredential(credential, "42", kBody, socket()); },
                         EMUNGE_CRED_REPLAYED, "credential replayed");
+}
+
+TEST_F(MungeCredentialTest, StatusCredentialGivesCallersIdentity) {
+  const std::string credential = encodeCredential(statusPayload("/v1/jobs/42"), socket());
+  EXPECT_EQ(verifyStatusCredential(credential, "/v1/jobs/42", socket()), geteuid());
+}
+
+TEST_F(MungeCredentialTest, RejectsStatusCredentialOfAnotherPath) {
+  const std::string credential = encodeCredential(statusPayload("/v1/jobs/41"), socket());
+  expectCredentialError([&] { verifyStatusCredential(credential, "/v1/jobs/42", socket()); },
+                        EMUNGE_SUCCESS, "issued to read '/v1/jobs/41', not '/v1/jobs/42'");
+}
+
+TEST_F(MungeCredentialTest, ReportCredentialIsNoStatusCredential) {
+  const std::string credential = reportCredential("42", kBody);
+  expectCredentialError([&] { verifyStatusCredential(credential, "/v1/status", socket()); },
+                        EMUNGE_SUCCESS, "not a status credential");
 }
 
 TEST_F(MungeCredentialTest, ReportsUnreachableMunged) {

@@ -25,7 +25,8 @@ typedef struct {
   const char *pollux_conf_path;     /* pollux.conf beside slurm.conf; a missing file is fine */
   const char *state_dir;            /* StateSaveLocation */
   const char *munge_socket;         /* from AuthInfo socket=, NULL for munged's default */
-  uint32_t slurm_user_id;           /* SlurmUser: may report for any job */
+  uint32_t slurm_user_id;           /* SlurmUser: may report for and read any job */
+  int private_jobs;                 /* PrivateData=jobs: users read only their own jobs */
   pollux_log_fn log;                /* one call per log line */
 } pollux_settings_t;
 

@@ -46,6 +46,7 @@ static char *conf_path_copy;      /* pollux.conf beside slurm.conf */
 static char *state_dir_copy;
 static char *munge_socket_copy;   /* AuthInfo socket=PATH, or NULL */
 static uint32_t slurm_user;
+static int private_jobs;          /* PrivateData=jobs */
 static pollux_service_t *service; /* used by the scheduler thread only after init */
 static hosted_plugin_t backfill;
 
@@ -92,6 +93,7 @@ static void copy_settings(void)
     snprintf(conf_path_copy, dir_length + sizeof("/pollux.conf"), "%.*s/pollux.conf",
              (int)dir_length, slash ? conf : ".");
   slurm_user = slurm_conf.slurm_user_id;
+  private_jobs = (slurm_conf.private_data & PRIVATE_DATA_JOBS) != 0;
   free(munge_socket_copy);
   munge_socket_copy = munge_socket_of(slurm_conf.authinfo);
 }
@@ -108,6 +110,7 @@ static pollux_service_t *create_service(void)
     .state_dir = state_dir_copy,
     .munge_socket = munge_socket_copy,
     .slurm_user_id = slurm_user,
+    .private_jobs = private_jobs,
     .log = log_line,
   };
   created = pollux_service_create(&settings);

@@ -6,6 +6,7 @@
 #include "auth/munge_credential.hpp"
 #include "invalid_input.hpp"
 #include "report/goodput_report.hpp"
+#include "status_view.hpp"
 
 namespace pollux::service {
 
@@ -37,8 +38,8 @@ HttpResponse ApiHandler::operator()(const HttpRequest& request) const {
     return response;
   }
   if (request.method != "GET") return errorResponse(405, "method not allowed");
-  if (request.path == "/v1/status") return jsonResponse(200, context_.published_status());
-  if (std::regex_match(request.path, match, kJobPath)) return jobStatus(match[1]);
+  if (request.path == "/v1/status") return statusRead(request, "");
+  if (std::regex_match(request.path, match, kJobPath)) return statusRead(request, match[1]);
   if (request.path == "/metrics") {
     return {200, "application/openmetrics-text; version=1.0.0; charset=utf-8",
             context_.metrics.render()};
@@ -77,10 +78,24 @@ HttpResponse ApiHandler::report(const HttpRequest& request, const std::string& j
   }
 }
 
-HttpResponse ApiHandler::jobStatus(const std::string& job_id) const {
+HttpResponse ApiHandler::statusRead(const HttpRequest& request, const std::string& job_id) const {
+  const auto credential = request.headers.find("x-munge-cred");
+  if (credential == request.headers.end()) {
+    return errorResponse(401, "missing X-Munge-Cred (payload 'pollux-status/1 " + request.path + "')");
+  }
+  uid_t uid;
+  try {
+    uid = auth::verifyStatusCredential(credential->second, request.path, context_.munge_socket);
+  } catch (const auth::CredentialError& error) {
+    return errorResponse(401, std::string("credential rejected: ") + error.what());
+  }
+  const Viewer viewer{uid, uid == 0 || uid == context_.slurm_user_id, context_.private_jobs};
   const Json::Value status = context_.published_status();
+  if (job_id.empty()) return jsonResponse(200, statusFor(status, viewer));
   for (const auto& job : status["jobs"]) {
-    if (job["job_id"].asString() == job_id) return jsonResponse(200, job);
+    if (job["job_id"].asString() != job_id) continue;
+    if (auto shown = jobFor(job, viewer)) return jsonResponse(200, *shown);
+    break;
   }
   return errorResponse(404, "job " + job_id + " is not known to sched/pollux");
 }

@@ -85,6 +85,7 @@ pollux_service_t* pollux_service_create(const pollux_settings_t* settings) {
     converted.state_dir = text(settings->state_dir);
     converted.munge_socket = text(settings->munge_socket);
     converted.slurm_user_id = settings->slurm_user_id;
+    converted.private_jobs = settings->private_jobs != 0;
     const pollux_log_fn log = settings->log;
     converted.log = [log](int level, const std::string& message) { logTo(log, level, message); };
     auto handle = std::make_unique<pollux_service>();

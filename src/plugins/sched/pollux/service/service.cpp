@@ -86,8 +86,13 @@ void Service::startRest() {
     options.tls_cert_pem = readPem(config_.tls_cert);
     options.tls_key_pem = readPem(config_.tls_key);
   }
-  ApiContext context{store_, metrics_, report_limiter_, settings_.slurm_user_id,
-                     settings_.munge_socket, [this] { return status(); }};
+  ApiContext context{store_,
+                     metrics_,
+                     report_limiter_,
+                     settings_.slurm_user_id,
+                     settings_.private_jobs,
+                     settings_.munge_socket,
+                     [this] { return status(); }};
   rest_ = std::make_unique<RestServer>(options, ApiHandler(std::move(context)));
   info("REST listening on " + rest_->url());
 }
@@ -143,6 +148,13 @@ size_t Service::decide() {
     return 0;
   }
   round_stats_ = decision.stats;
+  if (decision.stats.kept_current) {
+    error("solver " + decision.stats.solver_status + ": round keeps every current allocation");
+  } else if (decision.stats.kept_jobs > 0) {
+    error("solver " + decision.stats.solver_status + " in " +
+          std::to_string(decision.stats.failed_partitions) + " sub-problem(s): " +
+          std::to_string(decision.stats.kept_jobs) + " job(s) keep their current allocation");
+  }
   for (const auto& job : round_jobs_) {
     if (!job.adaptive) continue;
     const std::string id = std::to_string(job.id);

@@ -29,6 +29,7 @@ struct ServiceSettings {
   std::string state_dir;     // empty: state is not saved
   std::string munge_socket;  // empty: libmunge's default
   uint32_t slurm_user_id = 0;
+  bool private_jobs = false;  // PrivateData=jobs
   std::function<void(int level, const std::string&)> log;
 };
 

@@ -1,0 +1,41 @@
+#include "status_view.hpp"
+
+namespace pollux::service {
+
+namespace {
+
+// Job fields any user can already read from Slurm: squeue (id, user, state, comment, nodes,
+// GPUs), scontrol show job (restarts, AdminComment "pollux: <why> batch_size=N").
+constexpr const char* kPublicJobFields[] = {
+    "job_id", "user_id",   "state",      "adaptive", "comment_error", "min_gpus",
+    "max_gpus", "gpu_type", "allocation", "restarts", "status",        "batch_size"};
+
+Json::Value publicFields(const Json::Value& job) {
+  Json::Value visible(Json::objectValue);
+  for (const char* field : kPublicJobFields) {
+    if (job.isMember(field)) visible[field] = job[field];
+  }
+  visible["redacted"] = true;  // models, progress, local batch and restart cost: owner only
+  return visible;
+}
+
+}  // namespace
+
+std::optional<Json::Value> jobFor(const Json::Value& job, const Viewer& viewer) {
+  if (viewer.is_operator || job["user_id"].asUInt() == viewer.uid) return job;
+  if (viewer.private_jobs) return std::nullopt;
+  return publicFields(job);
+}
+
+Json::Value statusFor(const Json::Value& status, const Viewer& viewer) {
+  if (viewer.is_operator) return status;
+  Json::Value visible = status;
+  visible["last_round"].removeMember("problems");  // action failures name other users' jobs
+  visible["jobs"] = Json::Value(Json::arrayValue);
+  for (const auto& job : status["jobs"]) {
+    if (auto shown = jobFor(job, viewer)) visible["jobs"].append(*shown);
+  }
+  return visible;
+}
+
+}  // namespace pollux::service

@@ -1,0 +1,73 @@
+#include "status_view.hpp"
+
+#include <gtest/gtest.h>
+
+namespace pollux::service {
+namespace {
+
+Json::Value sampleJob(uint32_t owner) {
+  Json::Value job;
+  job["job_id"] = "42";
+  job["user_id"] = owner;
+  job["state"] = "running";
+  job["adaptive"] = true;
+  job["min_gpus"] = 1;
+  job["allocation"]["gpu_type"] = "a100";
+  job["batch_size"] = 512;
+  job["local_bsz"] = 128;
+  job["accum_steps"] = 0;
+  job["lr_scale"] = 2.0;
+  job["restarts"] = 1;
+  job["status"] = "grown";
+  job["models"]["a100"]["alpha_c"] = 0.1;
+  job["progress"]["examples"] = 1000;
+  job["restart_cost_s"] = 30;
+  return job;
+}
+
+TEST(StatusViewTest, OwnerAndOperatorsSeeEverything) {
+  const Json::Value job = sampleJob(1000);
+  EXPECT_EQ(*jobFor(job, {1000, false, true}), job);
+  EXPECT_EQ(*jobFor(job, {0, true, true}), job);
+}
+
+TEST(StatusViewTest, OtherUsersSeeOnlyWhatSlurmShowsThem) {
+  const auto shown = jobFor(sampleJob(1000), {2000, false, false});
+  ASSERT_TRUE(shown);
+  for (const char* hidden : {"models", "progress", "local_bsz", "accum_steps", "lr_scale",
+                             "restart_cost_s"}) {
+    EXPECT_FALSE(shown->isMember(hidden)) << hidden;
+  }
+  for (const char* kept : {"job_id", "user_id", "state", "adaptive", "min_gpus", "allocation",
+                           "batch_size", "restarts", "status"}) {
+    EXPECT_TRUE(shown->isMember(kept)) << kept;
+  }
+  EXPECT_TRUE((*shown)["redacted"].asBool());
+}
+
+TEST(StatusViewTest, PrivateDataJobsHidesOtherUsersJobs) {
+  EXPECT_FALSE(jobFor(sampleJob(1000), {2000, false, true}));
+}
+
+TEST(StatusViewTest, StatusFiltersEveryJobAndTheRoundsProblems) {
+  Json::Value status;
+  status["nodes"][0]["name"] = "n1";
+  status["last_round"]["problems"][0] = "JobId=42 requeue failed";
+  status["jobs"][0] = sampleJob(1000);
+  status["jobs"][1] = sampleJob(2000);
+  status["jobs"][1]["job_id"] = "43";
+
+  const Json::Value mine = statusFor(status, {2000, false, true});
+  EXPECT_EQ(mine["nodes"], status["nodes"]);
+  EXPECT_FALSE(mine["last_round"].isMember("problems"));
+  ASSERT_EQ(mine["jobs"].size(), 1u);
+  EXPECT_EQ(mine["jobs"][0], status["jobs"][1]);
+
+  const Json::Value shared = statusFor(status, {2000, false, false});
+  ASSERT_EQ(shared["jobs"].size(), 2u);
+  EXPECT_FALSE(shared["jobs"][0].isMember("progress"));
+  EXPECT_EQ(statusFor(status, {0, true, true}), status);
+}
+
+}  // namespace
+}  // namespace pollux::service

@@ -15,22 +15,11 @@ step "start a cluster with sched/pollux and job_submit/pollux"
 . "$run/env"
 cd "$run"
 
-# The job script an ML user writes, with the emulator as the training command.
-cat > train.sh <<EOF
-#!/bin/sh
-srun "$build/src/agent/pollux-agent" --report-interval 1 --grace 10 -v -- \\
-  "$build/src/emulate/pollux-emulate" --profiles "${POLLUX_TRACES:?}" --app "\$1" \\
-  --time-scale "\$2" --target-fraction "\$3" --startup 1 --speed a100=3 \\
-  --checkpoint "$run/ckpt-\$SLURM_JOB_ID"
-EOF
-submit() {  # submit APP TIME_SCALE TARGET_FRACTION: prints the job id
-  sbatch --parsable --comment=adaptive:max_gpus=8 --open-mode=append -o "$run/job-%j.out" \
-    -J "$1" train.sh "$@"
-}
+write_train_script
 
 step "two adaptive jobs start on their minimum and report"
-first=$(submit cifar10 20 0.5)
-second=$(submit ncf 20 0.5)
+first=$(submit_adaptive cifar10 20 0.5)
+second=$(submit_adaptive ncf 20 0.5)
 wait_until 30 "job $first running" is_running "$first"
 wait_until 30 "job $first reported" grep -q "report accepted" "job-$first.out"
 

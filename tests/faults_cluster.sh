@@ -27,20 +27,10 @@ step "start a cluster with sched/pollux and job_submit/pollux"
   "$plugins" 'JobSubmitPlugins=pollux\nMinJobAge=600'
 . "$run/env"
 cd "$run"
-cat > train.sh <<EOF
-#!/bin/sh
-srun "$build/src/agent/pollux-agent" --report-interval 1 --grace 10 -- \\
-  "$build/src/emulate/pollux-emulate" --profiles "${POLLUX_TRACES:?}" --app "\$1" \\
-  --time-scale 20 --target-fraction "\$2" --startup 1 --speed a100=3 \\
-  --checkpoint "$run/ckpt-\$SLURM_JOB_ID"
-EOF
-submit() {  # submit APP TARGET_FRACTION: prints the job id
-  sbatch --parsable --comment=adaptive:max_gpus=8 --open-mode=append -o "$run/job-%j.out" \
-    -J "$1" train.sh "$@"
-}
+write_train_script
 
 step "1. slurmctld SIGKILLed between a requeue and the restart of the job"
-first=$(submit cifar10 0.6)
+first=$(submit_adaptive cifar10 20 0.6)
 requeued() { grep -q "JobId=$first requeue: resize" log/slurmctld.log; }
 wait_until 60 "job $first requeued to grow" requeued
 "$cluster" stop-ctld "$run" --kill
@@ -78,7 +68,7 @@ grep -q "sched/pollux: state file .*pollux_state.json unusable" log/slurmctld.lo
 echo "   $(grep -o "state file .*unusable.*" log/slurmctld.log | tail -n 1 | cut -c1-110)"
 
 step "every job completes"
-second=$(submit ncf 0.3)
+second=$(submit_adaptive ncf 20 0.3)
 wait_until 240 "jobs $first and $second complete" all_finished "$first" "$second"
 for job in "$first" "$second"; do
   state=$(job_field "$job" JobState)

@@ -11,6 +11,8 @@
 #   cluster.sh stop RUN_DIR        stops only the processes this run started, by PID
 #
 # After start, RUN_DIR/env holds SLURM_CONF and MUNGE_SOCKET to source.
+# SLURMCTLD_WRAPPER, if set, is a command that start and start-ctld put in front of slurmctld
+# (it must exec slurmctld in place, as env and valgrind do, so the recorded PID stays right).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 slurm_plugins=/usr/lib/x86_64-linux-gnu/slurm-wlm
@@ -70,7 +72,7 @@ ENV
   start_munged "$run"
 
   export SLURM_CONF="$run/etc/slurm.conf"
-  slurmctld -D -i -f "$SLURM_CONF" > "$run/log/slurmctld.out" 2>&1 &
+  ${SLURMCTLD_WRAPPER:-} slurmctld -D -i -f "$SLURM_CONF" > "$run/log/slurmctld.out" 2>&1 &
   echo $! >> "$run/run/pids"
   echo $! > "$run/run/slurmctld.bgpid"
   for n in n1 n2 n3 n4; do
@@ -116,7 +118,7 @@ stop_ctld() {  # stop_ctld RUN_DIR [--kill]
 start_ctld() {  # start_ctld RUN_DIR: keeps the saved state
   run=$1
   export SLURM_CONF="$run/etc/slurm.conf"
-  slurmctld -D -f "$SLURM_CONF" >> "$run/log/slurmctld.out" 2>&1 &
+  ${SLURMCTLD_WRAPPER:-} slurmctld -D -f "$SLURM_CONF" >> "$run/log/slurmctld.out" 2>&1 &
   echo $! > "$run/run/slurmctld.bgpid"
   echo $! >> "$run/run/pids"
   wait_for 30 slurmctld scontrol ping

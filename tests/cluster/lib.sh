@@ -27,6 +27,24 @@ fewer_gpus_than() { is_running "$1" && [ "$(job_gpus "$1")" -lt "$2" ]; }
 # True when none of the given jobs is pending or running any more.
 all_finished() { [ -z "$(squeue -h -j "$(echo "$@" | tr ' ' ',')" -o %i 2> /dev/null)" ]; }
 
+# Writes $run/train.sh, the job script an ML user writes, with pollux-emulate as the training
+# command (arguments: APP TIME_SCALE TARGET_FRACTION). Call after setup_test_cluster.
+write_train_script() {
+  cat > "$run/train.sh" <<EOF
+#!/bin/sh
+srun "$build/src/agent/pollux-agent" --report-interval 1 --grace 10 -v -- \\
+  "$build/src/emulate/pollux-emulate" --profiles "${POLLUX_TRACES:?}" --app "\$1" \\
+  --time-scale "\$2" --target-fraction "\$3" --startup 1 --speed a100=3 \\
+  --checkpoint "$run/ckpt-\$SLURM_JOB_ID"
+EOF
+}
+
+# submit_adaptive APP TIME_SCALE TARGET_FRACTION: submits train.sh, prints the job id.
+submit_adaptive() {
+  sbatch --parsable --comment=adaptive:max_gpus=8 --open-mode=append -o "$run/job-%j.out" \
+    -J "$1" "$run/train.sh" "$@"
+}
+
 # For a test script in tests/ (with $here set to tests/): sets build, run, plugins, port and
 # api, and stops this run's cluster on exit, printing the slurmctld log's pollux lines and
 # the job outputs first if the test failed.

@@ -190,7 +190,7 @@ static int node_usable(uint32_t state)
 
   if (base == NODE_STATE_DOWN || base == NODE_STATE_FUTURE || base == NODE_STATE_UNKNOWN)
     return 0;
-  return !(state & (NODE_STATE_DRAIN | NODE_STATE_FAIL));
+  return !(state & (NODE_STATE_DRAIN | NODE_STATE_FAIL | NODE_STATE_NO_RESPOND));
 }
 
 static int job_state_of(uint32_t state)
@@ -200,6 +200,13 @@ static int job_state_of(uint32_t state)
   case JOB_RUNNING: return POLLUX_JOB_RUNNING;
   default: return POLLUX_JOB_OTHER;
   }
+}
+
+static int job_failed(uint32_t state)
+{
+  uint32_t base = state & JOB_STATE_BASE;
+
+  return base == JOB_FAILED || base == JOB_NODE_FAIL;
 }
 
 static void describe_job(const slurm_job_info_t *job)
@@ -214,6 +221,8 @@ static void describe_job(const slurm_job_info_t *job)
     .submit_time = job->submit_time,
     .start_time = job->start_time,
     .eligible_time = job->eligible_time,
+    .end_time = job->end_time,
+    .failed = job_failed(job->job_state),
     .comment = job->comment,
     .nodes = nodes,
     .requested_nodes = requested,

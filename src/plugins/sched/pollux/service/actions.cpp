@@ -120,4 +120,27 @@ std::vector<Action> planActions(const std::vector<SlurmJob>& jobs, const policy:
   return actions;
 }
 
+std::vector<Action> planNodeFailureRequeues(const std::vector<SlurmJob>& jobs,
+                                            const std::vector<SlurmNode>& nodes, double since) {
+  std::set<std::string> unusable;
+  for (const auto& node : nodes) {
+    if (!node.usable) unusable.insert(node.name);
+  }
+  std::vector<Action> actions;
+  for (const auto& job : jobs) {
+    if (!job.adaptive || job.state != JobState::kOther || !job.failed || job.end_time < since) {
+      continue;
+    }
+    const auto dead = std::find_if(job.nodes.begin(), job.nodes.end(),
+                                   [&](const std::string& node) { return unusable.count(node); });
+    if (dead == job.nodes.end()) continue;
+    Action requeue;
+    requeue.job_id = job.id;
+    requeue.kind = ActionKind::kRequeue;
+    requeue.why = "failed as its node " + *dead + " went down; requeued to be placed again";
+    actions.push_back(requeue);
+  }
+  return actions;
+}
+
 }  // namespace pollux::service

@@ -36,6 +36,13 @@ std::string tresPerNode(const Action& action);
 std::vector<Action> planActions(const std::vector<SlurmJob>& jobs, const policy::Decision& decision,
                                 double now, std::vector<std::string>& problems);
 
+// Adaptive jobs that ended FAILED since `since` on a node that is not usable now, each to be
+// requeued without nodes (so placed again). This is the case of a node that dies as a job
+// starts on it: srun fails at once and the job ends FAILED before Slurm finds the node dead
+// (Slurm itself requeues only the jobs still running on a node it sets DOWN).
+std::vector<Action> planNodeFailureRequeues(const std::vector<SlurmJob>& jobs,
+                                            const std::vector<SlurmNode>& nodes, double since);
+
 // The job's current allocation in policy terms, if it runs on GPUs of a known type
 // (see resolveGpuTypes).
 std::optional<policy::Allocation> currentAllocation(const SlurmJob& job);

@@ -114,5 +114,34 @@ TEST(ActionsTest, UnequalGpusPerNodeIsReportedNotActedOn) {
   EXPECT_NE(problems[0].find("JobId=7"), std::string::npos);
 }
 
+SlurmJob failedOn(uint32_t id, std::vector<std::string> nodes, double end_time) {
+  SlurmJob job = runningOn(id, nodes, "a100", 4);
+  job.state = JobState::kOther;
+  job.failed = true;
+  job.end_time = end_time;
+  return job;
+}
+
+TEST(ActionsTest, JobThatFailedOnADeadNodeIsRequeued) {
+  const std::vector<SlurmNode> nodes = {{"n1", {"a100", 4}, true}, {"n2", {"a100", 4}, false}};
+  const auto actions = planNodeFailureRequeues({failedOn(7, {"n1", "n2"}, 990)}, nodes, 900);
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].job_id, 7u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kRequeue);
+  EXPECT_TRUE(actions[0].nodes.empty());
+  EXPECT_NE(actions[0].why.find("n2"), std::string::npos) << actions[0].why;
+}
+
+TEST(ActionsTest, OtherFailuresAreLeftAlone) {
+  const std::vector<SlurmNode> nodes = {{"n1", {"a100", 4}, true}, {"n2", {"a100", 4}, false}};
+  SlurmJob completed = failedOn(1, {"n2"}, 990);
+  completed.failed = false;
+  SlurmJob rigid = failedOn(2, {"n2"}, 990);
+  rigid.adaptive.reset();
+  const std::vector<SlurmJob> jobs = {completed, rigid, failedOn(3, {"n1"}, 990),
+                                      failedOn(4, {"n2"}, 800)};
+  EXPECT_TRUE(planNodeFailureRequeues(jobs, nodes, 900).empty());
+}
+
 }  // namespace
 }  // namespace pollux::service

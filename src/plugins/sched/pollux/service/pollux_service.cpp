@@ -60,6 +60,8 @@ pollux::service::SlurmJob jobFrom(const pollux_job_view_t& view) {
   job.submit_time = static_cast<double>(view.submit_time);
   job.start_time = static_cast<double>(view.start_time);
   job.eligible_time = static_cast<double>(view.eligible_time);
+  job.end_time = static_cast<double>(view.end_time);
+  job.failed = view.failed != 0;
   try {
     job.adaptive = pollux::report::parseAdaptiveComment(text(view.comment));
   } catch (const pollux::InvalidInput& error) {

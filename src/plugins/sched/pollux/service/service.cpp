@@ -17,6 +17,9 @@ namespace pollux::service {
 namespace {
 
 constexpr const char* kStateFileName = "/pollux_state.json";
+// Adaptive jobs that failed this recently on a node now down are requeued (Slurm keeps
+// finished jobs MinJobAge, 300 s by default).
+constexpr double kNodeFailureWindowS = 600;
 constexpr int kStateVersion = 1;
 
 std::string readPem(const std::string& path) {
@@ -164,6 +167,10 @@ size_t Service::decide() {
                                   : std::optional<policy::JobDecision>(decided->second));
   }
   for (auto& action : planActions(round_jobs_, decision, round_time_, round_problems_)) {
+    round_actions_.push_back(ownAction(std::move(action), decision));
+  }
+  const double failures_since = round_time_ - kNodeFailureWindowS;
+  for (auto& action : planNodeFailureRequeues(round_jobs_, round_nodes_, failures_since)) {
     round_actions_.push_back(ownAction(std::move(action), decision));
   }
   for (const auto& problem : round_problems_) error(problem);

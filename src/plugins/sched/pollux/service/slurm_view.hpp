@@ -36,6 +36,8 @@ struct SlurmJob {
   double submit_time = 0;
   double start_time = 0;
   double eligible_time = 0;
+  double end_time = 0;                              // finished jobs
+  bool failed = false;                              // finished as FAILED or NODE_FAIL
   std::optional<report::AdaptiveRequest> adaptive;  // from the job's comment
   std::string comment_error;                        // set when the comment is malformed
   std::vector<std::string> nodes;                   // allocated nodes (running jobs)

@@ -31,13 +31,17 @@ std::vector<policy::Node> snapshotNodes(const std::vector<SlurmNode>& nodes,
   return out;
 }
 
-// `gpus` GPUs on each of `nodes`, of the type of the nodes (a job's request may be untyped).
+// `gpus` GPUs on each of `nodes`, of the type of the nodes (a job's request may be untyped);
+// none if a node is not in the snapshot (down, drained, no GPUs).
 std::optional<policy::Allocation> allocationOn(const std::vector<std::string>& nodes, int gpus,
                                                const std::map<std::string, std::string>& types) {
   const auto node_type = types.find(nodes.front());
   if (node_type == types.end()) return std::nullopt;
   policy::Allocation allocation{node_type->second, {}};
-  for (const auto& node : nodes) allocation.nodes[node] = gpus;
+  for (const auto& node : nodes) {
+    if (types.count(node) == 0) return std::nullopt;
+    allocation.nodes[node] = gpus;
+  }
   return allocation;
 }
 
@@ -53,7 +57,8 @@ std::optional<policy::Allocation> runningAllocation(const SlurmJob& job,
 
 // Where a pending adaptive job Pollux has placed (released, ReqNodeList and GPUs set) is
 // about to start. The policy treats it as the job's current allocation, so anti-thrashing
-// keeps it while Slurm starts the job rather than re-deciding it every round.
+// keeps it while Slurm starts the job rather than re-deciding it every round; a placement on
+// a node that went down since is no placement (Slurm would never start it), so it is redone.
 std::optional<policy::Allocation> startingAllocation(const SlurmJob& job,
                                                      const std::map<std::string, std::string>& types,
                                                      double now) {

@@ -107,5 +107,16 @@ TEST(SnapshotBuilderTest, APlacedPendingJobKeepsItsPlacementAsCurrent) {
   EXPECT_FALSE(snapshot.jobs[0].current);
 }
 
+TEST(SnapshotBuilderTest, APlacementOnANodeThatWentDownIsRedone) {
+  SlurmJob starting = job(1, JobState::kPending, report::AdaptiveRequest{});
+  starting.requested_nodes = {"n1", "n3"};  // n3 is not usable
+  starting.gpus_per_node = GpuGres{"", 4};
+  starting.eligible_time = 95;
+  const auto snapshot = buildSnapshot(100, cluster(), {starting}, {}, config::Config{});
+  ASSERT_EQ(snapshot.jobs.size(), 1u);
+  EXPECT_FALSE(snapshot.jobs[0].current);
+  EXPECT_NO_THROW(policy::schedule(snapshot));
+}
+
 }  // namespace
 }  // namespace pollux::service

@@ -19,8 +19,7 @@ SLURMCTLD_WRAPPER="env LD_PRELOAD=$fault_library POLLUX_GLPK_FAULT_FILE=$fault_f
 . "$run/env"
 cd "$run"
 printf '#!/bin/sh\nsleep 600\n' > job.sh
-# Whole nodes (4 GPUs each), so no two jobs compete for a node's two CPUs.
-submit() { sbatch --parsable --comment=adaptive:min_gpus=4,max_gpus=4 -o /dev/null job.sh; }
+submit() { sbatch --parsable --comment=adaptive:max_gpus=4 -o /dev/null job.sh; }
 first=$(submit)
 second=$(submit)
 wait_until 30 "jobs $first and $second running" sh -c "[ \"\$(squeue -h -t R -o %i | wc -l)\" -eq 2 ]"

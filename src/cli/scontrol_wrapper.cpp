@@ -105,7 +105,8 @@ void printStatus(const Json::Value& status) {
   std::cout << "\n\n";
   for (const auto& node : status["nodes"]) {
     std::cout << "NodeName=" << node["name"].asString() << " GpuType=" << scalar(node["gpu_type"])
-              << " Gpus=" << scalar(node["gpus"]) << " Usable=" << scalar(node["usable"]) << "\n";
+              << " Gpus=" << scalar(node["gpus"]) << " Usable=" << scalar(node["usable"])
+              << " FreeCpus=" << scalar(node["free_cpus"]) << "\n";
   }
   std::cout << "\n";
   for (const auto& job : status["jobs"]) printJob(job);

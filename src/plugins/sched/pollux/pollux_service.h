@@ -76,8 +76,9 @@ typedef struct {
 
 /* One scheduling round: describe Slurm, decide, act, report back, end. */
 void pollux_round_begin(pollux_service_t *service, time_t now);
+/* usable: up and not drained; free_cpus: CPUs no job holds (a node without any takes no job). */
 void pollux_round_add_node(pollux_service_t *service, const char *name, const char *gres,
-                           int usable);
+                           int usable, int free_cpus);
 void pollux_round_add_job(pollux_service_t *service, const pollux_job_view_t *job);
 size_t pollux_round_decide(pollux_service_t *service); /* number of actions */
 /* NULL if the action cannot be described (logged). */

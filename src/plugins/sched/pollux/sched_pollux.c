@@ -193,6 +193,17 @@ static int node_usable(uint32_t state)
   return !(state & (NODE_STATE_DRAIN | NODE_STATE_FAIL | NODE_STATE_NO_RESPOND));
 }
 
+/* CPUs of the node that no job holds, as sinfo counts them. */
+static int free_cpus(const node_info_t *node)
+{
+  uint16_t allocated = 0;
+
+  if (slurm_get_select_nodeinfo(node->select_nodeinfo, SELECT_NODEDATA_SUBCNT,
+                                NODE_STATE_ALLOCATED, &allocated) != SLURM_SUCCESS)
+    return node->cpus;
+  return allocated < node->cpus ? node->cpus - allocated : 0;
+}
+
 static int job_state_of(uint32_t state)
 {
   switch (state & JOB_STATE_BASE) {
@@ -301,7 +312,8 @@ static void run_round(void)
   for (uint32_t i = 0; i < nodes->record_count; i++) {
     const node_info_t *node = &nodes->node_array[i];
     if (node->name)
-      pollux_round_add_node(service, node->name, node->gres, node_usable(node->node_state));
+      pollux_round_add_node(service, node->name, node->gres, node_usable(node->node_state),
+                            free_cpus(node));
   }
   for (uint32_t i = 0; i < jobs->record_count; i++)
     describe_job(&jobs->job_array[i]);

@@ -129,12 +129,13 @@ void pollux_round_begin(pollux_service_t* service, time_t now) {
 }
 
 void pollux_round_add_node(pollux_service_t* service, const char* name, const char* gres,
-                           int usable) {
+                           int usable, int free_cpus) {
   guarded<int>(service->log, "round", 0, [&] {
     pollux::service::SlurmNode node;
     node.name = text(name);
     node.gpus = pollux::service::parseGpuGres(text(gres)).value_or(pollux::service::GpuGres{});
     node.usable = usable != 0;
+    node.free_cpus = free_cpus;
     service->impl->addNode(std::move(node));
     return 0;
   });

@@ -264,6 +264,7 @@ Json::Value Service::buildStatus() const {
     entry["gpu_type"] = node.gpus.type;
     entry["gpus"] = node.gpus.count;
     entry["usable"] = node.usable;
+    entry["free_cpus"] = node.free_cpus;
     status["nodes"].append(entry);
   }
   status["jobs"] = Json::Value(Json::arrayValue);

@@ -24,6 +24,7 @@ struct SlurmNode {
   std::string name;
   GpuGres gpus;
   bool usable = true;  // not down, drained or failing
+  int free_cpus = 1;   // CPUs no job holds: with none left the node cannot start another job
 };
 
 enum class JobState { kPending, kRunning, kOther };

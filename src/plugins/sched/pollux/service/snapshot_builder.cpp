@@ -25,7 +25,8 @@ std::vector<policy::Node> snapshotNodes(const std::vector<SlurmNode>& nodes,
     if (node.gpus.count <= 0) continue;
     const auto in_use = used.find(node.name);
     const int held = in_use == used.end() ? 0 : in_use->second;
-    const int offered = node.usable ? std::max(node.gpus.count, held) : held;
+    const bool takes_jobs = node.usable && node.free_cpus > 0;
+    const int offered = takes_jobs ? std::max(node.gpus.count, held) : held;
     if (offered > 0) out.push_back({node.name, typeOf(node.gpus), offered});
   }
   return out;

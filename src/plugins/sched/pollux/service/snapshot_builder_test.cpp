@@ -118,5 +118,19 @@ TEST(SnapshotBuilderTest, APlacementOnANodeThatWentDownIsRedone) {
   EXPECT_NO_THROW(policy::schedule(snapshot));
 }
 
+TEST(SnapshotBuilderTest, ANodeWithoutFreeCpusOffersOnlyTheGpusInUse) {
+  std::vector<SlurmNode> nodes = cluster();
+  nodes[0].free_cpus = 0;  // n1
+  SlurmJob running = job(1, JobState::kRunning, report::AdaptiveRequest{});
+  running.nodes = {"n1"};
+  running.num_nodes = 1;
+  running.gpus_per_node = GpuGres{"a100", 1};
+  const auto snapshot = buildSnapshot(100, nodes, {running}, {}, config::Config{});
+  ASSERT_EQ(snapshot.nodes.size(), 2u);
+  EXPECT_EQ(snapshot.nodes[0].name, "n1");
+  EXPECT_EQ(snapshot.nodes[0].gpus, 1);
+  EXPECT_EQ(snapshot.nodes[1].gpus, 4);  // n2
+}
+
 }  // namespace
 }  // namespace pollux::service

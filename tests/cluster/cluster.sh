@@ -12,7 +12,8 @@
 #
 # After start, RUN_DIR/env holds SLURM_CONF and MUNGE_SOCKET to source.
 # SLURMCTLD_WRAPPER, if set, is a command that start and start-ctld put in front of slurmctld
-# (it must exec slurmctld in place, as env and valgrind do, so the recorded PID stays right).
+# (it must exec slurmctld in place, as env and valgrind do, so the recorded PID stays right);
+# slurmctld then gets SLURMCTLD_PATIENCE seconds (default 30) to answer and to exit.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 slurm_plugins=/usr/lib/x86_64-linux-gnu/slurm-wlm
@@ -79,7 +80,7 @@ ENV
     slurmd -D -N "$n" -f "$SLURM_CONF" > "$run/log/slurmd-$n.out" 2>&1 &
     echo $! >> "$run/run/pids"
   done
-  wait_for 30 slurmctld scontrol ping
+  wait_for "${SLURMCTLD_PATIENCE:-30}" slurmctld scontrol ping
   wait_for 60 "4 idle nodes" sh -c "[ \$(sinfo -h -N -t idle -o %N | wc -l) -eq 4 ]"
   echo "cluster.sh: cluster up in $run (slurmctld port $base)"
 }
@@ -101,8 +102,8 @@ stop_munged() {
   sed -i "/^$pid\$/d" "$run/run/pids"
 }
 
-wait_gone() {  # wait_gone PID: until the process has exited
-  for _ in $(seq 100); do kill -0 "$1" 2> /dev/null || return 0; sleep 0.1; done
+wait_gone() {  # wait_gone PID [SECONDS]: until the process has exited (default 10 s)
+  for _ in $(seq $((${2:-10} * 10))); do kill -0 "$1" 2> /dev/null || return 0; sleep 0.1; done
   return 1
 }
 
@@ -111,7 +112,8 @@ stop_ctld() {  # stop_ctld RUN_DIR [--kill]
   [ "${2:-}" = "--kill" ] && signal=KILL
   old=$(cat "$run/run/slurmctld.bgpid")
   kill -s "$signal" "$old" 2> /dev/null || true
-  wait_gone "$old" || { echo "cluster.sh: slurmctld $old did not exit" >&2; exit 1; }
+  wait_gone "$old" "${SLURMCTLD_PATIENCE:-30}" ||
+    { echo "cluster.sh: slurmctld $old did not exit" >&2; exit 1; }
   sed -i "/^$old\$/d" "$run/run/pids"
 }
 
@@ -121,7 +123,7 @@ start_ctld() {  # start_ctld RUN_DIR: keeps the saved state
   ${SLURMCTLD_WRAPPER:-} slurmctld -D -f "$SLURM_CONF" >> "$run/log/slurmctld.out" 2>&1 &
   echo $! > "$run/run/slurmctld.bgpid"
   echo $! >> "$run/run/pids"
-  wait_for 30 slurmctld scontrol ping
+  wait_for "${SLURMCTLD_PATIENCE:-30}" slurmctld scontrol ping
 }
 
 restart_ctld() {

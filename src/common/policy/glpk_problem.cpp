@@ -20,6 +20,17 @@ extern "C" void onGlpkError(void* info) {
   std::longjmp(static_cast<ErrorTrap*>(info)->resume, 1);
 }
 
+// GLPK keeps one environment per thread and frees it only in glp_free_env(). This frees it
+// when a thread that solved exits (valgrind found the plugin's scheduler thread losing it).
+struct ThreadGlpkEnvironment {
+  ~ThreadGlpkEnvironment() { glp_free_env(); }
+};
+
+glp_prob* createProblem() {
+  thread_local ThreadGlpkEnvironment environment;
+  return glp_create_prob();
+}
+
 int toMilliseconds(double seconds) {
   if (!(seconds > 0)) return 1;
   return static_cast<int>(std::clamp(std::ceil(seconds * 1000.0), 1.0, double(INT_MAX)));
@@ -42,7 +53,7 @@ bool SolveOutcome::hasSolution() const {
   return status == SolveStatus::kOptimal || status == SolveStatus::kFeasible;
 }
 
-GlpkProblem::GlpkProblem() : problem_(glp_create_prob()) {}
+GlpkProblem::GlpkProblem() : problem_(createProblem()) {}
 
 GlpkProblem::~GlpkProblem() {
   if (problem_ != nullptr) glp_delete_prob(problem_);

@@ -298,6 +298,27 @@ static int perform(const pollux_action_t *action)
   }
 }
 
+/* Slurm's xfree (exported by libslurm, not declared in slurm.h). */
+extern void slurm_xfree(void **pointer);
+
+/* Slurm before 23.02.5 (SchedMD bug 17246) leaves these job strings allocated in
+ * slurm_free_job_info_msg(); the plugin loads every job each round and writes AdminComment,
+ * so it would leak them every round (found by tests/valgrind_cluster.sh). Freeing them
+ * first is harmless where Slurm frees them itself: xfree leaves NULL behind. */
+static void free_jobs(job_info_msg_t *jobs)
+{
+  for (uint32_t i = 0; i < jobs->record_count; i++) {
+    slurm_job_info_t *job = &jobs->job_array[i];
+
+    slurm_xfree((void **)&job->admin_comment);
+    slurm_xfree((void **)&job->cluster_features);
+    slurm_xfree((void **)&job->cronspec);
+    slurm_xfree((void **)&job->prefer);
+    slurm_xfree((void **)&job->system_comment);
+  }
+  slurm_free_job_info_msg(jobs);
+}
+
 static void run_round(void)
 {
   job_info_msg_t *jobs = NULL;
@@ -324,7 +345,7 @@ static void run_round(void)
   pollux_round_end(service);
 done:
   if (jobs)
-    slurm_free_job_info_msg(jobs);
+    free_jobs(jobs);
   if (nodes)
     slurm_free_node_info_msg(nodes);
 }

@@ -18,6 +18,9 @@ std::map<std::string, int> gpusInUse(const std::vector<SlurmJob>& jobs) {
   return used;
 }
 
+// Up, not drained and with a CPU left: a node where Slurm can start another job.
+bool takesJobs(const SlurmNode& node) { return node.usable && node.free_cpus > 0; }
+
 std::vector<policy::Node> snapshotNodes(const std::vector<SlurmNode>& nodes,
                                         const std::map<std::string, int>& used) {
   std::vector<policy::Node> out;
@@ -25,8 +28,7 @@ std::vector<policy::Node> snapshotNodes(const std::vector<SlurmNode>& nodes,
     if (node.gpus.count <= 0) continue;
     const auto in_use = used.find(node.name);
     const int held = in_use == used.end() ? 0 : in_use->second;
-    const bool takes_jobs = node.usable && node.free_cpus > 0;
-    const int offered = takes_jobs ? std::max(node.gpus.count, held) : held;
+    const int offered = takesJobs(node) ? std::max(node.gpus.count, held) : held;
     if (offered > 0) out.push_back({node.name, typeOf(node.gpus), offered});
   }
   return out;
@@ -58,16 +60,17 @@ std::optional<policy::Allocation> runningAllocation(const SlurmJob& job,
 
 // Where a pending adaptive job Pollux has placed (released, ReqNodeList and GPUs set) is
 // about to start. The policy treats it as the job's current allocation, so anti-thrashing
-// keeps it while Slurm starts the job rather than re-deciding it every round; a placement on
-// a node that went down since is no placement (Slurm would never start it), so it is redone.
+// keeps it while Slurm starts the job rather than re-deciding it every round. A placement on
+// a node that cannot take a job now (down since, or its CPUs taken) is no placement: Slurm
+// would not start it there, so it is redone.
 std::optional<policy::Allocation> startingAllocation(const SlurmJob& job,
-                                                     const std::map<std::string, std::string>& types,
+                                                     const std::map<std::string, std::string>& open,
                                                      double now) {
   if (job.state != JobState::kPending || !job.adaptive || job.held || job.eligible_time > now ||
       !job.gpus_per_node || job.gpus_per_node->count <= 0 || job.requested_nodes.empty()) {
     return std::nullopt;
   }
-  return allocationOn(job.requested_nodes, job.gpus_per_node->count, types);
+  return allocationOn(job.requested_nodes, job.gpus_per_node->count, open);
 }
 
 void addModel(const JobRecord& record, policy::Job& job) {
@@ -135,11 +138,15 @@ policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
   snapshot.params = config.policy;
   snapshot.params.relative_speeds = relativeSpeeds(nodes, config);
   snapshot.nodes = snapshotNodes(nodes, gpusInUse(jobs));
-  std::map<std::string, std::string> node_types;
+  std::map<std::string, std::string> node_types, open_node_types;
   int cluster_gpus = 0;
   for (const auto& node : snapshot.nodes) {
     node_types[node.name] = node.gpu_type;
     cluster_gpus += node.gpus;
+  }
+  for (const auto& node : nodes) {
+    const auto type = node_types.find(node.name);
+    if (takesJobs(node) && type != node_types.end()) open_node_types.insert(*type);
   }
   for (const auto& slurm : jobs) {
     if (slurm.state == JobState::kOther) continue;
@@ -156,7 +163,7 @@ policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
     }
     if (!job) continue;
     job->current = runningAllocation(slurm, node_types);
-    if (!job->current) job->current = startingAllocation(slurm, node_types, now);
+    if (!job->current) job->current = startingAllocation(slurm, open_node_types, now);
     if (slurm.state == JobState::kRunning && !job->current && !slurm.adaptive) continue;
     snapshot.jobs.push_back(std::move(*job));
   }

@@ -132,5 +132,27 @@ TEST(SnapshotBuilderTest, ANodeWithoutFreeCpusOffersOnlyTheGpusInUse) {
   EXPECT_EQ(snapshot.nodes[1].gpus, 4);  // n2
 }
 
+TEST(SnapshotBuilderTest, APlacementOnANodeWithoutFreeCpusIsRedone) {
+  std::vector<SlurmNode> nodes = cluster();
+  nodes[0].free_cpus = 0;  // n1: two 1-GPU jobs took both CPUs; a third was placed there too
+  std::vector<SlurmJob> jobs;
+  for (uint32_t id : {1, 2}) {
+    SlurmJob running = job(id, JobState::kRunning, report::AdaptiveRequest{});
+    running.nodes = {"n1"};
+    running.num_nodes = 1;
+    running.gpus_per_node = GpuGres{"a100", 1};
+    jobs.push_back(running);
+  }
+  SlurmJob starting = job(3, JobState::kPending, report::AdaptiveRequest{});
+  starting.requested_nodes = {"n1"};
+  starting.gpus_per_node = GpuGres{"", 1};
+  starting.eligible_time = 95;
+  jobs.push_back(starting);
+  const auto snapshot = buildSnapshot(100, nodes, jobs, {}, config::Config{});
+  ASSERT_EQ(snapshot.jobs.size(), 3u);
+  EXPECT_FALSE(snapshot.jobs[2].current);
+  EXPECT_NO_THROW(policy::schedule(snapshot));  // it used to fail: n1 offers 2, jobs hold 3
+}
+
 }  // namespace
 }  // namespace pollux::service

@@ -1,30 +1,45 @@
 #!/bin/sh
-# sched_pollux.so inside a real slurmctld under valgrind memcheck: an adaptive job under
-# pollux-agent reports and is grown through a requeue, a rigid job runs beside it, status
-# and metrics are read, slurmctld reconfigures, then stops cleanly so the plugin's fini runs
-# and valgrind checks for leaks. Fails on any memcheck error or definite leak with a frame in
-# the plugin (sched_pollux.so, the pollux service or core). Slurm's own findings are counted
-# and printed, not judged: they are not this project's code.
+# sched_pollux.so inside a real slurmctld under valgrind memcheck: two adaptive jobs under
+# pollux-agent report and are grown through requeues, a rigid job runs beside them, status
+# and metrics are read, slurmctld reconfigures, then stops cleanly with SIGTERM so the
+# plugin's fini runs and valgrind checks the heap for leaks.
+#
+# Verdict: the test fails on any memcheck error (invalid read/write/free, uninitialised
+# value, bad syscall argument, crash, ...) or definite leak whose stack has a frame in this
+# project's code: sched_pollux.so, job_submit_pollux.so and the pollux service and core
+# linked into them (a source file under this tree, an object of its build, or a pollux::
+# function). Slurm's own findings (stacks only in slurmctld, libslurmfull and the other
+# Slurm plugins, libc) are counted and printed but not judged: they are not this project's
+# code, and Debian's Slurm 22.05.8 has shown none in this scenario (ERROR SUMMARY 0 and 0
+# bytes definitely lost in slurmctld and its forked slurmscriptd); it does have "possibly
+# lost" blocks (plugin contexts and lists it keeps until exit, interior pointers), which are
+# not reported. So no suppression file is needed.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster/lib.sh"
 setup_test_cluster valgrind
 command -v valgrind > /dev/null || fail "valgrind is not installed (scripts/install-deps)"
-report="$run/valgrind.log"
+srcdir=$(cd "$here/.." && pwd)
 
 step "start slurmctld with sched/pollux under valgrind memcheck"
+# One log per process (%p): slurmctld forks slurmscriptd, which stays under valgrind too.
+# --keep-debuginfo: frames of the plugin, unloaded before the leak check, keep their names.
+# --fullpath-after= (empty): frames show whole source paths, so ours are told from Slurm's.
 export SLURMCTLD_PATIENCE=180
-SLURMCTLD_WRAPPER="valgrind --tool=memcheck --leak-check=full --show-leak-kinds=definite \
---errors-for-leak-kinds=definite --num-callers=40 --keep-debuginfo=yes --log-file=$report" \
+SLURMCTLD_WRAPPER="valgrind --tool=memcheck --trace-children=no --track-origins=no \
+--leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite \
+--num-callers=40 --keep-debuginfo=yes --fullpath-after= --log-file=$run/valgrind.%p.log" \
   "$here/cluster/cluster.sh" start "$run" sched/pollux \
   "pollux_interval=2,pollux_rest_port=$port,pollux_min_change_interval=0,pollux_speed_a100=3" \
   "$plugins" 'JobSubmitPlugins=pollux\nMinJobAge=600'
 . "$run/env"
 cd "$run"
+ctld=$(cat run/slurmctld.bgpid)
 write_train_script
 
-step "an adaptive job reports and is grown; a rigid job runs beside it"
+step "two adaptive jobs report and are grown; a rigid job runs beside them"
 job=$(submit_adaptive cifar10 20 0.4)
+other=$(submit_adaptive ncf 20 0.3)
 rigid=$(sbatch --parsable --gres=gpu:v100:2 -o /dev/null --wrap "sleep 20")
 wait_until 120 "job $job reported" grep -q "report accepted" "job-$job.out"
 requeued() { grep -q "JobId=$job requeue: resize" log/slurmctld.log; }
@@ -32,35 +47,92 @@ wait_until 180 "job $job requeued to grow" requeued
 
 step "status, metrics and a reconfigure"
 "$build/src/cli/scontrol" show pollux > /dev/null || fail "scontrol show pollux failed"
-"$build/src/cli/scontrol" show pollux "job=$job" --json > /dev/null || fail "show pollux job=$job failed"
-curl -sf "$api/metrics" > /dev/null || fail "GET /metrics failed"
+"$build/src/cli/scontrol" show pollux "job=$job" --json > /dev/null ||
+  fail "scontrol show pollux job=$job failed"
+curl -sf "$api/metrics" | grep -q '^pollux_reports_total{code="200"} [1-9]' ||
+  fail "GET /metrics failed or counts no accepted report"
 scontrol reconfigure
-wait_until 240 "jobs $job and $rigid complete" all_finished "$job" "$rigid"
+wait_until 240 "jobs $job, $other and $rigid complete" all_finished "$job" "$other" "$rigid"
 
 step "stop slurmctld cleanly; valgrind's verdict"
 "$here/cluster/cluster.sh" stop-ctld "$run"
-grep -q "ERROR SUMMARY" "$report" || fail "valgrind wrote no summary to $report"
-python3 - "$report" <<'PY'
-import re, sys
+python3 - "$run" "$ctld" "$srcdir" "$build" <<'PY'
+import glob, os, re, sys
 
-text = open(sys.argv[1]).read()
-# One record per error or leak: valgrind separates them with an empty "==PID== " line.
-records = [r for r in re.split(r"\n==\d+== *\n", text) if r.strip()]
-ours = re.compile(r"sched_pollux\.(so|c)|pollux::|pollux_service|src/plugins/sched/pollux|src/common/")
-kinds = re.compile(r"Invalid (read|write|free)|uninitialised|Mismatched free|overlap|"
-                   r"definitely lost in|Syscall param|Argument .* of function")
-findings = [r for r in records if kinds.search(r)]
-plugin = [r for r in findings if ours.search(r)]
-summary = re.findall(r"ERROR SUMMARY: (\d+) errors", text)
-lost = re.findall(r"definitely lost: ([\d,]+) bytes in ([\d,]+) blocks", text)
-print(f"   valgrind: ERROR SUMMARY {summary[-1] if summary else '?'} error(s) in slurmctld; "
-      f"definitely lost {lost[-1][0] + ' bytes in ' + lost[-1][1] + ' blocks' if lost else '0 bytes'}")
-print(f"   records: {len(findings)} in all, {len(plugin)} with a frame in sched/pollux")
-for record in findings:  # what and where, in brief
+run, ctld, srcdir, builddir = sys.argv[1:]
+roots = tuple({f(d) + "/" for d in (srcdir, builddir)
+               for f in (os.path.abspath, os.path.realpath)})
+frame = re.compile(r"^==\d+== +(?:at|by) 0x[0-9A-Fa-f]+: ")
+# "by 0xADDR: FUNCTION (SOURCE:LINE)" or "(in OBJECT)"; paths hold no parentheses.
+where = re.compile(r" \((?:in )?([^()]*?)(?::\d+)?\)$")
+definite = re.compile(r"([\d,]+) (?:\(([\d,]+) direct, [\d,]+ indirect\) )?bytes in ([\d,]+) "
+                      r"blocks are definitely lost")
+number = lambda s: int(s.replace(",", ""))
+
+
+def ours(line):
+    if not frame.match(line):
+        return False
+    m = where.search(line)
+    place = os.path.normpath(m.group(1)) if m else ""
+    return (place.startswith(roots) or "pollux::" in line
+            or re.search(r"\b(sched|job_submit)_pollux\.(so|c)$", place) is not None)
+
+
+totals = {"errors": 0, "lost": 0, "blocks": 0}
+mine, theirs = dict(totals), dict(totals)  # records with a frame of ours; the others
+summaries, plugin_records, slurm_records = 0, [], []
+for path in sorted(glob.glob(f"{run}/valgrind.*.log")):
+    pid = path.rsplit(".", 2)[1]
+    text = open(path).read()
+    summary = re.search(r"ERROR SUMMARY: ([\d,]+) errors", text)
+    if not summary:
+        # A child that exec'd (valgrind lets it go) writes no summary; slurmctld must.
+        if pid == ctld:
+            sys.exit(f"FAIL: valgrind wrote no summary for slurmctld ({path})")
+        continue
+    summaries += 1
+    totals["errors"] += number(summary.group(1))
+    lost = re.search(r"definitely lost: ([\d,]+) bytes in ([\d,]+) blocks", text)
+    if lost:
+        totals["lost"] += number(lost.group(1))
+        totals["blocks"] += number(lost.group(2))
+    # One record per error or leak, ended by an empty "==PID== " line; every error and leak
+    # record carries a stack, the headers and summaries do not. valgrind's own warnings
+    # (slurmctld closing valgrind's descriptors in the child it forks) come unseparated.
+    for record in re.split(r"\n==\d+== *(?=\n)", text):
+        record = re.sub(r"(?m)^==\d+== (Warning: .*|   Use --log-fd=.*)\n", "", record + "\n")
+        lines = [l for l in record.strip("\n").splitlines() if l.strip()]
+        if not any(frame.match(l) for l in lines):
+            continue
+        leak = definite.search(record)
+        if "lost in loss record" in record and not leak:
+            continue  # possibly/indirectly lost or reachable: not asked for, not judged
+        plugin = any(ours(l) for l in lines)
+        (plugin_records if plugin else slurm_records).append(record)
+        counts = mine if plugin else theirs
+        if leak:
+            counts["lost"] += number(leak.group(2) or leak.group(1))
+            counts["blocks"] += number(leak.group(3))
+        else:
+            counts["errors"] += 1
+
+print(f"   valgrind on slurmctld (+ {summaries - 1} forked process(es)): "
+      f"ERROR SUMMARY {totals['errors']} error(s); "
+      f"definitely lost {totals['lost']} bytes in {totals['blocks']} blocks")
+for who, counts in (("with a frame in pollux code", mine),
+                    ("Slurm's or libc's (not judged)", theirs)):
+    print(f"   {who}: {counts['errors']} error record(s); "
+          f"definitely lost {counts['lost']} bytes in {counts['blocks']} blocks")
+for record in slurm_records:  # what and where, in brief
     lines = [l.split("== ", 1)[-1].strip() for l in record.splitlines() if l.strip()]
-    print("     " + " | ".join(lines[:4])[:300])
-for record in plugin:
-    print(record[:4000], file=sys.stderr)
-sys.exit(1 if plugin else 0)
+    print("     " + " | ".join(lines[:5])[:400])
+for record in plugin_records:
+    print(record.strip("\n")[:6000] + "\n", file=sys.stderr)
+sys.exit(1 if plugin_records else 0)
 PY
+# The leak check means something only after fini: the plugin's fini forwards to the backfill
+# it hosts, so this line shows it ran.
+sed -n '/Terminate signal/,$p' log/slurmctld.log | grep -q "sched/backfill: fini" ||
+  fail "slurmctld stopped without running the plugin's fini"
 echo "PASS"

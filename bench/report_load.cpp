@@ -2,7 +2,7 @@
 //
 //   report_load --url http://127.0.0.1:PORT --job ID [--socket MUNGE_SOCKET]
 //               [--count N] [--connections K] [--duration S] [--encode-threads T]
-//               [--warmup W] [--decode-probe D]
+//               [--warmup W] [--decode-probe D] [--rate R] [--allow STATUS,...]
 //
 // 1. Pre-encodes N (+W) MUNGE credentials, each with the payload
 //    "pollux-report/1 <ID> <sha256 of the body>", with T threads (untimed; the time is printed).
@@ -12,8 +12,10 @@
 // 3. Sends W warm-up reports, then N timed reports as POST /v1/jobs/ID/report over K keep-alive
 //    connections (libcurl multi interface, one request in flight per connection), stopping
 //    early after S seconds if --duration is given.
+// With --rate R the timed requests are paced to R per second over all connections (a flood of
+// a given size rather than as fast as the server answers).
 // Prints requests/s, latency p50/p95/p99/max and the count of each HTTP status. Exits 1 unless
-// every timed request got 200 (and 2 on usage or setup errors).
+// every timed request got 200 or a status listed by --allow (and 2 on usage or setup errors).
 #include <curl/curl.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -51,6 +53,8 @@ struct Options {
   int encode_threads = 4;
   long warmup = 200;
   long decode_probe = 0;
+  double rate = 0;                 // timed requests per second; 0 = as fast as answered
+  std::vector<long> allowed{200};  // statuses that count as success
   std::vector<std::pair<std::string, int>> watch;  // --watch NAME=PID: CPU used while timed
 };
 
@@ -59,8 +63,24 @@ struct Options {
   std::fprintf(stderr,
                "usage: report_load --url URL --job ID [--socket PATH] [--count N] "
                "[--connections K] [--duration S] [--encode-threads T] [--warmup W] "
-               "[--decode-probe D] [--watch NAME=PID ...]\n");
+               "[--decode-probe D] [--rate R] [--allow STATUS,...] [--watch NAME=PID ...]\n");
   std::exit(2);
+}
+
+// "200,429" -> {200, 429}
+std::vector<long> statusList(const std::string& text) {
+  std::vector<long> statuses{200};
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    char* end = nullptr;
+    const std::string item = text.substr(start, comma - start);
+    const long status = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || status < 100 || status > 599) usage("bad --allow list");
+    statuses.push_back(status);
+    start = comma + 1;
+  }
+  return statuses;
 }
 
 Options parseOptions(int argc, char** argv) {
@@ -84,6 +104,8 @@ Options parseOptions(int argc, char** argv) {
     else if (arg == "--encode-threads") o.encode_threads = static_cast<int>(number(1));
     else if (arg == "--warmup") o.warmup = static_cast<long>(number(0));
     else if (arg == "--decode-probe") o.decode_probe = static_cast<long>(number(0));
+    else if (arg == "--rate") o.rate = number(0);
+    else if (arg == "--allow") o.allowed = statusList(value);
     else if (arg == "--watch") {
       const std::string spec = value;
       const auto eq = spec.find('=');
@@ -223,11 +245,22 @@ RunResult run(const Options& o, const std::string& body, const std::vector<std::
   Clock::time_point timed_start{}, deadline = Clock::time_point::max();
   bool timing = false;
   int in_flight = 0;
+  std::vector<Slot*> idle;  // connections waiting for the pace to allow another request
 
+  // With --rate, a timed request may leave only when fewer than rate x elapsed have left.
+  auto paceAllows = [&] {
+    if (!timing || o.rate <= 0) return true;
+    const double elapsed = std::chrono::duration<double>(Clock::now() - timed_start).count();
+    return static_cast<double>(next - warmup) < o.rate * elapsed;
+  };
   auto launch = [&](Slot& s) {
     if (next >= creds.size()) return false;
     if (timing && Clock::now() >= deadline) return false;
     if (!timing && next >= warmup) return false;  // wait for warm-up to drain
+    if (!paceAllows()) {
+      idle.push_back(&s);
+      return false;
+    }
     if (s.headers) curl_slist_free_all(s.headers);
     s.headers = curl_slist_append(nullptr, "Content-Type: application/json");
     s.headers = curl_slist_append(s.headers, "Expect:");
@@ -270,7 +303,13 @@ RunResult run(const Options& o, const std::string& body, const std::vector<std::
   if (warmup == 0) startTiming();
   for (auto& s : slots) launch(s);
 
-  while (in_flight > 0) {
+  auto launchIdle = [&] {
+    std::vector<Slot*> waiting;
+    waiting.swap(idle);
+    for (Slot* s : waiting) launch(*s);
+  };
+  while (in_flight > 0 || !idle.empty()) {
+    launchIdle();
     int running = 0;
     curl_multi_perform(multi, &running);
     int queued = 0;
@@ -303,7 +342,7 @@ RunResult run(const Options& o, const std::string& body, const std::vector<std::
       startTiming();
       for (auto& s : slots) launch(s);
     }
-    if (in_flight > 0) curl_multi_poll(multi, nullptr, 0, 100, nullptr);
+    curl_multi_poll(multi, nullptr, 0, idle.empty() ? 100 : 2, nullptr);
   }
   if (timing) {
     result.seconds = std::chrono::duration<double>(Clock::now() - timed_start).count();
@@ -341,6 +380,7 @@ int main(int argc, char** argv) {
     const double encode_s = std::chrono::duration<double>(Clock::now() - start).count();
     std::printf("encode:  %ld credentials in %.2f s (%.0f/s, %d client threads; untimed)\n", total,
                 encode_s, total / encode_s, o.encode_threads);
+    std::fflush(stdout);  // a caller may wait for this line before it starts measuring
 
     if (o.decode_probe > 0) {
       const auto probe = encodeMany(payload, o.socket, o.decode_probe, o.encode_threads);
@@ -370,7 +410,7 @@ int main(int argc, char** argv) {
     bool all_ok = sent > 0;
     for (const auto& [status, n] : r.statuses) {
       std::printf("  HTTP %-9ld %12ld\n", status, n);
-      if (status != 200) all_ok = false;
+      if (std::find(o.allowed.begin(), o.allowed.end(), status) == o.allowed.end()) all_ok = false;
     }
     if (sent > 0) {
       std::printf("  CPU while timed (ms of CPU; us per request; share of one core):\n");

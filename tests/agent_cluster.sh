@@ -9,13 +9,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 setup_test_cluster agent
 
 step "start a cluster with sched/pollux and job_submit/pollux"
-"$here/cluster/cluster.sh" start "$run" sched/pollux \
-  "pollux_interval=2,pollux_rest_port=$port,pollux_min_change_interval=0,pollux_speed_a100=3" \
-  "$plugins" 'JobSubmitPlugins=pollux\nMinJobAge=600'
-. "$run/env"
-cd "$run"
-
-write_train_script
+start_pollux_cluster
 
 step "two adaptive jobs start on their minimum and report"
 first=$(submit_adaptive cifar10 20 0.5)

@@ -22,15 +22,10 @@ post_status() {  # post_status JOB CREDENTIAL: HTTP status of a report with that
 }
 
 step "start a cluster with sched/pollux and job_submit/pollux"
-"$cluster" start "$run" sched/pollux \
-  "pollux_interval=2,pollux_rest_port=$port,pollux_min_change_interval=0,pollux_speed_a100=3" \
-  "$plugins" 'JobSubmitPlugins=pollux\nMinJobAge=600'
-. "$run/env"
-cd "$run"
-write_train_script
+start_pollux_cluster
 
 step "1. slurmctld SIGKILLed between a requeue and the restart of the job"
-first=$(submit_adaptive cifar10 20 0.6)
+first=$(submit_adaptive cifar10 10 0.6)  # long enough to outlast the munged outage
 requeued() { grep -q "JobId=$first requeue: resize" log/slurmctld.log; }
 wait_until 60 "job $first requeued to grow" requeued
 "$cluster" stop-ctld "$run" --kill

@@ -26,16 +26,11 @@ step "start slurmctld with sched/pollux under valgrind memcheck"
 # --keep-debuginfo: frames of the plugin, unloaded before the leak check, keep their names.
 # --fullpath-after= (empty): frames show whole source paths, so ours are told from Slurm's.
 export SLURMCTLD_PATIENCE=180
-SLURMCTLD_WRAPPER="valgrind --tool=memcheck --trace-children=no --track-origins=no \
+export SLURMCTLD_WRAPPER="valgrind --tool=memcheck --trace-children=no --track-origins=no \
 --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite \
---num-callers=40 --keep-debuginfo=yes --fullpath-after= --log-file=$run/valgrind.%p.log" \
-  "$here/cluster/cluster.sh" start "$run" sched/pollux \
-  "pollux_interval=2,pollux_rest_port=$port,pollux_min_change_interval=0,pollux_speed_a100=3" \
-  "$plugins" 'JobSubmitPlugins=pollux\nMinJobAge=600'
-. "$run/env"
-cd "$run"
+--num-callers=40 --keep-debuginfo=yes --fullpath-after= --log-file=$run/valgrind.%p.log"
+start_pollux_cluster
 ctld=$(cat run/slurmctld.bgpid)
-write_train_script
 
 step "two adaptive jobs report and are grown; a rigid job runs beside them"
 job=$(submit_adaptive cifar10 20 0.4)

@@ -45,6 +45,19 @@ submit_adaptive() {
     -J "$1" "$run/train.sh" "$@"
 }
 
+# Starts this run's cluster with sched/pollux, job_submit/pollux and the settings the tests
+# with agents share (2 s rounds, no minimum time between changes, a100 3x as fast as v100),
+# sources its env, enters the run dir and writes train.sh. EXTRA: more slurm.conf lines,
+# separated by a literal \n.
+start_pollux_cluster() {  # start_pollux_cluster [EXTRA]
+  "$here/cluster/cluster.sh" start "$run" sched/pollux \
+    "pollux_interval=2,pollux_rest_port=$port,pollux_min_change_interval=0,pollux_speed_a100=3" \
+    "$plugins" "JobSubmitPlugins=pollux\\nMinJobAge=600${1:+\\n$1}"
+  . "$run/env"
+  cd "$run"
+  write_train_script
+}
+
 # For a test script in tests/ (with $here set to tests/): sets build, run, plugins, port and
 # api, and stops this run's cluster on exit, printing the slurmctld log's pollux lines and
 # the job outputs first if the test failed.

@@ -51,7 +51,7 @@ typedef struct {
   time_t start_time;
   time_t eligible_time;  /* pending: when it may start (a requeue pushes this out) */
   time_t end_time;       /* finished jobs */
-  int failed;            /* finished as FAILED or NODE_FAIL */
+  int failed;            /* finished as FAILED or NODE_FAIL, no longer completing */
   const char *comment;
   const char *nodes;         /* allocated nodes, comma separated, expanded */
   const char *requested_nodes; /* ReqNodeList, comma separated, expanded */

@@ -213,11 +213,13 @@ static int job_state_of(uint32_t state)
   }
 }
 
+/* Ended FAILED or NODE_FAIL, and done completing: requeued while still completing, a job
+ * could start before Slurm released its GPUs on the dead node, and its steps fail. */
 static int job_failed(uint32_t state)
 {
   uint32_t base = state & JOB_STATE_BASE;
 
-  return base == JOB_FAILED || base == JOB_NODE_FAIL;
+  return (base == JOB_FAILED || base == JOB_NODE_FAIL) && !(state & JOB_COMPLETING);
 }
 
 static void describe_job(const slurm_job_info_t *job)
@@ -250,13 +252,18 @@ static int update_or_errno(job_desc_msg_t *desc)
   return slurm_update_job(desc) == SLURM_SUCCESS ? 0 : slurm_get_errno();
 }
 
-static int hold_job(uint32_t job_id)
+/* Holds a pending job until a round places it. For a job just requeued the begin time is
+ * reset too: Slurm pushes it out by two minutes, which would delay the placement (a user's
+ * --begin of a job never started is left alone). */
+static int hold_job(uint32_t job_id, bool requeued)
 {
   job_desc_msg_t desc;
 
   slurm_init_job_desc_msg(&desc);
   desc.job_id = job_id;
   desc.priority = 0;
+  if (requeued)
+    desc.begin_time = time(NULL);
   return update_or_errno(&desc);
 }
 
@@ -283,7 +290,7 @@ static int requeue_job(const pollux_action_t *action)
 {
   if (slurm_requeue(action->job_id, 0) != SLURM_SUCCESS)
     return slurm_get_errno();
-  return action->num_nodes ? place_job(action) : hold_job(action->job_id);
+  return action->num_nodes ? place_job(action) : hold_job(action->job_id, true);
 }
 
 static int perform(const pollux_action_t *action)
@@ -291,7 +298,7 @@ static int perform(const pollux_action_t *action)
   if (!action)
     return SLURM_ERROR;
   switch (action->kind) {
-  case POLLUX_ACTION_HOLD: return hold_job(action->job_id);
+  case POLLUX_ACTION_HOLD: return hold_job(action->job_id, false);
   case POLLUX_ACTION_START: return place_job(action);
   case POLLUX_ACTION_REQUEUE: return requeue_job(action);
   default: return SLURM_ERROR;

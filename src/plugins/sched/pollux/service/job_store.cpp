@@ -56,9 +56,14 @@ JobLookup JobStore::lookup(const std::string& id, uint32_t* owner_uid) const {
 
 report::ReportReply JobStore::acceptReport(const report::GoodputReport& report) {
   std::lock_guard<std::mutex> guard(mutex_);
-  JobRecord& record = jobs_[report.job_id];
-  record.report = report;
-  return replyFor(record);
+  const auto found = jobs_.find(report.job_id);
+  if (found == jobs_.end()) {  // ended since the handler looked it up: answer, keep nothing
+    JobRecord gone;
+    gone.report = report;
+    return replyFor(gone);
+  }
+  found->second.report = report;
+  return replyFor(found->second);
 }
 
 report::ReportReply replyFor(const JobRecord& record) {

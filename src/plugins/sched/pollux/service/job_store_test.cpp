@@ -52,6 +52,14 @@ TEST(JobStoreTest, VanishedAndFinishedJobsAreDropped) {
   EXPECT_TRUE(store.records().at("1").report.has_value());  // kept across rounds
 }
 
+TEST(JobStoreTest, AReportForAJobThatJustEndedLeavesNoRecord) {
+  JobStore store;
+  store.syncWithSlurm({slurmJob(1, 1000, true)});
+  store.syncWithSlurm({});  // the job ended between the handler's lookup and its report
+  store.acceptReport(sampleReport("1"));
+  EXPECT_TRUE(store.records().empty());
+}
+
 TEST(JobStoreTest, ReplyCarriesTheDecisionAndAdaScaleGain) {
   JobStore store;
   store.syncWithSlurm({slurmJob(1, 1000, true)});

@@ -81,7 +81,8 @@ HttpResponse ApiHandler::report(const HttpRequest& request, const std::string& j
 HttpResponse ApiHandler::statusRead(const HttpRequest& request, const std::string& job_id) const {
   const auto credential = request.headers.find("x-munge-cred");
   if (credential == request.headers.end()) {
-    return errorResponse(401, "missing X-Munge-Cred (payload 'pollux-status/1 " + request.path + "')");
+    return errorResponse(401, "missing X-Munge-Cred (payload '" +
+                                  auth::statusPayload(request.path) + "')");
   }
   uid_t uid;
   try {

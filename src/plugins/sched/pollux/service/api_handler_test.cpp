@@ -71,7 +71,9 @@ class ApiHandlerTest : public ::testing::Test {
     close(pipe_ends[1]);
     std::string encoded;
     char buffer[512];
-    for (ssize_t got; (got = read(pipe_ends[0], buffer, sizeof buffer)) > 0;) encoded.append(buffer, got);
+    for (ssize_t got; (got = read(pipe_ends[0], buffer, sizeof buffer)) > 0;) {
+      encoded.append(buffer, static_cast<size_t>(got));
+    }
     close(pipe_ends[0]);
     int status = 0;
     waitpid(child, &status, 0);

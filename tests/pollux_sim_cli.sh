@@ -1,6 +1,7 @@
 #!/bin/sh
 # pollux-sim end to end: a shipped workload under fifo and tiresias gives the JSON summary;
-# bad input exits 2 with a message and nothing on stdout.
+# pollux writes per-job rows and honours --params; bad input exits 2 with a message and
+# nothing on stdout.
 set -eu
 sim="${POLLUX_BUILDDIR:-..}/src/sim/pollux-sim"
 traces="${POLLUX_TRACES:?POLLUX_TRACES must name the shipped traces directory}"
@@ -28,6 +29,26 @@ done
 "$sim" --workload "$workload" --policy fifo --profiles "$traces" > "$work/text"
 grep -q '^avg JCT' "$work/text" || fail "no text summary"
 
+# The first 20 jobs of the workload under pollux: one row per job; a minimum change interval
+# of a week (--params) leaves every running job where it started.
+head -21 "$workload" > "$work/small.csv"
+"$sim" --workload "$work/small.csv" --policy pollux --profiles "$traces" --json \
+  --jobs "$work/jobs.csv" > "$work/pollux.json"
+"$sim" --workload "$work/small.csv" --policy pollux --profiles "$traces" --json \
+  --params pollux_min_change_interval=604800 > "$work/pinned.json"
+python3 - "$work/jobs.csv" "$work/pollux.json" "$work/pinned.json" <<'PY' || fail "pollux --jobs/--params"
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(rows) == 20, len(rows)
+for row in rows:
+    assert float(row["completion_s"]) > float(row["submit_s"]), row
+    assert abs(float(row["jct_s"]) - (float(row["completion_s"]) - float(row["submit_s"]))) < 1e-3
+summary, pinned = (json.load(open(path)) for path in sys.argv[2:])
+jct = sum(float(row["jct_s"]) for row in rows) / len(rows)
+assert abs(jct - summary["avg_jct_s"]) < 1e-3 * jct, (jct, summary["avg_jct_s"])
+assert summary["restarts_per_job"] > 0 and pinned["restarts_per_job"] == 0, (summary, pinned)
+PY
+
 expect_usage_error() {
   status=0
   "$sim" "$@" > "$work/stdout" 2> "$work/stderr" || status=$?
@@ -43,6 +64,9 @@ expect_usage_error --workload /nonexistent.csv --policy fifo --profiles "$traces
 expect_usage_error --workload "$workload" --policy fifo --profiles "$traces" --cluster t4:16
 expect_usage_error --workload "$workload" --policy fifo --profiles "$traces" --round 0
 expect_usage_error --workload "$workload" --policy fifo --profiles "$traces" --restart-cost gpt=5
+expect_usage_error --workload "$workload" --policy pollux --profiles "$traces" --params pollux_rest_port=1
+grep -q "'pollux_rest_port' is not a policy key" "$work/stderr" || fail "non-policy key not named"
+expect_usage_error --workload "$workload" --policy pollux --profiles "$traces" --params pollux_fairness_p=2
 printf 'name,time,application,num_replicas,batch_size\njob,0,nosuchapp,1,32\n' > "$work/app.csv"
 expect_usage_error --workload "$work/app.csv" --policy fifo --profiles "$traces"
 grep -q "unknown application 'nosuchapp'" "$work/stderr" || fail "unknown application not named"

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "fifo.hpp"
 #include "metrics.hpp"
 #include "options.hpp"
@@ -48,6 +50,36 @@ TEST(OptionsTest, ParsesAndRejects) {
                std::invalid_argument);
   EXPECT_THROW(parse({"--workload", "w", "--policy", "fifo", "--bogus"}), std::invalid_argument);
   EXPECT_THROW(parse({"--workload", "w", "--policy", "fifo", "extra"}), std::invalid_argument);
+}
+
+TEST(OptionsTest, PolicyParamsUseTheSchedulerParameterKeys) {
+  const Options options =
+      parse({"--workload", "w", "--policy", "pollux", "--jobs", "jobs.csv", "--params",
+             "pollux_fairness_p=0.5,pollux_min_change_interval=120,pollux_speed_a100=3"});
+  EXPECT_EQ(options.jobs, "jobs.csv");
+  EXPECT_DOUBLE_EQ(options.params.fairness_p, 0.5);
+  EXPECT_DOUBLE_EQ(options.params.min_change_interval_s, 120);
+  EXPECT_DOUBLE_EQ(options.params.relative_speeds.at("a100"), 3);
+  EXPECT_DOUBLE_EQ(options.params.restart_threshold, policy::Params{}.restart_threshold);
+  EXPECT_EQ(messageOf([] { parsePolicyParams("pollux_rest_port=7000"); })
+                .rfind("--params: 'pollux_rest_port' is not a policy key", 0),
+            0u);
+  EXPECT_EQ(messageOf([] { parsePolicyParams("pollux_fairness_p=2"); }),
+            "--params: pollux_fairness_p=2: must be in [-10, 1]");
+  EXPECT_THROW(parsePolicyParams("pollux_fairness_p"), std::invalid_argument);
+  EXPECT_THROW(parsePolicyParams("pollux_speed_=2"), std::invalid_argument);
+}
+
+TEST(ReportTest, JobRowsCarryTheirCompletionTime) {
+  const std::string path = testing::makeTempDir() + "/jobs.csv";
+  writeJobs(path, {{"j1", "toy", 10, 70, 2, 7200, 30}});
+  std::ifstream in(path);
+  std::string header, row;
+  std::getline(in, header);
+  std::getline(in, row);
+  EXPECT_EQ(header, "name,application,submit_s,completion_s,jct_s,restarts,gpu_hours,isolated_s");
+  EXPECT_EQ(row, "j1,toy,10,70,60,2,2,30");
+  EXPECT_THROW(writeJobs("/nonexistent/dir/jobs.csv", {}), std::runtime_error);
 }
 
 TEST(ExperimentTest, BadInputsGiveClearErrors) {

@@ -19,12 +19,14 @@ namespace {
 
 using namespace pollux::sim;
 
-std::unique_ptr<Scheduler> makeScheduler(const std::string& policy, const Experiment& experiment) {
+std::unique_ptr<Scheduler> makeScheduler(const Options& options, const Experiment& experiment) {
+  const std::string& policy = options.policy;
   const Cluster& cluster = experiment.cluster;
   if (policy == "fifo") return std::make_unique<FifoScheduler>(cluster);
   if (policy == "tiresias") return std::make_unique<TiresiasScheduler>(cluster);
   return std::make_unique<PolluxScheduler>(
-      cluster, policy == "pollux", estimateRelativeSpeeds(experiment.apps, cluster.gpuTypes()));
+      cluster, policy == "pollux", estimateRelativeSpeeds(experiment.apps, cluster.gpuTypes()),
+      options.params);
 }
 
 void showProgress(double now, size_t completed, size_t total) {
@@ -50,7 +52,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    const auto scheduler = makeScheduler(options.policy, experiment);
+    const auto scheduler = makeScheduler(options, experiment);
     SimulationOptions sim_options;
     sim_options.round_s = options.round_s;
     sim_options.record_timeline = !options.timeline.empty() || !options.plot.empty();
@@ -59,6 +61,7 @@ int main(int argc, char** argv) {
         simulate(experiment.cluster, experiment.jobs(), *scheduler, sim_options);
     if (!options.timeline.empty()) writeTimeline(options.timeline, result.timeline);
     if (!options.plot.empty()) plotTimeline(options.plot, result, options.round_s);
+    if (!options.jobs.empty()) writeJobs(options.jobs, result.jobs);
     const Summary summary = summarize(result);
     if (options.json) {
       std::cout << summaryJson(options.policy, summary) << "\n";

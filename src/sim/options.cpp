@@ -2,10 +2,14 @@
 
 #include <getopt.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
+
+#include "config/config.hpp"
 
 namespace pollux::sim {
 
@@ -13,7 +17,8 @@ const char* const kUsage =
     "usage: pollux-sim --workload FILE --policy pollux|pollux-unaware|tiresias|fifo\n"
     "                  [--cluster TYPE:NODESxGPUS,...] [--profiles DIR] [--json]\n"
     "                  [--timeline FILE.csv] [--plot FILE.png] [--round S]\n"
-    "                  [--restart-cost APP=S,...]\n";
+    "                  [--restart-cost APP=S,...] [--jobs FILE.csv]\n"
+    "                  [--params pollux_KEY=VALUE,...]\n";
 
 namespace {
 
@@ -57,8 +62,33 @@ std::map<std::string, double> parseRestartCosts(const std::string& text) {
   return costs;
 }
 
+policy::Params parsePolicyParams(const std::string& tokens) {
+  static const std::vector<std::string> kPolicyKeys = {
+      "pollux_fairness_p", "pollux_restart_threshold", "pollux_min_change_interval",
+      "pollux_time_limit", "pollux_speed_"};
+  std::stringstream list(tokens);
+  for (std::string token; std::getline(list, token, ',');) {
+    const std::string key = token.substr(0, token.find('='));
+    const bool known = std::any_of(kPolicyKeys.begin(), kPolicyKeys.end(), [&](const std::string& k) {
+      return k.back() == '_' ? key.compare(0, k.size(), k) == 0 && key.size() > k.size() : key == k;
+    });
+    if (!known) {
+      throw std::invalid_argument("--params: '" + key + "' is not a policy key (pollux_fairness_p, "
+                                  "pollux_restart_threshold, pollux_min_change_interval, "
+                                  "pollux_time_limit, pollux_speed_TYPE)");
+    }
+  }
+  const config::ParsedConfig parsed = config::parseConfig("", tokens);
+  if (!parsed.errors.empty()) {
+    const std::string& error = parsed.errors.front();  // "SOURCE: KEY=VALUE: WHY; using the default"
+    const auto from = error.find(": ") + 2;
+    throw std::invalid_argument("--params: " + error.substr(from, error.rfind(';') - from));
+  }
+  return parsed.config.policy;
+}
+
 Options parseOptions(int argc, char** argv) {
-  enum { kWorkload = 1, kPolicy, kCluster, kProfiles, kJson, kTimeline, kPlot, kRound, kRestart };
+  enum { kWorkload = 1, kPolicy, kCluster, kProfiles, kJson, kTimeline, kPlot, kRound, kRestart, kJobs, kParams };
   static const option kLong[] = {{"workload", required_argument, nullptr, kWorkload},
                                  {"policy", required_argument, nullptr, kPolicy},
                                  {"cluster", required_argument, nullptr, kCluster},
@@ -68,6 +98,8 @@ Options parseOptions(int argc, char** argv) {
                                  {"plot", required_argument, nullptr, kPlot},
                                  {"round", required_argument, nullptr, kRound},
                                  {"restart-cost", required_argument, nullptr, kRestart},
+                                 {"jobs", required_argument, nullptr, kJobs},
+                                 {"params", required_argument, nullptr, kParams},
                                  {nullptr, 0, nullptr, 0}};
   Options options;
   opterr = 0;
@@ -83,6 +115,8 @@ Options parseOptions(int argc, char** argv) {
       case kPlot: options.plot = optarg; break;
       case kRound: options.round_s = parseSeconds(optarg, "--round", 1); break;
       case kRestart: options.restart_cost_s = parseRestartCosts(optarg); break;
+      case kJobs: options.jobs = optarg; break;
+      case kParams: options.params = parsePolicyParams(optarg); break;
       default:
         throw std::invalid_argument("unknown option or missing value: " +
                                     std::string(argv[optind - 1]));

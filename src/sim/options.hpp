@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include "policy/policy.hpp"
+
 namespace pollux::sim {
 
 struct Options {
@@ -15,8 +17,10 @@ struct Options {
   bool json = false;
   std::string timeline;
   std::string plot;
+  std::string jobs;  // --jobs FILE.csv: one row per job
   double round_s = 60;
   std::map<std::string, double> restart_cost_s;  // --restart-cost overrides, by application
+  policy::Params params;  // --params: the policy settings of pollux and pollux-unaware
 };
 
 extern const char* const kUsage;
@@ -26,6 +30,11 @@ Options parseOptions(int argc, char** argv);
 
 // Restart delays Sia measured per application (seconds).
 std::map<std::string, double> defaultRestartCosts();
+
+// "pollux_fairness_p=-0.5,pollux_min_change_interval=120": the policy keys of sched/pollux's
+// SchedulerParameters (fairness_p, restart_threshold, min_change_interval, time_limit,
+// speed_TYPE) over the defaults; throws std::invalid_argument on any other or malformed token.
+policy::Params parsePolicyParams(const std::string& tokens);
 
 // "cifar10=50,bert=120" -> {cifar10: 50, bert: 120}; throws std::invalid_argument.
 std::map<std::string, double> parseRestartCosts(const std::string& text);

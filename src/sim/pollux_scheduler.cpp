@@ -15,8 +15,13 @@ constexpr int kUnawareNodeGpus = 4;
 }  // namespace
 
 PolluxScheduler::PolluxScheduler(const Cluster& cluster, bool type_aware,
-                                 model::RelativeSpeeds speeds)
-    : cluster_(cluster), type_aware_(type_aware), speeds_(std::move(speeds)) {
+                                 model::RelativeSpeeds speeds, policy::Params params)
+    : cluster_(cluster), type_aware_(type_aware), params_(std::move(params)) {
+  if (type_aware_) {
+    params_.relative_speeds.insert(speeds.begin(), speeds.end());  // keeps the given ones
+  } else {
+    params_.relative_speeds.clear();  // one type
+  }
   for (const auto& node : cluster.nodes()) {
     if (type_aware_) {
       nodes_.push_back({node.name, node.gpu_type, node.gpus});
@@ -100,7 +105,7 @@ std::map<std::string, Assignment> PolluxScheduler::decide(
   policy::Snapshot snapshot;
   snapshot.time = now;
   snapshot.nodes = nodes_;
-  if (type_aware_) snapshot.params.relative_speeds = speeds_;
+  snapshot.params = params_;
   for (const SimJob* job : active) snapshot.jobs.push_back(snapshotJob(*job));
   const policy::Decision decision = policy::schedule(snapshot);
   std::map<std::string, Assignment> assignments;

@@ -22,8 +22,10 @@ namespace pollux::sim {
 // speed of the GPUs they land on (the slowest, if an allocation spans types).
 class PolluxScheduler : public Scheduler {
  public:
-  // `speeds`: relative speed per GPU type, given to the policy in aware mode.
-  PolluxScheduler(const Cluster& cluster, bool type_aware, model::RelativeSpeeds speeds);
+  // `speeds`: relative speed per GPU type, given to the policy in aware mode (where `params`
+  // names a type's speed, that wins). `params`: the policy settings of every round.
+  PolluxScheduler(const Cluster& cluster, bool type_aware, model::RelativeSpeeds speeds,
+                  policy::Params params = {});
   std::map<std::string, Assignment> decide(double now,
                                            const std::vector<const SimJob*>& active) override;
 
@@ -37,7 +39,7 @@ class PolluxScheduler : public Scheduler {
 
   const Cluster& cluster_;
   bool type_aware_;
-  model::RelativeSpeeds speeds_;
+  policy::Params params_;
   std::vector<policy::Node> nodes_;
   std::map<std::string, std::string> simulated_node_;  // policy node -> simulated node
   std::map<std::string, policy::Allocation> current_;   // job -> allocation the policy gave it

@@ -1,0 +1,37 @@
+"""Running pollux-sim from the benchmark scripts: finding the build, one run, many at a time."""
+import concurrent.futures
+import json
+import os
+import subprocess
+import sys
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ADAPTDL_WORKLOADS = [os.path.join(TOP, "data/adaptdl/workloads/workload-%d.csv" % i)
+                     for i in range(1, 9)]
+
+
+def find_sim(explicit, caller):
+    """Path of a built pollux-sim: in --build DIR, else the first of build, build-quality, build-sim."""
+    candidates = [explicit] if explicit else ["build", "build-quality", "build-sim"]
+    for build in candidates:
+        path = os.path.join(TOP, build) if not os.path.isabs(build) else build
+        sim = os.path.join(path, "src/sim/pollux-sim")
+        if os.access(sim, os.X_OK):
+            return sim
+    sys.exit("%s: no built src/sim/pollux-sim (use --build DIR)" % caller)
+
+
+def run(sim, args):
+    """pollux-sim --json ARGS: its summary, or {"error": last stderr line}."""
+    out = subprocess.run([sim, "--json"] + args, capture_output=True, text=True)
+    if out.returncode != 0:
+        message = (out.stderr.strip().splitlines() or ["exit %d" % out.returncode])[-1]
+        return {"error": message}
+    return json.loads(out.stdout)
+
+
+def run_all(sim, runs, parallel):
+    """runs: {key: args}; returns {key: summary}, `parallel` simulations at a time."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
+        futures = {pool.submit(run, sim, args): key for key, args in runs.items()}
+        return {futures[f]: f.result() for f in concurrent.futures.as_completed(futures)}

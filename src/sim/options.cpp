@@ -65,30 +65,32 @@ std::map<std::string, double> parseRestartCosts(const std::string& text) {
 policy::Params parsePolicyParams(const std::string& tokens) {
   static const std::vector<std::string> kPolicyKeys = {
       "pollux_fairness_p", "pollux_restart_threshold", "pollux_min_change_interval",
-      "pollux_time_limit", "pollux_speed_"};
+      "pollux_time_limit"};
+  static const std::string kSpeedPrefix = "pollux_speed_";
+  config::Config config;
   std::stringstream list(tokens);
   for (std::string token; std::getline(list, token, ',');) {
     const std::string key = token.substr(0, token.find('='));
-    const bool known = std::any_of(kPolicyKeys.begin(), kPolicyKeys.end(), [&](const std::string& k) {
-      return k.back() == '_' ? key.compare(0, k.size(), k) == 0 && key.size() > k.size() : key == k;
-    });
-    if (!known) {
+    const bool is_speed = key.compare(0, kSpeedPrefix.size(), kSpeedPrefix) == 0;
+    if (!is_speed && std::find(kPolicyKeys.begin(), kPolicyKeys.end(), key) == kPolicyKeys.end()) {
       throw std::invalid_argument("--params: '" + key + "' is not a policy key (pollux_fairness_p, "
                                   "pollux_restart_threshold, pollux_min_change_interval, "
                                   "pollux_time_limit, pollux_speed_TYPE)");
     }
+    try {
+      config::applySetting(config, token);
+    } catch (const std::invalid_argument& error) {
+      throw std::invalid_argument(std::string("--params: ") + error.what());
+    }
   }
-  const config::ParsedConfig parsed = config::parseConfig("", tokens);
-  if (!parsed.errors.empty()) {
-    const std::string& error = parsed.errors.front();  // "SOURCE: KEY=VALUE: WHY; using the default"
-    const auto from = error.find(": ") + 2;
-    throw std::invalid_argument("--params: " + error.substr(from, error.rfind(';') - from));
-  }
-  return parsed.config.policy;
+  return config.policy;
 }
 
 Options parseOptions(int argc, char** argv) {
-  enum { kWorkload = 1, kPolicy, kCluster, kProfiles, kJson, kTimeline, kPlot, kRound, kRestart, kJobs, kParams };
+  enum {
+    kWorkload = 1, kPolicy, kCluster, kProfiles, kJson, kTimeline, kPlot, kRound, kRestart,
+    kJobs, kParams
+  };
   static const option kLong[] = {{"workload", required_argument, nullptr, kWorkload},
                                  {"policy", required_argument, nullptr, kPolicy},
                                  {"cluster", required_argument, nullptr, kCluster},

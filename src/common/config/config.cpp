@@ -86,29 +86,36 @@ const std::map<std::string, Setter, std::less<>>& setters() {
 
 // Applies one KEY=VALUE token; returns an error message, or "" when it was applied.
 std::string applyToken(Config& config, const std::string& token, const std::string& source) {
-  const auto equals = token.find('=');
-  const std::string key = trim(token.substr(0, equals));
-  const std::string value = equals == std::string::npos ? "" : trim(token.substr(equals + 1));
-  const auto fail = [&](const std::string& why) {
-    return source + ": " + key + (equals == std::string::npos ? "" : "=" + value) + ": " + why +
-           "; using the default";
-  };
-  if (equals == std::string::npos) return fail("needs KEY=VALUE");
   try {
-    if (key.compare(0, kSpeedPrefix.size(), kSpeedPrefix) == 0 && key.size() > kSpeedPrefix.size()) {
-      config.policy.relative_speeds[key.substr(kSpeedPrefix.size())] = parseRange(value, 1e-3, 1e3);
-      return "";
-    }
-    const auto setter = setters().find(key);
-    if (setter == setters().end()) return fail("unknown key");
-    setter->second(config, value);
+    applySetting(config, token);
     return "";
-  } catch (const std::exception& error) {
-    return fail(error.what());
+  } catch (const std::invalid_argument& error) {
+    return source + ": " + error.what() + "; using the default";
   }
 }
 
 }  // namespace
+
+void applySetting(Config& config, const std::string& token) {
+  const auto equals = token.find('=');
+  const std::string key = trim(token.substr(0, equals));
+  const std::string value = equals == std::string::npos ? "" : trim(token.substr(equals + 1));
+  const auto fail = [&](const std::string& why) {
+    return std::invalid_argument(key + (equals == std::string::npos ? "" : "=" + value) + ": " + why);
+  };
+  if (equals == std::string::npos) throw fail("needs KEY=VALUE");
+  try {
+    if (key.compare(0, kSpeedPrefix.size(), kSpeedPrefix) == 0 && key.size() > kSpeedPrefix.size()) {
+      config.policy.relative_speeds[key.substr(kSpeedPrefix.size())] = parseRange(value, 1e-3, 1e3);
+      return;
+    }
+    const auto setter = setters().find(key);
+    if (setter == setters().end()) throw std::invalid_argument("unknown key");
+    setter->second(config, value);
+  } catch (const std::exception& error) {
+    throw fail(error.what());
+  }
+}
 
 ParsedConfig parseConfig(const std::string& conf_file_text, const std::string& scheduler_parameters) {
   ParsedConfig parsed;

@@ -30,6 +30,10 @@ struct ParsedConfig {
   std::vector<std::string> errors;
 };
 
+// Applies one KEY=VALUE token (a pollux_ key) to `config`. Throws std::invalid_argument
+// ("KEY=VALUE: why") for an unknown key or a bad value, leaving `config` unchanged.
+void applySetting(Config& config, const std::string& token);
+
 // `conf_file_text` is pollux.conf (one KEY=VALUE per line, '#' comments, same keys as
 // SchedulerParameters); `scheduler_parameters` is slurm.conf's comma-separated list, whose
 // pollux_ tokens override pollux.conf. Tokens without the pollux_ prefix belong to other

@@ -62,5 +62,22 @@ TEST(ConfigTest, BadTokensFallBackToDefaultsWithOneMessageEach) {
   EXPECT_TRUE(parsed.config.tls_cert.empty());
 }
 
+TEST(ConfigTest, OneSettingAppliesOrThrowsNamingIt) {
+  Config config;
+  applySetting(config, " pollux_fairness_p = -0.5 ");
+  applySetting(config, "pollux_speed_a100=2");
+  EXPECT_DOUBLE_EQ(config.policy.fairness_p, -0.5);
+  EXPECT_DOUBLE_EQ(config.policy.relative_speeds.at("a100"), 2);
+  try {
+    applySetting(config, "pollux_interval=0");
+    FAIL() << "pollux_interval=0 accepted";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_EQ(std::string(error.what()).rfind("pollux_interval=0: ", 0), 0u) << error.what();
+  }
+  EXPECT_THROW(applySetting(config, "pollux_nosuch=1"), std::invalid_argument);
+  EXPECT_THROW(applySetting(config, "pollux_interval"), std::invalid_argument);
+  EXPECT_EQ(config.interval_s, Config{}.interval_s);
+}
+
 }  // namespace
 }  // namespace pollux::config

@@ -67,6 +67,9 @@ expect_usage_error --workload "$workload" --policy fifo --profiles "$traces" --r
 expect_usage_error --workload "$workload" --policy pollux --profiles "$traces" --params pollux_rest_port=1
 grep -q "'pollux_rest_port' is not a policy key" "$work/stderr" || fail "non-policy key not named"
 expect_usage_error --workload "$workload" --policy pollux --profiles "$traces" --params pollux_fairness_p=2
+expect_usage_error --workload "$workload" --policy fifo --profiles "$traces" --jobs /nonexistent/jobs.csv
+grep -q '/nonexistent/jobs.csv: cannot write' "$work/stderr" || fail "unwritable --jobs not named"
+expect_usage_error --workload "$workload" --policy fifo --profiles "$traces" --timeline /nonexistent/t.csv
 printf 'name,time,application,num_replicas,batch_size\njob,0,nosuchapp,1,32\n' > "$work/app.csv"
 expect_usage_error --workload "$work/app.csv" --policy fifo --profiles "$traces"
 grep -q "unknown application 'nosuchapp'" "$work/stderr" || fail "unknown application not named"

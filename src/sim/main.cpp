@@ -47,6 +47,9 @@ int main(int argc, char** argv) {
     experiment = loadExperiment(options.workload, profiles, options.cluster,
                                 options.restart_cost_s);
     if (!options.plot.empty()) requireGnuplot();
+    for (const std::string* output : {&options.timeline, &options.plot, &options.jobs}) {
+      if (!output->empty()) requireWritable(*output);
+    }
   } catch (const std::exception& error) {
     std::cerr << "pollux-sim: " << error.what() << "\n" << kUsage;
     return 2;

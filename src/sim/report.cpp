@@ -75,6 +75,11 @@ void writeJobs(const std::string& path, const std::vector<JobResult>& jobs) {
   if (!out.flush()) throw std::runtime_error(path + ": cannot write the job results");
 }
 
+void requireWritable(const std::string& path) {
+  std::ofstream probe(path, std::ios::app);  // app: an existing file keeps its content
+  if (!probe) throw std::runtime_error(path + ": cannot write there");
+}
+
 void requireGnuplot() {
   const char* path = std::getenv("PATH");
   std::stringstream dirs(path ? path : "");

@@ -21,6 +21,10 @@ void writeTimeline(const std::string& path, const std::vector<TimelineRow>& time
 // submit order. Throws std::runtime_error on I/O errors.
 void writeJobs(const std::string& path, const std::vector<JobResult>& jobs);
 
+// Throws std::runtime_error unless `path` can be written (the file is created if missing), so
+// a bad output path is found before a long simulation rather than after it.
+void requireWritable(const std::string& path);
+
 // Throws std::runtime_error unless a `gnuplot` executable is on PATH.
 void requireGnuplot();
 // Draws each job's GPUs over time (one row per job, colour = GPUs) into a PNG with gnuplot.

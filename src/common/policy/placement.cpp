@@ -6,19 +6,37 @@ namespace pollux::policy {
 
 namespace {
 
+// What is left of a node as jobs are placed on it.
 struct FreeNode {
   const Node* node;
-  int free;
+  int gpus;
+  std::optional<int> cpus;               // absent: not a constraint
+  std::optional<std::int64_t> memory_mb;  // absent: not a constraint
+
+  bool takes(int gpus_wanted, const NodeDemand& demand) const {
+    if (gpus < gpus_wanted) return false;
+    if (cpus && *cpus < demand.cpusFor(gpus_wanted)) return false;
+    if (!memory_mb) return true;
+    if (demand.whole_node_memory) return *memory_mb == *node->memory_mb;  // none taken yet
+    return *memory_mb >= demand.memoryFor(gpus_wanted);
+  }
+
+  void take(int gpus_taken, const NodeDemand& demand) {
+    gpus -= gpus_taken;
+    if (cpus) *cpus -= demand.cpusFor(gpus_taken);
+    if (memory_mb) *memory_mb -= demand.whole_node_memory ? *memory_mb : demand.memoryFor(gpus_taken);
+  }
 };
+
+}  // namespace
 
 class NodePool {
  public:
-  NodePool(const std::vector<Node>& nodes, const std::map<std::string, int>& reserved) {
+  NodePool(const std::vector<Node>& nodes, const std::vector<Holding>& fixed) {
     for (const auto& node : nodes) {
-      const auto used = reserved.find(node.name);
-      const int taken = used == reserved.end() ? 0 : used->second;
-      free_.emplace(node.name, FreeNode{&node, node.gpus - taken});
+      free_.emplace(node.name, FreeNode{&node, node.gpus, node.cpus, node.memory_mb});
     }
+    for (const auto& holding : fixed) take(holding.allocation, holding.demand);
     // Per type, in name order: requests scan only their type's nodes (16k GPUs: 2,560 nodes).
     for (auto& [name, entry] : free_) {
       by_type_[entry.node->gpu_type].push_back(&entry);
@@ -27,25 +45,29 @@ class NodePool {
     }
   }
 
-  bool fits(const Allocation& allocation) const {
+  bool fits(const Allocation& allocation, const NodeDemand& demand) const {
     for (const auto& [name, gpus] : allocation.nodes) {
       const auto node = free_.find(name);
       if (node == free_.end() || node->second.node->gpu_type != allocation.gpu_type ||
-          node->second.free < gpus) {
+          !node->second.takes(gpus, demand)) {
         return false;
       }
     }
     return true;
   }
 
-  void take(const Allocation& allocation) {
-    for (const auto& [name, gpus] : allocation.nodes) free_.at(name).free -= gpus;
+  void take(const Allocation& allocation, const NodeDemand& demand) {
+    for (const auto& [name, gpus] : allocation.nodes) {
+      const auto node = free_.find(name);
+      if (node != free_.end()) node->second.take(gpus, demand);
+    }
   }
 
-  std::optional<Allocation> find(const Config& config, const std::optional<Allocation>& current) {
+  std::optional<Allocation> find(const Config& config, const std::optional<Allocation>& current,
+                                 const NodeDemand& demand) const {
     const int largest = largestNode(config.gpu_type);
-    if (config.nodes == 1) return singleNode(config, current);
-    return wholeNodes(config, current, largest);
+    if (config.nodes == 1) return singleNode(config, current, demand);
+    return wholeNodes(config, current, demand, largest);
   }
 
  private:
@@ -62,9 +84,9 @@ class NodePool {
     return held == current->nodes.end() ? 0 : held->second;
   }
 
-  // Among nodes of `type` with at least `gpus` free and not in `excluded`: the one where the
-  // job holds most now, then the tightest fit, then the name.
-  const FreeNode* bestFit(const std::string& type, int gpus,
+  // Among nodes of `type` that take `gpus` GPUs with the job's demand and are not in
+  // `excluded`: the one where the job holds most now, then the tightest fit, then the name.
+  const FreeNode* bestFit(const std::string& type, int gpus, const NodeDemand& demand,
                           const std::optional<Allocation>& current,
                           const std::map<std::string, int>& excluded) const {
     const FreeNode* best = nullptr;
@@ -72,9 +94,9 @@ class NodePool {
     const auto nodes = by_type_.find(type);
     if (nodes == by_type_.end()) return nullptr;
     for (const FreeNode* entry : nodes->second) {
-      if (entry->free < gpus || excluded.count(entry->node->name)) continue;
+      if (!entry->takes(gpus, demand) || excluded.count(entry->node->name)) continue;
       const int held = heldOn(current, type, entry->node->name);
-      if (!best || held > best_held || (held == best_held && entry->free < best->free)) {
+      if (!best || held > best_held || (held == best_held && entry->gpus < best->gpus)) {
         best = entry;
         best_held = held;
       }
@@ -83,25 +105,27 @@ class NodePool {
   }
 
   std::optional<Allocation> singleNode(const Config& config,
-                                       const std::optional<Allocation>& current) const {
-    const FreeNode* node = bestFit(config.gpu_type, config.gpus, current, {});
+                                       const std::optional<Allocation>& current,
+                                       const NodeDemand& demand) const {
+    const FreeNode* node = bestFit(config.gpu_type, config.gpus, demand, current, {});
     if (!node) return std::nullopt;
     return Allocation{config.gpu_type, {{node->node->name, config.gpus}}};
   }
 
   std::optional<Allocation> wholeNodes(const Config& config,
                                        const std::optional<Allocation>& current,
-                                       int largest) const {
+                                       const NodeDemand& demand, int largest) const {
     Allocation allocation{config.gpu_type, {}};
     int remaining = config.gpus;
     while (remaining >= largest && largest > 0) {
-      const FreeNode* node = bestFit(config.gpu_type, largest, current, allocation.nodes);
-      if (!node) return std::nullopt;  // free >= largest: an entirely free largest node
+      const FreeNode* node = bestFit(config.gpu_type, largest, demand, current, allocation.nodes);
+      if (!node) return std::nullopt;  // `largest` GPUs free: an entirely free largest node
       allocation.nodes[node->node->name] = largest;
       remaining -= largest;
     }
     if (remaining > 0) {
-      const FreeNode* node = bestFit(config.gpu_type, remaining, current, allocation.nodes);
+      const FreeNode* node =
+          bestFit(config.gpu_type, remaining, demand, current, allocation.nodes);
       if (!node) return std::nullopt;
       allocation.nodes[node->node->name] = remaining;
     }
@@ -112,6 +136,8 @@ class NodePool {
   std::map<std::string, std::vector<FreeNode*>> by_type_;  // GPU type -> its nodes, by name
   std::map<std::string, int> largest_;                      // GPU type -> GPUs of its largest node
 };
+
+namespace {
 
 bool unchanged(const PlacementRequest& request) {
   return request.current && configOf(*request.current) == request.config;
@@ -132,30 +158,41 @@ std::vector<std::size_t> placementOrder(const std::vector<PlacementRequest>& req
   return order;
 }
 
-std::optional<Allocation> placeWithFallbacks(NodePool& pool, const PlacementRequest& request) {
-  if (auto allocation = pool.find(request.config, request.current)) return allocation;
-  if (request.current && pool.fits(*request.current)) return request.current;
+std::optional<Allocation> placeWithFallbacks(const NodePool& pool,
+                                             const PlacementRequest& request) {
+  const NodeDemand& demand = request.demand;
+  if (auto allocation = pool.find(request.config, request.current, demand)) return allocation;
+  if (request.current && pool.fits(*request.current, demand)) return request.current;
   for (const auto& fallback : request.fallbacks) {
-    if (auto allocation = pool.find(fallback, request.current)) return allocation;
+    if (auto allocation = pool.find(fallback, request.current, demand)) return allocation;
   }
   return std::nullopt;
 }
 
 }  // namespace
 
-PlacementResult place(const std::vector<Node>& nodes, const std::map<std::string, int>& reserved,
+PlaceableCheck::PlaceableCheck(const std::vector<Node>& nodes, const std::vector<Holding>& fixed)
+    : pool_(std::make_unique<const NodePool>(nodes, fixed)) {}
+
+PlaceableCheck::~PlaceableCheck() = default;
+
+bool PlaceableCheck::placeable(const Config& config, const NodeDemand& demand) const {
+  return pool_->find(config, std::nullopt, demand).has_value();
+}
+
+PlacementResult place(const std::vector<Node>& nodes, const std::vector<Holding>& fixed,
                       const std::vector<PlacementRequest>& requests) {
-  NodePool pool(nodes, reserved);
+  NodePool pool(nodes, fixed);
   PlacementResult result;
   result.allocations.resize(requests.size());
   for (std::size_t i = 0; i < requests.size(); ++i) {
     if (!unchanged(requests[i])) continue;
     result.allocations[i] = requests[i].current;
-    pool.take(*requests[i].current);
+    pool.take(*requests[i].current, requests[i].demand);
   }
   for (std::size_t i : placementOrder(requests)) {
     auto allocation = placeWithFallbacks(pool, requests[i]);
-    if (allocation) pool.take(*allocation);
+    if (allocation) pool.take(*allocation, requests[i].demand);
     const bool as_chosen = allocation && configOf(*allocation) == requests[i].config;
     if (!as_chosen) ++result.fallbacks;
     result.allocations[i] = std::move(allocation);

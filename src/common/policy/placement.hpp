@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +16,13 @@ struct PlacementRequest {
   Config config;                      // what the MILP chose
   std::optional<Allocation> current;  // where the job runs now
   std::vector<Config> fallbacks;      // smaller configurations to try, best first
+  NodeDemand demand = {};             // CPUs and memory it needs on each node
+};
+
+// What a job the round does not move (a running rigid job) holds.
+struct Holding {
+  Allocation allocation;
+  NodeDemand demand;
 };
 
 struct PlacementResult {
@@ -22,13 +30,27 @@ struct PlacementResult {
   int fallbacks = 0;  // requests not placed as chosen (moved back, smaller or unplaced)
 };
 
-// Places requests on `nodes` after the GPUs in `reserved` (node -> GPUs, e.g. running rigid
-// jobs). Unchanged configurations keep their exact nodes; the rest, largest first, prefer
-// their current nodes, then the best fit. Single-node configurations stay on one node;
-// multi-node ones take whole largest nodes (only the last may be partly used). A request
-// that cannot be placed keeps its current allocation if that is still free, else tries its
-// fallbacks, else stays unplaced.
-PlacementResult place(const std::vector<Node>& nodes, const std::map<std::string, int>& reserved,
+// Places requests on `nodes` after what `fixed` jobs hold. Unchanged configurations keep
+// their exact nodes; the rest, largest first, prefer their current nodes, then the best fit.
+// A node takes a request only if its GPUs, CPUs and memory left cover it. Single-node
+// configurations stay on one node; multi-node ones take whole largest nodes (only the last
+// may be partly used). A request that cannot be placed keeps its current allocation if that
+// is still free, else tries its fallbacks, else stays unplaced.
+PlacementResult place(const std::vector<Node>& nodes, const std::vector<Holding>& fixed,
                       const std::vector<PlacementRequest>& requests);
+
+class NodePool;
+
+// Whether a configuration fits the nodes at all, with only the fixed jobs on them: a job
+// whose CPUs or memory no node can hold gets no GPUs it could not use.
+class PlaceableCheck {
+ public:
+  PlaceableCheck(const std::vector<Node>& nodes, const std::vector<Holding>& fixed);
+  ~PlaceableCheck();
+  bool placeable(const Config& config, const NodeDemand& demand) const;
+
+ private:
+  std::unique_ptr<const NodePool> pool_;
+};
 
 }  // namespace pollux::policy

@@ -41,14 +41,73 @@ TEST(PlacementTest, BestFitAvoidsFragmentation) {
   EXPECT_EQ(result.allocations[1], (Allocation{"t4", {{"big0", 8}}}));
 }
 
-TEST(PlacementTest, ReservedGpusAreNotUsedAndFallbacksApply) {
+TEST(PlacementTest, FixedJobsGpusAreNotUsedAndFallbacksApply) {
   const auto nodes = nodesOf("t4", 2, 8, "n");
-  const std::map<std::string, int> reserved{{"n0", 4}, {"n1", 4}};
-  const auto result = place(nodes, reserved, {{{"t4", 8, 1}, {}, {{"t4", 4, 1}}},
-                                              {{"t4", 16, 2}, {}, {}}});
+  const std::vector<Holding> fixed{{{"t4", {{"n0", 4}, {"n1", 4}}}, {}}};
+  const auto result = place(nodes, fixed, {{{"t4", 8, 1}, {}, {{"t4", 4, 1}}},
+                                           {{"t4", 16, 2}, {}, {}}});
   EXPECT_EQ(configOf(*result.allocations[0]), (Config{"t4", 4, 1}));
   EXPECT_FALSE(result.allocations[1].has_value());
   EXPECT_EQ(result.fallbacks, 2);
+}
+
+TEST(PlacementTest, ANodeWithoutTheJobsCpusIsPassedOver) {
+  auto nodes = nodesOf("t4", 2, 8, "n");
+  nodes[0].cpus = 2;  // the tighter GPU fit, but two CPUs left
+  nodes[0].gpus = 4;
+  nodes[1].cpus = 16;
+  NodeDemand demand;
+  demand.cpus = 4;  // --ntasks-per-node=1 --cpus-per-task=4
+  const auto result = place(nodes, {}, {{{"t4", 4, 1}, {}, {}, demand}});
+  EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n1", 4}}}));
+}
+
+TEST(PlacementTest, CpusPerGpuScaleWithTheGpusAndFallbacksFitThem) {
+  auto nodes = nodesOf("t4", 1, 8, "n");
+  nodes[0].cpus = 10;
+  NodeDemand demand;
+  demand.cpus_per_gpu = 4;  // 8 GPUs would need 32 CPUs, 4 GPUs 16: only 2 GPUs fit
+  const auto result =
+      place(nodes, {}, {{{"t4", 8, 1}, {}, {{"t4", 4, 1}, {"t4", 2, 1}, {"t4", 1, 1}}, demand}});
+  EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n0", 2}}}));
+  EXPECT_EQ(result.fallbacks, 1);
+}
+
+TEST(PlacementTest, MemoryPerCpuAndPerGpuAreChargedOnEachNode) {
+  auto nodes = nodesOf("t4", 2, 8, "n");
+  for (auto& node : nodes) node.memory_mb = 64000;
+  NodeDemand per_cpu;
+  per_cpu.cpus = 8;
+  per_cpu.memory_mb_per_cpu = 5000;  // 40 GB per node
+  NodeDemand per_gpu;
+  per_gpu.memory_mb_per_gpu = 10000;  // 40 GB for 4 GPUs
+  const auto result = place(nodes, {}, {{{"t4", 4, 1}, {}, {}, per_cpu},
+                                        {{"t4", 4, 1}, {}, {}, per_gpu}});
+  ASSERT_TRUE(result.allocations[0] && result.allocations[1]);
+  EXPECT_NE(result.allocations[0]->nodes, result.allocations[1]->nodes);
+}
+
+TEST(PlacementTest, WholeNodeMemoryNeedsANodeWhoseMemoryIsUntouched) {
+  auto nodes = nodesOf("t4", 2, 8, "n");
+  for (auto& node : nodes) node.memory_mb = 64000;
+  NodeDemand whole;
+  whole.whole_node_memory = true;
+  NodeDemand small;
+  small.memory_mb = 1000;
+  const std::vector<Holding> fixed{{{"t4", {{"n0", 1}}}, small}};
+  const auto result = place(nodes, fixed, {{{"t4", 2, 1}, {}, {}, whole},
+                                           {{"t4", 2, 1}, {}, {}, whole}});
+  EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n1", 2}}}));
+  EXPECT_FALSE(result.allocations[1].has_value());
+}
+
+TEST(PlacementTest, AMultiNodeConfigurationNeedsTheCpusOnEveryNode) {
+  auto nodes = nodesOf("t4", 3, 4, "n");
+  nodes[0].cpus = 1;
+  NodeDemand demand;
+  demand.cpus = 2;
+  const auto result = place(nodes, {}, {{{"t4", 8, 2}, {}, {}, demand}});
+  EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n1", 4}, {"n2", 4}}}));
 }
 
 TEST(PlacementTest, InvariantsHoldOnRandomRequests) {
@@ -57,6 +116,8 @@ TEST(PlacementTest, InvariantsHoldOnRandomRequests) {
     auto nodes = nodesOf("t4", 6, 8, "t");
     const auto v100 = nodesOf("v100", 3, 4, "v");
     nodes.insert(nodes.end(), v100.begin(), v100.end());
+    std::uniform_int_distribution<int> cpus_of(2, 24), demand_of(1, 6);
+    for (auto& node : nodes) node.cpus = cpus_of(random);
     const auto cluster = shapeOf(nodes);
     // Current allocations: whole disjoint single nodes for some requests.
     std::vector<PlacementRequest> requests;
@@ -67,18 +128,25 @@ TEST(PlacementTest, InvariantsHoldOnRandomRequests) {
       if (config.nodes == 0) continue;
       std::optional<Allocation> current;
       if (i < 3 && keep(random)) current = Allocation{"t4", {{"t" + std::to_string(i), 8}}};
-      requests.push_back({current && keep(random) ? configOf(*current) : config, current, {}});
+      NodeDemand demand;
+      demand.cpus = demand_of(random);
+      requests.push_back(
+          {current && keep(random) ? configOf(*current) : config, current, {}, demand});
     }
     const auto result = place(nodes, {}, requests);
     const auto sizes = nodeSizes(nodes);
-    std::map<std::string, int> used;
+    std::map<std::string, int> used, cpus_kept, cpus_placed;
     for (std::size_t i = 0; i < requests.size(); ++i) {
       const auto& allocation = result.allocations[i];
       const auto& request = requests[i];
-      if (request.current && configOf(*request.current) == request.config) {
+      const bool unchanged = request.current && configOf(*request.current) == request.config;
+      if (unchanged) {
         EXPECT_EQ(allocation, request.current);
       }
       if (!allocation) continue;
+      for (const auto& [name, gpus] : allocation->nodes) {
+        (unchanged ? cpus_kept : cpus_placed)[name] += request.demand.cpusFor(gpus);
+      }
       // No fallbacks offered: as chosen, or back where it runs now.
       EXPECT_TRUE(configOf(*allocation) == request.config || allocation == request.current);
       int partial_nodes = 0;
@@ -93,6 +161,11 @@ TEST(PlacementTest, InvariantsHoldOnRandomRequests) {
       }
     }
     for (const auto& [name, gpus] : used) EXPECT_LE(gpus, sizes.at(name)) << name;
+    // Jobs that stay where they run are never moved; nothing new goes beyond a node's CPUs.
+    for (const auto& node : nodes) {
+      if (cpus_placed[node.name] == 0) continue;
+      EXPECT_LE(cpus_kept[node.name] + cpus_placed[node.name], *node.cpus) << node.name;
+    }
   }
 }
 

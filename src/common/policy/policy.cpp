@@ -25,6 +25,12 @@ bool Allocation::operator==(const Allocation& other) const {
   return gpu_type == other.gpu_type && nodes == other.nodes;
 }
 
+int NodeDemand::cpusFor(int gpus) const { return std::max(cpus, cpus_per_gpu * gpus); }
+
+std::int64_t NodeDemand::memoryFor(int gpus) const {
+  return std::max({memory_mb, memory_mb_per_cpu * cpusFor(gpus), memory_mb_per_gpu * gpus});
+}
+
 namespace {
 
 // A job the MILP decides on: adaptive, or rigid and waiting.
@@ -45,10 +51,38 @@ std::map<std::string, int> fixedUsage(const std::vector<Job>& jobs) {
   return usage;
 }
 
+std::vector<Holding> fixedHoldings(const std::vector<Job>& jobs) {
+  std::vector<Holding> holdings;
+  for (const auto& job : jobs) {
+    if (isFixed(job)) holdings.push_back({*job.current, job.demand});
+  }
+  return holdings;
+}
+
+bool limitsCpusOrMemory(const std::vector<Node>& nodes) {
+  return std::any_of(nodes.begin(), nodes.end(),
+                     [](const Node& node) { return node.cpus || node.memory_mb; });
+}
+
+// The job's candidate configurations that some nodes could hold (its current one always).
+std::vector<Config> placeableConfigs(const Job& job, const ClusterShape& cluster,
+                                     const PlaceableCheck* check) {
+  auto configs = candidateConfigs(job, cluster);
+  if (!check) return configs;
+  const std::optional<Config> current =
+      job.current ? std::optional<Config>(configOf(*job.current)) : std::nullopt;
+  configs.erase(std::remove_if(configs.begin(), configs.end(),
+                               [&](const Config& config) {
+                                 return config != current && !check->placeable(config, job.demand);
+                               }),
+                configs.end());
+  return configs;
+}
+
 Contender contenderOf(const Job& job, const Snapshot& snapshot, const ClusterShape& cluster,
-                      const WaitingRigidTypes& rigid_waiting) {
+                      const WaitingRigidTypes& rigid_waiting, const PlaceableCheck* check) {
   Contender contender{&job, JobGoodput(job, snapshot.params.relative_speeds, cluster), {}};
-  const auto candidates = candidateConfigs(job, cluster);
+  const auto candidates = placeableConfigs(job, cluster, check);
   if (job.adaptive) {
     contender.options =
         adaptiveOptions(job, candidates, contender.goodput, snapshot, rigid_waiting);
@@ -72,6 +106,8 @@ std::vector<Contender> contendersOf(const Snapshot& snapshot, const ClusterShape
   for (const auto& job : snapshot.jobs) {
     if (!isFixed(job)) deciding.push_back(&job);
   }
+  std::optional<PlaceableCheck> check;
+  if (limitsCpusOrMemory(snapshot.nodes)) check.emplace(snapshot.nodes, fixedHoldings(snapshot.jobs));
   const std::size_t threads = std::clamp<std::size_t>(
       deciding.size() / kJobsPerThread, 1, std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::future<std::vector<Contender>>> parts;
@@ -82,7 +118,8 @@ std::vector<Contender> contendersOf(const Snapshot& snapshot, const ClusterShape
     parts.push_back(std::async(policy, [&, begin, end] {
       std::vector<Contender> part;
       for (std::size_t i = begin; i < end; ++i) {
-        part.push_back(contenderOf(*deciding[i], snapshot, cluster, rigid_waiting));
+        part.push_back(contenderOf(*deciding[i], snapshot, cluster, rigid_waiting,
+                                   check ? &*check : nullptr));
       }
       return part;
     }));
@@ -178,18 +215,18 @@ void keepCurrent(std::vector<Contender>& contenders, Decision& decision) {
   }
 }
 
-void placeChosen(const Snapshot& snapshot, const std::map<std::string, int>& reserved,
-                 std::vector<Contender>& contenders, const MilpResult& result,
+void placeChosen(const Snapshot& snapshot, std::vector<Contender>& contenders, const MilpResult& result,
                  Decision& decision) {
   std::vector<PlacementRequest> requests;
   std::vector<Contender*> requesters;
   for (std::size_t i = 0; i < contenders.size(); ++i) {
     if (result.chosen[i] < 0) continue;
     const Config& chosen = contenders[i].options[result.chosen[i]].config;
-    requests.push_back({chosen, contenders[i].job->current, smallerConfigs(contenders[i], chosen)});
+    const Job& job = *contenders[i].job;
+    requests.push_back({chosen, job.current, smallerConfigs(contenders[i], chosen), job.demand});
     requesters.push_back(&contenders[i]);
   }
-  const PlacementResult placed = place(snapshot.nodes, reserved, requests);
+  const PlacementResult placed = place(snapshot.nodes, fixedHoldings(snapshot.jobs), requests);
   decision.stats.placement_fallbacks = placed.fallbacks;
   for (std::size_t i = 0; i < requests.size(); ++i) {
     if (!placed.allocations[i]) continue;
@@ -222,7 +259,7 @@ Decision schedule(const Snapshot& snapshot) {
     decision.stats.kept_jobs = result.kept_jobs;
     if (result.outcome.status == SolveStatus::kOptimal ||
         result.outcome.status == SolveStatus::kFeasible) {
-      placeChosen(snapshot, reserved, contenders, result, decision);
+      placeChosen(snapshot, contenders, result, decision);
       decision.stats.objective = result.objective;
     } else {
       keepCurrent(contenders, decision);

@@ -2,6 +2,7 @@
 // which batch size, to maximise fairness-weighted goodput speedups (DESIGN.md section 4).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -17,6 +18,23 @@ struct Node {
   std::string name;
   std::string gpu_type;
   int gpus;
+  // CPUs and memory the snapshot's jobs may use on the node (free plus what they hold there);
+  // absent: not a constraint (memory is not a consumable resource, or unknown).
+  std::optional<int> cpus = std::nullopt;
+  std::optional<std::int64_t> memory_mb = std::nullopt;
+};
+
+// CPUs and memory a job needs on each of its nodes, as Slurm allocates them for `gpus` GPUs
+// there. Memory per CPU counts the CPUs the job gets on the node.
+struct NodeDemand {
+  int cpus = 1;                       // at least (tasks per node x CPUs per task)
+  int cpus_per_gpu = 0;               // --cpus-per-gpu
+  std::int64_t memory_mb = 0;         // --mem
+  std::int64_t memory_mb_per_cpu = 0; // --mem-per-cpu
+  std::int64_t memory_mb_per_gpu = 0; // --mem-per-gpu
+  bool whole_node_memory = false;     // no memory request where memory is consumable: all of it
+  int cpusFor(int gpus) const;
+  std::int64_t memoryFor(int gpus) const;  // excluding whole_node_memory
 };
 
 // GPUs of one type held on concrete nodes.
@@ -35,6 +53,7 @@ struct Job {
   int max_gpus = 1;
   std::optional<std::string> gpu_type;  // pinned by the user
   std::optional<Allocation> current;    // what it runs on now (nullopt: pending)
+  NodeDemand demand;                    // CPUs and memory per node
   double last_change_time = 0;          // when `current` started (seconds, snapshot clock)
   int restarts = 0;
   double restart_cost_s = 0;                       // measured cost of one restart

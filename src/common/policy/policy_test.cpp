@@ -171,6 +171,26 @@ TEST(PolicyTest, RunningRigidJobKeepsItsAllocation) {
   EXPECT_EQ(gpusOf(decision, "a"), 4);
 }
 
+TEST(PolicyTest, AJobGoesWhereItsCpusAreAndWaitsWhereNoNodeHasThem) {
+  Snapshot snapshot;
+  snapshot.nodes = nodesOf("t4", 2, 4, "n");
+  snapshot.nodes[0].cpus = 8;
+  snapshot.nodes[1].cpus = 8;
+  Job rigid = rigidJob("r", 1);
+  rigid.current = Allocation{"t4", {{"n0", 1}}};
+  rigid.demand.cpus = 6;  // leaves n0 two CPUs and three GPUs
+  Job wide = adaptiveJob("wide", 1, 4, "t4");
+  wide.demand.cpus = 4;
+  Job huge = adaptiveJob("huge", 1, 4, "t4");
+  huge.demand.cpus = 16;  // more than any node has
+  snapshot.jobs = {rigid, wide, huge};
+  const Decision decision = schedule(snapshot);
+  ASSERT_EQ(gpusOf(decision, "wide"), 4);
+  EXPECT_EQ(decision.allocations.at("wide").allocation.nodes.count("n1"), 1u);
+  EXPECT_EQ(gpusOf(decision, "huge"), 0);
+  EXPECT_EQ(decision.stats.placement_fallbacks, 0);  // huge's GPUs were never chosen
+}
+
 TEST(PolicyTest, EstimatedFasterTypeIsPreferred) {
   Snapshot snapshot;
   snapshot.nodes = nodesOf("t4", 1, 4, "t");

@@ -22,6 +22,10 @@ std::map<std::string, const Node*> validateNodes(const std::vector<Node>& nodes)
     if (node.gpus < 0) {
       throw InvalidInput("node " + node.name + " has gpus < 0: " + std::to_string(node.gpus));
     }
+    if (node.cpus && *node.cpus < 0) throw InvalidInput("node " + node.name + " has cpus < 0");
+    if (node.memory_mb && *node.memory_mb < 0) {
+      throw InvalidInput("node " + node.name + " has memory_mb < 0");
+    }
     if (!by_name.emplace(node.name, &node).second) {
       throw InvalidInput("duplicate node name " + node.name);
     }
@@ -57,6 +61,15 @@ void validateModels(const Job& job) {
   }
 }
 
+void validateDemand(const NodeDemand& demand, const std::string& job_name) {
+  const std::string name = job_name + " node_demand";
+  if (demand.cpus < 1) throw InvalidInput(name + " needs cpus >= 1");
+  if (demand.cpus_per_gpu < 0) throw InvalidInput(name + " has cpus_per_gpu < 0");
+  if (demand.memory_mb < 0 || demand.memory_mb_per_cpu < 0 || demand.memory_mb_per_gpu < 0) {
+    throw InvalidInput(name + " has a memory request < 0");
+  }
+}
+
 void validateJobFields(const Job& job) {
   const std::string name = "job " + job.id;
   if (job.id.empty()) throw InvalidInput("a job has an empty id");
@@ -75,6 +88,7 @@ void validateJobFields(const Job& job) {
     throw InvalidInput(name + " is rigid but min_gpus != max_gpus");
   }
   if (job.gpu_type && job.gpu_type->empty()) throw InvalidInput(name + " has an empty gpu_type");
+  validateDemand(job.demand, name);
   validateModels(job);
 }
 

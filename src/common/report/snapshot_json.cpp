@@ -9,18 +9,44 @@ namespace pollux::report {
 namespace {
 
 constexpr long kMaxGpus = 1L << 20;
+constexpr long kMaxCpus = 1L << 20;
+constexpr long kMaxMemoryMb = 1L << 50;  // a petabyte: beyond any node
 
 policy::Node parseNode(const JsonField& field) {
-  field.requireOnlyKeys({"name", "gpu_type", "gpus"});
-  return {field["name"].string(), field["gpu_type"].string(),
-          static_cast<int>(field["gpus"].integer(0, kMaxGpus))};
+  field.requireOnlyKeys({"name", "gpu_type", "gpus", "cpus", "memory_mb"});
+  policy::Node node{field["name"].string(), field["gpu_type"].string(),
+                    static_cast<int>(field["gpus"].integer(0, kMaxGpus))};
+  if (field.has("cpus")) node.cpus = static_cast<int>(field["cpus"].integer(0, kMaxCpus));
+  if (field.has("memory_mb")) node.memory_mb = field["memory_mb"].integer(0, kMaxMemoryMb);
+  return node;
+}
+
+policy::NodeDemand parseNodeDemand(const JsonField& field) {
+  field.requireOnlyKeys({"cpus", "cpus_per_gpu", "memory_mb", "memory_mb_per_cpu",
+                         "memory_mb_per_gpu", "whole_node_memory"});
+  policy::NodeDemand demand;
+  if (field.has("cpus")) demand.cpus = static_cast<int>(field["cpus"].integer(1, kMaxCpus));
+  if (field.has("cpus_per_gpu")) {
+    demand.cpus_per_gpu = static_cast<int>(field["cpus_per_gpu"].integer(0, kMaxCpus));
+  }
+  if (field.has("memory_mb")) demand.memory_mb = field["memory_mb"].integer(0, kMaxMemoryMb);
+  if (field.has("memory_mb_per_cpu")) {
+    demand.memory_mb_per_cpu = field["memory_mb_per_cpu"].integer(0, kMaxMemoryMb);
+  }
+  if (field.has("memory_mb_per_gpu")) {
+    demand.memory_mb_per_gpu = field["memory_mb_per_gpu"].integer(0, kMaxMemoryMb);
+  }
+  if (field.has("whole_node_memory")) {
+    demand.whole_node_memory = field["whole_node_memory"].boolean();
+  }
+  return demand;
 }
 
 policy::Job parseJob(const JsonField& field) {
   field.requireOnlyKeys({"id", "submit_time", "adaptive", "min_gpus", "max_gpus", "gpu_type",
                          "current", "last_change_time", "restarts", "restart_cost_s", "models",
                          "grad_params", "init_batch_size", "max_batch_size",
-                         "local_bsz_bounds", "accumulation"});
+                         "local_bsz_bounds", "accumulation", "node_demand"});
   policy::Job job;
   job.id = field["id"].idString();
   job.submit_time = field["submit_time"].nonNegativeNumber();
@@ -42,6 +68,7 @@ policy::Job parseJob(const JsonField& field) {
   if (field.has("restart_cost_s")) {
     job.restart_cost_s = field["restart_cost_s"].nonNegativeNumber();
   }
+  if (field.has("node_demand")) job.demand = parseNodeDemand(field["node_demand"]);
   if (!job.adaptive) return job;
   if (field.has("models")) {
     job.models = parsePerfParamsByType(field["models"]);

@@ -9,7 +9,7 @@ namespace {
 
 const char* const kSnapshot = R"({
   "time": 1000,
-  "nodes": [{"name": "n1", "gpu_type": "a100", "gpus": 8},
+  "nodes": [{"name": "n1", "gpu_type": "a100", "gpus": 8, "cpus": 64, "memory_mb": 512000},
             {"name": "n2", "gpu_type": "v100", "gpus": 4}],
   "jobs": [
     {"id": 17, "submit_time": 10, "adaptive": true, "min_gpus": 1, "max_gpus": 8,
@@ -18,7 +18,8 @@ const char* const kSnapshot = R"({
      "models": {"a100": {"alpha_c": 0.1, "beta_c": 0.01, "alpha_n": 0.5, "beta_n": 0.05,
                          "alpha_r": 0.2, "beta_r": 0.02, "gamma": 1.5}},
      "grad_params": {"sqr": 1.0, "var": 3.0}, "init_batch_size": 128,
-     "max_batch_size": 4096, "local_bsz_bounds": [16, 256], "accumulation": true},
+     "max_batch_size": 4096, "local_bsz_bounds": [16, 256], "accumulation": true,
+     "node_demand": {"cpus": 4, "memory_mb_per_gpu": 32000}},
     {"id": "18", "submit_time": 20, "adaptive": false, "min_gpus": 4, "max_gpus": 4,
      "gpu_type": "v100"}
   ],
@@ -30,6 +31,9 @@ TEST(SnapshotJsonTest, ParsesEveryField) {
   EXPECT_DOUBLE_EQ(snapshot.time, 1000);
   ASSERT_EQ(snapshot.nodes.size(), 2u);
   EXPECT_EQ(snapshot.nodes[1].gpu_type, "v100");
+  EXPECT_EQ(snapshot.nodes[0].cpus, 64);
+  EXPECT_EQ(snapshot.nodes[0].memory_mb, 512000);
+  EXPECT_FALSE(snapshot.nodes[1].cpus.has_value());
   ASSERT_EQ(snapshot.jobs.size(), 2u);
   const policy::Job& adaptive = snapshot.jobs[0];
   EXPECT_EQ(adaptive.id, "17");
@@ -38,11 +42,14 @@ TEST(SnapshotJsonTest, ParsesEveryField) {
   EXPECT_EQ(adaptive.limits.max_local_bsz, 256);
   EXPECT_TRUE(adaptive.limits.accumulation);
   EXPECT_EQ(adaptive.restarts, 1);
+  EXPECT_EQ(adaptive.demand.cpusFor(2), 4);
+  EXPECT_EQ(adaptive.demand.memoryFor(2), 64000);
   const policy::Job& rigid = snapshot.jobs[1];
   EXPECT_EQ(rigid.id, "18");
   EXPECT_FALSE(rigid.adaptive);
   EXPECT_EQ(*rigid.gpu_type, "v100");
   EXPECT_FALSE(rigid.current.has_value());
+  EXPECT_EQ(rigid.demand.cpusFor(4), 1);  // Slurm's default: one CPU per node
   EXPECT_DOUBLE_EQ(snapshot.params.restart_threshold, 0.1);
   EXPECT_DOUBLE_EQ(snapshot.params.relative_speeds.at("a100"), 3);
   EXPECT_DOUBLE_EQ(snapshot.params.min_change_interval_s, policy::Params().min_change_interval_s);
@@ -74,6 +81,12 @@ TEST(SnapshotJsonTest, BadDocumentsNameThePath) {
       {withChange("\"restarts\": 1", "\"restarts\": 1, \"colour\": 1"), "unknown key 'colour'"},
       {withChange("\"id\": 17", "\"id\": -17"), "jobs[0].id"},
       {withChange("\"n1\": 2", "\"n1\": 0"), "jobs[0].current.nodes.n1"},
+      {withChange("\"cpus\": 64", "\"cpus\": -1"), "nodes[0].cpus"},
+      {withChange("\"memory_mb\": 512000", "\"memory_mb\": 1.5"), "nodes[0].memory_mb"},
+      {withChange("\"cpus\": 4", "\"cpus\": 0"), "jobs[0].node_demand.cpus"},
+      {withChange("\"cpus\": 4", "\"cpu\": 4"), "unknown key 'cpu'"},
+      {withChange("\"memory_mb_per_gpu\": 32000", "\"memory_mb_per_gpu\": -1"),
+       "jobs[0].node_demand.memory_mb_per_gpu"},
       {withChange("\"adaptive\": true", "\"adaptive\": 1"), "jobs[0].adaptive"},
       {withChange("\"time\": 1000,", ""), "missing required key 'time'"},
       {withChange("\"time\": 1000", "\"time\": 1000, \"time\": 5"), "malformed JSON"},

@@ -106,7 +106,9 @@ void printStatus(const Json::Value& status) {
   for (const auto& node : status["nodes"]) {
     std::cout << "NodeName=" << node["name"].asString() << " GpuType=" << scalar(node["gpu_type"])
               << " Gpus=" << scalar(node["gpus"]) << " Usable=" << scalar(node["usable"])
-              << " FreeCpus=" << scalar(node["free_cpus"]) << "\n";
+              << " FreeCpus=" << scalar(node["free_cpus"]);
+    if (node.isMember("free_memory_mb")) std::cout << " FreeMem=" << scalar(node["free_memory_mb"]);
+    std::cout << "\n";
   }
   std::cout << "\n";
   for (const auto& job : status["jobs"]) printJob(job);

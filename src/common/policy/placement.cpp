@@ -1,6 +1,7 @@
 #include "policy/placement.hpp"
 
 #include <algorithm>
+#include <tuple>
 
 namespace pollux::policy {
 
@@ -70,12 +71,14 @@ class NodePool {
     return wholeNodes(config, current, demand, largest);
   }
 
- private:
   int largestNode(const std::string& type) const {
     const auto largest = largest_.find(type);
     return largest == largest_.end() ? 0 : largest->second;
   }
 
+  const std::map<std::string, std::vector<FreeNode*>>& nodesByType() const { return by_type_; }
+
+ private:
   // GPUs the job holds on `name` now (0 if none).
   static int heldOn(const std::optional<Allocation>& current, const std::string& type,
                     const std::string& name) {
@@ -171,13 +174,59 @@ std::optional<Allocation> placeWithFallbacks(const NodePool& pool,
 
 }  // namespace
 
+// Nodes of each GPU type, one sample per combination of GPUs, CPUs and memory left.
+struct PlaceableCheck::NodeGroups {
+  struct Group {
+    const FreeNode* sample;
+    int count;
+  };
+  NodeGroups(const std::vector<Node>& nodes, const std::vector<Holding>& fixed)
+      : pool(nodes, fixed) {
+    using Key = std::tuple<int, std::optional<int>, std::optional<std::int64_t>, bool>;
+    for (const auto& [type, members] : pool.nodesByType()) {
+      std::map<Key, Group> groups;
+      for (const FreeNode* node : members) {
+        const bool untouched = node->memory_mb == node->node->memory_mb;
+        auto [group, added] =
+            groups.try_emplace(Key{node->gpus, node->cpus, node->memory_mb, untouched}, Group{node, 0});
+        ++group->second.count;
+      }
+      for (const auto& [key, group] : groups) by_type[type].push_back(group);
+    }
+  }
+
+  // How many nodes of `type` take `gpus` GPUs with the demand.
+  int taking(const std::string& type, int gpus, const NodeDemand& demand) const {
+    const auto groups = by_type.find(type);
+    if (groups == by_type.end()) return 0;
+    int count = 0;
+    for (const Group& group : groups->second) {
+      if (group.sample->takes(gpus, demand)) count += group.count;
+    }
+    return count;
+  }
+
+  NodePool pool;
+  std::map<std::string, std::vector<Group>> by_type;
+};
+
 PlaceableCheck::PlaceableCheck(const std::vector<Node>& nodes, const std::vector<Holding>& fixed)
-    : pool_(std::make_unique<const NodePool>(nodes, fixed)) {}
+    : groups_(std::make_unique<const NodeGroups>(nodes, fixed)) {}
 
 PlaceableCheck::~PlaceableCheck() = default;
 
+// As NodePool::find lays configurations out: one node, or whole largest nodes and the rest
+// on one more node. A node that takes `largest` GPUs takes fewer too.
 bool PlaceableCheck::placeable(const Config& config, const NodeDemand& demand) const {
-  return pool_->find(config, std::nullopt, demand).has_value();
+  const std::string& type = config.gpu_type;
+  if (config.nodes == 1) return groups_->taking(type, config.gpus, demand) > 0;
+  const int largest = groups_->pool.largestNode(type);
+  if (largest <= 0) return false;
+  const int whole = config.gpus / largest;
+  const int rest = config.gpus % largest;
+  const int whole_nodes = groups_->taking(type, largest, demand);
+  if (whole_nodes < whole) return false;
+  return rest == 0 || whole_nodes > whole || groups_->taking(type, rest, demand) > whole_nodes;
 }
 
 PlacementResult place(const std::vector<Node>& nodes, const std::vector<Holding>& fixed,

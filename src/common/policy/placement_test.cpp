@@ -110,6 +110,33 @@ TEST(PlacementTest, AMultiNodeConfigurationNeedsTheCpusOnEveryNode) {
   EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n1", 4}, {"n2", 4}}}));
 }
 
+TEST(PlacementTest, PlaceableCheckAgreesWithPlacingTheConfigurationAlone) {
+  std::mt19937 random(5);
+  std::uniform_int_distribution<int> cpus_of(0, 16), memory_of(0, 4), gpus_of(1, 24),
+      demand_of(0, 4), coin(0, 1);
+  for (int round = 0; round < 200; ++round) {
+    auto nodes = nodesOf("t4", 4, 8, "t");
+    const auto small = nodesOf("t4", 2, 4, "s");
+    nodes.insert(nodes.end(), small.begin(), small.end());
+    for (auto& node : nodes) {
+      node.cpus = cpus_of(random);
+      if (coin(random)) node.memory_mb = 16000 * memory_of(random);
+    }
+    const std::vector<Holding> fixed{{{"t4", {{"t0", 1 + coin(random)}}}, {}}};
+    const PlaceableCheck check(nodes, fixed);
+    const auto cluster = shapeOf(nodes);
+    NodeDemand demand;
+    demand.cpus = 1 + demand_of(random);
+    demand.cpus_per_gpu = demand_of(random);
+    demand.memory_mb_per_gpu = 4000 * demand_of(random);
+    demand.whole_node_memory = demand_of(random) == 0;
+    const Config config = layout("t4", gpus_of(random), cluster.at("t4"));
+    if (config.nodes == 0) continue;
+    const bool placed = place(nodes, fixed, {{config, {}, {}, demand}}).allocations[0].has_value();
+    EXPECT_EQ(check.placeable(config, demand), placed) << "round " << round;
+  }
+}
+
 TEST(PlacementTest, InvariantsHoldOnRandomRequests) {
   std::mt19937 random(11);
   for (int round = 0; round < 100; ++round) {

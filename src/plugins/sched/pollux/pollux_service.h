@@ -57,7 +57,26 @@ typedef struct {
   const char *requested_nodes; /* ReqNodeList, comma separated, expanded */
   const char *tres_per_node; /* e.g. "gres:gpu:a100:2" */
   uint32_t num_nodes;
+  /* CPUs and memory per node, Slurm's defaults applied: */
+  int min_cpus_per_node;       /* tasks per node x CPUs per task, at least */
+  int cpus_per_task;
+  int ntasks_per_gpu;          /* --ntasks-per-gpu, 0 if none */
+  const char *cpus_per_tres;   /* "gres:gpu:4" with --cpus-per-gpu */
+  uint64_t memory_mb_per_node; /* --mem or DefMemPerNode, 0 if none */
+  uint64_t memory_mb_per_cpu;  /* --mem-per-cpu or DefMemPerCPU, 0 if none */
+  const char *mem_per_tres;    /* "gres:gpu:16000" with --mem-per-gpu (MB) */
+  int memory_set;              /* the user gave --mem or --mem-per-cpu */
 } pollux_job_view_t;
+
+/* Slurm's view of one node. */
+typedef struct {
+  const char *name;
+  const char *gres;         /* e.g. "gpu:a100:4" */
+  int usable;               /* up and not drained */
+  int free_cpus;            /* CPUs no job holds (a node without any takes no job) */
+  int64_t memory_mb;        /* RealMemory - MemSpecLimit; -1 if memory is not consumable */
+  int64_t free_memory_mb;   /* of it, what no job holds; -1 if memory is not consumable */
+} pollux_node_view_t;
 
 /* What the shim must do to one job. */
 enum pollux_action_kind {
@@ -76,9 +95,7 @@ typedef struct {
 
 /* One scheduling round: describe Slurm, decide, act, report back, end. */
 void pollux_round_begin(pollux_service_t *service, time_t now);
-/* usable: up and not drained; free_cpus: CPUs no job holds (a node without any takes no job). */
-void pollux_round_add_node(pollux_service_t *service, const char *name, const char *gres,
-                           int usable, int free_cpus);
+void pollux_round_add_node(pollux_service_t *service, const pollux_node_view_t *node);
 void pollux_round_add_job(pollux_service_t *service, const pollux_job_view_t *job);
 size_t pollux_round_decide(pollux_service_t *service); /* number of actions */
 /* NULL if the action cannot be described (logged). */

@@ -47,6 +47,7 @@ static char *state_dir_copy;
 static char *munge_socket_copy;   /* AuthInfo socket=PATH, or NULL */
 static uint32_t slurm_user;
 static int private_jobs;          /* PrivateData=jobs */
+static bool memory_consumable;    /* SelectTypeParameters CR_*_Memory */
 static pollux_service_t *service; /* used by the scheduler thread only after init */
 static hosted_plugin_t backfill;
 
@@ -94,6 +95,7 @@ static void copy_settings(void)
              (int)dir_length, slash ? conf : ".");
   slurm_user = slurm_conf.slurm_user_id;
   private_jobs = (slurm_conf.private_data & PRIVATE_DATA_JOBS) != 0;
+  memory_consumable = (slurm_conf.select_type_param & CR_MEMORY) != 0;
   free(munge_socket_copy);
   munge_socket_copy = munge_socket_of(slurm_conf.authinfo);
 }
@@ -204,6 +206,51 @@ static int free_cpus(const node_info_t *node)
   return allocated < node->cpus ? node->cpus - allocated : 0;
 }
 
+/* Memory of the node for jobs and what no job holds of it (MB); -1 each where memory is not
+ * a consumable resource. */
+static void node_memory(const node_info_t *node, int64_t *memory_mb, int64_t *free_mb)
+{
+  uint64_t allocated = 0;
+
+  *memory_mb = *free_mb = -1;
+  if (!memory_consumable)
+    return;
+  *memory_mb = node->real_memory > node->mem_spec_limit ?
+                 (int64_t)(node->real_memory - node->mem_spec_limit) : 0;
+  if (slurm_get_select_nodeinfo(node->select_nodeinfo, SELECT_NODEDATA_MEM_ALLOC,
+                                NODE_STATE_ALLOCATED, &allocated) != SLURM_SUCCESS)
+    allocated = 0;
+  *free_mb = (uint64_t)*memory_mb > allocated ? *memory_mb - (int64_t)allocated : 0;
+}
+
+static void describe_node(const node_info_t *node)
+{
+  pollux_node_view_t view = {
+    .name = node->name,
+    .gres = node->gres,
+    .usable = node_usable(node->node_state),
+    .free_cpus = free_cpus(node),
+  };
+
+  node_memory(node, &view.memory_mb, &view.free_memory_mb);
+  pollux_round_add_node(service, &view);
+}
+
+/* A 16-bit count Slurm leaves unset as NO_VAL16 or INFINITE16, as 0. */
+static int count_or_zero(uint16_t value)
+{
+  return value == NO_VAL16 || value == INFINITE16 ? 0 : value;
+}
+
+/* The job's memory per node or per CPU (MB, the other 0; both 0 without a request). */
+static void memory_request(const slurm_job_info_t *job, uint64_t *per_node, uint64_t *per_cpu)
+{
+  uint64_t request = job->pn_min_memory == NO_VAL64 ? 0 : job->pn_min_memory;
+
+  *per_node = (request & MEM_PER_CPU) ? 0 : request;
+  *per_cpu = (request & MEM_PER_CPU) ? request & ~MEM_PER_CPU : 0;
+}
+
 static int job_state_of(uint32_t state)
 {
   switch (state & JOB_STATE_BASE) {
@@ -241,7 +288,14 @@ static void describe_job(const slurm_job_info_t *job)
     .requested_nodes = requested,
     .tres_per_node = job->tres_per_node,
     .num_nodes = job->num_nodes,
+    .min_cpus_per_node = count_or_zero(job->pn_min_cpus),
+    .cpus_per_task = count_or_zero(job->cpus_per_task),
+    .ntasks_per_gpu = count_or_zero(job->ntasks_per_tres),
+    .cpus_per_tres = job->cpus_per_tres,
+    .mem_per_tres = job->mem_per_tres,
+    .memory_set = (job->bitflags & JOB_MEM_SET) != 0,
   };
+  memory_request(job, &view.memory_mb_per_node, &view.memory_mb_per_cpu);
   pollux_round_add_job(service, &view);
   free(nodes);
   free(requested);
@@ -338,10 +392,8 @@ static void run_round(void)
   }
   pollux_round_begin(service, time(NULL));
   for (uint32_t i = 0; i < nodes->record_count; i++) {
-    const node_info_t *node = &nodes->node_array[i];
-    if (node->name)
-      pollux_round_add_node(service, node->name, node->gres, node_usable(node->node_state),
-                            free_cpus(node));
+    if (nodes->node_array[i].name)
+      describe_node(&nodes->node_array[i]);
   }
   for (uint32_t i = 0; i < jobs->record_count; i++)
     describe_job(&jobs->job_array[i]);

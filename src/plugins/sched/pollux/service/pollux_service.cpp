@@ -2,6 +2,7 @@
 // everything: an exception must never unwind into slurmctld.
 #include "../pollux_service.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -51,6 +52,34 @@ pollux::service::JobState stateOf(int state) {
   return pollux::service::JobState::kOther;
 }
 
+pollux::policy::NodeDemand demandOf(const pollux_job_view_t& view) {
+  pollux::service::ResourceRequest request;
+  request.min_cpus_per_node = view.min_cpus_per_node;
+  request.cpus_per_task = std::max(1, view.cpus_per_task);
+  request.ntasks_per_gpu = std::max(0, view.ntasks_per_gpu);
+  request.cpus_per_tres = text(view.cpus_per_tres);
+  request.memory_mb_per_node = static_cast<std::int64_t>(view.memory_mb_per_node);
+  request.memory_mb_per_cpu = static_cast<std::int64_t>(view.memory_mb_per_cpu);
+  request.mem_per_tres = text(view.mem_per_tres);
+  request.memory_set = view.memory_set != 0;
+  return pollux::service::nodeDemandOf(request);
+}
+
+std::optional<std::int64_t> megabytes(int64_t value) {
+  return value < 0 ? std::nullopt : std::optional<std::int64_t>(value);
+}
+
+pollux::service::SlurmNode nodeFrom(const pollux_node_view_t& view) {
+  pollux::service::SlurmNode node;
+  node.name = text(view.name);
+  node.gpus = pollux::service::parseGpuGres(text(view.gres)).value_or(pollux::service::GpuGres{});
+  node.usable = view.usable != 0;
+  node.free_cpus = view.free_cpus;
+  node.memory_mb = megabytes(view.memory_mb);
+  node.free_memory_mb = megabytes(view.free_memory_mb);
+  return node;
+}
+
 pollux::service::SlurmJob jobFrom(const pollux_job_view_t& view) {
   pollux::service::SlurmJob job;
   job.id = view.job_id;
@@ -71,6 +100,7 @@ pollux::service::SlurmJob jobFrom(const pollux_job_view_t& view) {
   job.requested_nodes = pollux::service::splitNodeList(text(view.requested_nodes));
   job.gpus_per_node = pollux::service::parseGpuGres(text(view.tres_per_node));
   job.num_nodes = static_cast<int>(view.num_nodes);
+  job.demand = demandOf(view);
   return job;
 }
 
@@ -128,15 +158,9 @@ void pollux_round_begin(pollux_service_t* service, time_t now) {
   });
 }
 
-void pollux_round_add_node(pollux_service_t* service, const char* name, const char* gres,
-                           int usable, int free_cpus) {
+void pollux_round_add_node(pollux_service_t* service, const pollux_node_view_t* node) {
   guarded<int>(service->log, "round", 0, [&] {
-    pollux::service::SlurmNode node;
-    node.name = text(name);
-    node.gpus = pollux::service::parseGpuGres(text(gres)).value_or(pollux::service::GpuGres{});
-    node.usable = usable != 0;
-    node.free_cpus = free_cpus;
-    service->impl->addNode(std::move(node));
+    service->impl->addNode(nodeFrom(*node));
     return 0;
   });
 }

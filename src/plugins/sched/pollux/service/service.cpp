@@ -265,6 +265,7 @@ Json::Value Service::buildStatus() const {
     entry["gpus"] = node.gpus.count;
     entry["usable"] = node.usable;
     entry["free_cpus"] = node.free_cpus;
+    if (node.free_memory_mb) entry["free_memory_mb"] = Json::Int64(*node.free_memory_mb);
     status["nodes"].append(entry);
   }
   status["jobs"] = Json::Value(Json::arrayValue);

@@ -1,5 +1,6 @@
 #include "slurm_view.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 #include <sstream>
@@ -61,6 +62,24 @@ std::optional<GpuGres> parseGpuGres(const std::string& gres) {
     if (auto gpus = parseEntry(entry)) return gpus;
   }
   return std::nullopt;
+}
+
+policy::NodeDemand nodeDemandOf(const ResourceRequest& request) {
+  policy::NodeDemand demand;
+  demand.cpus = std::max(1, request.min_cpus_per_node);
+  const int cpus_per_gpu = parseGpuGres(request.cpus_per_tres).value_or(GpuGres{}).count;
+  demand.cpus_per_gpu = std::max(cpus_per_gpu, request.ntasks_per_gpu * request.cpus_per_task);
+  const int memory_per_gpu = parseGpuGres(request.mem_per_tres).value_or(GpuGres{}).count;
+  if (memory_per_gpu > 0 && !request.memory_set) {
+    demand.memory_mb_per_gpu = memory_per_gpu;
+  } else if (request.memory_mb_per_cpu > 0) {
+    demand.memory_mb_per_cpu = request.memory_mb_per_cpu;
+  } else if (request.memory_mb_per_node > 0) {
+    demand.memory_mb = request.memory_mb_per_node;
+  } else {
+    demand.whole_node_memory = true;
+  }
+  return demand;
 }
 
 std::vector<std::string> splitNodeList(const std::string& comma_separated) {

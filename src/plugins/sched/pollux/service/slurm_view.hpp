@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "policy/policy.hpp"
 #include "report/adaptive_comment.hpp"
 
 namespace pollux::service {
@@ -25,7 +26,27 @@ struct SlurmNode {
   GpuGres gpus;
   bool usable = true;  // not down, drained or failing
   int free_cpus = 1;   // CPUs no job holds: with none left the node cannot start another job
+  // Where memory is a consumable resource (SelectTypeParameters CR_*_Memory): the node's
+  // memory for jobs (RealMemory - MemSpecLimit) and what no job holds of it, in MB.
+  std::optional<std::int64_t> memory_mb = std::nullopt;
+  std::optional<std::int64_t> free_memory_mb = std::nullopt;
 };
+
+// The CPU and memory fields of a job's request, Slurm's defaults applied.
+struct ResourceRequest {
+  int min_cpus_per_node = 1;            // tasks per node x CPUs per task, at least
+  int cpus_per_task = 1;
+  int ntasks_per_gpu = 0;               // --ntasks-per-gpu
+  std::string cpus_per_tres;            // "gres:gpu:4" with --cpus-per-gpu
+  std::int64_t memory_mb_per_node = 0;  // --mem, DefMemPerNode
+  std::int64_t memory_mb_per_cpu = 0;   // --mem-per-cpu, DefMemPerCPU
+  std::string mem_per_tres;             // "gres:gpu:16000" with --mem-per-gpu
+  bool memory_set = false;              // --mem or --mem-per-cpu given: beats --mem-per-gpu
+};
+
+// What the job needs on each node, as Slurm's select/cons_tres charges it. No memory
+// request at all means all of a node's memory where memory is consumable.
+policy::NodeDemand nodeDemandOf(const ResourceRequest& request);
 
 enum class JobState { kPending, kRunning, kOther };
 
@@ -45,6 +66,7 @@ struct SlurmJob {
   std::vector<std::string> requested_nodes;         // ReqNodeList
   std::optional<GpuGres> gpus_per_node;             // from tres_per_node
   int num_nodes = 0;
+  policy::NodeDemand demand;                        // CPUs and memory per node
 
   int totalGpus() const { return gpus_per_node ? gpus_per_node->count * num_nodes : 0; }
 };

@@ -29,6 +29,39 @@ TEST(GpuGresTest, NoGpuEntry) {
   }
 }
 
+TEST(NodeDemandTest, CpusPerNodeAndPerGpu) {
+  ResourceRequest request;
+  request.min_cpus_per_node = 8;  // --ntasks-per-node=1 --cpus-per-task=8
+  request.memory_mb_per_node = 1000;
+  EXPECT_EQ(nodeDemandOf(request).cpusFor(4), 8);
+  request.cpus_per_tres = "gres:gpu:6";  // --cpus-per-gpu=6
+  EXPECT_EQ(nodeDemandOf(request).cpusFor(1), 8);
+  EXPECT_EQ(nodeDemandOf(request).cpusFor(4), 24);
+  request.cpus_per_tres.clear();
+  request.ntasks_per_gpu = 2;  // --ntasks-per-gpu=2 --cpus-per-task=3
+  request.cpus_per_task = 3;
+  EXPECT_EQ(nodeDemandOf(request).cpusFor(4), 24);
+  EXPECT_EQ(nodeDemandOf(ResourceRequest{0, 1, 0, "", 1, 0, "", false}).cpusFor(2), 1);
+}
+
+TEST(NodeDemandTest, MemoryAsSelectConsTresChargesIt) {
+  ResourceRequest per_node;
+  per_node.memory_mb_per_node = 32000;
+  EXPECT_EQ(nodeDemandOf(per_node).memoryFor(4), 32000);
+  ResourceRequest per_cpu;
+  per_cpu.min_cpus_per_node = 4;
+  per_cpu.memory_mb_per_cpu = 2000;  // DefMemPerCPU or --mem-per-cpu
+  EXPECT_EQ(nodeDemandOf(per_cpu).memoryFor(1), 8000);
+  ResourceRequest per_gpu = per_cpu;
+  per_gpu.mem_per_tres = "gres:gpu:16000";  // --mem-per-gpu replaces DefMemPerCPU ...
+  EXPECT_EQ(nodeDemandOf(per_gpu).memoryFor(2), 32000);
+  per_gpu.memory_set = true;  // ... but not an explicit --mem-per-cpu
+  EXPECT_EQ(nodeDemandOf(per_gpu).memoryFor(2), 8000);
+  const policy::NodeDemand none = nodeDemandOf(ResourceRequest{});
+  EXPECT_TRUE(none.whole_node_memory);  // no request, no default: all of a node's memory
+  EXPECT_FALSE(nodeDemandOf(per_node).whole_node_memory);
+}
+
 TEST(NodeListTest, SplitsAndSkipsEmptyNames) {
   EXPECT_EQ(splitNodeList("n1,n2"), (std::vector<std::string>{"n1", "n2"}));
   EXPECT_TRUE(splitNodeList("").empty());

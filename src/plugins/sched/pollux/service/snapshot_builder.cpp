@@ -58,19 +58,107 @@ std::optional<policy::Allocation> runningAllocation(const SlurmJob& job,
   return allocationOn(job.nodes, job.gpus_per_node->count, types);
 }
 
+// What no job holds on each usable node, for the placed jobs that have not started yet.
+class StartingRoom {
+ public:
+  StartingRoom(const std::vector<SlurmNode>& nodes, const std::map<std::string, int>& gpus_used) {
+    for (const auto& node : nodes) {
+      if (!takesJobs(node)) continue;
+      const auto used = gpus_used.find(node.name);
+      const int free_gpus = node.gpus.count - (used == gpus_used.end() ? 0 : used->second);
+      rooms_[node.name] = Room{free_gpus, node.free_cpus, node.free_memory_mb, node.memory_mb};
+    }
+  }
+
+  // Claims `gpus` GPUs on each of `nodes` with the job's CPUs and memory; false, claiming
+  // nothing, where a node cannot take them now (Slurm would not start the job there).
+  bool claim(const std::vector<std::string>& nodes, int gpus, const policy::NodeDemand& demand) {
+    for (const auto& name : nodes) {
+      const auto room = rooms_.find(name);
+      if (room == rooms_.end() || !room->second.takes(gpus, demand)) return false;
+    }
+    for (const auto& name : nodes) rooms_.at(name).take(gpus, demand);
+    return true;
+  }
+
+ private:
+  struct Room {
+    int gpus;
+    int cpus;
+    std::optional<std::int64_t> memory_mb;        // absent: memory is not consumable
+    std::optional<std::int64_t> node_memory_mb;
+
+    bool takes(int wanted, const policy::NodeDemand& demand) const {
+      if (gpus < wanted || cpus < demand.cpusFor(wanted)) return false;
+      if (!memory_mb) return true;
+      if (demand.whole_node_memory) return memory_mb == node_memory_mb;
+      return *memory_mb >= demand.memoryFor(wanted);
+    }
+    void take(int taken, const policy::NodeDemand& demand) {
+      gpus -= taken;
+      cpus -= demand.cpusFor(taken);
+      if (memory_mb) *memory_mb = demand.whole_node_memory ? 0 : *memory_mb - demand.memoryFor(taken);
+    }
+  };
+  std::map<std::string, Room> rooms_;
+};
+
 // Where a pending adaptive job Pollux has placed (released, ReqNodeList and GPUs set) is
 // about to start. The policy treats it as the job's current allocation, so anti-thrashing
-// keeps it while Slurm starts the job rather than re-deciding it every round. A placement on
-// a node that cannot take a job now (down since, or its CPUs taken) is no placement: Slurm
-// would not start it there, so it is redone.
+// keeps it while Slurm starts the job rather than re-deciding it every round. A placement
+// the nodes cannot take now (down since, or their GPUs, CPUs or memory taken) is no
+// placement: Slurm would not start it there, so it is redone.
 std::optional<policy::Allocation> startingAllocation(const SlurmJob& job,
-                                                     const std::map<std::string, std::string>& open,
-                                                     double now) {
+                                                     const std::map<std::string, std::string>& types,
+                                                     StartingRoom& room, double now) {
   if (job.state != JobState::kPending || !job.adaptive || job.held || job.eligible_time > now ||
       !job.gpus_per_node || job.gpus_per_node->count <= 0 || job.requested_nodes.empty()) {
     return std::nullopt;
   }
-  return allocationOn(job.requested_nodes, job.gpus_per_node->count, open);
+  auto allocation = allocationOn(job.requested_nodes, job.gpus_per_node->count, types);
+  if (!allocation || !room.claim(job.requested_nodes, job.gpus_per_node->count, job.demand)) {
+    return std::nullopt;
+  }
+  return allocation;
+}
+
+// CPUs and memory the snapshot's running jobs hold on a node, by their requests.
+struct Held {
+  int cpus = 0;
+  std::int64_t memory_mb = 0;
+  bool all_memory = false;  // a job without a memory request holds all of it
+};
+
+using RunningJobs = std::vector<std::pair<const SlurmJob*, policy::Allocation>>;
+
+std::map<std::string, Held> heldOnNodes(const RunningJobs& running) {
+  std::map<std::string, Held> held;
+  for (const auto& [job, allocation] : running) {
+    for (const auto& [name, gpus] : allocation.nodes) {
+      Held& node = held[name];
+      node.cpus += job->demand.cpusFor(gpus);
+      if (job->demand.whole_node_memory) node.all_memory = true;
+      else node.memory_mb += job->demand.memoryFor(gpus);
+    }
+  }
+  return held;
+}
+
+// CPUs and memory of each node for the snapshot's jobs: what no job holds plus what the
+// snapshot's running jobs hold there, counted as the placement charges them.
+void setCapacities(std::vector<policy::Node>& snapshot_nodes, const std::vector<SlurmNode>& nodes,
+                   const RunningJobs& running) {
+  std::map<std::string, const SlurmNode*> slurm_nodes;
+  for (const auto& node : nodes) slurm_nodes[node.name] = &node;
+  const auto held = heldOnNodes(running);
+  for (auto& node : snapshot_nodes) {
+    const SlurmNode& slurm = *slurm_nodes.at(node.name);
+    const auto on_node = held.find(node.name);
+    const Held holding = on_node == held.end() ? Held{} : on_node->second;
+    node.cpus = std::max(slurm.free_cpus, 0) + holding.cpus;
+    if (!slurm.memory_mb || !slurm.free_memory_mb) continue;
+    node.memory_mb = holding.all_memory ? *slurm.memory_mb : *slurm.free_memory_mb + holding.memory_mb;
+  }
 }
 
 void addModel(const JobRecord& record, policy::Job& job) {
@@ -137,17 +225,16 @@ policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
   snapshot.time = now;
   snapshot.params = config.policy;
   snapshot.params.relative_speeds = relativeSpeeds(nodes, config);
-  snapshot.nodes = snapshotNodes(nodes, gpusInUse(jobs));
-  std::map<std::string, std::string> node_types, open_node_types;
+  const auto gpus_used = gpusInUse(jobs);
+  snapshot.nodes = snapshotNodes(nodes, gpus_used);
+  std::map<std::string, std::string> node_types;
   int cluster_gpus = 0;
   for (const auto& node : snapshot.nodes) {
     node_types[node.name] = node.gpu_type;
     cluster_gpus += node.gpus;
   }
-  for (const auto& node : nodes) {
-    const auto type = node_types.find(node.name);
-    if (takesJobs(node) && type != node_types.end()) open_node_types.insert(*type);
-  }
+  StartingRoom room(nodes, gpus_used);
+  RunningJobs running;
   for (const auto& slurm : jobs) {
     if (slurm.state == JobState::kOther) continue;
     std::optional<policy::Job> job;
@@ -162,11 +249,14 @@ policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
       job = rigidJob(slurm);
     }
     if (!job) continue;
+    job->demand = slurm.demand;
     job->current = runningAllocation(slurm, node_types);
-    if (!job->current) job->current = startingAllocation(slurm, open_node_types, now);
+    if (job->current) running.emplace_back(&slurm, *job->current);
+    if (!job->current) job->current = startingAllocation(slurm, node_types, room, now);
     if (slurm.state == JobState::kRunning && !job->current && !slurm.adaptive) continue;
     snapshot.jobs.push_back(std::move(*job));
   }
+  setCapacities(snapshot.nodes, nodes, running);
   return snapshot;
 }
 

@@ -154,5 +154,72 @@ TEST(SnapshotBuilderTest, APlacementOnANodeWithoutFreeCpusIsRedone) {
   EXPECT_NO_THROW(policy::schedule(snapshot));  // it used to fail: n1 offers 2, jobs hold 3
 }
 
+TEST(SnapshotBuilderTest, NodesOfferTheCpusAndMemoryNoJobHoldsPlusWhatTheirJobsHold) {
+  std::vector<SlurmNode> nodes = cluster();
+  nodes[0].free_cpus = 2;  // n1
+  nodes[0].memory_mb = 256000;
+  nodes[0].free_memory_mb = 96000;
+  nodes[1].memory_mb = 256000;  // n2: one job holds all its memory
+  nodes[1].free_memory_mb = 0;
+  SlurmJob on_n1 = job(1, JobState::kRunning, report::AdaptiveRequest{});
+  on_n1.nodes = {"n1"};
+  on_n1.num_nodes = 1;
+  on_n1.gpus_per_node = GpuGres{"a100", 2};
+  on_n1.demand.cpus_per_gpu = 8;
+  on_n1.demand.memory_mb_per_gpu = 64000;
+  SlurmJob on_n2 = job(2, JobState::kRunning, std::nullopt);
+  on_n2.nodes = {"n2"};
+  on_n2.num_nodes = 1;
+  on_n2.gpus_per_node = GpuGres{"a100", 1};
+  on_n2.demand.whole_node_memory = true;
+  const auto snapshot = buildSnapshot(100, nodes, {on_n1, on_n2}, {}, config::Config{});
+  ASSERT_EQ(snapshot.nodes.size(), 2u);
+  EXPECT_EQ(snapshot.nodes[0].cpus, 2 + 16);
+  EXPECT_EQ(snapshot.nodes[0].memory_mb, 96000 + 128000);
+  EXPECT_EQ(snapshot.nodes[1].memory_mb, 256000);
+  EXPECT_EQ(snapshot.jobs[0].demand.cpusFor(2), 16);  // the job's request reaches the policy
+  EXPECT_FALSE(cluster()[0].memory_mb.has_value());   // memory not consumable: no limit
+}
+
+TEST(SnapshotBuilderTest, APlacementWhoseCpusOrMemoryAreGoneIsRedone) {
+  std::vector<SlurmNode> nodes = cluster();
+  nodes[0].free_cpus = 6;  // n1
+  nodes[0].memory_mb = 64000;
+  nodes[0].free_memory_mb = 64000;
+  SlurmJob first = job(1, JobState::kPending, report::AdaptiveRequest{});
+  first.requested_nodes = {"n1"};
+  first.gpus_per_node = GpuGres{"", 2};
+  first.eligible_time = 95;
+  first.demand.cpus = 4;
+  first.demand.memory_mb = 16000;
+  SlurmJob second = first;  // placed beside it: 8 CPUs wanted, 6 free
+  second.id = 2;
+  SlurmJob whole = first;  // wants all of n1's memory, which the first job claims part of
+  whole.id = 3;
+  whole.demand.cpus = 1;
+  whole.demand.whole_node_memory = true;
+  const auto snapshot = buildSnapshot(100, nodes, {first, second, whole}, {}, config::Config{});
+  ASSERT_EQ(snapshot.jobs.size(), 3u);
+  EXPECT_TRUE(snapshot.jobs[0].current);
+  EXPECT_FALSE(snapshot.jobs[1].current);
+  EXPECT_FALSE(snapshot.jobs[2].current);
+  EXPECT_NO_THROW(policy::schedule(snapshot));
+}
+
+TEST(SnapshotBuilderTest, APlacementWhoseGpusARunningJobTookIsRedone) {
+  SlurmJob rigid = job(1, JobState::kRunning, std::nullopt);  // backfill started it there
+  rigid.nodes = {"n1"};
+  rigid.num_nodes = 1;
+  rigid.gpus_per_node = GpuGres{"a100", 2};
+  SlurmJob starting = job(2, JobState::kPending, report::AdaptiveRequest{});
+  starting.requested_nodes = {"n1"};
+  starting.gpus_per_node = GpuGres{"", 4};
+  starting.eligible_time = 95;
+  const auto snapshot = buildSnapshot(100, cluster(), {rigid, starting}, {}, config::Config{});
+  ASSERT_EQ(snapshot.jobs.size(), 2u);
+  EXPECT_FALSE(snapshot.jobs[1].current);
+  EXPECT_NO_THROW(policy::schedule(snapshot));
+}
+
 }  // namespace
 }  // namespace pollux::service

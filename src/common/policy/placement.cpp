@@ -7,26 +7,9 @@ namespace pollux::policy {
 
 namespace {
 
-// What is left of a node as jobs are placed on it.
 struct FreeNode {
   const Node* node;
-  int gpus;
-  std::optional<int> cpus;               // absent: not a constraint
-  std::optional<std::int64_t> memory_mb;  // absent: not a constraint
-
-  bool takes(int gpus_wanted, const NodeDemand& demand) const {
-    if (gpus < gpus_wanted) return false;
-    if (cpus && *cpus < demand.cpusFor(gpus_wanted)) return false;
-    if (!memory_mb) return true;
-    if (demand.whole_node_memory) return *memory_mb == *node->memory_mb;  // none taken yet
-    return *memory_mb >= demand.memoryFor(gpus_wanted);
-  }
-
-  void take(int gpus_taken, const NodeDemand& demand) {
-    gpus -= gpus_taken;
-    if (cpus) *cpus -= demand.cpusFor(gpus_taken);
-    if (memory_mb) *memory_mb -= demand.whole_node_memory ? *memory_mb : demand.memoryFor(gpus_taken);
-  }
+  NodeRoom room;
 };
 
 }  // namespace
@@ -35,7 +18,8 @@ class NodePool {
  public:
   NodePool(const std::vector<Node>& nodes, const std::vector<Holding>& fixed) {
     for (const auto& node : nodes) {
-      free_.emplace(node.name, FreeNode{&node, node.gpus, node.cpus, node.memory_mb});
+      free_.emplace(node.name,
+                    FreeNode{&node, NodeRoom{node.gpus, node.cpus, node.memory_mb, node.memory_mb}});
     }
     for (const auto& holding : fixed) take(holding.allocation, holding.demand);
     // Per type, in name order: requests scan only their type's nodes (16k GPUs: 2,560 nodes).
@@ -50,7 +34,7 @@ class NodePool {
     for (const auto& [name, gpus] : allocation.nodes) {
       const auto node = free_.find(name);
       if (node == free_.end() || node->second.node->gpu_type != allocation.gpu_type ||
-          !node->second.takes(gpus, demand)) {
+          !node->second.room.takes(gpus, demand)) {
         return false;
       }
     }
@@ -60,7 +44,7 @@ class NodePool {
   void take(const Allocation& allocation, const NodeDemand& demand) {
     for (const auto& [name, gpus] : allocation.nodes) {
       const auto node = free_.find(name);
-      if (node != free_.end()) node->second.take(gpus, demand);
+      if (node != free_.end()) node->second.room.take(gpus, demand);
     }
   }
 
@@ -97,9 +81,9 @@ class NodePool {
     const auto nodes = by_type_.find(type);
     if (nodes == by_type_.end()) return nullptr;
     for (const FreeNode* entry : nodes->second) {
-      if (!entry->takes(gpus, demand) || excluded.count(entry->node->name)) continue;
+      if (!entry->room.takes(gpus, demand) || excluded.count(entry->node->name)) continue;
       const int held = heldOn(current, type, entry->node->name);
-      if (!best || held > best_held || (held == best_held && entry->gpus < best->gpus)) {
+      if (!best || held > best_held || (held == best_held && entry->room.gpus < best->room.gpus)) {
         best = entry;
         best_held = held;
       }
@@ -186,10 +170,9 @@ struct PlaceableCheck::NodeGroups {
     for (const auto& [type, members] : pool.nodesByType()) {
       std::map<Key, Group> groups;
       for (const FreeNode* node : members) {
-        const bool untouched = node->memory_mb == node->node->memory_mb;
-        auto [group, added] =
-            groups.try_emplace(Key{node->gpus, node->cpus, node->memory_mb, untouched}, Group{node, 0});
-        ++group->second.count;
+        const NodeRoom& room = node->room;
+        const Key key{room.gpus, room.cpus, room.memory_mb, room.memory_mb == room.all_memory_mb};
+        ++groups.try_emplace(key, Group{node, 0}).first->second.count;
       }
       for (const auto& [key, group] : groups) by_type[type].push_back(group);
     }
@@ -201,7 +184,7 @@ struct PlaceableCheck::NodeGroups {
     if (groups == by_type.end()) return 0;
     int count = 0;
     for (const Group& group : groups->second) {
-      if (group.sample->takes(gpus, demand)) count += group.count;
+      if (group.sample->room.takes(gpus, demand)) count += group.count;
     }
     return count;
   }

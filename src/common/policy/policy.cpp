@@ -31,6 +31,20 @@ std::int64_t NodeDemand::memoryFor(int gpus) const {
   return std::max({memory_mb, memory_mb_per_cpu * cpusFor(gpus), memory_mb_per_gpu * gpus});
 }
 
+bool NodeRoom::takes(int wanted_gpus, const NodeDemand& demand) const {
+  if (gpus < wanted_gpus) return false;
+  if (cpus && *cpus < demand.cpusFor(wanted_gpus)) return false;
+  if (!memory_mb) return true;
+  if (demand.whole_node_memory) return memory_mb == all_memory_mb;
+  return *memory_mb >= demand.memoryFor(wanted_gpus);
+}
+
+void NodeRoom::take(int taken_gpus, const NodeDemand& demand) {
+  gpus -= taken_gpus;
+  if (cpus) *cpus -= demand.cpusFor(taken_gpus);
+  if (memory_mb) *memory_mb -= demand.whole_node_memory ? *memory_mb : demand.memoryFor(taken_gpus);
+}
+
 namespace {
 
 // A job the MILP decides on: adaptive, or rigid and waiting.

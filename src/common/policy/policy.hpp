@@ -37,6 +37,16 @@ struct NodeDemand {
   std::int64_t memoryFor(int gpus) const;  // excluding whole_node_memory
 };
 
+// What is left of a node as jobs take it: GPUs, and CPUs and memory where they are limits.
+struct NodeRoom {
+  int gpus = 0;
+  std::optional<int> cpus;
+  std::optional<std::int64_t> memory_mb;
+  std::optional<std::int64_t> all_memory_mb;  // its memory when no job holds any
+  bool takes(int wanted_gpus, const NodeDemand& demand) const;
+  void take(int taken_gpus, const NodeDemand& demand);
+};
+
 // GPUs of one type held on concrete nodes.
 struct Allocation {
   std::string gpu_type;

@@ -66,7 +66,8 @@ class StartingRoom {
       if (!takesJobs(node)) continue;
       const auto used = gpus_used.find(node.name);
       const int free_gpus = node.gpus.count - (used == gpus_used.end() ? 0 : used->second);
-      rooms_[node.name] = Room{free_gpus, node.free_cpus, node.free_memory_mb, node.memory_mb};
+      rooms_[node.name] =
+          policy::NodeRoom{free_gpus, node.free_cpus, node.free_memory_mb, node.memory_mb};
     }
   }
 
@@ -82,25 +83,7 @@ class StartingRoom {
   }
 
  private:
-  struct Room {
-    int gpus;
-    int cpus;
-    std::optional<std::int64_t> memory_mb;        // absent: memory is not consumable
-    std::optional<std::int64_t> node_memory_mb;
-
-    bool takes(int wanted, const policy::NodeDemand& demand) const {
-      if (gpus < wanted || cpus < demand.cpusFor(wanted)) return false;
-      if (!memory_mb) return true;
-      if (demand.whole_node_memory) return memory_mb == node_memory_mb;
-      return *memory_mb >= demand.memoryFor(wanted);
-    }
-    void take(int taken, const policy::NodeDemand& demand) {
-      gpus -= taken;
-      cpus -= demand.cpusFor(taken);
-      if (memory_mb) *memory_mb = demand.whole_node_memory ? 0 : *memory_mb - demand.memoryFor(taken);
-    }
-  };
-  std::map<std::string, Room> rooms_;
+  std::map<std::string, policy::NodeRoom> rooms_;
 };
 
 // Where a pending adaptive job Pollux has placed (released, ReqNodeList and GPUs set) is

@@ -19,8 +19,10 @@ inline constexpr const char* kUntypedGpu = "gpu";
 model::RelativeSpeeds relativeSpeeds(const std::vector<SlurmNode>& nodes,
                                      const config::Config& config);
 
-// Nodes with GPUs; an unusable node offers only the GPUs its running jobs hold. Adaptive jobs
-// (pending or running; not those waiting for a --begin time) with their models and limits; rigid jobs that use or wait for GPUs.
+// Nodes with GPUs; an unusable node offers only the GPUs its running jobs hold; each node's
+// CPUs (and memory, where consumable) are what no job holds plus what its GPU jobs hold.
+// Adaptive jobs (pending or running; not those waiting for a --begin time) with their models
+// and limits; rigid jobs that use or wait for GPUs; each with its CPUs and memory per node.
 // Relative speeds: the configured ones, default_speed for every other type present.
 policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
                                const std::vector<SlurmJob>& jobs,

@@ -18,8 +18,8 @@ class NodePool {
  public:
   NodePool(const std::vector<Node>& nodes, const std::vector<Holding>& fixed) {
     for (const auto& node : nodes) {
-      free_.emplace(node.name,
-                    FreeNode{&node, NodeRoom{node.gpus, node.cpus, node.memory_mb, node.memory_mb}});
+      const NodeRoom room{node.gpus, node.cpus, node.memory_mb, node.memory_mb};
+      free_.emplace(node.name, FreeNode{&node, room});
     }
     for (const auto& holding : fixed) take(holding.allocation, holding.demand);
     // Per type, in name order: requests scan only their type's nodes (16k GPUs: 2,560 nodes).

@@ -42,7 +42,8 @@ bool NodeRoom::takes(int wanted_gpus, const NodeDemand& demand) const {
 void NodeRoom::take(int taken_gpus, const NodeDemand& demand) {
   gpus -= taken_gpus;
   if (cpus) *cpus -= demand.cpusFor(taken_gpus);
-  if (memory_mb) *memory_mb -= demand.whole_node_memory ? *memory_mb : demand.memoryFor(taken_gpus);
+  if (!memory_mb) return;
+  *memory_mb -= demand.whole_node_memory ? *memory_mb : demand.memoryFor(taken_gpus);
 }
 
 namespace {
@@ -111,7 +112,8 @@ constexpr std::size_t kJobsPerThread = 100;
 
 // Goodput evaluation (bestBatch per job, configuration and type) dominates large rounds and is
 // independent per job: it runs on a few threads, each on a contiguous range of the jobs.
-std::vector<Contender> contendersOf(const Snapshot& snapshot, const ClusterShape& cluster) {
+std::vector<Contender> contendersOf(const Snapshot& snapshot, const ClusterShape& cluster,
+                                    const std::vector<Holding>& fixed) {
   WaitingRigidTypes rigid_waiting;
   for (const Job& job : snapshot.jobs) {
     if (!job.adaptive && !job.current) rigid_waiting.insert(job.gpu_type.value_or(""));
@@ -121,7 +123,7 @@ std::vector<Contender> contendersOf(const Snapshot& snapshot, const ClusterShape
     if (!isFixed(job)) deciding.push_back(&job);
   }
   std::optional<PlaceableCheck> check;
-  if (limitsCpusOrMemory(snapshot.nodes)) check.emplace(snapshot.nodes, fixedHoldings(snapshot.jobs));
+  if (limitsCpusOrMemory(snapshot.nodes)) check.emplace(snapshot.nodes, fixed);
   const std::size_t threads = std::clamp<std::size_t>(
       deciding.size() / kJobsPerThread, 1, std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::future<std::vector<Contender>>> parts;
@@ -229,8 +231,8 @@ void keepCurrent(std::vector<Contender>& contenders, Decision& decision) {
   }
 }
 
-void placeChosen(const Snapshot& snapshot, std::vector<Contender>& contenders, const MilpResult& result,
-                 Decision& decision) {
+void placeChosen(const Snapshot& snapshot, const std::vector<Holding>& fixed,
+                 std::vector<Contender>& contenders, const MilpResult& result, Decision& decision) {
   std::vector<PlacementRequest> requests;
   std::vector<Contender*> requesters;
   for (std::size_t i = 0; i < contenders.size(); ++i) {
@@ -240,7 +242,7 @@ void placeChosen(const Snapshot& snapshot, std::vector<Contender>& contenders, c
     requests.push_back({chosen, job.current, smallerConfigs(contenders[i], chosen), job.demand});
     requesters.push_back(&contenders[i]);
   }
-  const PlacementResult placed = place(snapshot.nodes, fixedHoldings(snapshot.jobs), requests);
+  const PlacementResult placed = place(snapshot.nodes, fixed, requests);
   decision.stats.placement_fallbacks = placed.fallbacks;
   for (std::size_t i = 0; i < requests.size(); ++i) {
     if (!placed.allocations[i]) continue;
@@ -257,7 +259,8 @@ Decision schedule(const Snapshot& snapshot) {
   const ClusterShape cluster = shapeOf(snapshot.nodes);
   const auto reserved = fixedUsage(snapshot.jobs);
   keepFixed(snapshot, decision);
-  auto contenders = contendersOf(snapshot, cluster);
+  const auto fixed = fixedHoldings(snapshot.jobs);
+  auto contenders = contendersOf(snapshot, cluster, fixed);
   if (contenders.empty()) {
     decision.stats.solver_status = "no_jobs";
   } else {
@@ -273,7 +276,7 @@ Decision schedule(const Snapshot& snapshot) {
     decision.stats.kept_jobs = result.kept_jobs;
     if (result.outcome.status == SolveStatus::kOptimal ||
         result.outcome.status == SolveStatus::kFeasible) {
-      placeChosen(snapshot, contenders, result, decision);
+      placeChosen(snapshot, fixed, contenders, result, decision);
       decision.stats.objective = result.objective;
     } else {
       keepCurrent(contenders, decision);

@@ -91,9 +91,9 @@ class StartingRoom {
 // keeps it while Slurm starts the job rather than re-deciding it every round. A placement
 // the nodes cannot take now (down since, or their GPUs, CPUs or memory taken) is no
 // placement: Slurm would not start it there, so it is redone.
-std::optional<policy::Allocation> startingAllocation(const SlurmJob& job,
-                                                     const std::map<std::string, std::string>& types,
-                                                     StartingRoom& room, double now) {
+std::optional<policy::Allocation> startingAllocation(
+    const SlurmJob& job, const std::map<std::string, std::string>& types, StartingRoom& room,
+    double now) {
   if (job.state != JobState::kPending || !job.adaptive || job.held || job.eligible_time > now ||
       !job.gpus_per_node || job.gpus_per_node->count <= 0 || job.requested_nodes.empty()) {
     return std::nullopt;
@@ -140,7 +140,8 @@ void setCapacities(std::vector<policy::Node>& snapshot_nodes, const std::vector<
     const Held holding = on_node == held.end() ? Held{} : on_node->second;
     node.cpus = std::max(slurm.free_cpus, 0) + holding.cpus;
     if (!slurm.memory_mb || !slurm.free_memory_mb) continue;
-    node.memory_mb = holding.all_memory ? *slurm.memory_mb : *slurm.free_memory_mb + holding.memory_mb;
+    node.memory_mb =
+        holding.all_memory ? *slurm.memory_mb : *slurm.free_memory_mb + holding.memory_mb;
   }
 }
 

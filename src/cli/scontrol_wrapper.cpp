@@ -105,7 +105,8 @@ void printStatus(const Json::Value& status) {
   std::cout << "\n\n";
   for (const auto& node : status["nodes"]) {
     std::cout << "NodeName=" << node["name"].asString() << " GpuType=" << scalar(node["gpu_type"])
-              << " Gpus=" << scalar(node["gpus"]) << " Usable=" << scalar(node["usable"])
+              << " Gpus=" << scalar(node["gpus"]) << " FreeGpus=" << scalar(node["free_gpus"])
+              << " Usable=" << scalar(node["usable"])
               << " FreeCpus=" << scalar(node["free_cpus"]);
     if (node.isMember("free_memory_mb")) std::cout << " FreeMem=" << scalar(node["free_memory_mb"]);
     std::cout << "\n";

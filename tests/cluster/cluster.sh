@@ -14,6 +14,7 @@
 # SLURMCTLD_WRAPPER, if set, is a command that start and start-ctld put in front of slurmctld
 # (it must exec slurmctld in place, as env and valgrind do, so the recorded PID stays right);
 # slurmctld then gets SLURMCTLD_PATIENCE seconds (default 30) to answer and to exit.
+# CLUSTER_UNTYPED_GPUS=1 gives the nodes GPUs without a type (Gres=gpu:4).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 slurm_plugins=/usr/lib/x86_64-linux-gnu/slurm-wlm
@@ -63,6 +64,10 @@ start() {
       -e "s|@PLUGIN_DIR@|$plugin_dir|" -e "s|@EXTRA@|$extra|" \
       "$here/slurm.conf.in" > "$run/etc/slurm.conf"
   sed -e "s|@RUN_DIR@|$run|g" "$here/gres.conf.in" > "$run/etc/gres.conf"
+  if [ "${CLUSTER_UNTYPED_GPUS:-}" = 1 ]; then
+    sed -i -E 's/Gres=gpu:[a-z0-9]+:/Gres=gpu:/' "$run/etc/slurm.conf"
+    sed -i -E 's/ Type=[a-z0-9]+//' "$run/etc/gres.conf"
+  fi
   cat > "$run/env" <<ENV
 SLURM_CONF=$run/etc/slurm.conf; export SLURM_CONF
 MUNGE_SOCKET=$run/munge/munge.socket; export MUNGE_SOCKET

@@ -55,8 +55,14 @@ typedef struct {
   const char *comment;
   const char *nodes;         /* allocated nodes, comma separated, expanded */
   const char *requested_nodes; /* ReqNodeList, comma separated, expanded */
-  const char *tres_per_node; /* e.g. "gres:gpu:a100:2" */
+  /* The GPU request in each form Slurm takes, NULL where not given: */
+  const char *tres_per_node;   /* --gres=gpu:a100:2, --gpus-per-node: "gres:gpu:a100:2" */
+  const char *tres_per_job;    /* --gpus */
+  const char *tres_per_task;   /* --gpus-per-task */
+  const char *tres_per_socket; /* --gpus-per-socket */
   uint32_t num_nodes;
+  uint32_t num_tasks;
+  int sockets_per_node;        /* --sockets-per-node, 0 if none */
   /* CPUs and memory per node, Slurm's defaults applied: */
   int min_cpus_per_node;       /* tasks per node x CPUs per task, at least */
   int cpus_per_task;
@@ -72,6 +78,7 @@ typedef struct {
 typedef struct {
   const char *name;
   const char *gres;         /* e.g. "gpu:a100:4" */
+  const char *gres_used;    /* GPUs jobs hold, e.g. "gpu:a100:2(IDX:0-1)"; may be NULL */
   int usable;               /* up and not drained */
   int free_cpus;            /* CPUs no job holds (a node without any takes no job) */
   int64_t memory_mb;        /* RealMemory - MemSpecLimit; -1 if memory is not consumable */

@@ -228,6 +228,7 @@ static void describe_node(const node_info_t *node)
   pollux_node_view_t view = {
     .name = node->name,
     .gres = node->gres,
+    .gres_used = node->gres_used,
     .usable = node_usable(node->node_state),
     .free_cpus = free_cpus(node),
   };
@@ -240,6 +241,12 @@ static void describe_node(const node_info_t *node)
 static int count_or_zero(uint16_t value)
 {
   return value == NO_VAL16 || value == INFINITE16 ? 0 : value;
+}
+
+/* The same for a 32-bit count (NO_VAL, INFINITE). */
+static uint32_t count32_or_zero(uint32_t value)
+{
+  return value == NO_VAL || value == INFINITE ? 0 : value;
 }
 
 /* The job's memory per node or per CPU (MB, the other 0; both 0 without a request). */
@@ -287,7 +294,12 @@ static void describe_job(const slurm_job_info_t *job)
     .nodes = nodes,
     .requested_nodes = requested,
     .tres_per_node = job->tres_per_node,
-    .num_nodes = job->num_nodes,
+    .tres_per_job = job->tres_per_job,
+    .tres_per_task = job->tres_per_task,
+    .tres_per_socket = job->tres_per_socket,
+    .num_nodes = count32_or_zero(job->num_nodes),
+    .num_tasks = count32_or_zero(job->num_tasks),
+    .sockets_per_node = count_or_zero(job->sockets_per_node),
     .min_cpus_per_node = count_or_zero(job->pn_min_cpus),
     .cpus_per_task = count_or_zero(job->cpus_per_task),
     .ntasks_per_gpu = count_or_zero(job->ntasks_per_tres),
@@ -385,8 +397,11 @@ static void run_round(void)
   job_info_msg_t *jobs = NULL;
   node_info_msg_t *nodes = NULL;
 
-  if (slurm_load_jobs((time_t)0, &jobs, SHOW_ALL) != SLURM_SUCCESS ||
-      slurm_load_node((time_t)0, &nodes, SHOW_ALL) != SLURM_SUCCESS) {
+  /* Nodes first: a job that starts in between is then running but not yet counted in its
+   * node's GPUs in use, which the service allows for (the other order would not). SHOW_DETAIL
+   * gives each node's GPUs in use (gres_used). */
+  if (slurm_load_node((time_t)0, &nodes, SHOW_ALL | SHOW_DETAIL) != SLURM_SUCCESS ||
+      slurm_load_jobs((time_t)0, &jobs, SHOW_ALL) != SLURM_SUCCESS) {
     slurm_error("sched/pollux: cannot load jobs and nodes: %s", slurm_strerror(slurm_get_errno()));
     goto done;
   }

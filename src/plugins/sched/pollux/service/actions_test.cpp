@@ -114,6 +114,12 @@ TEST(ActionsTest, UnequalGpusPerNodeIsReportedNotActedOn) {
   EXPECT_NE(problems[0].find("JobId=7"), std::string::npos);
 }
 
+TEST(ActionsTest, JobOnUntypedGpusKeepingItsAllocationIsLeftAlone) {
+  std::vector<SlurmJob> jobs = {runningOn(7, {"g1"}, "", 2)};  // Gres=gpu:4, --gres=gpu:2
+  resolveGpuTypes(jobs, {{"g1", {"", 4}, true}});
+  EXPECT_TRUE(plan(jobs, decide("7", kUntypedGpu, {{"g1", 2}})).empty());
+}
+
 SlurmJob failedOn(uint32_t id, std::vector<std::string> nodes, double end_time) {
   SlurmJob job = runningOn(id, nodes, "a100", 4);
   job.state = JobState::kOther;

@@ -65,6 +65,18 @@ pollux::policy::NodeDemand demandOf(const pollux_job_view_t& view) {
   return pollux::service::nodeDemandOf(request);
 }
 
+pollux::service::GpuRequest gpuRequestOf(const pollux_job_view_t& view) {
+  pollux::service::GpuRequest request;
+  request.per_node = text(view.tres_per_node);
+  request.per_job = text(view.tres_per_job);
+  request.per_task = text(view.tres_per_task);
+  request.per_socket = text(view.tres_per_socket);
+  request.nodes = static_cast<int>(view.num_nodes);
+  request.tasks = static_cast<int>(view.num_tasks);
+  request.sockets_per_node = view.sockets_per_node;
+  return request;
+}
+
 std::optional<std::int64_t> megabytes(int64_t value) {
   return value < 0 ? std::nullopt : std::optional<std::int64_t>(value);
 }
@@ -73,6 +85,7 @@ pollux::service::SlurmNode nodeFrom(const pollux_node_view_t& view) {
   pollux::service::SlurmNode node;
   node.name = text(view.name);
   node.gpus = pollux::service::parseGpuGres(text(view.gres)).value_or(pollux::service::GpuGres{});
+  node.gpus_used = pollux::service::countGpus(text(view.gres_used));
   node.usable = view.usable != 0;
   node.free_cpus = view.free_cpus;
   node.memory_mb = megabytes(view.memory_mb);
@@ -99,6 +112,7 @@ pollux::service::SlurmJob jobFrom(const pollux_job_view_t& view) {
   job.nodes = pollux::service::splitNodeList(text(view.nodes));
   job.requested_nodes = pollux::service::splitNodeList(text(view.requested_nodes));
   job.gpus_per_node = pollux::service::parseGpuGres(text(view.tres_per_node));
+  job.requested_gpus = pollux::service::requestedGpus(gpuRequestOf(view));
   job.num_nodes = static_cast<int>(view.num_nodes);
   job.demand = demandOf(view);
   return job;

@@ -1,5 +1,6 @@
 #include "service.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -261,8 +262,9 @@ Json::Value Service::buildStatus() const {
   for (const auto& node : round_nodes_) {
     Json::Value entry;
     entry["name"] = node.name;
-    entry["gpu_type"] = node.gpus.type;
+    entry["gpu_type"] = gpuTypeOf(node.gpus);
     entry["gpus"] = node.gpus.count;
+    entry["free_gpus"] = std::max(node.gpus.count - node.gpus_used, 0);
     entry["usable"] = node.usable;
     entry["free_cpus"] = node.free_cpus;
     if (node.free_memory_mb) entry["free_memory_mb"] = Json::Int64(*node.free_memory_mb);
@@ -291,6 +293,9 @@ Json::Value Service::jobStatus(const SlurmJob& job, const std::map<std::string, 
     entry["min_gpus"] = job.adaptive->min_gpus;
     if (job.adaptive->max_gpus) entry["max_gpus"] = *job.adaptive->max_gpus;
     if (job.adaptive->gpu_type) entry["gpu_type"] = *job.adaptive->gpu_type;
+  } else if (job.requested_gpus.count > 0) {  // in total, however it asked
+    entry["min_gpus"] = entry["max_gpus"] = job.requested_gpus.count;
+    if (!job.requested_gpus.type.empty()) entry["gpu_type"] = job.requested_gpus.type;
   }
   const auto record = records.find(id);
   if (record == records.end()) return entry;

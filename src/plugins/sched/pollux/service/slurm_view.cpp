@@ -25,43 +25,79 @@ std::vector<std::string> split(const std::string& text, char separator) {
   return parts;
 }
 
-// One entry such as "gpu:a100:4(S:0)" or "gres/gpu:a100=2".
+// Replaces every `from` in `text` by `to`.
+std::string replaceAll(std::string text, const std::string& from, const std::string& to) {
+  for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+// The entries of a GRES list, split at the commas and semicolons outside parentheses (commas
+// also separate socket ranges inside "(S:0,1)"). Slurm prints an untyped GPU as "(null)".
+std::vector<std::string> entriesOf(const std::string& gres) {
+  std::vector<std::string> entries(1);
+  int depth = 0;
+  for (char c : replaceAll(gres, "(null)", "")) {
+    depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+    if (depth == 0 && (c == ',' || c == ';')) entries.emplace_back();
+    else entries.back() += c;
+  }
+  return entries;
+}
+
+// One entry: "gpu:a100:4(S:0)", "gres/gpu:a100=2", "gpu:2", "gpu:a100(CNT:2)".
 std::optional<GpuGres> parseEntry(std::string entry) {
-  entry = entry.substr(0, entry.find('('));
+  const auto open = entry.find('(');
+  const std::string details = open == std::string::npos ? "" : entry.substr(open + 1);
+  entry = entry.substr(0, open);
   for (const char* prefix : {"gres:", "gres/"}) {
     if (entry.rfind(prefix, 0) == 0) entry = entry.substr(5);
   }
-  if (entry.rfind("gpu", 0) != 0) return std::nullopt;
   for (char& c : entry) {
     if (c == '=') c = ':';
   }
   const auto fields = split(entry, ':');
   if (fields.empty() || fields[0] != "gpu") return std::nullopt;
-  if (fields.size() == 2 && allDigits(fields[1])) return GpuGres{"", std::stoi(fields[1])};
-  if (fields.size() == 3 && allDigits(fields[2]) && !fields[1].empty()) {
-    return GpuGres{fields[1], std::stoi(fields[2])};
+  if (details.rfind("CNT:", 0) == 0 && fields.size() <= 2) {
+    const std::string count = details.substr(4, details.find(')') - 4);
+    if (allDigits(count)) return GpuGres{fields.size() == 2 ? fields[1] : "", std::stoi(count)};
   }
+  if (fields.size() == 2 && allDigits(fields[1])) return GpuGres{"", std::stoi(fields[1])};
+  if (fields.size() == 3 && allDigits(fields[2])) return GpuGres{fields[1], std::stoi(fields[2])};
   return std::nullopt;
 }
 
 }  // namespace
 
 std::optional<GpuGres> parseGpuGres(const std::string& gres) {
-  std::string list = gres;
-  for (char& c : list) {
-    if (c == ';') c = ',';
-  }
-  // Commas also separate socket ranges inside "(S:0,1)": drop parenthesised parts first.
-  std::string flat;
-  int depth = 0;
-  for (char c : list) {
-    depth += c == '(' ? 1 : c == ')' ? -1 : 0;
-    if (depth == 0 && c != ')') flat += c;
-  }
-  for (const auto& entry : split(flat, ',')) {
+  for (const auto& entry : entriesOf(gres)) {
     if (auto gpus = parseEntry(entry)) return gpus;
   }
   return std::nullopt;
+}
+
+int countGpus(const std::string& gres) {
+  int gpus = 0;
+  for (const auto& entry : entriesOf(gres)) gpus += parseEntry(entry).value_or(GpuGres{}).count;
+  return gpus;
+}
+
+std::string gpuTypeOf(const GpuGres& gpus) { return gpus.type.empty() ? kUntypedGpu : gpus.type; }
+
+GpuGres requestedGpus(const GpuRequest& request) {
+  GpuGres total;
+  const auto consider = [&total](const std::string& form, int times) {
+    const auto gpus = parseGpuGres(form);
+    if (gpus && gpus->count * std::max(times, 1) > total.count) {
+      total = GpuGres{gpus->type, gpus->count * std::max(times, 1)};
+    }
+  };
+  consider(request.per_node, request.nodes);
+  consider(request.per_job, 1);
+  consider(request.per_task, request.tasks);
+  consider(request.per_socket, request.sockets_per_node * request.nodes);
+  return total;
 }
 
 policy::NodeDemand nodeDemandOf(const ResourceRequest& request) {
@@ -92,7 +128,7 @@ std::vector<std::string> splitNodeList(const std::string& comma_separated) {
 
 void resolveGpuTypes(std::vector<SlurmJob>& jobs, const std::vector<SlurmNode>& nodes) {
   std::map<std::string, std::string> node_types;
-  for (const auto& node : nodes) node_types[node.name] = node.gpus.type;
+  for (const auto& node : nodes) node_types[node.name] = gpuTypeOf(node.gpus);
   for (auto& job : jobs) {
     if (!job.gpus_per_node || !job.gpus_per_node->type.empty() || job.nodes.empty()) continue;
     const auto type = node_types.find(job.nodes.front());

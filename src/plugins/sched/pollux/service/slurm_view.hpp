@@ -21,6 +21,16 @@ struct GpuGres {
 // also inside comma or semicolon separated lists. nullopt when there is no GPU entry.
 std::optional<GpuGres> parseGpuGres(const std::string& gres);
 
+// The GPUs of every GPU entry of a GRES string as Slurm prints what a job was allocated on a
+// node or what a node's jobs use: "gpu:a100:2(IDX:0-1)", "gpu:(null):2(IDX:0-1)",
+// "gpu:a100(CNT:2)", "gpu:2", "gpu:a100:2,gpu:v100:1" (3). 0 without a GPU entry.
+int countGpus(const std::string& gres);
+
+// The policy's name for GPUs of no type (a node's Gres=gpu:4).
+inline constexpr const char* kUntypedGpu = "gpu";
+// A node's GPU type as the policy names it.
+std::string gpuTypeOf(const GpuGres& gpus);
+
 struct SlurmNode {
   std::string name;
   GpuGres gpus;
@@ -30,6 +40,7 @@ struct SlurmNode {
   // memory for jobs (RealMemory - MemSpecLimit) and what no job holds of it, in MB.
   std::optional<std::int64_t> memory_mb = std::nullopt;
   std::optional<std::int64_t> free_memory_mb = std::nullopt;
+  int gpus_used = 0;  // GPUs jobs hold, as Slurm counts them: any job, completing ones too
 };
 
 // The CPU and memory fields of a job's request, Slurm's defaults applied.
@@ -48,6 +59,22 @@ struct ResourceRequest {
 // request at all means all of a node's memory where memory is consumable.
 policy::NodeDemand nodeDemandOf(const ResourceRequest& request);
 
+// The fields of a job's GPU request, in each form Slurm takes ("gres:gpu[:TYPE]:N", empty
+// when not given) and the counts they multiply with.
+struct GpuRequest {
+  std::string per_node;    // --gres=gpu:N, --gpus-per-node
+  std::string per_job;     // --gpus
+  std::string per_task;    // --gpus-per-task
+  std::string per_socket;  // --gpus-per-socket (Slurm requires --sockets-per-node with it)
+  int nodes = 1;
+  int tasks = 1;
+  int sockets_per_node = 1;
+};
+
+// The GPUs a job asks for in total and their type (empty if untyped): the largest total of
+// the forms it used; 0 GPUs without a GPU request.
+GpuGres requestedGpus(const GpuRequest& request);
+
 enum class JobState { kPending, kRunning, kOther };
 
 struct SlurmJob {
@@ -64,16 +91,16 @@ struct SlurmJob {
   std::string comment_error;                        // set when the comment is malformed
   std::vector<std::string> nodes;                   // allocated nodes (running jobs)
   std::vector<std::string> requested_nodes;         // ReqNodeList
-  std::optional<GpuGres> gpus_per_node;             // from tres_per_node
+  std::optional<GpuGres> gpus_per_node;             // from tres_per_node (Pollux places so)
+  GpuGres requested_gpus;                           // in total, in any form (requestedGpus)
   int num_nodes = 0;
   policy::NodeDemand demand;                        // CPUs and memory per node
-
-  int totalGpus() const { return gpus_per_node ? gpus_per_node->count * num_nodes : 0; }
 };
 
 std::vector<std::string> splitNodeList(const std::string& comma_separated);
 
-// Gives untyped GPU requests of running jobs the GPU type of the nodes they run on.
+// Gives the GPU requests of running jobs the GPU type of the nodes they run on, as the policy
+// names it (kUntypedGpu on nodes with untyped GPUs).
 void resolveGpuTypes(std::vector<SlurmJob>& jobs, const std::vector<SlurmNode>& nodes);
 
 }  // namespace pollux::service

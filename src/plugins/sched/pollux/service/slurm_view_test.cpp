@@ -29,6 +29,64 @@ TEST(GpuGresTest, NoGpuEntry) {
   }
 }
 
+TEST(GpuGresTest, CountsTheGpusSlurmPrintsAsAllocatedOrUsed) {
+  const std::vector<std::pair<std::string, int>> cases = {
+      {"gpu:a100:2(IDX:0-1)", 2},          // a node's GresUsed, typed GPUs with files
+      {"gpu:(null):3(IDX:0-2)", 3},        // untyped GPUs with files
+      {"gpu:a100:0(IDX:N/A)", 0},
+      {"gpu:a100:1(IDX:0),gpu:v100:2(IDX:1-2)", 3},
+      {"gpu:4", 4},                        // count-only GRES
+      {"gpu:a100(CNT:2)", 2},              // a job's GRES detail without indexes
+      {"gpu(CNT:1)", 1},
+      {"mps:100(IDX:0),gpu:a100:1(IDX:0)", 1},
+      {"", 0},
+      {"(null)", 0},
+  };
+  for (const auto& [text, gpus] : cases) EXPECT_EQ(countGpus(text), gpus) << text;
+}
+
+TEST(GpuRequestTest, EveryFormSlurmTakes) {
+  GpuRequest per_node;  // --gres=gpu:v100:2 -N 3 (or --gpus-per-node)
+  per_node.per_node = "gres:gpu:v100:2";
+  per_node.nodes = 3;
+  EXPECT_EQ(requestedGpus(per_node).count, 6);
+  EXPECT_EQ(requestedGpus(per_node).type, "v100");
+  GpuRequest per_job;  // --gpus=a100:5
+  per_job.per_job = "gres:gpu:a100:5";
+  per_job.nodes = 2;
+  EXPECT_EQ(requestedGpus(per_job).count, 5);
+  EXPECT_EQ(requestedGpus(per_job).type, "a100");
+  GpuRequest per_task;  // -n 4 --gpus-per-task=1
+  per_task.per_task = "gres:gpu:1";
+  per_task.tasks = 4;
+  EXPECT_EQ(requestedGpus(per_task).count, 4);
+  EXPECT_EQ(requestedGpus(per_task).type, "");
+  GpuRequest per_socket;  // -N 2 --sockets-per-node=2 --gpus-per-socket=2
+  per_socket.per_socket = "gres/gpu:2";
+  per_socket.nodes = 2;
+  per_socket.sockets_per_node = 2;
+  EXPECT_EQ(requestedGpus(per_socket).count, 8);
+  GpuRequest unset_counts;  // Slurm's unset counts read as 0: the per-unit count at least
+  unset_counts.per_task = "gres:gpu:2";
+  unset_counts.tasks = 0;
+  EXPECT_EQ(requestedGpus(unset_counts).count, 2);
+  GpuRequest none;
+  none.per_node = "gres:mps:100";
+  EXPECT_EQ(requestedGpus(none).count, 0);
+}
+
+TEST(GpuTypeTest, UntypedGpusOfRunningJobsAreOfTheirNodesType) {
+  SlurmJob on_typed, on_untyped;
+  on_typed.nodes = {"n1"};
+  on_typed.gpus_per_node = GpuGres{"", 2};
+  on_untyped.nodes = {"g1"};
+  on_untyped.gpus_per_node = GpuGres{"", 2};
+  std::vector<SlurmJob> jobs = {on_typed, on_untyped};
+  resolveGpuTypes(jobs, {{"n1", {"a100", 4}, true}, {"g1", {"", 4}, true}});
+  EXPECT_EQ(jobs[0].gpus_per_node->type, "a100");
+  EXPECT_EQ(jobs[1].gpus_per_node->type, kUntypedGpu);
+}
+
 TEST(NodeDemandTest, CpusPerNodeAndPerGpu) {
   ResourceRequest request;
   request.min_cpus_per_node = 8;  // --ntasks-per-node=1 --cpus-per-task=8

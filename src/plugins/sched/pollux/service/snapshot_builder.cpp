@@ -6,36 +6,17 @@ namespace pollux::service {
 
 namespace {
 
-std::string typeOf(const GpuGres& gpus) { return gpus.type.empty() ? kUntypedGpu : gpus.type; }
-
-// GPUs held on each node by running jobs.
-std::map<std::string, int> gpusInUse(const std::vector<SlurmJob>& jobs) {
-  std::map<std::string, int> used;
-  for (const auto& job : jobs) {
-    if (job.state != JobState::kRunning || !job.gpus_per_node) continue;
-    for (const auto& node : job.nodes) used[node] += job.gpus_per_node->count;
-  }
-  return used;
-}
-
-// Up, not drained and with a CPU left: a node where Slurm can start another job.
-bool takesJobs(const SlurmNode& node) { return node.usable && node.free_cpus > 0; }
-
-std::vector<policy::Node> snapshotNodes(const std::vector<SlurmNode>& nodes,
-                                        const std::map<std::string, int>& used) {
-  std::vector<policy::Node> out;
+// Where each GPU node's GPUs are, by the policy's type names.
+std::map<std::string, std::string> gpuTypesOf(const std::vector<SlurmNode>& nodes) {
+  std::map<std::string, std::string> types;
   for (const auto& node : nodes) {
-    if (node.gpus.count <= 0) continue;
-    const auto in_use = used.find(node.name);
-    const int held = in_use == used.end() ? 0 : in_use->second;
-    const int offered = takesJobs(node) ? std::max(node.gpus.count, held) : held;
-    if (offered > 0) out.push_back({node.name, typeOf(node.gpus), offered});
+    if (node.gpus.count > 0) types[node.name] = gpuTypeOf(node.gpus);
   }
-  return out;
+  return types;
 }
 
 // `gpus` GPUs on each of `nodes`, of the type of the nodes (a job's request may be untyped);
-// none if a node is not in the snapshot (down, drained, no GPUs).
+// none if a node has no GPUs or is unknown.
 std::optional<policy::Allocation> allocationOn(const std::vector<std::string>& nodes, int gpus,
                                                const std::map<std::string, std::string>& types) {
   const auto node_type = types.find(nodes.front());
@@ -48,24 +29,68 @@ std::optional<policy::Allocation> allocationOn(const std::vector<std::string>& n
   return allocation;
 }
 
-// Where a running job sits.
+// Where a running adaptive job sits: the GPUs per node Pollux gave it on each of its nodes.
 std::optional<policy::Allocation> runningAllocation(const SlurmJob& job,
                                                     const std::map<std::string, std::string>& types) {
-  if (job.state != JobState::kRunning || !job.gpus_per_node || job.gpus_per_node->count <= 0 ||
-      job.nodes.empty()) {
+  if (!job.adaptive || job.state != JobState::kRunning || !job.gpus_per_node ||
+      job.gpus_per_node->count <= 0 || job.nodes.empty()) {
     return std::nullopt;
   }
   return allocationOn(job.nodes, job.gpus_per_node->count, types);
 }
 
+using RunningJobs = std::vector<std::pair<const SlurmJob*, policy::Allocation>>;
+
+// The snapshot's running jobs: the adaptive ones. A running rigid job is no decision of the
+// policy's; the GPUs it holds, in whatever form it asked, are simply not free (Slurm's count).
+RunningJobs runningAdaptiveJobs(const std::vector<SlurmJob>& jobs,
+                                const std::map<std::string, std::string>& types) {
+  RunningJobs running;
+  for (const auto& job : jobs) {
+    if (auto allocation = runningAllocation(job, types)) running.emplace_back(&job, *allocation);
+  }
+  return running;
+}
+
+std::map<std::string, int> gpusHeld(const RunningJobs& running) {
+  std::map<std::string, int> held;
+  for (const auto& [job, allocation] : running) {
+    for (const auto& [node, gpus] : allocation.nodes) held[node] += gpus;
+  }
+  return held;
+}
+
+int heldOn(const std::map<std::string, int>& held, const std::string& node) {
+  const auto found = held.find(node);
+  return found == held.end() ? 0 : found->second;
+}
+
+// Up, not drained and with a CPU left: a node where Slurm can start another job.
+bool takesJobs(const SlurmNode& node) { return node.usable && node.free_cpus > 0; }
+
+// GPUs of each node for the snapshot's jobs: those the snapshot's running jobs hold, plus on
+// a node that takes jobs those no job holds. (Slurm's count of the GPUs in use includes
+// running rigid and completing jobs; it may lag a job the snapshot has.)
+std::vector<policy::Node> snapshotNodes(const std::vector<SlurmNode>& nodes,
+                                        const std::map<std::string, int>& held) {
+  std::vector<policy::Node> out;
+  for (const auto& node : nodes) {
+    if (node.gpus.count <= 0) continue;
+    const int ours = heldOn(held, node.name);
+    const int free = node.gpus.count - std::max(node.gpus_used, ours);
+    const int offered = ours + (takesJobs(node) ? free : 0);
+    if (offered > 0) out.push_back({node.name, gpuTypeOf(node.gpus), offered});
+  }
+  return out;
+}
+
 // What no job holds on each usable node, for the placed jobs that have not started yet.
 class StartingRoom {
  public:
-  StartingRoom(const std::vector<SlurmNode>& nodes, const std::map<std::string, int>& gpus_used) {
+  StartingRoom(const std::vector<SlurmNode>& nodes, const std::map<std::string, int>& held) {
     for (const auto& node : nodes) {
       if (!takesJobs(node)) continue;
-      const auto used = gpus_used.find(node.name);
-      const int free_gpus = node.gpus.count - (used == gpus_used.end() ? 0 : used->second);
+      const int free_gpus = node.gpus.count - std::max(node.gpus_used, heldOn(held, node.name));
       rooms_[node.name] =
           policy::NodeRoom{free_gpus, node.free_cpus, node.free_memory_mb, node.memory_mb};
     }
@@ -111,8 +136,6 @@ struct Held {
   std::int64_t memory_mb = 0;
   bool all_memory = false;  // a job without a memory request holds all of it
 };
-
-using RunningJobs = std::vector<std::pair<const SlurmJob*, policy::Allocation>>;
 
 std::map<std::string, Held> heldOnNodes(const RunningJobs& running) {
   std::map<std::string, Held> held;
@@ -171,15 +194,15 @@ policy::Job adaptiveJob(const SlurmJob& slurm, const JobRecord* record, int clus
   return job;
 }
 
-std::optional<policy::Job> rigidJob(const SlurmJob& slurm) {
-  if (!slurm.gpus_per_node || slurm.totalGpus() <= 0) return std::nullopt;
+// A pending rigid job that asked for GPUs: demand the adaptive jobs yield to.
+std::optional<policy::Job> waitingRigidJob(const SlurmJob& slurm) {
+  if (slurm.state != JobState::kPending || slurm.requested_gpus.count <= 0) return std::nullopt;
   policy::Job job;
   job.id = std::to_string(slurm.id);
   job.submit_time = slurm.submit_time;
   job.adaptive = false;
-  job.min_gpus = job.max_gpus = slurm.totalGpus();
-  if (!slurm.gpus_per_node->type.empty()) job.gpu_type = slurm.gpus_per_node->type;
-  job.last_change_time = slurm.start_time;
+  job.min_gpus = job.max_gpus = slurm.requested_gpus.count;
+  if (!slurm.requested_gpus.type.empty()) job.gpu_type = slurm.requested_gpus.type;
   return job;
 }
 
@@ -196,7 +219,7 @@ model::RelativeSpeeds relativeSpeeds(const std::vector<SlurmNode>& nodes,
                                      const config::Config& config) {
   model::RelativeSpeeds speeds = config.policy.relative_speeds;
   for (const auto& node : nodes) {
-    if (node.gpus.count > 0) speeds.emplace(typeOf(node.gpus), config.default_speed);
+    if (node.gpus.count > 0) speeds.emplace(gpuTypeOf(node.gpus), config.default_speed);
   }
   return speeds;
 }
@@ -209,16 +232,13 @@ policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
   snapshot.time = now;
   snapshot.params = config.policy;
   snapshot.params.relative_speeds = relativeSpeeds(nodes, config);
-  const auto gpus_used = gpusInUse(jobs);
-  snapshot.nodes = snapshotNodes(nodes, gpus_used);
-  std::map<std::string, std::string> node_types;
+  const auto node_types = gpuTypesOf(nodes);
+  const RunningJobs running = runningAdaptiveJobs(jobs, node_types);
+  const auto held = gpusHeld(running);
+  snapshot.nodes = snapshotNodes(nodes, held);
   int cluster_gpus = 0;
-  for (const auto& node : snapshot.nodes) {
-    node_types[node.name] = node.gpu_type;
-    cluster_gpus += node.gpus;
-  }
-  StartingRoom room(nodes, gpus_used);
-  RunningJobs running;
+  for (const auto& node : snapshot.nodes) cluster_gpus += node.gpus;
+  StartingRoom room(nodes, held);
   for (const auto& slurm : jobs) {
     if (slurm.state == JobState::kOther) continue;
     std::optional<policy::Job> job;
@@ -229,15 +249,13 @@ policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
       }
       job = adaptiveJob(slurm, record == records.end() ? nullptr : &record->second,
                         std::max(cluster_gpus, 1));
+      job->current = runningAllocation(slurm, node_types);
+      if (!job->current) job->current = startingAllocation(slurm, node_types, room, now);
     } else {
-      job = rigidJob(slurm);
+      job = waitingRigidJob(slurm);
     }
     if (!job) continue;
     job->demand = slurm.demand;
-    job->current = runningAllocation(slurm, node_types);
-    if (job->current) running.emplace_back(&slurm, *job->current);
-    if (!job->current) job->current = startingAllocation(slurm, node_types, room, now);
-    if (slurm.state == JobState::kRunning && !job->current && !slurm.adaptive) continue;
     snapshot.jobs.push_back(std::move(*job));
   }
   setCapacities(snapshot.nodes, nodes, running);

@@ -12,17 +12,15 @@
 
 namespace pollux::service {
 
-// GPU type name for nodes and jobs whose GRES has no type.
-inline constexpr const char* kUntypedGpu = "gpu";
-
 // The configured speed of every GPU type the nodes have; default_speed for the others.
 model::RelativeSpeeds relativeSpeeds(const std::vector<SlurmNode>& nodes,
                                      const config::Config& config);
 
-// Nodes with GPUs; an unusable node offers only the GPUs its running jobs hold; each node's
-// CPUs (and memory, where consumable) are what no job holds plus what its GPU jobs hold.
-// Adaptive jobs (pending or running; not those waiting for a --begin time) with their models
-// and limits; rigid jobs that use or wait for GPUs; each with its CPUs and memory per node.
+// Nodes with GPUs, each with the GPUs its running adaptive jobs hold plus, if it takes jobs,
+// those no job holds; its CPUs (and memory, where consumable) likewise. Adaptive jobs
+// (pending or running; not those waiting for a --begin time) with their models and limits;
+// rigid jobs waiting for GPUs (in any form they asked); each with its CPUs and memory per
+// node. Running rigid jobs are not decided on: what they hold is simply not free.
 // Relative speeds: the configured ones, default_speed for every other type present.
 policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
                                const std::vector<SlurmJob>& jobs,

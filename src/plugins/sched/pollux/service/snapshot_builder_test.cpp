@@ -12,6 +12,20 @@ std::vector<SlurmNode> cluster() {
           {"cpu1", {"", 0}, true}};
 }
 
+SlurmJob runningOn(uint32_t id, const std::string& node, int gpus, std::vector<SlurmNode>& nodes) {
+  SlurmJob running;
+  running.id = id;
+  running.state = JobState::kRunning;
+  running.adaptive = report::AdaptiveRequest{};
+  running.nodes = {node};
+  running.num_nodes = 1;
+  running.gpus_per_node = GpuGres{"a100", gpus};
+  for (auto& slurm : nodes) {
+    if (slurm.name == node) slurm.gpus_used += gpus;
+  }
+  return running;
+}
+
 SlurmJob job(uint32_t id, JobState state, std::optional<report::AdaptiveRequest> adaptive) {
   SlurmJob j;
   j.id = id;
@@ -30,10 +44,11 @@ TEST(SnapshotBuilderTest, NodesJobsAndSpeeds) {
   running.start_time = 50;
   SlurmJob pending = job(2, JobState::kPending, report::AdaptiveRequest{1, std::nullopt, "a100"});
   SlurmJob rigid = job(3, JobState::kPending, std::nullopt);
-  rigid.gpus_per_node = GpuGres{"v100", 2};
-  rigid.num_nodes = 2;
+  rigid.requested_gpus = GpuGres{"v100", 4};  // --gres=gpu:v100:2 -N 2, --gpus=v100:4, ...
   SlurmJob cpu_only = job(4, JobState::kPending, std::nullopt);
-  const auto snapshot = buildSnapshot(100, cluster(), {running, pending, rigid, cpu_only}, {}, config);
+  std::vector<SlurmNode> nodes = cluster();
+  nodes[2].gpus_used = 2;
+  const auto snapshot = buildSnapshot(100, nodes, {running, pending, rigid, cpu_only}, {}, config);
 
   ASSERT_EQ(snapshot.nodes.size(), 3u);  // cpu1 has no GPUs
   EXPECT_EQ(snapshot.nodes[2].name, "n3");
@@ -161,22 +176,20 @@ TEST(SnapshotBuilderTest, NodesOfferTheCpusAndMemoryNoJobHoldsPlusWhatTheirJobsH
   nodes[0].free_memory_mb = 96000;
   nodes[1].memory_mb = 256000;  // n2: one job holds all its memory
   nodes[1].free_memory_mb = 0;
-  SlurmJob on_n1 = job(1, JobState::kRunning, report::AdaptiveRequest{});
-  on_n1.nodes = {"n1"};
-  on_n1.num_nodes = 1;
-  on_n1.gpus_per_node = GpuGres{"a100", 2};
+  SlurmJob on_n1 = runningOn(1, "n1", 2, nodes);
   on_n1.demand.cpus_per_gpu = 8;
   on_n1.demand.memory_mb_per_gpu = 64000;
-  SlurmJob on_n2 = job(2, JobState::kRunning, std::nullopt);
-  on_n2.nodes = {"n2"};
-  on_n2.num_nodes = 1;
-  on_n2.gpus_per_node = GpuGres{"a100", 1};
+  SlurmJob on_n2 = runningOn(2, "n2", 1, nodes);
   on_n2.demand.whole_node_memory = true;
-  const auto snapshot = buildSnapshot(100, nodes, {on_n1, on_n2}, {}, config::Config{});
+  SlurmJob rigid_on_n2 = on_n2;
+  rigid_on_n2.adaptive.reset();
+  auto snapshot = buildSnapshot(100, nodes, {on_n1, on_n2}, {}, config::Config{});
   ASSERT_EQ(snapshot.nodes.size(), 2u);
   EXPECT_EQ(snapshot.nodes[0].cpus, 2 + 16);
   EXPECT_EQ(snapshot.nodes[0].memory_mb, 96000 + 128000);
-  EXPECT_EQ(snapshot.nodes[1].memory_mb, 256000);
+  EXPECT_EQ(snapshot.nodes[1].memory_mb, 256000);  // the adaptive job's: all of it
+  snapshot = buildSnapshot(100, nodes, {on_n1, rigid_on_n2}, {}, config::Config{});
+  EXPECT_EQ(snapshot.nodes[1].memory_mb, 0);  // a rigid job's: none for the policy's jobs
   EXPECT_EQ(snapshot.jobs[0].demand.cpusFor(2), 16);  // the job's request reaches the policy
   EXPECT_FALSE(cluster()[0].memory_mb.has_value());   // memory not consumable: no limit
 }
@@ -207,18 +220,53 @@ TEST(SnapshotBuilderTest, APlacementWhoseCpusOrMemoryAreGoneIsRedone) {
 }
 
 TEST(SnapshotBuilderTest, APlacementWhoseGpusARunningJobTookIsRedone) {
-  SlurmJob rigid = job(1, JobState::kRunning, std::nullopt);  // backfill started it there
-  rigid.nodes = {"n1"};
-  rigid.num_nodes = 1;
-  rigid.gpus_per_node = GpuGres{"a100", 2};
+  std::vector<SlurmNode> nodes = cluster();
+  SlurmJob rigid = runningOn(1, "n1", 2, nodes);  // backfill started it there
+  rigid.adaptive.reset();
   SlurmJob starting = job(2, JobState::kPending, report::AdaptiveRequest{});
   starting.requested_nodes = {"n1"};
   starting.gpus_per_node = GpuGres{"", 4};
   starting.eligible_time = 95;
-  const auto snapshot = buildSnapshot(100, cluster(), {rigid, starting}, {}, config::Config{});
-  ASSERT_EQ(snapshot.jobs.size(), 2u);
-  EXPECT_FALSE(snapshot.jobs[1].current);
+  const auto snapshot = buildSnapshot(100, nodes, {rigid, starting}, {}, config::Config{});
+  ASSERT_EQ(snapshot.jobs.size(), 1u);
+  EXPECT_FALSE(snapshot.jobs[0].current);
   EXPECT_NO_THROW(policy::schedule(snapshot));
+}
+
+TEST(SnapshotBuilderTest, GpusRunningRigidJobsHoldAreNotFreeHoweverTheyAskedForThem) {
+  std::vector<SlurmNode> nodes = cluster();
+  nodes[0].gpus_used = 3;  // n1: a rigid --gpus=3 job (no per-node request to read)
+  nodes[1].gpus_used = 1;  // n2: a job still completing
+  SlurmJob per_job = job(1, JobState::kRunning, std::nullopt);
+  per_job.nodes = {"n1"};
+  per_job.requested_gpus = GpuGres{"", 3};
+  SlurmJob adaptive = runningOn(2, "n1", 1, nodes);  // n1 is now full
+  const auto snapshot = buildSnapshot(100, nodes, {per_job, adaptive}, {}, config::Config{});
+  ASSERT_EQ(snapshot.nodes.size(), 2u);
+  EXPECT_EQ(snapshot.nodes[0].gpus, 1);  // n1: only what the adaptive job holds
+  EXPECT_EQ(snapshot.nodes[1].gpus, 3);  // n2
+  ASSERT_EQ(snapshot.jobs.size(), 1u);   // the rigid job is no decision of the policy's
+  EXPECT_EQ(snapshot.jobs[0].id, "2");
+  EXPECT_NO_THROW(policy::schedule(snapshot));
+}
+
+TEST(SnapshotBuilderTest, AJobSlurmHasNotCountedYetStillHoldsItsGpus) {
+  std::vector<SlurmNode> nodes = cluster();
+  SlurmJob adaptive = runningOn(1, "n1", 2, nodes);
+  nodes[0].gpus_used = 0;  // started after the nodes were read
+  const auto snapshot = buildSnapshot(100, nodes, {adaptive}, {}, config::Config{});
+  EXPECT_EQ(snapshot.nodes[0].gpus, 4);
+  EXPECT_EQ(*snapshot.jobs[0].current, (policy::Allocation{"a100", {{"n1", 2}}}));
+  EXPECT_NO_THROW(policy::schedule(snapshot));
+}
+
+TEST(SnapshotBuilderTest, NodesWithUntypedGpusAreOfTypeGpu) {
+  std::vector<SlurmNode> nodes = {{"g1", {"", 4}, true}};
+  SlurmJob adaptive = runningOn(1, "g1", 2, nodes);
+  adaptive.gpus_per_node->type.clear();
+  const auto snapshot = buildSnapshot(100, nodes, {adaptive}, {}, config::Config{});
+  EXPECT_EQ(snapshot.nodes[0].gpu_type, kUntypedGpu);
+  EXPECT_EQ(*snapshot.jobs[0].current, (policy::Allocation{kUntypedGpu, {{"g1", 2}}}));
 }
 
 }  // namespace

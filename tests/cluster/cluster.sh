@@ -86,7 +86,7 @@ ENV
     echo $! >> "$run/run/pids"
   done
   wait_for "${SLURMCTLD_PATIENCE:-30}" slurmctld scontrol ping
-  wait_for 60 "4 idle nodes" sh -c "[ \$(sinfo -h -N -t idle -o %N | wc -l) -eq 4 ]"
+  wait_for 60 "4 idle nodes" sh -c "[ \$(sinfo -h -N -t idle -o %N | sort -u | wc -l) -eq 4 ]"
   echo "cluster.sh: cluster up in $run (slurmctld port $base)"
 }
 

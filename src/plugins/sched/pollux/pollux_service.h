@@ -72,6 +72,10 @@ typedef struct {
   uint64_t memory_mb_per_cpu;  /* --mem-per-cpu or DefMemPerCPU, 0 if none */
   const char *mem_per_tres;    /* "gres:gpu:16000" with --mem-per-gpu (MB) */
   int memory_set;              /* the user gave --mem or --mem-per-cpu */
+  /* DefCpuPerGPU and DefMemPerGPU (MB) of the job's partition or slurm.conf, 0 if unset:
+   * select/cons_tres applies them where the job gave no --cpus-per-gpu, --mem-per-gpu. */
+  uint64_t default_cpus_per_gpu;
+  uint64_t default_memory_mb_per_gpu;
 } pollux_job_view_t;
 
 /* Slurm's view of one node. */

@@ -48,6 +48,8 @@ static char *munge_socket_copy;   /* AuthInfo socket=PATH, or NULL */
 static uint32_t slurm_user;
 static int private_jobs;          /* PrivateData=jobs */
 static bool memory_consumable;    /* SelectTypeParameters CR_*_Memory */
+static uint64_t cluster_cpus_per_gpu;   /* slurm.conf DefCpuPerGPU, NO_VAL64 if unset */
+static uint64_t cluster_memory_per_gpu; /* slurm.conf DefMemPerGPU (MB), NO_VAL64 if unset */
 static pollux_service_t *service; /* used by the scheduler thread only after init */
 static hosted_plugin_t backfill;
 
@@ -78,6 +80,27 @@ static char *munge_socket_of(const char *authinfo)
 }
 
 /* Copies what the service needs from slurm.conf; runs under slurmctld's config lock. */
+/* The value of a JOB_DEF_* entry (DefCpuPerGPU, DefMemPerGPU) of a job defaults list, or
+ * NO_VAL64. */
+static uint64_t job_default(List defaults, uint16_t type)
+{
+  uint64_t value = NO_VAL64;
+  ListIterator entries;
+  job_defaults_t *entry;
+
+  if (!defaults)
+    return value;
+  entries = slurm_list_iterator_create(defaults);
+  while ((entry = slurm_list_next(entries))) {
+    if (entry->type == type) {
+      value = entry->value;
+      break;
+    }
+  }
+  slurm_list_iterator_destroy(entries);
+  return value;
+}
+
 static void copy_settings(void)
 {
   const char *conf = slurm_conf.slurm_conf ? slurm_conf.slurm_conf : "/etc/slurm/slurm.conf";
@@ -96,6 +119,8 @@ static void copy_settings(void)
   slurm_user = slurm_conf.slurm_user_id;
   private_jobs = (slurm_conf.private_data & PRIVATE_DATA_JOBS) != 0;
   memory_consumable = (slurm_conf.select_type_param & CR_MEMORY) != 0;
+  cluster_cpus_per_gpu = job_default(slurm_conf.job_defaults_list, JOB_DEF_CPU_PER_GPU);
+  cluster_memory_per_gpu = job_default(slurm_conf.job_defaults_list, JOB_DEF_MEM_PER_GPU);
   free(munge_socket_copy);
   munge_socket_copy = munge_socket_of(slurm_conf.authinfo);
 }
@@ -258,6 +283,36 @@ static void memory_request(const slurm_job_info_t *job, uint64_t *per_node, uint
   *per_cpu = (request & MEM_PER_CPU) ? request & ~MEM_PER_CPU : 0;
 }
 
+/* The partition a job runs in, or the first it may run in; NULL if not found. */
+static const partition_info_t *partition_of(const slurm_job_info_t *job,
+                                            const partition_info_msg_t *partitions)
+{
+  size_t length;
+
+  if (!job->partition)
+    return NULL;
+  length = strcspn(job->partition, ",");
+  for (uint32_t i = 0; i < partitions->record_count; i++) {
+    const char *name = partitions->partition_array[i].name;
+
+    if (name && strlen(name) == length && !strncmp(name, job->partition, length))
+      return &partitions->partition_array[i];
+  }
+  return NULL;
+}
+
+/* DefCpuPerGPU or DefMemPerGPU as select/cons_tres applies it to a job: its partition's,
+ * else slurm.conf's; 0 if neither is set. */
+static uint64_t gpu_default(const partition_info_t *partition, uint16_t type,
+                            uint64_t cluster_value)
+{
+  uint64_t value = partition ? job_default(partition->job_defaults_list, type) : NO_VAL64;
+
+  if (value == NO_VAL64)
+    value = cluster_value;
+  return value == NO_VAL64 ? 0 : value;
+}
+
 static int job_state_of(uint32_t state)
 {
   switch (state & JOB_STATE_BASE) {
@@ -276,8 +331,9 @@ static int job_failed(uint32_t state)
   return (base == JOB_FAILED || base == JOB_NODE_FAIL) && !(state & JOB_COMPLETING);
 }
 
-static void describe_job(const slurm_job_info_t *job)
+static void describe_job(const slurm_job_info_t *job, const partition_info_msg_t *partitions)
 {
+  const partition_info_t *partition = partition_of(job, partitions);
   char *nodes = expand_hostlist(job->nodes);
   char *requested = expand_hostlist(job->req_nodes);
   pollux_job_view_t view = {
@@ -306,6 +362,9 @@ static void describe_job(const slurm_job_info_t *job)
     .cpus_per_tres = job->cpus_per_tres,
     .mem_per_tres = job->mem_per_tres,
     .memory_set = (job->bitflags & JOB_MEM_SET) != 0,
+    .default_cpus_per_gpu = gpu_default(partition, JOB_DEF_CPU_PER_GPU, cluster_cpus_per_gpu),
+    .default_memory_mb_per_gpu =
+      gpu_default(partition, JOB_DEF_MEM_PER_GPU, cluster_memory_per_gpu),
   };
   memory_request(job, &view.memory_mb_per_node, &view.memory_mb_per_cpu);
   pollux_round_add_job(service, &view);
@@ -396,13 +455,16 @@ static void run_round(void)
 {
   job_info_msg_t *jobs = NULL;
   node_info_msg_t *nodes = NULL;
+  partition_info_msg_t *partitions = NULL;
 
   /* Nodes first: a job that starts in between is then running but not yet counted in its
    * node's GPUs in use, which the service allows for (the other order would not). SHOW_DETAIL
    * gives each node's GPUs in use (gres_used). */
   if (slurm_load_node((time_t)0, &nodes, SHOW_ALL | SHOW_DETAIL) != SLURM_SUCCESS ||
-      slurm_load_jobs((time_t)0, &jobs, SHOW_ALL) != SLURM_SUCCESS) {
-    slurm_error("sched/pollux: cannot load jobs and nodes: %s", slurm_strerror(slurm_get_errno()));
+      slurm_load_jobs((time_t)0, &jobs, SHOW_ALL) != SLURM_SUCCESS ||
+      slurm_load_partitions((time_t)0, &partitions, SHOW_ALL) != SLURM_SUCCESS) {
+    slurm_error("sched/pollux: cannot load jobs, nodes and partitions: %s",
+                slurm_strerror(slurm_get_errno()));
     goto done;
   }
   pollux_round_begin(service, time(NULL));
@@ -411,7 +473,7 @@ static void run_round(void)
       describe_node(&nodes->node_array[i]);
   }
   for (uint32_t i = 0; i < jobs->record_count; i++)
-    describe_job(&jobs->job_array[i]);
+    describe_job(&jobs->job_array[i], partitions);
   for (size_t i = 0, count = pollux_round_decide(service); i < count; i++) {
     int rc = perform(pollux_round_action(service, i));
     pollux_round_action_done(service, i, rc, rc ? slurm_strerror(rc) : NULL);
@@ -422,6 +484,8 @@ done:
     free_jobs(jobs);
   if (nodes)
     slurm_free_node_info_msg(nodes);
+  if (partitions)
+    slurm_free_partition_info_msg(partitions);
 }
 
 /* Recreates the service with the settings copied by the last reconfig. */

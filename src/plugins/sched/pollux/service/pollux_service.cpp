@@ -62,6 +62,8 @@ pollux::policy::NodeDemand demandOf(const pollux_job_view_t& view) {
   request.memory_mb_per_cpu = static_cast<std::int64_t>(view.memory_mb_per_cpu);
   request.mem_per_tres = text(view.mem_per_tres);
   request.memory_set = view.memory_set != 0;
+  request.default_cpus_per_gpu = static_cast<int>(view.default_cpus_per_gpu);
+  request.default_memory_mb_per_gpu = static_cast<std::int64_t>(view.default_memory_mb_per_gpu);
   return pollux::service::nodeDemandOf(request);
 }
 

@@ -103,9 +103,15 @@ GpuGres requestedGpus(const GpuRequest& request) {
 policy::NodeDemand nodeDemandOf(const ResourceRequest& request) {
   policy::NodeDemand demand;
   demand.cpus = std::max(1, request.min_cpus_per_node);
-  const int cpus_per_gpu = parseGpuGres(request.cpus_per_tres).value_or(GpuGres{}).count;
+  const bool default_cpus = request.cpus_per_tres.empty() && request.cpus_per_task <= 1;
+  const int cpus_per_gpu = default_cpus
+                               ? request.default_cpus_per_gpu
+                               : parseGpuGres(request.cpus_per_tres).value_or(GpuGres{}).count;
   demand.cpus_per_gpu = std::max(cpus_per_gpu, request.ntasks_per_gpu * request.cpus_per_task);
-  const int memory_per_gpu = parseGpuGres(request.mem_per_tres).value_or(GpuGres{}).count;
+  const std::int64_t memory_per_gpu =
+      request.mem_per_tres.empty()
+          ? request.default_memory_mb_per_gpu
+          : parseGpuGres(request.mem_per_tres).value_or(GpuGres{}).count;
   if (memory_per_gpu > 0 && !request.memory_set) {
     demand.memory_mb_per_gpu = memory_per_gpu;
   } else if (request.memory_mb_per_cpu > 0) {

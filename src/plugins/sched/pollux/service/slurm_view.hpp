@@ -53,10 +53,14 @@ struct ResourceRequest {
   std::int64_t memory_mb_per_cpu = 0;   // --mem-per-cpu, DefMemPerCPU
   std::string mem_per_tres;             // "gres:gpu:16000" with --mem-per-gpu
   bool memory_set = false;              // --mem or --mem-per-cpu given: beats --mem-per-gpu
+  int default_cpus_per_gpu = 0;         // DefCpuPerGPU (partition, else slurm.conf)
+  std::int64_t default_memory_mb_per_gpu = 0;  // DefMemPerGPU
 };
 
-// What the job needs on each node, as Slurm's select/cons_tres charges it. No memory
-// request at all means all of a node's memory where memory is consumable.
+// What the job needs on each node, as Slurm's select/cons_tres charges it: DefCpuPerGPU
+// where the job gave neither --cpus-per-gpu nor --cpus-per-task, DefMemPerGPU where it gave
+// no --mem-per-gpu. No memory request at all means all of a node's memory where memory is
+// consumable.
 policy::NodeDemand nodeDemandOf(const ResourceRequest& request);
 
 // The fields of a job's GPU request, in each form Slurm takes ("gres:gpu[:TYPE]:N", empty

@@ -120,6 +120,27 @@ TEST(NodeDemandTest, MemoryAsSelectConsTresChargesIt) {
   EXPECT_FALSE(nodeDemandOf(per_node).whole_node_memory);
 }
 
+TEST(NodeDemandTest, DefCpuPerGpuAndDefMemPerGpuWhereTheJobGaveNone) {
+  ResourceRequest request;
+  request.memory_mb_per_cpu = 2000;  // DefMemPerCPU
+  request.default_cpus_per_gpu = 6;
+  request.default_memory_mb_per_gpu = 40000;
+  EXPECT_EQ(nodeDemandOf(request).cpusFor(2), 12);
+  EXPECT_EQ(nodeDemandOf(request).memoryFor(2), 80000);  // DefMemPerGPU beats DefMemPerCPU
+  ResourceRequest own = request;
+  own.cpus_per_tres = "gres:gpu:2";     // --cpus-per-gpu=2
+  own.mem_per_tres = "gres:gpu:10000";  // --mem-per-gpu=10000
+  EXPECT_EQ(nodeDemandOf(own).cpusFor(2), 4);
+  EXPECT_EQ(nodeDemandOf(own).memoryFor(2), 20000);
+  ResourceRequest per_task = request;  // --cpus-per-task=4 turns DefCpuPerGPU off
+  per_task.cpus_per_task = 4;
+  per_task.min_cpus_per_node = 4;
+  EXPECT_EQ(nodeDemandOf(per_task).cpusFor(2), 4);
+  ResourceRequest explicit_memory = request;  // --mem-per-cpu beats DefMemPerGPU
+  explicit_memory.memory_set = true;
+  EXPECT_EQ(nodeDemandOf(explicit_memory).memoryFor(2), 2000 * 12);
+}
+
 TEST(NodeListTest, SplitsAndSkipsEmptyNames) {
   EXPECT_EQ(splitNodeList("n1,n2"), (std::vector<std::string>{"n1", "n2"}));
   EXPECT_TRUE(splitNodeList("").empty());

@@ -49,15 +49,28 @@ class NodePool {
   }
 
   std::optional<Allocation> find(const Config& config, const std::optional<Allocation>& current,
-                                 const NodeDemand& demand) const {
-    const int largest = largestNode(config.gpu_type);
-    if (config.nodes == 1) return singleNode(config, current, demand);
-    return wholeNodes(config, current, demand, largest);
+                                 const NodeDemand& demand, const NodeSet* allowed) const {
+    if (config.nodes == 1) return singleNode(config, current, demand, allowed);
+    return wholeNodes(config, current, demand, allowed, largestNode(config.gpu_type, allowed));
   }
 
-  int largestNode(const std::string& type) const {
+  // GPUs of the largest node of `type` (among `allowed`, if given).
+  int largestNode(const std::string& type, const NodeSet* allowed) const {
+    if (allowed) {
+      int largest = 0;
+      for (const FreeNode* entry : nodesOf(type)) {
+        if (allowed->count(entry->node->name)) largest = std::max(largest, entry->node->gpus);
+      }
+      return largest;
+    }
     const auto largest = largest_.find(type);
     return largest == largest_.end() ? 0 : largest->second;
+  }
+
+  const std::vector<FreeNode*>& nodesOf(const std::string& type) const {
+    static const std::vector<FreeNode*> none;
+    const auto nodes = by_type_.find(type);
+    return nodes == by_type_.end() ? none : nodes->second;
   }
 
   const std::map<std::string, std::vector<FreeNode*>>& nodesByType() const { return by_type_; }
@@ -71,18 +84,21 @@ class NodePool {
     return held == current->nodes.end() ? 0 : held->second;
   }
 
-  // Among nodes of `type` that take `gpus` GPUs with the job's demand and are not in
-  // `excluded`: the one where the job holds most now, then the tightest fit, then the name.
+  // Among nodes of `type` that take `gpus` GPUs with the job's demand, are allowed and are
+  // not in `excluded`: the one where the job holds most now, then the tightest fit, then the
+  // name.
   const FreeNode* bestFit(const std::string& type, int gpus, const NodeDemand& demand,
-                          const std::optional<Allocation>& current,
+                          const std::optional<Allocation>& current, const NodeSet* allowed,
                           const std::map<std::string, int>& excluded) const {
     const FreeNode* best = nullptr;
     int best_held = 0;
-    const auto nodes = by_type_.find(type);
-    if (nodes == by_type_.end()) return nullptr;
-    for (const FreeNode* entry : nodes->second) {
-      if (!entry->room.takes(gpus, demand) || excluded.count(entry->node->name)) continue;
-      const int held = heldOn(current, type, entry->node->name);
+    for (const FreeNode* entry : nodesOf(type)) {
+      const std::string& name = entry->node->name;
+      if (!entry->room.takes(gpus, demand) || excluded.count(name) ||
+          (allowed && !allowed->count(name))) {
+        continue;
+      }
+      const int held = heldOn(current, type, name);
       if (!best || held > best_held || (held == best_held && entry->room.gpus < best->room.gpus)) {
         best = entry;
         best_held = held;
@@ -93,26 +109,28 @@ class NodePool {
 
   std::optional<Allocation> singleNode(const Config& config,
                                        const std::optional<Allocation>& current,
-                                       const NodeDemand& demand) const {
-    const FreeNode* node = bestFit(config.gpu_type, config.gpus, demand, current, {});
+                                       const NodeDemand& demand, const NodeSet* allowed) const {
+    const FreeNode* node = bestFit(config.gpu_type, config.gpus, demand, current, allowed, {});
     if (!node) return std::nullopt;
     return Allocation{config.gpu_type, {{node->node->name, config.gpus}}};
   }
 
   std::optional<Allocation> wholeNodes(const Config& config,
                                        const std::optional<Allocation>& current,
-                                       const NodeDemand& demand, int largest) const {
+                                       const NodeDemand& demand, const NodeSet* allowed,
+                                       int largest) const {
     Allocation allocation{config.gpu_type, {}};
     int remaining = config.gpus;
     while (remaining >= largest && largest > 0) {
-      const FreeNode* node = bestFit(config.gpu_type, largest, demand, current, allocation.nodes);
+      const FreeNode* node =
+          bestFit(config.gpu_type, largest, demand, current, allowed, allocation.nodes);
       if (!node) return std::nullopt;  // `largest` GPUs free: an entirely free largest node
       allocation.nodes[node->node->name] = largest;
       remaining -= largest;
     }
     if (remaining > 0) {
       const FreeNode* node =
-          bestFit(config.gpu_type, remaining, demand, current, allocation.nodes);
+          bestFit(config.gpu_type, remaining, demand, current, allowed, allocation.nodes);
       if (!node) return std::nullopt;
       allocation.nodes[node->node->name] = remaining;
     }
@@ -148,68 +166,99 @@ std::vector<std::size_t> placementOrder(const std::vector<PlacementRequest>& req
 std::optional<Allocation> placeWithFallbacks(const NodePool& pool,
                                              const PlacementRequest& request) {
   const NodeDemand& demand = request.demand;
-  if (auto allocation = pool.find(request.config, request.current, demand)) return allocation;
+  const NodeSet* allowed = request.allowed_nodes;
+  if (auto allocation = pool.find(request.config, request.current, demand, allowed)) {
+    return allocation;
+  }
   if (request.current && pool.fits(*request.current, demand)) return request.current;
   for (const auto& fallback : request.fallbacks) {
-    if (auto allocation = pool.find(fallback, request.current, demand)) return allocation;
+    if (auto allocation = pool.find(fallback, request.current, demand, allowed)) return allocation;
   }
   return std::nullopt;
 }
 
 }  // namespace
 
-// Nodes of each GPU type, one sample per combination of GPUs, CPUs and memory left.
+// Nodes of each GPU type, one sample per combination of GPUs, CPUs and memory left: of all
+// nodes, and of each partition's.
 struct PlaceableCheck::NodeGroups {
   struct Group {
     const FreeNode* sample;
     int count;
   };
-  NodeGroups(const std::vector<Node>& nodes, const std::vector<Holding>& fixed)
-      : pool(nodes, fixed) {
+  struct TypeGroups {
+    std::vector<Group> groups;
+    int largest = 0;  // GPUs of the largest node
+  };
+  using ByType = std::map<std::string, TypeGroups>;
+
+  NodeGroups(const std::vector<Node>& nodes, const std::vector<Holding>& fixed,
+             const std::map<std::string, NodeSet>& partitions)
+      : pool(nodes, fixed), all(groupsOf(nullptr)) {
+    for (const auto& [name, members] : partitions) by_partition[&members] = groupsOf(&members);
+  }
+
+  ByType groupsOf(const NodeSet* allowed) const {
     using Key = std::tuple<int, std::optional<int>, std::optional<std::int64_t>, bool>;
+    ByType by_type;
     for (const auto& [type, members] : pool.nodesByType()) {
       std::map<Key, Group> groups;
+      int largest = 0;
       for (const FreeNode* node : members) {
+        if (allowed && !allowed->count(node->node->name)) continue;
         const NodeRoom& room = node->room;
         const Key key{room.gpus, room.cpus, room.memory_mb, room.memory_mb == room.all_memory_mb};
         ++groups.try_emplace(key, Group{node, 0}).first->second.count;
+        largest = std::max(largest, node->node->gpus);
       }
-      for (const auto& [key, group] : groups) by_type[type].push_back(group);
+      if (groups.empty()) continue;
+      TypeGroups& of_type = by_type[type];
+      of_type.largest = largest;
+      for (const auto& [key, group] : groups) of_type.groups.push_back(group);
     }
+    return by_type;
   }
 
-  // How many nodes of `type` take `gpus` GPUs with the demand.
-  int taking(const std::string& type, int gpus, const NodeDemand& demand) const {
-    const auto groups = by_type.find(type);
-    if (groups == by_type.end()) return 0;
+  const ByType& groupsFor(const NodeSet* allowed) const {
+    return allowed ? by_partition.at(allowed) : all;
+  }
+
+  // How many of the nodes take `gpus` GPUs with the demand.
+  static int taking(const TypeGroups& nodes, int gpus, const NodeDemand& demand) {
     int count = 0;
-    for (const Group& group : groups->second) {
+    for (const Group& group : nodes.groups) {
       if (group.sample->room.takes(gpus, demand)) count += group.count;
     }
     return count;
   }
 
   NodePool pool;
-  std::map<std::string, std::vector<Group>> by_type;
+  ByType all;
+  std::map<const NodeSet*, ByType> by_partition;
 };
 
-PlaceableCheck::PlaceableCheck(const std::vector<Node>& nodes, const std::vector<Holding>& fixed)
-    : groups_(std::make_unique<const NodeGroups>(nodes, fixed)) {}
+PlaceableCheck::PlaceableCheck(const std::vector<Node>& nodes, const std::vector<Holding>& fixed,
+                               const std::map<std::string, NodeSet>& partitions)
+    : groups_(std::make_unique<const NodeGroups>(nodes, fixed, partitions)) {}
 
 PlaceableCheck::~PlaceableCheck() = default;
 
 // As NodePool::find lays configurations out: one node, or whole largest nodes and the rest
 // on one more node. A node that takes `largest` GPUs takes fewer too.
-bool PlaceableCheck::placeable(const Config& config, const NodeDemand& demand) const {
-  const std::string& type = config.gpu_type;
-  if (config.nodes == 1) return groups_->taking(type, config.gpus, demand) > 0;
-  const int largest = groups_->pool.largestNode(type);
+bool PlaceableCheck::placeable(const Config& config, const NodeDemand& demand,
+                               const NodeSet* allowed_nodes) const {
+  const auto& by_type = groups_->groupsFor(allowed_nodes);
+  const auto of_type = by_type.find(config.gpu_type);
+  if (of_type == by_type.end()) return false;
+  const NodeGroups::TypeGroups& nodes = of_type->second;
+  if (config.nodes == 1) return NodeGroups::taking(nodes, config.gpus, demand) > 0;
+  const int largest = nodes.largest;
   if (largest <= 0) return false;
   const int whole = config.gpus / largest;
   const int rest = config.gpus % largest;
-  const int whole_nodes = groups_->taking(type, largest, demand);
+  const int whole_nodes = NodeGroups::taking(nodes, largest, demand);
   if (whole_nodes < whole) return false;
-  return rest == 0 || whole_nodes > whole || groups_->taking(type, rest, demand) > whole_nodes;
+  return rest == 0 || whole_nodes > whole || NodeGroups::taking(nodes, rest, demand) > whole_nodes;
 }
 
 PlacementResult place(const std::vector<Node>& nodes, const std::vector<Holding>& fixed,

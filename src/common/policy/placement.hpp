@@ -17,6 +17,7 @@ struct PlacementRequest {
   std::optional<Allocation> current;  // where the job runs now
   std::vector<Config> fallbacks;      // smaller configurations to try, best first
   NodeDemand demand = {};             // CPUs and memory it needs on each node
+  const NodeSet* allowed_nodes = nullptr;  // its partition's nodes; nullptr: any node
 };
 
 // What a job the round does not move (a running rigid job) holds.
@@ -31,7 +32,8 @@ struct PlacementResult {
 };
 
 // Places requests on `nodes` after what `fixed` jobs hold. Unchanged configurations keep
-// their exact nodes; the rest, largest first, prefer their current nodes, then the best fit.
+// their exact nodes; the rest, largest first, prefer their current nodes, then the best fit,
+// among the nodes they are allowed.
 // A node takes a request only if its GPUs, CPUs and memory left cover it. Single-node
 // configurations stay on one node; multi-node ones take whole largest nodes (only the last
 // may be partly used). A request that cannot be placed keeps its current allocation if that
@@ -40,13 +42,17 @@ PlacementResult place(const std::vector<Node>& nodes, const std::vector<Holding>
                       const std::vector<PlacementRequest>& requests);
 
 // Whether a configuration fits the nodes at all, with only the fixed jobs on them: a job
-// whose CPUs or memory no node can hold gets no GPUs it could not use. Nodes with the same
-// GPUs, CPUs and memory left are checked once (16k GPUs, 4,000 jobs: a few ms).
+// whose CPUs or memory no node (of its partition) can hold gets no GPUs it could not use.
+// Nodes with the same GPUs, CPUs and memory left are checked once (16k GPUs, 4,000 jobs: a
+// few ms), per partition.
 class PlaceableCheck {
  public:
-  PlaceableCheck(const std::vector<Node>& nodes, const std::vector<Holding>& fixed);
+  PlaceableCheck(const std::vector<Node>& nodes, const std::vector<Holding>& fixed,
+                 const std::map<std::string, NodeSet>& partitions);
   ~PlaceableCheck();
-  bool placeable(const Config& config, const NodeDemand& demand) const;
+  // `allowed_nodes`: one of the partitions' node sets, or nullptr for any node.
+  bool placeable(const Config& config, const NodeDemand& demand,
+                 const NodeSet* allowed_nodes) const;
 
  private:
   struct NodeGroups;

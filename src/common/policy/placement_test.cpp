@@ -110,6 +110,17 @@ TEST(PlacementTest, AMultiNodeConfigurationNeedsTheCpusOnEveryNode) {
   EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n1", 4}, {"n2", 4}}}));
 }
 
+TEST(PlacementTest, ARequestGoesOnlyToTheNodesOfItsPartition) {
+  const auto nodes = nodesOf("t4", 4, 4, "n");
+  const NodeSet partition{"n2", "n3"};  // of n0..n3
+  auto result = place(nodes, {}, {{{"t4", 2, 1}, {}, {}, {}, &partition}});
+  EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n2", 2}}}));  // n0 otherwise
+  result = place(nodes, {}, {{{"t4", 8, 2}, {}, {}, {}, &partition}});
+  EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n2", 4}, {"n3", 4}}}));
+  result = place(nodes, {}, {{{"t4", 12, 3}, {}, {}, {}, &partition}});
+  EXPECT_FALSE(result.allocations[0].has_value());  // three nodes: the partition has two
+}
+
 TEST(PlacementTest, PlaceableCheckAgreesWithPlacingTheConfigurationAlone) {
   std::mt19937 random(5);
   std::uniform_int_distribution<int> cpus_of(0, 16), memory_of(0, 4), gpus_of(1, 24),
@@ -123,7 +134,12 @@ TEST(PlacementTest, PlaceableCheckAgreesWithPlacingTheConfigurationAlone) {
       if (coin(random)) node.memory_mb = 16000 * memory_of(random);
     }
     const std::vector<Holding> fixed{{{"t4", {{"t0", 1 + coin(random)}}}, {}}};
-    const PlaceableCheck check(nodes, fixed);
+    std::map<std::string, NodeSet> partitions{{"part", {}}};
+    for (const auto& node : nodes) {
+      if (coin(random)) partitions["part"].insert(node.name);
+    }
+    const NodeSet* part = &partitions.at("part");
+    const PlaceableCheck check(nodes, fixed, partitions);
     const auto cluster = shapeOf(nodes);
     NodeDemand demand;
     demand.cpus = 1 + demand_of(random);
@@ -133,7 +149,10 @@ TEST(PlacementTest, PlaceableCheckAgreesWithPlacingTheConfigurationAlone) {
     const Config config = layout("t4", gpus_of(random), cluster.at("t4"));
     if (config.nodes == 0) continue;
     const bool placed = place(nodes, fixed, {{config, {}, {}, demand}}).allocations[0].has_value();
-    EXPECT_EQ(check.placeable(config, demand), placed) << "round " << round;
+    EXPECT_EQ(check.placeable(config, demand, nullptr), placed) << "round " << round;
+    const bool placed_in_part =
+        place(nodes, fixed, {{config, {}, {}, demand, part}}).allocations[0].has_value();
+    EXPECT_EQ(check.placeable(config, demand, part), placed_in_part) << "round " << round;
   }
 }
 

@@ -74,21 +74,32 @@ std::vector<Holding> fixedHoldings(const std::vector<Job>& jobs) {
   return holdings;
 }
 
-bool limitsCpusOrMemory(const std::vector<Node>& nodes) {
+// The nodes the job may run on (its partition's), or nullptr for any node.
+const NodeSet* allowedNodes(const Job& job, const Snapshot& snapshot) {
+  return job.partition ? &snapshot.partitions.at(*job.partition) : nullptr;
+}
+
+// Whether some configuration may not fit: nodes limit CPUs or memory, or jobs partitions.
+bool needsPlaceableCheck(const Snapshot& snapshot) {
+  const auto& nodes = snapshot.nodes;
+  const auto& jobs = snapshot.jobs;
   return std::any_of(nodes.begin(), nodes.end(),
-                     [](const Node& node) { return node.cpus || node.memory_mb; });
+                     [](const Node& node) { return node.cpus || node.memory_mb; }) ||
+         std::any_of(jobs.begin(), jobs.end(), [](const Job& job) { return job.partition; });
 }
 
 // The job's candidate configurations that some nodes could hold (its current one always).
-std::vector<Config> placeableConfigs(const Job& job, const ClusterShape& cluster,
-                                     const PlaceableCheck* check) {
+std::vector<Config> placeableConfigs(const Job& job, const Snapshot& snapshot,
+                                     const ClusterShape& cluster, const PlaceableCheck* check) {
   auto configs = candidateConfigs(job, cluster);
   if (!check) return configs;
   const std::optional<Config> current =
       job.current ? std::optional<Config>(configOf(*job.current)) : std::nullopt;
+  const NodeSet* allowed = allowedNodes(job, snapshot);
   configs.erase(std::remove_if(configs.begin(), configs.end(),
                                [&](const Config& config) {
-                                 return config != current && !check->placeable(config, job.demand);
+                                 return config != current &&
+                                        !check->placeable(config, job.demand, allowed);
                                }),
                 configs.end());
   return configs;
@@ -97,7 +108,7 @@ std::vector<Config> placeableConfigs(const Job& job, const ClusterShape& cluster
 Contender contenderOf(const Job& job, const Snapshot& snapshot, const ClusterShape& cluster,
                       const WaitingRigidTypes& rigid_waiting, const PlaceableCheck* check) {
   Contender contender{&job, JobGoodput(job, snapshot.params.relative_speeds, cluster), {}};
-  const auto candidates = placeableConfigs(job, cluster, check);
+  const auto candidates = placeableConfigs(job, snapshot, cluster, check);
   if (job.adaptive) {
     contender.options =
         adaptiveOptions(job, candidates, contender.goodput, snapshot, rigid_waiting);
@@ -123,7 +134,7 @@ std::vector<Contender> contendersOf(const Snapshot& snapshot, const ClusterShape
     if (!isFixed(job)) deciding.push_back(&job);
   }
   std::optional<PlaceableCheck> check;
-  if (limitsCpusOrMemory(snapshot.nodes)) check.emplace(snapshot.nodes, fixed);
+  if (needsPlaceableCheck(snapshot)) check.emplace(snapshot.nodes, fixed, snapshot.partitions);
   const std::size_t threads = std::clamp<std::size_t>(
       deciding.size() / kJobsPerThread, 1, std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::future<std::vector<Contender>>> parts;
@@ -239,7 +250,8 @@ void placeChosen(const Snapshot& snapshot, const std::vector<Holding>& fixed,
     if (result.chosen[i] < 0) continue;
     const Config& chosen = contenders[i].options[result.chosen[i]].config;
     const Job& job = *contenders[i].job;
-    requests.push_back({chosen, job.current, smallerConfigs(contenders[i], chosen), job.demand});
+    requests.push_back({chosen, job.current, smallerConfigs(contenders[i], chosen), job.demand,
+                        allowedNodes(job, snapshot)});
     requesters.push_back(&contenders[i]);
   }
   const PlacementResult placed = place(snapshot.nodes, fixed, requests);

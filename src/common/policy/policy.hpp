@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,7 @@ struct Job {
   int min_gpus = 1;
   int max_gpus = 1;
   std::optional<std::string> gpu_type;  // pinned by the user
+  std::optional<std::string> partition; // it runs only on this partition's nodes (none: any)
   std::optional<Allocation> current;    // what it runs on now (nullopt: pending)
   NodeDemand demand;                    // CPUs and memory per node
   double last_change_time = 0;          // when `current` started (seconds, snapshot clock)
@@ -88,11 +90,14 @@ struct Params {
   model::RelativeSpeeds relative_speeds;  // per GPU type; a type missing here counts as 1.0
 };
 
+using NodeSet = std::set<std::string>;
+
 struct Snapshot {
   double time = 0;
   std::vector<Node> nodes;
   std::vector<Job> jobs;
   Params params;
+  std::map<std::string, NodeSet> partitions;  // name -> the nodes its jobs may run on
 };
 
 struct JobDecision {

@@ -191,6 +191,25 @@ TEST(PolicyTest, AJobGoesWhereItsCpusAreAndWaitsWhereNoNodeHasThem) {
   EXPECT_EQ(decision.stats.placement_fallbacks, 0);  // huge's GPUs were never chosen
 }
 
+TEST(PolicyTest, AJobRunsOnlyInItsPartition) {
+  Snapshot snapshot;
+  snapshot.nodes = nodesOf("t4", 1, 4, "t");
+  const auto a100 = nodesOf("a100", 1, 4, "a");
+  snapshot.nodes.insert(snapshot.nodes.end(), a100.begin(), a100.end());
+  snapshot.params.relative_speeds = {{"t4", 1.0}, {"a100", 3.0}};
+  snapshot.partitions = {{"t4s", {"t0"}}, {"none", {}}};
+  Job in_t4s = adaptiveJob("a", 1, 4, "t4");
+  in_t4s.partition = "t4s";  // would take the faster a100 anywhere else
+  Job nowhere = adaptiveJob("b", 1, 4, "t4");
+  nowhere.partition = "none";
+  snapshot.jobs = {in_t4s, nowhere};
+  const Decision decision = schedule(snapshot);
+  EXPECT_EQ(decision.allocations.at("a").allocation, (Allocation{"t4", {{"t0", 4}}}));
+  EXPECT_EQ(gpusOf(decision, "b"), 0);
+  snapshot.jobs[1].partition = "gone";
+  EXPECT_THROW(schedule(snapshot), InvalidInput);
+}
+
 TEST(PolicyTest, EstimatedFasterTypeIsPreferred) {
   Snapshot snapshot;
   snapshot.nodes = nodesOf("t4", 1, 4, "t");

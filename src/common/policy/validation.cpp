@@ -115,12 +115,26 @@ void validateCurrent(const Job& job, const std::map<std::string, const Node*>& n
   }
 }
 
+void validatePartitions(const Snapshot& snapshot) {
+  for (const auto& [name, nodes] : snapshot.partitions) {
+    if (name.empty()) throw InvalidInput("a partition has an empty name");
+    if (nodes.count("")) throw InvalidInput("partition " + name + " has an empty node name");
+  }
+  for (const auto& job : snapshot.jobs) {
+    if (job.partition && snapshot.partitions.count(*job.partition) == 0) {
+      throw InvalidInput("job " + job.id + " is in partition " + *job.partition +
+                         ", which the snapshot's partitions do not list");
+    }
+  }
+}
+
 }  // namespace
 
 void validate(const Snapshot& snapshot) {
   requireFinite(snapshot.time, "snapshot time");
   validateParams(snapshot.params);
   const auto nodes = validateNodes(snapshot.nodes);
+  validatePartitions(snapshot);
   std::set<std::string> ids;
   std::map<std::string, int> used;
   for (const auto& job : snapshot.jobs) {

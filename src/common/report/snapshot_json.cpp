@@ -46,7 +46,7 @@ policy::Job parseJob(const JsonField& field) {
   field.requireOnlyKeys({"id", "submit_time", "adaptive", "min_gpus", "max_gpus", "gpu_type",
                          "current", "last_change_time", "restarts", "restart_cost_s", "models",
                          "grad_params", "init_batch_size", "max_batch_size",
-                         "local_bsz_bounds", "accumulation", "node_demand"});
+                         "local_bsz_bounds", "accumulation", "node_demand", "partition"});
   policy::Job job;
   job.id = field["id"].idString();
   job.submit_time = field["submit_time"].nonNegativeNumber();
@@ -58,6 +58,7 @@ policy::Job parseJob(const JsonField& field) {
                        ") is above max_gpus (" + std::to_string(job.max_gpus) + ")");
   }
   if (field.has("gpu_type")) job.gpu_type = field["gpu_type"].string();
+  if (field.has("partition")) job.partition = field["partition"].string();
   if (field.has("current")) job.current = parseAllocation(field["current"]);
   if (field.has("last_change_time")) {
     job.last_change_time = field["last_change_time"].nonNegativeNumber();
@@ -76,6 +77,17 @@ policy::Job parseJob(const JsonField& field) {
   job.grad = parseGradParams(field["grad_params"]);
   job.limits = parseBatchLimits(field, false);
   return job;
+}
+
+// {"NAME": ["NODE", ...], ...}
+std::map<std::string, policy::NodeSet> parsePartitions(const JsonField& field) {
+  std::map<std::string, policy::NodeSet> partitions;
+  for (const auto& name : field.memberNames()) {
+    const JsonField nodes = field.member(name);
+    policy::NodeSet& members = partitions[name];
+    for (Json::ArrayIndex i = 0; i < nodes.arraySize(); ++i) members.insert(nodes.at(i).string());
+  }
+  return partitions;
 }
 
 policy::Params parseParams(const JsonField& field) {
@@ -119,7 +131,7 @@ policy::Allocation parseAllocation(const JsonField& field) {
 policy::Snapshot parseSnapshot(const std::string& text) {
   const Json::Value document = JsonField::parseDocument(text);
   const JsonField root(document, "");
-  root.requireOnlyKeys({"time", "nodes", "jobs", "params"});
+  root.requireOnlyKeys({"time", "nodes", "jobs", "params", "partitions"});
   policy::Snapshot snapshot;
   snapshot.time = root["time"].nonNegativeNumber();
   const JsonField nodes = root["nodes"];
@@ -131,6 +143,7 @@ policy::Snapshot parseSnapshot(const std::string& text) {
     snapshot.jobs.push_back(parseJob(jobs.at(i)));
   }
   if (root.has("params")) snapshot.params = parseParams(root["params"]);
+  if (root.has("partitions")) snapshot.partitions = parsePartitions(root["partitions"]);
   return snapshot;
 }
 

@@ -21,9 +21,10 @@ const char* const kSnapshot = R"({
      "max_batch_size": 4096, "local_bsz_bounds": [16, 256], "accumulation": true,
      "node_demand": {"cpus": 4, "memory_mb_per_gpu": 32000}},
     {"id": "18", "submit_time": 20, "adaptive": false, "min_gpus": 4, "max_gpus": 4,
-     "gpu_type": "v100"}
+     "gpu_type": "v100", "partition": "small"}
   ],
-  "params": {"fairness_p": -1, "restart_threshold": 0.1, "relative_speeds": {"a100": 3}}
+  "params": {"fairness_p": -1, "restart_threshold": 0.1, "relative_speeds": {"a100": 3}},
+  "partitions": {"small": ["n2"]}
 })";
 
 TEST(SnapshotJsonTest, ParsesEveryField) {
@@ -49,6 +50,9 @@ TEST(SnapshotJsonTest, ParsesEveryField) {
   EXPECT_FALSE(rigid.adaptive);
   EXPECT_EQ(*rigid.gpu_type, "v100");
   EXPECT_FALSE(rigid.current.has_value());
+  EXPECT_EQ(*rigid.partition, "small");
+  EXPECT_FALSE(adaptive.partition.has_value());
+  EXPECT_EQ(snapshot.partitions.at("small"), policy::NodeSet{"n2"});
   EXPECT_EQ(rigid.demand.cpusFor(4), 1);  // Slurm's default: one CPU per node
   EXPECT_DOUBLE_EQ(snapshot.params.restart_threshold, 0.1);
   EXPECT_DOUBLE_EQ(snapshot.params.relative_speeds.at("a100"), 3);
@@ -93,6 +97,9 @@ TEST(SnapshotJsonTest, BadDocumentsNameThePath) {
       {withChange("\"relative_speeds\": {\"a100\": 3}", "\"relative_speeds\": {\"a100\": 0}"),
        "params.relative_speeds.a100"},
       {std::string(kSnapshot) + " []", "malformed JSON"},
+      {withChange("[\"n2\"]", "\"n2\""), "partitions.small: must be an array"},
+      {withChange("[\"n2\"]", "[2]"), "partitions.small[0]"},
+      {withChange("\"partition\": \"small\"", "\"partition\": \"\""), "jobs[1].partition"},
   };
   for (const auto& [text, expected] : cases) {
     try {

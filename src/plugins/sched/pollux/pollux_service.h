@@ -53,6 +53,7 @@ typedef struct {
   time_t end_time;       /* finished jobs */
   int failed;            /* finished as FAILED or NODE_FAIL, no longer completing */
   const char *comment;
+  const char *partition;     /* "gpu", or "a,b" for a pending job that may run in either */
   const char *nodes;         /* allocated nodes, comma separated, expanded */
   const char *requested_nodes; /* ReqNodeList, comma separated, expanded */
   /* The GPU request in each form Slurm takes, NULL where not given: */
@@ -108,6 +109,8 @@ typedef struct {
 void pollux_round_begin(pollux_service_t *service, time_t now);
 void pollux_round_add_node(pollux_service_t *service, const pollux_node_view_t *node);
 void pollux_round_add_job(pollux_service_t *service, const pollux_job_view_t *job);
+/* A partition and its nodes (comma separated, expanded). */
+void pollux_round_add_partition(pollux_service_t *service, const char *name, const char *nodes);
 size_t pollux_round_decide(pollux_service_t *service); /* number of actions */
 /* NULL if the action cannot be described (logged). */
 const pollux_action_t *pollux_round_action(pollux_service_t *service, size_t index);

@@ -347,6 +347,7 @@ static void describe_job(const slurm_job_info_t *job, const partition_info_msg_t
     .end_time = job->end_time,
     .failed = job_failed(job->job_state),
     .comment = job->comment,
+    .partition = job->partition,
     .nodes = nodes,
     .requested_nodes = requested,
     .tres_per_node = job->tres_per_node,
@@ -370,6 +371,17 @@ static void describe_job(const slurm_job_info_t *job, const partition_info_msg_t
   pollux_round_add_job(service, &view);
   free(nodes);
   free(requested);
+}
+
+static void describe_partition(const partition_info_t *partition)
+{
+  char *nodes;
+
+  if (!partition->name)
+    return;
+  nodes = expand_hostlist(partition->nodes);
+  pollux_round_add_partition(service, partition->name, nodes ? nodes : "");
+  free(nodes);
 }
 
 static int update_or_errno(job_desc_msg_t *desc)
@@ -472,6 +484,8 @@ static void run_round(void)
     if (nodes->node_array[i].name)
       describe_node(&nodes->node_array[i]);
   }
+  for (uint32_t i = 0; i < partitions->record_count; i++)
+    describe_partition(&partitions->partition_array[i]);
   for (uint32_t i = 0; i < jobs->record_count; i++)
     describe_job(&jobs->job_array[i], partitions);
   for (size_t i = 0, count = pollux_round_decide(service); i < count; i++) {

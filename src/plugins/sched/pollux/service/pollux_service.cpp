@@ -111,8 +111,9 @@ pollux::service::SlurmJob jobFrom(const pollux_job_view_t& view) {
   } catch (const pollux::InvalidInput& error) {
     job.comment_error = error.what();  // treated as rigid; job_submit rejects these at sbatch
   }
-  job.nodes = pollux::service::splitNodeList(text(view.nodes));
-  job.requested_nodes = pollux::service::splitNodeList(text(view.requested_nodes));
+  job.partitions = pollux::service::splitNames(text(view.partition));
+  job.nodes = pollux::service::splitNames(text(view.nodes));
+  job.requested_nodes = pollux::service::splitNames(text(view.requested_nodes));
   job.gpus_per_node = pollux::service::parseGpuGres(text(view.tres_per_node));
   job.requested_gpus = pollux::service::requestedGpus(gpuRequestOf(view));
   job.num_nodes = static_cast<int>(view.num_nodes);
@@ -177,6 +178,14 @@ void pollux_round_begin(pollux_service_t* service, time_t now) {
 void pollux_round_add_node(pollux_service_t* service, const pollux_node_view_t* node) {
   guarded<int>(service->log, "round", 0, [&] {
     service->impl->addNode(nodeFrom(*node));
+    return 0;
+  });
+}
+
+void pollux_round_add_partition(pollux_service_t* service, const char* name, const char* nodes) {
+  guarded<int>(service->log, "round", 0, [&] {
+    const auto members = pollux::service::splitNames(text(nodes));
+    service->impl->addPartition(text(name), {members.begin(), members.end()});
     return 0;
   });
 }

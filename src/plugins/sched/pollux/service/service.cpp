@@ -131,6 +131,7 @@ void Service::beginRound(double now) {
   round_time_ = now;
   round_started_ = std::chrono::steady_clock::now();
   round_nodes_.clear();
+  round_partitions_.clear();
   round_jobs_.clear();
   round_actions_.clear();
   round_problems_.clear();
@@ -139,6 +140,9 @@ void Service::beginRound(double now) {
 
 void Service::addNode(SlurmNode node) { round_nodes_.push_back(std::move(node)); }
 void Service::addJob(SlurmJob job) { round_jobs_.push_back(std::move(job)); }
+void Service::addPartition(const std::string& name, policy::NodeSet nodes) {
+  round_partitions_[name] = std::move(nodes);
+}
 
 size_t Service::decide() {
   resolveGpuTypes(round_jobs_, round_nodes_);
@@ -146,7 +150,8 @@ size_t Service::decide() {
   const auto records = store_.records();
   policy::Decision decision;
   try {
-    decision = policy::schedule(buildSnapshot(round_time_, round_nodes_, round_jobs_, records, config_));
+    decision = policy::schedule(
+        buildSnapshot(round_time_, round_nodes_, round_jobs_, records, config_, round_partitions_));
   } catch (const std::exception& problem) {
     error(std::string("round skipped, nothing changed: ") + problem.what());
     return 0;

@@ -44,6 +44,7 @@ class Service {
   void beginRound(double now);
   void addNode(SlurmNode node);
   void addJob(SlurmJob job);
+  void addPartition(const std::string& name, policy::NodeSet nodes);
   size_t decide();
   const pollux_action_t& action(size_t index);
   void actionDone(size_t index, int error_code, const std::string& error_text);
@@ -80,6 +81,7 @@ class Service {
   double round_time_ = 0;
   std::chrono::steady_clock::time_point round_started_;
   std::vector<SlurmNode> round_nodes_;
+  std::map<std::string, policy::NodeSet> round_partitions_;
   std::vector<SlurmJob> round_jobs_;
   std::vector<OwnedAction> round_actions_;
   policy::Stats round_stats_;

@@ -124,7 +124,7 @@ policy::NodeDemand nodeDemandOf(const ResourceRequest& request) {
   return demand;
 }
 
-std::vector<std::string> splitNodeList(const std::string& comma_separated) {
+std::vector<std::string> splitNames(const std::string& comma_separated) {
   std::vector<std::string> nodes;
   for (auto& name : split(comma_separated, ',')) {
     if (!name.empty()) nodes.push_back(name);

@@ -93,6 +93,7 @@ struct SlurmJob {
   bool failed = false;                              // finished as FAILED or NODE_FAIL
   std::optional<report::AdaptiveRequest> adaptive;  // from the job's comment
   std::string comment_error;                        // set when the comment is malformed
+  std::vector<std::string> partitions;              // its partition, or those it may run in
   std::vector<std::string> nodes;                   // allocated nodes (running jobs)
   std::vector<std::string> requested_nodes;         // ReqNodeList
   std::optional<GpuGres> gpus_per_node;             // from tres_per_node (Pollux places so)
@@ -101,7 +102,7 @@ struct SlurmJob {
   policy::NodeDemand demand;                        // CPUs and memory per node
 };
 
-std::vector<std::string> splitNodeList(const std::string& comma_separated);
+std::vector<std::string> splitNames(const std::string& comma_separated);
 
 // Gives the GPU requests of running jobs the GPU type of the nodes they run on, as the policy
 // names it (kUntypedGpu on nodes with untyped GPUs).

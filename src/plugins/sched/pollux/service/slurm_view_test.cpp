@@ -142,9 +142,9 @@ TEST(NodeDemandTest, DefCpuPerGpuAndDefMemPerGpuWhereTheJobGaveNone) {
 }
 
 TEST(NodeListTest, SplitsAndSkipsEmptyNames) {
-  EXPECT_EQ(splitNodeList("n1,n2"), (std::vector<std::string>{"n1", "n2"}));
-  EXPECT_TRUE(splitNodeList("").empty());
-  EXPECT_EQ(splitNodeList("n1,,n3,"), (std::vector<std::string>{"n1", "n3"}));
+  EXPECT_EQ(splitNames("n1,n2"), (std::vector<std::string>{"n1", "n2"}));
+  EXPECT_TRUE(splitNames("").empty());
+  EXPECT_EQ(splitNames("n1,,n3,"), (std::vector<std::string>{"n1", "n3"}));
 }
 
 }  // namespace

@@ -194,6 +194,28 @@ policy::Job adaptiveJob(const SlurmJob& slurm, const JobRecord* record, int clus
   return job;
 }
 
+// Restricts the job to the nodes of its partitions where they leave out some of the
+// snapshot's nodes, adding that node set to the snapshot (named by the partitions).
+// Partitions Slurm did not list restrict nothing.
+void setPartition(const SlurmJob& slurm, const std::map<std::string, policy::NodeSet>& partitions,
+                  policy::Job& job, policy::Snapshot& snapshot) {
+  policy::NodeSet allowed;
+  std::string name;
+  for (const auto& partition : slurm.partitions) {
+    const auto members = partitions.find(partition);
+    if (members == partitions.end()) return;
+    allowed.insert(members->second.begin(), members->second.end());
+    name += (name.empty() ? "" : ",") + partition;
+  }
+  const auto& nodes = snapshot.nodes;
+  const bool all_nodes = std::all_of(nodes.begin(), nodes.end(), [&](const policy::Node& node) {
+    return allowed.count(node.name) > 0;
+  });
+  if (name.empty() || all_nodes) return;
+  snapshot.partitions.emplace(name, std::move(allowed));
+  job.partition = name;
+}
+
 // A pending rigid job that asked for GPUs: demand the adaptive jobs yield to.
 std::optional<policy::Job> waitingRigidJob(const SlurmJob& slurm) {
   if (slurm.state != JobState::kPending || slurm.requested_gpus.count <= 0) return std::nullopt;
@@ -227,7 +249,8 @@ model::RelativeSpeeds relativeSpeeds(const std::vector<SlurmNode>& nodes,
 policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
                                const std::vector<SlurmJob>& jobs,
                                const std::map<std::string, JobRecord>& records,
-                               const config::Config& config) {
+                               const config::Config& config,
+                               const std::map<std::string, policy::NodeSet>& partitions) {
   policy::Snapshot snapshot;
   snapshot.time = now;
   snapshot.params = config.policy;
@@ -256,6 +279,7 @@ policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
     }
     if (!job) continue;
     job->demand = slurm.demand;
+    setPartition(slurm, partitions, *job, snapshot);
     snapshot.jobs.push_back(std::move(*job));
   }
   setCapacities(snapshot.nodes, nodes, running);

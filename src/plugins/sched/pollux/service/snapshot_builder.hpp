@@ -20,11 +20,14 @@ model::RelativeSpeeds relativeSpeeds(const std::vector<SlurmNode>& nodes,
 // those no job holds; its CPUs (and memory, where consumable) likewise. Adaptive jobs
 // (pending or running; not those waiting for a --begin time) with their models and limits;
 // rigid jobs waiting for GPUs (in any form they asked); each with its CPUs and memory per
-// node. Running rigid jobs are not decided on: what they hold is simply not free.
+// node. Running rigid jobs are not decided on: what they hold is simply not free. A job whose
+// partitions (`partitions`: name -> nodes) leave out some of the snapshot's nodes runs only
+// on theirs.
 // Relative speeds: the configured ones, default_speed for every other type present.
 policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
                                const std::vector<SlurmJob>& jobs,
                                const std::map<std::string, JobRecord>& records,
-                               const config::Config& config);
+                               const config::Config& config,
+                               const std::map<std::string, policy::NodeSet>& partitions = {});
 
 }  // namespace pollux::service

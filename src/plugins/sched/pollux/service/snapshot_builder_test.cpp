@@ -269,5 +269,33 @@ TEST(SnapshotBuilderTest, NodesWithUntypedGpusAreOfTypeGpu) {
   EXPECT_EQ(*snapshot.jobs[0].current, (policy::Allocation{kUntypedGpu, {{"g1", 2}}}));
 }
 
+TEST(SnapshotBuilderTest, AJobRunsOnTheNodesOfItsPartitions) {
+  const std::map<std::string, policy::NodeSet> partitions = {
+      {"all", {"n1", "n2", "n3", "cpu1"}}, {"first", {"n1"}}, {"second", {"n2", "cpu1"}}};
+  std::vector<SlurmJob> jobs;
+  for (const char* in : {"all", "first", "second,first", "second", "unknown"}) {
+    jobs.push_back(job(static_cast<uint32_t>(jobs.size() + 1), JobState::kPending,
+                       report::AdaptiveRequest{}));
+    jobs.back().partitions = splitNames(in);
+  }
+  std::vector<SlurmNode> nodes = cluster();
+  for (auto& node : nodes) node.free_cpus = 8;
+  const auto snapshot = buildSnapshot(100, nodes, jobs, {}, config::Config{}, partitions);
+  ASSERT_EQ(snapshot.jobs.size(), 5u);
+  EXPECT_FALSE(snapshot.jobs[0].partition);  // all the snapshot's nodes: no restriction
+  ASSERT_TRUE(snapshot.jobs[1].partition);
+  EXPECT_EQ(*snapshot.jobs[1].partition, "first");
+  EXPECT_FALSE(snapshot.jobs[2].partition);  // together n1 and n2, all the usable GPU nodes
+  ASSERT_TRUE(snapshot.jobs[3].partition);
+  EXPECT_EQ(*snapshot.jobs[3].partition, "second");
+  EXPECT_FALSE(snapshot.jobs[4].partition);  // a partition Slurm did not list
+  EXPECT_EQ(snapshot.partitions.at("first"), policy::NodeSet{"n1"});
+  EXPECT_EQ(snapshot.partitions.at("second"), (policy::NodeSet{"n2", "cpu1"}));
+  EXPECT_EQ(snapshot.partitions.size(), 2u);
+  const auto decision = policy::schedule(snapshot);
+  EXPECT_EQ(decision.allocations.at("2").allocation.nodes.count("n1"), 1u);
+  EXPECT_EQ(decision.allocations.at("4").allocation.nodes.count("n2"), 1u);
+}
+
 }  // namespace
 }  // namespace pollux::service

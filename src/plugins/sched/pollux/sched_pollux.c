@@ -79,7 +79,6 @@ static char *munge_socket_of(const char *authinfo)
   return strndup(start, strcspn(start, ","));
 }
 
-/* Copies what the service needs from slurm.conf; runs under slurmctld's config lock. */
 /* The value of a JOB_DEF_* entry (DefCpuPerGPU, DefMemPerGPU) of a job defaults list, or
  * NO_VAL64. */
 static uint64_t job_default(List defaults, uint16_t type)
@@ -101,6 +100,7 @@ static uint64_t job_default(List defaults, uint16_t type)
   return value;
 }
 
+/* Copies what the service needs from slurm.conf; runs under slurmctld's config lock. */
 static void copy_settings(void)
 {
   const char *conf = slurm_conf.slurm_conf ? slurm_conf.slurm_conf : "/etc/slurm/slurm.conf";

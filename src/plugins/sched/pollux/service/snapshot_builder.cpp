@@ -77,7 +77,7 @@ std::vector<policy::Node> snapshotNodes(const std::vector<SlurmNode>& nodes,
   for (const auto& node : nodes) {
     if (node.gpus.count <= 0) continue;
     const int ours = heldOn(held, node.name);
-    const int free = node.gpus.count - std::max(node.gpus_used, ours);
+    const int free = std::max(node.gpus.count - std::max(node.gpus_used, ours), 0);
     const int offered = ours + (takesJobs(node) ? free : 0);
     if (offered > 0) out.push_back({node.name, gpuTypeOf(node.gpus), offered});
   }

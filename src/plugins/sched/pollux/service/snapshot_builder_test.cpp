@@ -260,6 +260,15 @@ TEST(SnapshotBuilderTest, AJobSlurmHasNotCountedYetStillHoldsItsGpus) {
   EXPECT_NO_THROW(policy::schedule(snapshot));
 }
 
+TEST(SnapshotBuilderTest, MoreGpusInUseThanTheNodeHasStillLeaveOurJobsTheirs) {
+  std::vector<SlurmNode> nodes = cluster();
+  SlurmJob adaptive = runningOn(1, "n1", 2, nodes);
+  nodes[0].gpus_used = 6;  // n1 has 4 (a Gres change not yet seen by all)
+  const auto snapshot = buildSnapshot(100, nodes, {adaptive}, {}, config::Config{});
+  EXPECT_EQ(snapshot.nodes[0].gpus, 2);
+  EXPECT_NO_THROW(policy::schedule(snapshot));
+}
+
 TEST(SnapshotBuilderTest, NodesWithUntypedGpusAreOfTypeGpu) {
   std::vector<SlurmNode> nodes = {{"g1", {"", 4}, true}};
   SlurmJob adaptive = runningOn(1, "g1", 2, nodes);

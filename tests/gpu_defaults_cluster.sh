@@ -16,13 +16,6 @@ scontrol show partition v100 | grep -q "JobDefaults=DefMemPerGPU=800" ||
   fail "partition v100 lacks its default: $(scontrol show partition v100 | grep JobDefaults)"
 printf '#!/bin/sh\nsleep 600\n' > job.sh
 
-runs_on() { is_running "$1" && [ "$(job_field "$1" NodeList)" = "$2" ]; }
-placed_once() {
-  placements=$(grep -c "sched/pollux: JobId=$1 start" log/slurmctld.log || true)
-  [ "$placements" = 1 ] ||
-    fail "job $1 was placed $placements times: $(grep "JobId=$1 start" log/slurmctld.log)"
-}
-
 step "CPU-only jobs take a CPU of n1, and a CPU and 1500 MB of n3"
 blocker_n1=$(sbatch --parsable -w n1 -c 1 --mem=100 -o /dev/null job.sh)
 blocker_n3=$(sbatch --parsable -p v100 -w n3 -c 1 --mem=1500 -o /dev/null job.sh)

@@ -13,9 +13,6 @@ step "start a cluster with sched/pollux"
 start_pollux_cluster
 printf '#!/bin/sh\nsleep 600\n' > job.sh
 
-runs_on() { is_running "$1" && [ "$(job_field "$1" NodeList)" = "$2" ]; }
-started() { grep -q "sched/pollux: JobId=$1 start" log/slurmctld.log; }
-
 step "rigid jobs hold all GPUs of n1 (--gpus=a100:4) and of n2 (--gpus-per-task=4)"
 per_job=$(sbatch --parsable -w n1 --gpus=a100:4 -o /dev/null job.sh)
 per_task=$(sbatch --parsable -w n2 -n 1 --gpus-per-task=4 -o /dev/null job.sh)
@@ -25,7 +22,7 @@ wait_until 20 "job $per_task running on n2" runs_on "$per_task" n2
 step "an adaptive a100 job has no a100 GPU to go to: it stays held, unplaced"
 adaptive=$(sbatch --parsable --comment=adaptive:gpu_type=a100,max_gpus=4 -o /dev/null job.sh)
 sleep 8  # four rounds
-started "$adaptive" &&
+placed "$adaptive" &&
   fail "job $adaptive was placed on GPUs a rigid job holds: $(grep "JobId=$adaptive start" log/slurmctld.log)"
 [ "$(job_state "$adaptive")" = PENDING ] || fail "job $adaptive is $(job_state "$adaptive")"
 [ "$(job_field "$adaptive" Priority)" = 0 ] || fail "job $adaptive was released without a place"

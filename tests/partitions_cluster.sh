@@ -17,9 +17,7 @@ case "$(job_field "$in_v100" NodeList)" in
   n3|n4) ;;
   *) fail "job $in_v100 runs on $(job_field "$in_v100" NodeList), outside partition v100" ;;
 esac
-placements=$(grep -c "sched/pollux: JobId=$in_v100 start" log/slurmctld.log || true)
-[ "$placements" = 1 ] ||
-  fail "job $in_v100 was placed $placements times: $(grep "JobId=$in_v100 start" log/slurmctld.log)"
+placed_once "$in_v100"
 grep "sched/pollux: JobId=$in_v100 start" log/slurmctld.log | sed 's/^.*sched/   sched/'
 
 step "an untyped adaptive job in partition gpu takes the faster a100"

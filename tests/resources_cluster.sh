@@ -14,9 +14,6 @@ scontrol show config | grep -q "^SelectTypeParameters *= CR_CORE_MEMORY" ||
   fail "memory is not consumable: $(scontrol show config | grep SelectTypeParameters)"
 printf '#!/bin/sh\nsleep 600\n' > job.sh
 
-runs_on() { is_running "$1" && [ "$(job_field "$1" NodeList)" = "$2" ]; }
-started() { grep -q "sched/pollux: JobId=$1 start" log/slurmctld.log; }
-
 step "CPU-only jobs take one CPU of n1 and one CPU and 1000 MB of n3"
 blocker_n1=$(sbatch --parsable -w n1 -c 1 --mem=100 -o /dev/null job.sh)
 blocker_n3=$(sbatch --parsable -w n3 -c 1 --mem=1000 -o /dev/null job.sh)
@@ -40,7 +37,7 @@ waiting=$(sbatch --parsable --comment=adaptive:gpu_type=a100,max_gpus=4 -c 2 --m
 sleep 8  # four rounds
 [ "$(job_state "$waiting")" = PENDING ] || fail "job $waiting is $(job_state "$waiting")"
 [ "$(job_field "$waiting" Priority)" = 0 ] || fail "job $waiting was released without a place"
-started "$waiting" && fail "job $waiting was placed: $(grep "JobId=$waiting start" log/slurmctld.log)"
+placed "$waiting" && fail "job $waiting was placed: $(grep "JobId=$waiting start" log/slurmctld.log)"
 "$build/src/cli/scontrol" show pollux > pollux.txt
 grep -q "^NodeName=n1 .* FreeCpus=1 FreeMem=1900$" pollux.txt ||
   fail "scontrol show pollux lacks n1's free CPUs and memory: $(grep NodeName pollux.txt)"

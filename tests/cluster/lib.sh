@@ -24,6 +24,15 @@ is_running() { [ "$(job_state "$1")" = RUNNING ]; }
 job_gpus() { squeue -h -j "$1" -o "%b %D" | sed -E 's/.*gpu:([a-z0-9]+:)?([0-9]+) ([0-9]+)/\2 \3/' | awk '{print $1 * $2}'; }
 more_gpus_than() { is_running "$1" && [ "$(job_gpus "$1")" -gt "$2" ]; }
 fewer_gpus_than() { is_running "$1" && [ "$(job_gpus "$1")" -lt "$2" ]; }
+runs_on() { is_running "$1" && [ "$(job_field "$1" NodeList)" = "$2" ]; }  # runs_on JOB NODES
+# placed JOB: whether sched/pollux has placed the job (the run dir's slurmctld log says so).
+placed() { grep -q "sched/pollux: JobId=$1 start" log/slurmctld.log; }
+# placed_once JOB: fails the test unless sched/pollux placed the job exactly once.
+placed_once() {
+  placements=$(grep -c "sched/pollux: JobId=$1 start" log/slurmctld.log || true)
+  [ "$placements" = 1 ] ||
+    fail "job $1 was placed $placements times: $(grep "JobId=$1 start" log/slurmctld.log)"
+}
 # True when none of the given jobs is pending or running any more.
 all_finished() { [ -z "$(squeue -h -j "$(echo "$@" | tr ' ' ',')" -o %i 2> /dev/null)" ]; }
 

@@ -194,27 +194,49 @@ policy::Job adaptiveJob(const SlurmJob& slurm, const JobRecord* record, int clus
   return job;
 }
 
-// Restricts the job to the nodes of its partitions where they leave out some of the
-// snapshot's nodes, adding that node set to the snapshot (named by the partitions).
-// Partitions Slurm did not list restrict nothing.
-void setPartition(const SlurmJob& slurm, const std::map<std::string, policy::NodeSet>& partitions,
-                  policy::Job& job, policy::Snapshot& snapshot) {
-  policy::NodeSet allowed;
-  std::string name;
-  for (const auto& partition : slurm.partitions) {
-    const auto members = partitions.find(partition);
-    if (members == partitions.end()) return;
-    allowed.insert(members->second.begin(), members->second.end());
-    name += (name.empty() ? "" : ",") + partition;
+// Which partitions restrict their jobs: those whose nodes leave out some of the snapshot's.
+// Worked out once per set of partitions (many jobs share one), not once per job.
+class PartitionRestrictions {
+ public:
+  PartitionRestrictions(const std::map<std::string, policy::NodeSet>& partitions,
+                        policy::Snapshot& snapshot)
+      : partitions_(partitions), snapshot_(snapshot) {}
+
+  // Restricts the job to the nodes of its partitions where they leave out some of the
+  // snapshot's nodes, adding that node set to the snapshot (named by the partitions).
+  // Partitions Slurm did not list restrict nothing.
+  void apply(const SlurmJob& slurm, policy::Job& job) {
+    std::string name;
+    for (const auto& partition : slurm.partitions) name += (name.empty() ? "" : ",") + partition;
+    if (name.empty()) return;
+    const auto known = restricts_.find(name);
+    const bool restricts = known != restricts_.end() ? known->second : decide(slurm, name);
+    if (restricts) job.partition = name;
   }
-  const auto& nodes = snapshot.nodes;
-  const bool all_nodes = std::all_of(nodes.begin(), nodes.end(), [&](const policy::Node& node) {
-    return allowed.count(node.name) > 0;
-  });
-  if (name.empty() || all_nodes) return;
-  snapshot.partitions.emplace(name, std::move(allowed));
-  job.partition = name;
-}
+
+ private:
+  bool decide(const SlurmJob& slurm, const std::string& name) {
+    policy::NodeSet allowed;
+    bool listed = true;
+    for (const auto& partition : slurm.partitions) {
+      const auto members = partitions_.find(partition);
+      if (members == partitions_.end()) listed = false;
+      else allowed.insert(members->second.begin(), members->second.end());
+    }
+    const auto& nodes = snapshot_.nodes;
+    const bool restricts = listed && !std::all_of(nodes.begin(), nodes.end(),
+                                                  [&](const policy::Node& node) {
+                                                    return allowed.count(node.name) > 0;
+                                                  });
+    if (restricts) snapshot_.partitions.emplace(name, std::move(allowed));
+    restricts_[name] = restricts;
+    return restricts;
+  }
+
+  const std::map<std::string, policy::NodeSet>& partitions_;
+  policy::Snapshot& snapshot_;
+  std::map<std::string, bool> restricts_;  // by comma-joined partition names
+};
 
 // A pending rigid job that asked for GPUs: demand the adaptive jobs yield to.
 std::optional<policy::Job> waitingRigidJob(const SlurmJob& slurm) {
@@ -262,6 +284,7 @@ policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
   int cluster_gpus = 0;
   for (const auto& node : snapshot.nodes) cluster_gpus += node.gpus;
   StartingRoom room(nodes, held);
+  PartitionRestrictions restrictions(partitions, snapshot);
   for (const auto& slurm : jobs) {
     if (slurm.state == JobState::kOther) continue;
     std::optional<policy::Job> job;
@@ -279,7 +302,7 @@ policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
     }
     if (!job) continue;
     job->demand = slurm.demand;
-    setPartition(slurm, partitions, *job, snapshot);
+    restrictions.apply(slurm, *job);
     snapshot.jobs.push_back(std::move(*job));
   }
   setCapacities(snapshot.nodes, nodes, running);

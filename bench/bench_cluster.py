@@ -10,7 +10,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 CLUSTER = os.path.join(TOP, "tests/cluster/cluster.sh")
-SLURM_PLUGINS = "/usr/lib/x86_64-linux-gnu/slurm-wlm"
+# Slurm's own plugins of SLURM_PREFIX (default /usr, Debian's Slurm).
+SLURM_PLUGINS = subprocess.run([CLUSTER, "plugindir"], capture_output=True, text=True,
+                               check=True).stdout.strip()
 
 
 def pollux_plugin_dir(build):
@@ -32,8 +34,10 @@ class Cluster:
         if out.returncode != 0:
             self.stop(keep=True)
             raise RuntimeError(f"cluster.sh start failed ({self.run}):\n{out.stdout}{out.stderr}")
+        prefix = os.environ.get("SLURM_PREFIX", "/usr")
         self.env = dict(os.environ, SLURM_CONF=os.path.join(self.run, "etc/slurm.conf"),
-                        MUNGE_SOCKET=os.path.join(self.run, "munge/munge.socket"))
+                        MUNGE_SOCKET=os.path.join(self.run, "munge/munge.socket"),
+                        PATH=f"{prefix}/sbin:{prefix}/bin:{os.environ['PATH']}")
         with open(os.path.join(self.run, "job.sh"), "w") as f:
             f.write("#!/bin/sh\nsleep 600\n")
 

@@ -1,6 +1,7 @@
 # POLLUX_WITH_SLURM: locate Slurm's headers (--with-slurm=DIR, default /usr) and the plugin
-# directory (--with-slurm-plugindir, default Debian's multiarch slurm-wlm dir). The plugin must
-# be built against the exact Slurm release it is loaded into, so the version is reported.
+# directory (--with-slurm-plugindir, default that Slurm's own: DIR/lib/slurm, or Debian's
+# multiarch slurm-wlm dir). The plugin must be built against the exact Slurm release it is
+# loaded into, so the version is reported, and only the tested releases are accepted.
 AC_DEFUN([POLLUX_WITH_SLURM], [
   AC_ARG_WITH([slurm],
     [AS_HELP_STRING([--with-slurm=DIR], [Slurm installation prefix (default /usr)])],
@@ -15,6 +16,20 @@ AC_DEFUN([POLLUX_WITH_SLURM], [
   CPPFLAGS="$pollux_saved_CPPFLAGS"
   SLURM_VERSION_STRING=`printf '%d.%02d.%d' $((SLURM_VERSION_NUMBER >> 16)) $(((SLURM_VERSION_NUMBER >> 8) & 255)) $((SLURM_VERSION_NUMBER & 255))`
   SLURM_VERSION_NUMBER=`printf '0x%06x' $SLURM_VERSION_NUMBER`
+  AC_MSG_NOTICE([found Slurm $SLURM_VERSION_STRING in $SLURM_PREFIX])
+
+  # The releases every real-cluster test passes on (scripts/test-releases).
+  pollux_tested_slurm="22.05 24.11 25.11 26.05"
+  AC_ARG_ENABLE([untested-slurm],
+    [AS_HELP_STRING([--enable-untested-slurm],
+      [build against a Slurm release other than the tested ones (22.05, 24.11, 25.11, 26.05)])],
+    [], [enable_untested_slurm=no])
+  pollux_slurm_release=`echo "$SLURM_VERSION_STRING" | cut -d. -f1-2`
+  AS_CASE([" $pollux_tested_slurm "],
+    [*" $pollux_slurm_release "*], [],
+    [AS_IF([test "x$enable_untested_slurm" = xyes],
+      [AC_MSG_WARN([Slurm $SLURM_VERSION_STRING is not a tested release ($pollux_tested_slurm): building anyway (--enable-untested-slurm)])],
+      [AC_MSG_ERROR([Slurm $SLURM_VERSION_STRING in $SLURM_PREFIX is not a tested release; tested: $pollux_tested_slurm (--enable-untested-slurm builds anyway)])])])
 
   pollux_multiarch=`$CC -print-multiarch 2>/dev/null`
   pollux_default_plugindir="$SLURM_PREFIX/lib/slurm"
@@ -22,7 +37,7 @@ AC_DEFUN([POLLUX_WITH_SLURM], [
     [pollux_default_plugindir="$SLURM_PREFIX/lib/$pollux_multiarch/slurm-wlm"])
   AC_ARG_WITH([slurm-plugindir],
     [AS_HELP_STRING([--with-slurm-plugindir=DIR],
-      [where Slurm loads plugins from (default: Debian's /usr/lib/MULTIARCH/slurm-wlm)])],
+      [where Slurm loads plugins from (default: DIR/lib/slurm of --with-slurm, or Debian's /usr/lib/MULTIARCH/slurm-wlm)])],
     [SLURM_PLUGINDIR="$withval"], [SLURM_PLUGINDIR="$pollux_default_plugindir"])
   AC_SUBST([SLURM_PREFIX])
   AC_SUBST([SLURM_CPPFLAGS])

@@ -10,14 +10,31 @@
 #   cluster.sh stop-munged RUN_DIR | start-munged RUN_DIR          munged of this run
 #   cluster.sh stop RUN_DIR        stops only the processes this run started, by PID
 #
-# After start, RUN_DIR/env holds SLURM_CONF and MUNGE_SOCKET to source.
+# After start, RUN_DIR/env holds SLURM_CONF, MUNGE_SOCKET and PATH to source.
 # SLURMCTLD_WRAPPER, if set, is a command that start and start-ctld put in front of slurmctld
 # (it must exec slurmctld in place, as env and valgrind do, so the recorded PID stays right);
 # slurmctld then gets SLURMCTLD_PATIENCE seconds (default 30) to answer and to exit.
 # CLUSTER_UNTYPED_GPUS=1 gives the nodes GPUs without a type (Gres=gpu:4).
+# SLURM_PREFIX (default /usr, Debian's Slurm) is the Slurm release to run: its sbin/ and bin/
+# come first in PATH (RUN_DIR/env sets that PATH too) and its plugin directory is the default
+# PLUGIN_DIR. `cluster.sh plugindir` prints that directory.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-slurm_plugins=/usr/lib/x86_64-linux-gnu/slurm-wlm
+slurm_prefix=${SLURM_PREFIX:-/usr}
+
+# Slurm's own plugin directory: Debian's multiarch slurm-wlm for /usr, else PREFIX/lib/slurm.
+slurm_plugindir() {
+  if [ -d "$slurm_prefix/lib/x86_64-linux-gnu/slurm-wlm" ]; then
+    echo "$slurm_prefix/lib/x86_64-linux-gnu/slurm-wlm"
+  else
+    echo "$slurm_prefix/lib/slurm"
+  fi
+}
+slurm_plugins=$(slurm_plugindir)
+[ -f "$slurm_plugins/sched_backfill.so" ] ||
+  { echo "cluster.sh: no Slurm plugins in $slurm_plugins (SLURM_PREFIX=$slurm_prefix)" >&2; exit 1; }
+PATH="$slurm_prefix/sbin:$slurm_prefix/bin:$PATH"
+export PATH
 
 free_port_block() {  # prints a base port P with P..P+15 free on 127.0.0.1
   python3 - <<'PY'
@@ -71,6 +88,7 @@ start() {
   cat > "$run/env" <<ENV
 SLURM_CONF=$run/etc/slurm.conf; export SLURM_CONF
 MUNGE_SOCKET=$run/munge/munge.socket; export MUNGE_SOCKET
+PATH="$slurm_prefix/sbin:$slurm_prefix/bin:\$PATH"; export PATH
 ENV
 
   chown munge:munge "$run/munge"
@@ -174,11 +192,12 @@ stop() {
 
 case "${1:-}" in
   start) shift; start "$@" ;;
+  plugindir) echo "$slurm_plugins" ;;
   stop) shift; stop "$@" ;;
   restart-ctld) shift; restart_ctld "$@" ;;
   stop-ctld) shift; stop_ctld "$@" ;;
   start-ctld) shift; start_ctld "$@" ;;
   stop-munged) shift; stop_munged "$@" ;;
   start-munged) shift; start_munged "$@" ;;
-  *) echo "usage: cluster.sh start RUN_DIR [SCHEDULER [PARAMS [PLUGIN_DIR [EXTRA]]]] | restart-ctld RUN_DIR [--kill] | stop-ctld RUN_DIR [--kill] | start-ctld RUN_DIR | stop-munged RUN_DIR | start-munged RUN_DIR | stop RUN_DIR" >&2; exit 2 ;;
+  *) echo "usage: cluster.sh start RUN_DIR [SCHEDULER [PARAMS [PLUGIN_DIR [EXTRA]]]] | plugindir | restart-ctld RUN_DIR [--kill] | stop-ctld RUN_DIR [--kill] | start-ctld RUN_DIR | stop-munged RUN_DIR | start-munged RUN_DIR | stop RUN_DIR" >&2; exit 2 ;;
 esac

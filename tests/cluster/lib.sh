@@ -73,7 +73,7 @@ start_pollux_cluster() {  # start_pollux_cluster [EXTRA]
 setup_test_cluster() {  # setup_test_cluster NAME
   build="${POLLUX_BUILDDIR:?}"
   run=$(mktemp -d "/tmp/pollux-$1-test-XXXXXX")
-  plugins="$build/src/plugins/sched/pollux/.libs:$build/src/plugins/job_submit/pollux/.libs:/usr/lib/x86_64-linux-gnu/slurm-wlm"
+  plugins="$build/src/plugins/sched/pollux/.libs:$build/src/plugins/job_submit/pollux/.libs:$("$here/cluster/cluster.sh" plugindir)"
   port=$(free_port)
   api="http://127.0.0.1:$port"
   trap stop_test_cluster EXIT

@@ -11,6 +11,7 @@
 #include <slurm/spank.h>
 
 #include "pollux_comment.h"
+#include "slurm_compat.h"
 
 const char plugin_name[] = "Pollux adaptive job submission";
 const char plugin_type[] = "job_submit/pollux";
@@ -40,7 +41,7 @@ static int check_job(const job_desc_msg_t *job_desc, char **err_msg, int *adapti
     return SLURM_SUCCESS;
   if (err_msg)
     *err_msg = slurm_xstrdup(reason);
-  slurm_info("job_submit/pollux: rejected JobId=%u: %s", job_desc->job_id, reason);
+  slurm_info("job_submit/pollux: rejected JobId=%u: %s", POLLUX_DESC_JOB_ID(job_desc), reason);
   return SLURM_ERROR;
 }
 
@@ -59,7 +60,8 @@ extern int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid, char **err_
 }
 
 /* job_ptr is slurmctld's job_record_t, which this plugin does not need. */
-extern int job_modify(job_desc_msg_t *job_desc, void *job_ptr, uint32_t submit_uid)
+extern int job_modify(job_desc_msg_t *job_desc, void *job_ptr,
+                      uint32_t submit_uid POLLUX_JOB_MODIFY_ERR_MSG_PARAM)
 {
   int adaptive;
   (void)job_ptr;
@@ -67,5 +69,5 @@ extern int job_modify(job_desc_msg_t *job_desc, void *job_ptr, uint32_t submit_u
 
   if (!job_desc->comment)
     return SLURM_SUCCESS;
-  return check_job(job_desc, NULL, &adaptive);
+  return check_job(job_desc, POLLUX_JOB_MODIFY_ERR_MSG, &adaptive);
 }

@@ -8,6 +8,7 @@
  * init() and sched_p_reconfig() run under slurmctld's locks: they make no RPC.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include <slurm/spank.h>
 
 #include "pollux_service.h"
+#include "slurm_compat.h"
 
 const char plugin_name[] = "Pollux goodput-optimising scheduler";
 const char plugin_type[] = "sched/pollux";
@@ -81,10 +83,10 @@ static char *munge_socket_of(const char *authinfo)
 
 /* The value of a JOB_DEF_* entry (DefCpuPerGPU, DefMemPerGPU) of a job defaults list, or
  * NO_VAL64. */
-static uint64_t job_default(List defaults, uint16_t type)
+static uint64_t job_default(list_t *defaults, uint16_t type)
 {
   uint64_t value = NO_VAL64;
-  ListIterator entries;
+  list_itr_t *entries;
   job_defaults_t *entry;
 
   if (!defaults)
@@ -118,7 +120,7 @@ static void copy_settings(void)
              (int)dir_length, slash ? conf : ".");
   slurm_user = slurm_conf.slurm_user_id;
   private_jobs = (slurm_conf.private_data & PRIVATE_DATA_JOBS) != 0;
-  memory_consumable = (slurm_conf.select_type_param & CR_MEMORY) != 0;
+  memory_consumable = (slurm_conf.select_type_param & POLLUX_SELECT_MEMORY) != 0;
   cluster_cpus_per_gpu = job_default(slurm_conf.job_defaults_list, JOB_DEF_CPU_PER_GPU);
   cluster_memory_per_gpu = job_default(slurm_conf.job_defaults_list, JOB_DEF_MEM_PER_GPU);
   free(munge_socket_copy);
@@ -187,7 +189,7 @@ static void unload_backfill(void)
 /* Slurm's node list "n[1-2],n4" as "n1,n2,n4" (caller frees). */
 static char *expand_hostlist(const char *compact)
 {
-  hostlist_t list;
+  pollux_hostlist_t *list;
   char *host;
   size_t size = 1, used = 0;
   char *out;
@@ -223,11 +225,8 @@ static int node_usable(uint32_t state)
 /* CPUs of the node that no job holds, as sinfo counts them. */
 static int free_cpus(const node_info_t *node)
 {
-  uint16_t allocated = 0;
+  uint16_t allocated = pollux_node_alloc_cpus(node);
 
-  if (slurm_get_select_nodeinfo(node->select_nodeinfo, SELECT_NODEDATA_SUBCNT,
-                                NODE_STATE_ALLOCATED, &allocated) != SLURM_SUCCESS)
-    return node->cpus;
   return allocated < node->cpus ? node->cpus - allocated : 0;
 }
 
@@ -235,16 +234,14 @@ static int free_cpus(const node_info_t *node)
  * a consumable resource. */
 static void node_memory(const node_info_t *node, int64_t *memory_mb, int64_t *free_mb)
 {
-  uint64_t allocated = 0;
+  uint64_t allocated;
 
   *memory_mb = *free_mb = -1;
   if (!memory_consumable)
     return;
   *memory_mb = node->real_memory > node->mem_spec_limit ?
                  (int64_t)(node->real_memory - node->mem_spec_limit) : 0;
-  if (slurm_get_select_nodeinfo(node->select_nodeinfo, SELECT_NODEDATA_MEM_ALLOC,
-                                NODE_STATE_ALLOCATED, &allocated) != SLURM_SUCCESS)
-    allocated = 0;
+  allocated = pollux_node_alloc_memory(node);
   *free_mb = (uint64_t)*memory_mb > allocated ? *memory_mb - (int64_t)allocated : 0;
 }
 
@@ -386,7 +383,7 @@ static void describe_partition(const partition_info_t *partition)
 
 static int update_or_errno(job_desc_msg_t *desc)
 {
-  return slurm_update_job(desc) == SLURM_SUCCESS ? 0 : slurm_get_errno();
+  return slurm_update_job(desc) == SLURM_SUCCESS ? 0 : errno;
 }
 
 /* Holds a pending job until a round places it. For a job just requeued the begin time is
@@ -397,7 +394,7 @@ static int hold_job(uint32_t job_id, bool requeued)
   job_desc_msg_t desc;
 
   slurm_init_job_desc_msg(&desc);
-  desc.job_id = job_id;
+  POLLUX_DESC_JOB_ID(&desc) = job_id;
   desc.priority = 0;
   if (requeued)
     desc.begin_time = time(NULL);
@@ -412,7 +409,7 @@ static int place_job(const pollux_action_t *action)
   job_desc_msg_t desc;
 
   slurm_init_job_desc_msg(&desc);
-  desc.job_id = action->job_id;
+  POLLUX_DESC_JOB_ID(&desc) = action->job_id;
   desc.min_nodes = action->num_nodes;
   desc.max_nodes = action->num_nodes;
   desc.tres_per_node = (char *)action->tres_per_node;
@@ -425,8 +422,8 @@ static int place_job(const pollux_action_t *action)
 
 static int requeue_job(const pollux_action_t *action)
 {
-  if (slurm_requeue(action->job_id, 0) != SLURM_SUCCESS)
-    return slurm_get_errno();
+  if (pollux_requeue(action->job_id) != SLURM_SUCCESS)
+    return errno;
   return action->num_nodes ? place_job(action) : hold_job(action->job_id, true);
 }
 
@@ -476,7 +473,7 @@ static void run_round(void)
       slurm_load_jobs((time_t)0, &jobs, SHOW_ALL) != SLURM_SUCCESS ||
       slurm_load_partitions((time_t)0, &partitions, SHOW_ALL) != SLURM_SUCCESS) {
     slurm_error("sched/pollux: cannot load jobs, nodes and partitions: %s",
-                slurm_strerror(slurm_get_errno()));
+                slurm_strerror(errno));
     goto done;
   }
   pollux_round_begin(service, time(NULL));

@@ -85,10 +85,11 @@ echo "   rigid job $rigid running, adaptive job shrunk to $(job_gpus "$adaptive"
 step "Slurm's backfill starts a small rigid job behind a blocked big one"
 blocker=$(sbatch --parsable --gres=gpu:v100:4 -N1 -t 30 -o /dev/null job.sh)
 wait_until 20 "v100 job running" is_running "$blocker"
+backfilled=$(backfilled_jobs)
 big=$(sbatch --parsable --gres=gpu:v100:4 -N2 -t 30 -o /dev/null job.sh)
 small=$(sbatch --parsable --gres=gpu:v100:2 -N1 -t 5 -o /dev/null job.sh)
 wait_until 40 "small rigid job started" is_running "$small"
-grep -q "backfill.*Started JobId=$small" "$run/log/slurmctld.log" || fail "job $small was not started by backfill"
+[ "$(backfilled_jobs)" -gt "$backfilled" ] || fail "job $small was not started by backfill (sdiag)"
 [ "$(job_state "$big")" = PENDING ] || fail "big job $big should still wait"
 
 step "scontrol show pollux"

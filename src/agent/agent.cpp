@@ -6,6 +6,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
@@ -157,7 +158,15 @@ void Agent::handleMessage(const std::string& text) {
     std::lock_guard<std::mutex> guard(state_.mutex);
     if (!first_step_seen_) {  // its time includes warm-up: it measures the restart instead
       first_step_seen_ = true;
-      state_.measurements.recordStartup(secondsSince(started_));
+      const double startup_s = secondsSince(started_);
+      state_.measurements.recordStartup(startup_s);
+      // Wall-clock time, so that a resize can be timed from the plugin's decision on.
+      const double now_s = std::chrono::duration<double>(
+                               std::chrono::system_clock::now().time_since_epoch()).count();
+      char line[128];
+      std::snprintf(line, sizeof line, "first training step at %.3f (%.2f s after the start)",
+                    now_s, startup_s);
+      logLine(line);
       return;
     }
     state_.measurements.recordProgress(*step);

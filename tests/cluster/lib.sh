@@ -33,6 +33,9 @@ placed_once() {
   [ "$placements" = 1 ] ||
     fail "job $1 was placed $placements times: $(grep "JobId=$1 start" log/slurmctld.log)"
 }
+# Jobs Slurm's backfill has started since slurmctld started (sdiag: every release counts
+# them; 26.05's backfill no longer logs "Started JobId=").
+backfilled_jobs() { sdiag | sed -n 's/^[[:space:]]*Total backfilled jobs (since last slurm start): *//p'; }
 # True when none of the given jobs is pending or running any more.
 all_finished() { [ -z "$(squeue -h -j "$(echo "$@" | tr ' ' ',')" -o %i 2> /dev/null)" ]; }
 

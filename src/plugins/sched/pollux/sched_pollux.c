@@ -579,6 +579,7 @@ extern void fini(void)
   free(state_dir_copy);
   free(munge_socket_copy);
   sched_params_copy = conf_path_copy = state_dir_copy = munge_socket_copy = NULL;
+  slurm_info("sched/pollux: stopped");
 }
 
 extern int sched_p_reconfig(void)

@@ -85,6 +85,7 @@ typedef struct {
   const char *gres;         /* e.g. "gpu:a100:4" */
   const char *gres_used;    /* GPUs jobs hold, e.g. "gpu:a100:2(IDX:0-1)"; may be NULL */
   int usable;               /* up and not drained */
+  int registered;           /* its slurmd has registered since slurmctld started */
   int free_cpus;            /* CPUs no job holds (a node without any takes no job) */
   int64_t memory_mb;        /* RealMemory - MemSpecLimit; -1 if memory is not consumable */
   int64_t free_memory_mb;   /* of it, what no job holds; -1 if memory is not consumable */

@@ -252,6 +252,7 @@ static void describe_node(const node_info_t *node)
     .gres = node->gres,
     .gres_used = node->gres_used,
     .usable = node_usable(node->node_state),
+    .registered = (node->node_state & NODE_STATE_BASE) != NODE_STATE_UNKNOWN,
     .free_cpus = free_cpus(node),
   };
 

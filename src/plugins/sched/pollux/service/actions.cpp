@@ -120,6 +120,33 @@ std::vector<Action> planActions(const std::vector<SlurmJob>& jobs, const policy:
   return actions;
 }
 
+std::vector<Action> deferUntilRegistered(std::vector<Action> actions,
+                                         const std::vector<SlurmJob>& jobs,
+                                         const std::vector<SlurmNode>& nodes,
+                                         std::vector<std::string>& problems) {
+  std::set<std::string> unregistered;
+  for (const auto& node : nodes) {
+    if (!node.registered) unregistered.insert(node.name);
+  }
+  if (unregistered.empty()) return actions;
+  std::set<uint32_t> waiting;
+  for (const auto& job : jobs) {
+    const bool on_unregistered = std::any_of(job.nodes.begin(), job.nodes.end(),
+        [&](const std::string& node) { return unregistered.count(node) > 0; });
+    if (job.state == JobState::kRunning && on_unregistered) waiting.insert(job.id);
+  }
+  std::vector<Action> kept;
+  for (auto& action : actions) {
+    if (action.kind == ActionKind::kRequeue && waiting.count(action.job_id)) {
+      problems.push_back("JobId=" + std::to_string(action.job_id) + ": " + toString(action.kind) +
+                         " waits until its nodes register with slurmctld");
+      continue;
+    }
+    kept.push_back(std::move(action));
+  }
+  return kept;
+}
+
 std::vector<Action> planNodeFailureRequeues(const std::vector<SlurmJob>& jobs,
                                             const std::vector<SlurmNode>& nodes, double since) {
   std::set<std::string> unusable;

@@ -43,6 +43,16 @@ std::vector<Action> planActions(const std::vector<SlurmJob>& jobs, const policy:
 std::vector<Action> planNodeFailureRequeues(const std::vector<SlurmJob>& jobs,
                                             const std::vector<SlurmNode>& nodes, double since);
 
+// `actions` without those that requeue a running job on a node whose slurmd has not
+// registered since slurmctld started: Slurm's view of such a job comes from its state file
+// and may predate the job's last requeue (slurmctld killed right after one), and requeueing
+// it then left its GPUs unusable to its next step on 22.05. They wait for a later round;
+// each gets a line in `problems`.
+std::vector<Action> deferUntilRegistered(std::vector<Action> actions,
+                                         const std::vector<SlurmJob>& jobs,
+                                         const std::vector<SlurmNode>& nodes,
+                                         std::vector<std::string>& problems);
+
 // The job's current allocation in policy terms, if it runs on GPUs of a known type
 // (see resolveGpuTypes).
 std::optional<policy::Allocation> currentAllocation(const SlurmJob& job);

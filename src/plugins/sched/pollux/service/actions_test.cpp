@@ -149,5 +149,24 @@ TEST(ActionsTest, OtherFailuresAreLeftAlone) {
   EXPECT_TRUE(planNodeFailureRequeues(jobs, nodes, 900).empty());
 }
 
+TEST(ActionsTest, RequeueOnANodeNotRegisteredSinceSlurmctldStartedWaits) {
+  std::vector<SlurmNode> nodes = {{"n1", {"a100", 4}, true}, {"n2", {"a100", 4}, true}};
+  nodes[0].registered = false;
+  const SlurmJob on_n1 = runningOn(1, {"n1"}, "a100", 1);
+  const SlurmJob on_n2 = runningOn(2, {"n2"}, "a100", 1);
+  std::vector<Action> actions = {{1, ActionKind::kRequeue, "a100", 4, {"n1"}, "resize"},
+                                 {2, ActionKind::kRequeue, "a100", 4, {"n2"}, "resize"},
+                                 {3, ActionKind::kStart, "a100", 1, {"n1"}, "placed"}};
+  std::vector<std::string> problems;
+  const auto kept = deferUntilRegistered(actions, {on_n1, on_n2}, nodes, problems);
+  ASSERT_EQ(kept.size(), 2u);
+  EXPECT_EQ(kept[0].job_id, 2u);
+  EXPECT_EQ(kept[1].job_id, 3u);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find("JobId=1"), std::string::npos) << problems[0];
+  nodes[0].registered = true;
+  EXPECT_EQ(deferUntilRegistered(actions, {on_n1, on_n2}, nodes, problems).size(), 3u);
+}
+
 }  // namespace
 }  // namespace pollux::service

@@ -89,6 +89,7 @@ pollux::service::SlurmNode nodeFrom(const pollux_node_view_t& view) {
   node.gpus = pollux::service::parseGpuGres(text(view.gres)).value_or(pollux::service::GpuGres{});
   node.gpus_used = pollux::service::countGpus(text(view.gres_used));
   node.usable = view.usable != 0;
+  node.registered = view.registered != 0;
   node.free_cpus = view.free_cpus;
   node.memory_mb = megabytes(view.memory_mb);
   node.free_memory_mb = megabytes(view.free_memory_mb);

@@ -172,7 +172,9 @@ size_t Service::decide() {
                                   ? std::nullopt
                                   : std::optional<policy::JobDecision>(decided->second));
   }
-  for (auto& action : planActions(round_jobs_, decision, round_time_, round_problems_)) {
+  auto planned = planActions(round_jobs_, decision, round_time_, round_problems_);
+  planned = deferUntilRegistered(std::move(planned), round_jobs_, round_nodes_, round_problems_);
+  for (auto& action : planned) {
     round_actions_.push_back(ownAction(std::move(action), decision));
   }
   const double failures_since = round_time_ - kNodeFailureWindowS;

@@ -41,6 +41,7 @@ struct SlurmNode {
   std::optional<std::int64_t> memory_mb = std::nullopt;
   std::optional<std::int64_t> free_memory_mb = std::nullopt;
   int gpus_used = 0;  // GPUs jobs hold, as Slurm counts them: any job, completing ones too
+  bool registered = true;  // its slurmd has registered since slurmctld started
 };
 
 // The CPU and memory fields of a job's request, Slurm's defaults applied.

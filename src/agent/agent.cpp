@@ -96,7 +96,7 @@ int Agent::run() {
     std::lock_guard<std::mutex> guard(state_.mutex);
     if (!state_.gpu_type.empty()) env["POLLUX_GPU_TYPE"] = state_.gpu_type;
   }
-  trainer_ = std::make_unique<TrainerProcess>(options_.command, env);
+  trainer_ = std::make_unique<ChildProcess>(options_.command, env);
   reporter_->start();
   for (;;) {
     if (const auto status = trainer_->poll()) return finish(*status);

@@ -13,7 +13,7 @@
 #include "options.hpp"
 #include "reporter.hpp"
 #include "slurm_env.hpp"
-#include "trainer_process.hpp"
+#include "child_process.hpp"
 
 namespace pollux::agent {
 
@@ -52,7 +52,7 @@ class Agent {
   JobState state_;
   ChannelServer channel_;
   std::unique_ptr<Reporter> reporter_;
-  std::unique_ptr<TrainerProcess> trainer_;
+  std::unique_ptr<ChildProcess> trainer_;
 };
 
 }  // namespace pollux::agent

@@ -1,4 +1,5 @@
-// pollux-agent: `srun pollux-agent [OPTIONS] -- COMMAND` in an adaptive job's script.
+// pollux-agent: `srun pollux-agent [OPTIONS] -- COMMAND` in an adaptive job's script, or
+// `pollux-agent --launch [OPTIONS] -- COMMAND` to let it start (and restart) the step itself.
 #include <signal.h>
 #include <sys/signalfd.h>
 
@@ -7,6 +8,7 @@
 #include "agent.hpp"
 #include "endpoint.hpp"
 #include "invalid_input.hpp"
+#include "launcher.hpp"
 #include "log.hpp"
 
 namespace {
@@ -52,9 +54,13 @@ int main(int argc, char** argv) {
     std::cerr << "pollux-agent: " << error.what() << "\n" << usage();
     return 2;
   }
-  setLogPrefix("pollux-agent[" + step.job_id + "." + std::to_string(step.rank) + "]: ");
   const int signal_fd = blockHandledSignals();
   try {
+    if (options.launch) {
+      setLogPrefix("pollux-agent[" + step.job_id + " launcher]: ");
+      return Launcher(options, step.job_id, step.node_name, reporter, signal_fd).run();
+    }
+    setLogPrefix("pollux-agent[" + step.job_id + "." + std::to_string(step.rank) + "]: ");
     return Agent(options, step, reporter, signal_fd).run();
   } catch (const std::exception& error) {
     logLine(error.what());

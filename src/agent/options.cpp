@@ -61,6 +61,11 @@ ParseOutcome parseOptions(int argc, char** argv, Options& options) {
     }
     if (argument == "-h" || argument == "--help") return ParseOutcome::kHelp;
     if (argument == "--version") return ParseOutcome::kVersion;
+    if (argument == "--launch") {
+      options.launch = true;
+      continue;
+    }
+    options.agent_arguments.push_back(argument);
     if (argument == "-v" || argument == "--verbose") {
       options.verbose = true;
       continue;
@@ -73,6 +78,7 @@ ParseOutcome parseOptions(int argc, char** argv, Options& options) {
     } else if (takesValue(argument)) {
       if (++i == argc) throw InvalidInput(argument + " needs a value");
       value = argv[i];
+      options.agent_arguments.push_back(value);
     } else {
       throw InvalidInput(argument.rfind("-", 0) == 0 ? "unknown option " + argument
                                                      : "the training command goes after --");
@@ -85,9 +91,12 @@ ParseOutcome parseOptions(int argc, char** argv, Options& options) {
 }
 
 const char* usage() {
-  return "usage: pollux-agent [OPTIONS] -- COMMAND [ARGS...]\n"
+  return "usage: srun pollux-agent [OPTIONS] -- COMMAND [ARGS...]\n"
+         "       pollux-agent --launch [OPTIONS] -- COMMAND [ARGS...]   (in the batch script)\n"
          "Runs COMMAND (the training process) inside a Slurm job step, measures it through\n"
          "the channel named by POLLUX_AGENT_SOCKET, and reports its goodput to sched/pollux.\n"
+         "  --launch             start the step itself (srun, one agent per node) and start it\n"
+         "                       again inside the job when sched/pollux shrinks it in place\n"
          "  --report-interval S  seconds between goodput reports (default 30, at least 1)\n"
          "  --grace S            after SIGTERM, seconds the trainer has to checkpoint (default 25)\n"
          "  --state FILE         measurements kept across restarts\n"

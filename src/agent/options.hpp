@@ -16,6 +16,8 @@ struct Options {
   std::string gpu_type;      // empty: learned from the plugin's allocation
   int replicas = 0;          // 0: nodes x GPUs per node from Slurm's environment
   bool verbose = false;
+  bool launch = false;       // run from the batch script: start the step with srun (launcher.hpp)
+  std::vector<std::string> agent_arguments;  // every option but --launch, for the step's agents
   std::vector<std::string> command;
 };
 

@@ -28,6 +28,15 @@ TEST(Options, ValuesBothFormsAndTheCommandAfterTheSeparator) {
   EXPECT_EQ(options.command, (std::vector<std::string>{"python3", "train.py", "--lr", "0.1"}));
 }
 
+TEST(Options, LaunchKeepsTheOtherOptionsForTheStepsAgents) {
+  Options options;
+  parse({"--grace", "10", "--launch", "-v", "--state=s.json", "--", "train", "--launch"}, options);
+  EXPECT_TRUE(options.launch);
+  EXPECT_EQ(options.agent_arguments,
+            (std::vector<std::string>{"--grace", "10", "-v", "--state=s.json"}));
+  EXPECT_EQ(options.command, (std::vector<std::string>{"train", "--launch"}));
+}
+
 TEST(Options, HelpAndMistakes) {
   Options options;
   EXPECT_EQ(parse({"--help"}, options), ParseOutcome::kHelp);

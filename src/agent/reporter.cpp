@@ -106,6 +106,7 @@ bool Reporter::postReport() {
         step_.job_id, state_.gpu_type.empty() ? "unknown" : state_.gpu_type, step_.placement);
   }
   if (!report) return readStatus(client_);  // no hello from the trainer yet
+  report->in_place_resize = step_.launched;
   const std::string body = compactJson(report::reportToJson(*report));
   const std::string credential =
       auth::encodeCredential(auth::reportPayload(step_.job_id, body), settings_.munge_socket);

@@ -43,6 +43,7 @@ StepEnvironment readStepEnvironment(const GetEnv& getenv, int replicas_override)
   const int replicas = replicas_override > 0 ? replicas_override : nodes * gpusPerNode(getenv);
   step.placement = {nodes, std::max(nodes, replicas)};
   step.submit_dir = getenv("SLURM_SUBMIT_DIR").value_or(".");
+  step.launched = getenv(kLaunchedVariable).value_or("") == "1";
   return step;
 }
 

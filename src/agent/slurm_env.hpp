@@ -15,7 +15,11 @@ struct StepEnvironment {
   std::string node_name;  // SLURMD_NODENAME
   model::Placement placement;  // step nodes x GPUs per node
   std::string submit_dir;  // SLURM_SUBMIT_DIR, else "."
+  bool launched = false;   // started by `pollux-agent --launch` (POLLUX_AGENT_LAUNCHED=1)
 };
+
+// Set to "1" by `pollux-agent --launch` in the environment of the step it starts.
+inline constexpr const char* kLaunchedVariable = "POLLUX_AGENT_LAUNCHED";
 
 using GetEnv = std::function<std::optional<std::string>(const char* name)>;
 

@@ -30,6 +30,14 @@ TEST(SlurmEnv, PlacementFromStepNodesAndGpusOnNode) {
   EXPECT_EQ(step.placement.num_nodes, 2);
   EXPECT_EQ(step.placement.num_replicas, 8);
   EXPECT_EQ(step.submit_dir, "/home/u");
+  EXPECT_FALSE(step.launched);
+}
+
+TEST(SlurmEnv, StepStartedByTheLauncher) {
+  EXPECT_TRUE(readStepEnvironment(fakeEnv({{"SLURM_JOB_ID", "1"}, {kLaunchedVariable, "1"}}), 0)
+                  .launched);
+  EXPECT_FALSE(readStepEnvironment(fakeEnv({{"SLURM_JOB_ID", "1"}, {kLaunchedVariable, ""}}), 0)
+                   .launched);
 }
 
 TEST(SlurmEnv, FallsBackToVisibleDevicesThenOneGpu) {

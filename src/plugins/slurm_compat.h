@@ -68,16 +68,23 @@ static inline uint64_t pollux_node_alloc_memory(const node_info_t *node)
 #define POLLUX_DESC_JOB_ID(desc) ((desc)->job_id)
 #endif
 
-/* slurm_requeue() takes a slurm_step_id_t from 26.05 on. */
+/* slurm_requeue() and slurm_kill_job() take a slurm_step_id_t from 26.05 on. */
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(26, 5, 0)
+#define POLLUX_JOB_STEP_ID(job_id) \
+  ((slurm_step_id_t){ .job_id = (job_id), .step_id = NO_VAL, .step_het_comp = NO_VAL })
+#else
+#define POLLUX_JOB_STEP_ID(job_id) (job_id)
+#endif
+
 static inline int pollux_requeue(uint32_t job_id)
 {
-#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(26, 5, 0)
-  slurm_step_id_t step_id = { .job_id = job_id, .step_id = NO_VAL, .step_het_comp = NO_VAL };
+  return slurm_requeue(POLLUX_JOB_STEP_ID(job_id), 0);
+}
 
-  return slurm_requeue(step_id, 0);
-#else
-  return slurm_requeue(job_id, 0);
-#endif
+/* Signals every step of a running job but its batch script (and extern step). */
+static inline int pollux_signal_steps(uint32_t job_id, uint16_t signal_number)
+{
+  return slurm_kill_job(POLLUX_JOB_STEP_ID(job_id), signal_number, KILL_STEPS_ONLY);
 }
 
 /* job_submit's job_modify() gained `char **err_msg` (the reason shown to the user) in 23.02:

@@ -57,6 +57,27 @@ submit_adaptive() {
     -J "$1" "$run/train.sh" "$@"
 }
 
+# resumed_without_loss JOB: fails unless JOB's trainer (pollux-emulate) resumed at least once,
+# each time at the progress of the checkpoint it wrote last ("checkpoint ... at progress P",
+# then "resumed from ... at progress P"), in job-JOB.out.
+resumed_without_loss() {
+  grep -E "pollux-emulate: (checkpoint written|resumed from)" "job-$1.out" > "progress-$1.log" ||
+    fail "job $1 logged no checkpoint or resume"
+  sed 's/^/   /' "progress-$1.log"
+  python3 - "progress-$1.log" <<'PY' || fail "job $1 lost progress across a restart"
+import re, sys
+events = [(m.group(1), float(m.group(2))) for m in
+          (re.search(r"(checkpoint written|resumed from).* at progress ([0-9.eE+-]+)", line)
+           for line in open(sys.argv[1])) if m]
+resumes = [i for i, (kind, _) in enumerate(events) if kind == "resumed from"]
+assert resumes, "never resumed"
+for i in resumes:
+    saved = [p for kind, p in events[:i] if kind == "checkpoint written"]
+    assert saved and abs(events[i][1] - saved[-1]) <= 1e-9 * max(1, saved[-1]), events
+    assert events[i][1] > 0, events
+PY
+}
+
 # Starts this run's cluster with sched/pollux, job_submit/pollux and the settings the tests
 # with agents share (2 s rounds, no minimum time between changes, a100 3x as fast as v100),
 # sources its env, enters the run dir and writes train.sh. EXTRA: more slurm.conf lines,

@@ -37,7 +37,8 @@ GoodputReport parseGoodputReport(const std::string& body) {
   const JsonField root(document, "");
   root.requireOnlyKeys({"job_id", "gpu_type", "num_nodes", "num_replicas", "perf_params",
                         "grad_params", "init_batch_size", "max_batch_size",
-                        "local_bsz_bounds", "accumulation", "progress", "restart_cost_s"});
+                        "local_bsz_bounds", "accumulation", "progress", "restart_cost_s",
+                        "in_place_resize"});
   GoodputReport report;
   report.job_id = root["job_id"].idString();
   report.gpu_type = root["gpu_type"].string();
@@ -49,6 +50,7 @@ GoodputReport parseGoodputReport(const std::string& body) {
   if (root.has("restart_cost_s")) {
     report.restart_cost_s = root["restart_cost_s"].nonNegativeNumber();
   }
+  if (root.has("in_place_resize")) report.in_place_resize = root["in_place_resize"].boolean();
   return report;
 }
 
@@ -72,6 +74,7 @@ Json::Value reportToJson(const GoodputReport& report) {
   out["progress"]["examples"] = report.progress.examples;
   out["progress"]["epochs"] = report.progress.epochs;
   if (report.restart_cost_s) out["restart_cost_s"] = *report.restart_cost_s;
+  if (report.in_place_resize) out["in_place_resize"] = true;
   return out;
 }
 

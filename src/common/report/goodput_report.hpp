@@ -32,9 +32,13 @@ struct GoodputReport {
   model::BatchLimits limits;
   TrainingProgress progress;
   std::optional<double> restart_cost_s;  // absent until the agent has measured a restart
+  // The job's steps are started by `pollux-agent --launch`, which restarts them inside the
+  // job when sched/pollux shrinks it in place (optional key, false when absent).
+  bool in_place_resize = false;
 };
 
-// Parses a report body. Every key but restart_cost_s (absent or null) is required; perf_params
+// Parses a report body. Every key but restart_cost_s and in_place_resize (absent or null)
+// is required; perf_params
 // may be {}. Throws pollux::InvalidInput naming the path of the offending value
 // ("perf_params.a100: ...", "progress.epochs: ...") on malformed JSON, unknown keys, NaN,
 // infinite or negative numbers, inconsistent batch limits, or num_replicas < num_nodes.

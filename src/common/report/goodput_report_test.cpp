@@ -80,6 +80,7 @@ void expectSameReport(const GoodputReport& a, const GoodputReport& b) {
   EXPECT_EQ(a.progress.examples, b.progress.examples);
   EXPECT_EQ(a.progress.epochs, b.progress.epochs);
   EXPECT_EQ(a.restart_cost_s, b.restart_cost_s);
+  EXPECT_EQ(a.in_place_resize, b.in_place_resize);
 }
 
 TEST(GoodputReportTest, ParsesEveryField) {
@@ -106,6 +107,8 @@ TEST(GoodputReportTest, ParsesEveryField) {
 TEST(GoodputReportTest, AcceptsStringJobIdAndOptionalParts) {
   EXPECT_EQ(parseGoodputReport(reportWith("job_id", R"("1234_7")")).job_id, "1234_7");
   EXPECT_FALSE(parseGoodputReport(reportWith("restart_cost_s", "")).restart_cost_s);
+  EXPECT_FALSE(parseGoodputReport(reportWith("in_place_resize", "")).in_place_resize);
+  EXPECT_TRUE(parseGoodputReport(reportWith("in_place_resize", "true")).in_place_resize);
   EXPECT_TRUE(parseGoodputReport(reportWith("perf_params", "{}")).perf_params.empty());
   // Just moved to a type without a fit there yet: the plugin estimates it.
   EXPECT_EQ(parseGoodputReport(reportWith("gpu_type", R"("h100")")).gpu_type, "h100");
@@ -144,6 +147,7 @@ TEST(GoodputReportTest, RejectsBadValuesNamingTheirPath) {
       {reportReplacing("12.5", "NaN"), "malformed JSON"},
       {reportWith("progress.epochs", ""), "progress: missing required key 'epochs'"},
       {reportWith("restart_cost_s", "-0.5"), "restart_cost_s"},
+      {reportWith("in_place_resize", "1"), "in_place_resize"},
   };
   for (const auto& [body, path] : cases) {
     try {
@@ -167,9 +171,16 @@ TEST(GoodputReportTest, RoundTripsThroughJson) {
   fresh.progress = {0, 0};
   const Json::Value json = reportToJson(fresh);
   EXPECT_FALSE(json.isMember("restart_cost_s"));
+  EXPECT_FALSE(json.isMember("in_place_resize"));  // as older agents send it
   EXPECT_TRUE(json["perf_params"].isObject());
   expectSameReport(parseGoodputReport(Json::writeString(Json::StreamWriterBuilder(), json)),
                    fresh);
+
+  GoodputReport launched = original;
+  launched.in_place_resize = true;
+  expectSameReport(parseGoodputReport(Json::writeString(Json::StreamWriterBuilder(),
+                                                        reportToJson(launched))),
+                   launched);
 }
 
 TEST(GoodputReportTest, ReplyCarriesDecisionAndAllocation) {

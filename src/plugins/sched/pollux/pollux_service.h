@@ -55,6 +55,7 @@ typedef struct {
   const char *comment;
   const char *partition;     /* "gpu", or "a,b" for a pending job that may run in either */
   const char *nodes;         /* allocated nodes, comma separated, expanded */
+  const char *batch_host;    /* node running the batch script (running jobs) */
   const char *requested_nodes; /* ReqNodeList, comma separated, expanded */
   /* The GPU request in each form Slurm takes, NULL where not given: */
   const char *tres_per_node;   /* --gres=gpu:a100:2, --gpus-per-node: "gres:gpu:a100:2" */
@@ -95,7 +96,10 @@ typedef struct {
 enum pollux_action_kind {
   POLLUX_ACTION_HOLD,    /* keep a pending adaptive job held until it is placed */
   POLLUX_ACTION_START,   /* pending job: set size, GPUs and nodes, release, begin now */
-  POLLUX_ACTION_REQUEUE  /* running job: requeue, then as START (or HOLD if no nodes) */
+  POLLUX_ACTION_REQUEUE, /* running job: requeue, then as START (or HOLD if no nodes) */
+  POLLUX_ACTION_SHRINK   /* running job: SIGTERM to its steps (not the batch script), whose
+                          * checkpoint lets `pollux-agent --launch` shrink the job to
+                          * node_list and start its step again there */
 };
 typedef struct {
   uint32_t job_id;

@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -347,6 +348,7 @@ static void describe_job(const slurm_job_info_t *job, const partition_info_msg_t
     .comment = job->comment,
     .partition = job->partition,
     .nodes = nodes,
+    .batch_host = job->batch_host,
     .requested_nodes = requested,
     .tres_per_node = job->tres_per_node,
     .tres_per_job = job->tres_per_job,
@@ -428,6 +430,15 @@ static int requeue_job(const pollux_action_t *action)
   return action->num_nodes ? place_job(action) : hold_job(action->job_id, true);
 }
 
+/* Asks a running job's steps to checkpoint; its batch script's `pollux-agent --launch` then
+ * shrinks the job to the action's nodes (Slurm lets a job's owner do so) and starts the step
+ * again there. Shrinking from here first would kill the tasks on the removed nodes before
+ * they could checkpoint. */
+static int shrink_job(const pollux_action_t *action)
+{
+  return pollux_signal_steps(action->job_id, SIGTERM) == SLURM_SUCCESS ? 0 : errno;
+}
+
 static int perform(const pollux_action_t *action)
 {
   if (!action)
@@ -436,6 +447,7 @@ static int perform(const pollux_action_t *action)
   case POLLUX_ACTION_HOLD: return hold_job(action->job_id, false);
   case POLLUX_ACTION_START: return place_job(action);
   case POLLUX_ACTION_REQUEUE: return requeue_job(action);
+  case POLLUX_ACTION_SHRINK: return shrink_job(action);
   default: return SLURM_ERROR;
   }
 }

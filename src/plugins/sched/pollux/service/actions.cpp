@@ -61,7 +61,22 @@ std::optional<Action> planPending(const SlurmJob& job, const policy::JobDecision
   return Action{job.id, ActionKind::kHold, "", 0, {}, "waiting for GPUs"};
 }
 
-std::optional<Action> planRunning(const SlurmJob& job, const policy::JobDecision* decided) {
+// The target keeps some of the job's nodes, its batch host among them (Slurm never removes
+// that one), with the GPUs the job holds on each: what Slurm can shrink a running job to.
+bool shrinkableTo(const SlurmJob& job, const policy::Allocation& current,
+                  const policy::Allocation& target) {
+  if (target.gpu_type != current.gpu_type || target.nodes.size() >= current.nodes.size() ||
+      target.nodes.count(job.batch_host) == 0) {
+    return false;
+  }
+  return std::all_of(target.nodes.begin(), target.nodes.end(), [&](const auto& node) {
+    const auto held = current.nodes.find(node.first);
+    return held != current.nodes.end() && held->second == node.second;
+  });
+}
+
+std::optional<Action> planRunning(const SlurmJob& job, const policy::JobDecision* decided,
+                                  bool resizes_in_place) {
   const auto current = currentAllocation(job);
   if (!decided) {
     return Action{job.id, ActionKind::kRequeue, "", 0, {}, "preempted: its GPUs go elsewhere"};
@@ -69,6 +84,11 @@ std::optional<Action> planRunning(const SlurmJob& job, const policy::JobDecision
   const policy::Allocation& target = decided->allocation;
   if (current && *current == target) return std::nullopt;
   const std::string from = current ? describe(*current) : "untyped GPUs";
+  if (current && resizes_in_place && shrinkableTo(job, *current, target)) {
+    Action action = placing(job, ActionKind::kShrink, target);
+    action.why = "in place " + from + " -> " + describe(target) + ", checkpoint requested";
+    return action;
+  }
   Action action = placing(job, ActionKind::kRequeue, target);
   action.why = "resize " + from + " -> " + describe(target);
   return action;
@@ -81,6 +101,7 @@ const char* toString(ActionKind kind) {
     case ActionKind::kHold: return "hold";
     case ActionKind::kStart: return "start";
     case ActionKind::kRequeue: return "requeue";
+    case ActionKind::kShrink: return "shrink";
   }
   return "unknown";
 }
@@ -99,8 +120,15 @@ std::optional<policy::Allocation> currentAllocation(const SlurmJob& job) {
   return allocation;
 }
 
+policy::Allocation targetOf(const Action& action) {
+  policy::Allocation target{action.gpu_type, {}};
+  for (const auto& node : action.nodes) target.nodes[node] = action.gpus_per_node;
+  return target;
+}
+
 std::vector<Action> planActions(const std::vector<SlurmJob>& jobs, const policy::Decision& decision,
-                                double now, std::vector<std::string>& problems) {
+                                double now, const std::set<uint32_t>& resizes_in_place,
+                                std::vector<std::string>& problems) {
   std::vector<Action> actions;
   for (const auto& job : jobs) {
     if (!job.adaptive || job.state == JobState::kOther) continue;
@@ -113,8 +141,9 @@ std::vector<Action> planActions(const std::vector<SlurmJob>& jobs, const policy:
                          " has unequal GPUs per node; left as it is");
       continue;
     }
-    const auto action = job.state == JobState::kPending ? planPending(job, decided, now)
-                                                        : planRunning(job, decided);
+    const auto action = job.state == JobState::kPending
+                            ? planPending(job, decided, now)
+                            : planRunning(job, decided, resizes_in_place.count(job.id) > 0);
     if (action) actions.push_back(*action);
   }
   return actions;
@@ -137,7 +166,9 @@ std::vector<Action> deferUntilRegistered(std::vector<Action> actions,
   }
   std::vector<Action> kept;
   for (auto& action : actions) {
-    if (action.kind == ActionKind::kRequeue && waiting.count(action.job_id)) {
+    const bool stops_steps =
+        action.kind == ActionKind::kRequeue || action.kind == ActionKind::kShrink;
+    if (stops_steps && waiting.count(action.job_id)) {
       problems.push_back("JobId=" + std::to_string(action.job_id) + ": " + toString(action.kind) +
                          " waits until its nodes register with slurmctld");
       continue;

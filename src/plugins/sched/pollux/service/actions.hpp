@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -11,7 +12,7 @@
 
 namespace pollux::service {
 
-enum class ActionKind { kHold, kStart, kRequeue };
+enum class ActionKind { kHold, kStart, kRequeue, kShrink };
 
 struct Action {
   uint32_t job_id = 0;
@@ -29,12 +30,18 @@ std::string tresPerNode(const Action& action);
 
 // Adaptive jobs only (rigid jobs are Slurm's backfill's). Pending: start where placed (unless
 // its request says so already), else hold. Running: nothing if unchanged, else requeue to the
-// target (or requeue and hold when the policy gave it nothing). Shrinking is a requeue too:
-// shrinking in place kills the tasks on the removed nodes but leaves the surviving step
-// running at its old size, while a requeue gives every task SIGTERM and a checkpoint. A target with unequal GPUs per node
-// cannot be expressed to Slurm and is skipped with a message in `problems`.
+// target (or requeue and hold when the policy gave it nothing). A job in `resizes_in_place`
+// (its steps run under `pollux-agent --launch`) whose target keeps some of its nodes, its
+// batch host among them, with the same GPUs on each, is shrunk in place instead: Slurm
+// removes nodes from a running job but leaves its step at the old size, so the launcher
+// shrinks the job and starts the step again once it has checkpointed. A target with unequal
+// GPUs per node cannot be expressed to Slurm and is skipped with a message in `problems`.
 std::vector<Action> planActions(const std::vector<SlurmJob>& jobs, const policy::Decision& decision,
-                                double now, std::vector<std::string>& problems);
+                                double now, const std::set<uint32_t>& resizes_in_place,
+                                std::vector<std::string>& problems);
+
+// The allocation an action gives its job (empty nodes for a hold or a requeue without nodes).
+policy::Allocation targetOf(const Action& action);
 
 // Adaptive jobs that ended FAILED since `since` on a node that is not usable now, each to be
 // requeued without nodes (so placed again). This is the case of a node that dies as a job

@@ -29,9 +29,10 @@ policy::Decision decide(const std::string& id, const std::string& type,
   return decision;
 }
 
-std::vector<Action> plan(const std::vector<SlurmJob>& jobs, const policy::Decision& decision) {
+std::vector<Action> plan(const std::vector<SlurmJob>& jobs, const policy::Decision& decision,
+                         const std::set<uint32_t>& resizes_in_place = {}) {
   std::vector<std::string> problems;
-  auto actions = planActions(jobs, decision, 1000.0, problems);
+  auto actions = planActions(jobs, decision, 1000.0, resizes_in_place, problems);
   EXPECT_TRUE(problems.empty()) << problems.front();
   return actions;
 }
@@ -77,18 +78,40 @@ TEST(ActionsTest, GrowingRequeuesToTheTarget) {
   EXPECT_EQ(actions[0].nodes, (std::vector<std::string>{"n1", "n2"}));
 }
 
-TEST(ActionsTest, EveryShrinkRequeuesSoEveryTaskCanCheckpoint) {
+TEST(ActionsTest, ShrinkRequeuesAJobWhoseLauncherCannotShrinkIt) {
   const auto actions =
       plan({runningOn(7, {"n1", "n2"}, "a100", 4)}, decide("7", "a100", {{"n1", 4}}));
   ASSERT_EQ(actions.size(), 1u);
   EXPECT_EQ(actions[0].kind, ActionKind::kRequeue);
   EXPECT_EQ(actions[0].nodes, std::vector<std::string>{"n1"});
-  EXPECT_EQ(plan({runningOn(7, {"n1", "n2"}, "a100", 4)}, decide("7", "a100", {{"n2", 4}}))[0].kind,
-            ActionKind::kRequeue);
-  EXPECT_EQ(plan({runningOn(7, {"n1"}, "a100", 4)}, decide("7", "a100", {{"n1", 2}}))[0].kind,
-            ActionKind::kRequeue);
-  EXPECT_EQ(plan({runningOn(7, {"n1"}, "a100", 4)}, decide("7", "v100", {{"n3", 4}}))[0].kind,
-            ActionKind::kRequeue);
+}
+
+SlurmJob launchedOn(uint32_t id, std::vector<std::string> nodes, const std::string& batch_host) {
+  SlurmJob job = runningOn(id, nodes, "a100", 4);
+  job.batch_host = batch_host;
+  return job;
+}
+
+TEST(ActionsTest, ShrinkToNodesTheJobKeepsIsDoneInPlace) {
+  const auto actions = plan({launchedOn(7, {"n1", "n2", "n3"}, "n2")},
+                            decide("7", "a100", {{"n2", 4}, {"n3", 4}}), {7});
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kShrink);
+  EXPECT_EQ(actions[0].nodes, (std::vector<std::string>{"n2", "n3"}));
+  EXPECT_EQ(targetOf(actions[0]), (policy::Allocation{"a100", {{"n2", 4}, {"n3", 4}}}));
+}
+
+TEST(ActionsTest, ShrinkSlurmCannotDoInPlaceIsARequeue) {
+  const std::set<uint32_t> in_place = {7};
+  const auto kind = [&](const policy::Decision& decision) {
+    return plan({launchedOn(7, {"n1", "n2"}, "n1")}, decision, in_place).at(0).kind;
+  };
+  EXPECT_EQ(kind(decide("7", "a100", {{"n2", 4}})), ActionKind::kRequeue);  // batch host goes
+  EXPECT_EQ(kind(decide("7", "a100", {{"n1", 2}})), ActionKind::kRequeue);  // fewer GPUs a node
+  EXPECT_EQ(kind(decide("7", "v100", {{"n1", 4}})), ActionKind::kRequeue);  // another type
+  EXPECT_EQ(kind(decide("7", "a100", {{"n1", 4}, {"n3", 4}})), ActionKind::kRequeue);  // moves
+  EXPECT_EQ(kind(decide("7", "a100", {{"n1", 4}, {"n2", 4}, {"n3", 4}})), ActionKind::kRequeue);
+  EXPECT_EQ(kind(policy::Decision{}), ActionKind::kRequeue);  // preempted: nothing to keep
 }
 
 TEST(ActionsTest, RunningJobWithoutGpusIsRequeued) {
@@ -108,7 +131,8 @@ TEST(ActionsTest, RigidAndFinishedJobsAreNotTouched) {
 TEST(ActionsTest, UnequalGpusPerNodeIsReportedNotActedOn) {
   std::vector<std::string> problems;
   const auto actions = planActions({adaptiveJob(7, JobState::kPending)},
-                                   decide("7", "a100", {{"n1", 4}, {"n2", 2}}), 1000.0, problems);
+                                   decide("7", "a100", {{"n1", 4}, {"n2", 2}}), 1000.0, {},
+                                   problems);
   EXPECT_TRUE(actions.empty());
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_NE(problems[0].find("JobId=7"), std::string::npos);

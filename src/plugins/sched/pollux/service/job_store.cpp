@@ -46,6 +46,20 @@ void JobStore::recordAction(const std::string& id, const std::string& status, bo
   if (restarted) ++found->second.restarts;
 }
 
+void JobStore::startShrink(const std::string& id, const policy::Allocation& target, double now) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  const auto found = jobs_.find(id);
+  if (found != jobs_.end()) found->second.shrink = PendingShrink{target, now};
+}
+
+void JobStore::endShrink(const std::string& id, bool failed) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  const auto found = jobs_.find(id);
+  if (found == jobs_.end()) return;
+  found->second.shrink.reset();
+  if (failed) found->second.in_place_failed = true;
+}
+
 JobLookup JobStore::lookup(const std::string& id, uint32_t* owner_uid) const {
   std::lock_guard<std::mutex> guard(mutex_);
   const auto found = jobs_.find(id);

@@ -17,6 +17,12 @@
 
 namespace pollux::service {
 
+// An in-place shrink asked of a running job, which its launcher carries out.
+struct PendingShrink {
+  policy::Allocation target;
+  double requested_time = 0;
+};
+
 struct JobRecord {
   uint32_t owner_uid = 0;
   bool adaptive = false;
@@ -25,6 +31,8 @@ struct JobRecord {
   double last_change_time = 0;                  // when Pollux last placed or resized it
   std::optional<policy::JobDecision> decision;  // what the last round decided
   std::string status;                           // last action or reason, for operators
+  std::optional<PendingShrink> shrink;          // until Slurm shows the job on its target
+  bool in_place_failed = false;                 // a shrink was not done: requeue from now on
 };
 
 enum class JobLookup { kUnknown, kNotAdaptive, kFound };
@@ -40,6 +48,10 @@ class JobStore {
   // `placed`: the job was started or resized now; `restarted`: that cost it a restart.
   void recordAction(const std::string& id, const std::string& status, bool placed,
                     bool restarted, double now);
+
+  void startShrink(const std::string& id, const policy::Allocation& target, double now);
+  // `failed`: the job did not shrink in time; later resizes of it go through requeue.
+  void endShrink(const std::string& id, bool failed);
 
   JobLookup lookup(const std::string& id, uint32_t* owner_uid) const;
   // Stores the report and returns the reply for the job (its current decision).

@@ -114,6 +114,7 @@ pollux::service::SlurmJob jobFrom(const pollux_job_view_t& view) {
   }
   job.partitions = pollux::service::splitNames(text(view.partition));
   job.nodes = pollux::service::splitNames(text(view.nodes));
+  job.batch_host = text(view.batch_host);
   job.requested_nodes = pollux::service::splitNames(text(view.requested_nodes));
   job.gpus_per_node = pollux::service::parseGpuGres(text(view.tres_per_node));
   job.requested_gpus = pollux::service::requestedGpus(gpuRequestOf(view));

@@ -1,6 +1,7 @@
 #include "service.hpp"
 
 #include <algorithm>
+#include <set>
 #include <fstream>
 #include <sstream>
 
@@ -22,6 +23,25 @@ constexpr const char* kStateFileName = "/pollux_state.json";
 // finished jobs MinJobAge, 300 s by default).
 constexpr double kNodeFailureWindowS = 600;
 constexpr int kStateVersion = 1;
+// A job asked to shrink in place has this long to checkpoint and shrink itself (the agent's
+// grace time, 25 s by default, plus its launcher's start); after that it is requeued.
+constexpr double kShrinkTimeoutS = 120;
+
+int cKind(ActionKind kind) {
+  switch (kind) {
+    case ActionKind::kHold: return POLLUX_ACTION_HOLD;
+    case ActionKind::kStart: return POLLUX_ACTION_START;
+    case ActionKind::kRequeue: return POLLUX_ACTION_REQUEUE;
+    case ActionKind::kShrink: return POLLUX_ACTION_SHRINK;
+  }
+  return POLLUX_ACTION_HOLD;
+}
+
+std::vector<std::string> sortedNames(const policy::Allocation& allocation) {
+  std::vector<std::string> names;
+  for (const auto& [node, gpus] : allocation.nodes) names.push_back(node);
+  return names;
+}
 
 std::string readPem(const std::string& path) {
   std::ifstream in(path);
@@ -144,14 +164,56 @@ void Service::addPartition(const std::string& name, policy::NodeSet nodes) {
   round_partitions_[name] = std::move(nodes);
 }
 
+// Ends the in-place shrinks Slurm now shows done, and those given up: the job was not on its
+// target within kShrinkTimeoutS (then it is resized by requeue from now on) or stopped running.
+void Service::settleShrinks() {
+  const auto records = store_.records();
+  for (const auto& job : round_jobs_) {
+    const auto record = records.find(std::to_string(job.id));
+    if (record == records.end() || !record->second.shrink) continue;
+    const PendingShrink& shrink = *record->second.shrink;
+    const double waited = round_time_ - shrink.requested_time;
+    std::vector<std::string> nodes = job.nodes;
+    std::sort(nodes.begin(), nodes.end());
+    if (job.state != JobState::kRunning) {
+      store_.endShrink(record->first, false);
+    } else if (nodes == sortedNames(shrink.target)) {
+      info("JobId=" + record->first + " shrunk in place to " + job.nodes.front() +
+           (job.nodes.size() > 1 ? " and " + std::to_string(job.nodes.size() - 1) + " more" : "") +
+           " within " + std::to_string(static_cast<int>(waited)) + " s of the request");
+      store_.endShrink(record->first, false);
+    } else if (waited > kShrinkTimeoutS) {
+      error("JobId=" + record->first + " did not shrink in place within " +
+            std::to_string(static_cast<int>(kShrinkTimeoutS)) +
+            " s (is its script running pollux-agent --launch?); resized by requeue from now on");
+      store_.endShrink(record->first, true);
+    }
+  }
+}
+
 size_t Service::decide() {
   resolveGpuTypes(round_jobs_, round_nodes_);
   store_.syncWithSlurm(round_jobs_);
+  settleShrinks();
   const auto records = store_.records();
+  // A job shrinking in place is seen on its target (where it will be in a moment) and waits.
+  std::vector<SlurmJob> as_seen = round_jobs_;
+  std::set<uint32_t> shrinking, resizes_in_place;
+  for (auto& job : as_seen) {
+    const auto record = records.find(std::to_string(job.id));
+    if (record == records.end()) continue;
+    if (record->second.shrink) {
+      shrinking.insert(job.id);
+      job.nodes = sortedNames(record->second.shrink->target);
+    } else if (record->second.report && record->second.report->in_place_resize &&
+               !record->second.in_place_failed) {
+      resizes_in_place.insert(job.id);
+    }
+  }
   policy::Decision decision;
   try {
     decision = policy::schedule(
-        buildSnapshot(round_time_, round_nodes_, round_jobs_, records, config_, round_partitions_));
+        buildSnapshot(round_time_, round_nodes_, as_seen, records, config_, round_partitions_));
   } catch (const std::exception& problem) {
     error(std::string("round skipped, nothing changed: ") + problem.what());
     return 0;
@@ -164,7 +226,11 @@ size_t Service::decide() {
           std::to_string(decision.stats.failed_partitions) + " sub-problem(s): " +
           std::to_string(decision.stats.kept_jobs) + " job(s) keep their current allocation");
   }
+  std::vector<SlurmJob> to_plan;
   for (const auto& job : round_jobs_) {
+    if (!shrinking.count(job.id)) to_plan.push_back(job);
+  }
+  for (const auto& job : to_plan) {
     if (!job.adaptive) continue;
     const std::string id = std::to_string(job.id);
     const auto decided = decision.allocations.find(id);
@@ -172,7 +238,7 @@ size_t Service::decide() {
                                   ? std::nullopt
                                   : std::optional<policy::JobDecision>(decided->second));
   }
-  auto planned = planActions(round_jobs_, decision, round_time_, round_problems_);
+  auto planned = planActions(to_plan, decision, round_time_, resizes_in_place, round_problems_);
   planned = deferUntilRegistered(std::move(planned), round_jobs_, round_nodes_, round_problems_);
   for (auto& action : planned) {
     round_actions_.push_back(ownAction(std::move(action), decision));
@@ -204,9 +270,7 @@ const pollux_action_t& Service::action(size_t index) {
   OwnedAction& owned = round_actions_.at(index);
   const Action& a = owned.action;
   owned.c = pollux_action_t{a.job_id,
-                            static_cast<int>(a.kind == ActionKind::kHold      ? POLLUX_ACTION_HOLD
-                                             : a.kind == ActionKind::kStart   ? POLLUX_ACTION_START
-                                                                              : POLLUX_ACTION_REQUEUE),
+                            cKind(a.kind),
                             static_cast<uint32_t>(a.nodes.size()),
                             owned.tres_per_node.c_str(),
                             owned.node_list.c_str(),
@@ -226,8 +290,9 @@ void Service::actionDone(size_t index, int error_code, const std::string& error_
   }
   info("JobId=" + id + " " + toString(a.kind) + ": " + a.why);
   const bool placed = a.kind != ActionKind::kHold && !a.nodes.empty();
-  const bool restarted = a.kind == ActionKind::kRequeue;
+  const bool restarted = a.kind == ActionKind::kRequeue || a.kind == ActionKind::kShrink;
   store_.recordAction(id, a.why, placed, restarted, round_time_);
+  if (a.kind == ActionKind::kShrink) store_.startShrink(id, targetOf(a), round_time_);
 }
 
 void Service::endRound() {

@@ -62,6 +62,7 @@ class Service {
   };
 
   config::Config loadConfig() const;
+  void settleShrinks();
   OwnedAction ownAction(Action action, const policy::Decision& decision) const;
   Json::Value jobStatus(const SlurmJob& job, const std::map<std::string, JobRecord>& records,
                         const model::RelativeSpeeds& speeds) const;

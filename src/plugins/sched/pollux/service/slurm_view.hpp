@@ -96,6 +96,7 @@ struct SlurmJob {
   std::string comment_error;                        // set when the comment is malformed
   std::vector<std::string> partitions;              // its partition, or those it may run in
   std::vector<std::string> nodes;                   // allocated nodes (running jobs)
+  std::string batch_host;                           // runs the batch script (running jobs)
   std::vector<std::string> requested_nodes;         // ReqNodeList
   std::optional<GpuGres> gpus_per_node;             // from tres_per_node (Pollux places so)
   GpuGres requested_gpus;                           // in total, in any form (requestedGpus)

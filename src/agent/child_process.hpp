@@ -1,5 +1,5 @@
-// The training command the agent supervises: started with the channel's address in its
-// environment, signalled, and reaped.
+// A child of the agent (the training command, or srun under --launch): started with extra
+// environment variables and the default signal mask, signalled, and reaped.
 #pragma once
 
 #include <sys/types.h>
@@ -11,11 +11,19 @@
 
 namespace pollux::agent {
 
-class TrainerProcess {
+struct CommandOutput {
+  int status;          // as ChildProcess::poll() gives it
+  std::string output;  // what it wrote to stdout
+};
+
+// Runs `command` (PATH searched) to its end. Throws std::system_error if it cannot start.
+CommandOutput runCommand(const std::vector<std::string>& command);
+
+class ChildProcess {
  public:
   // Starts `command` (PATH searched) with `extra_env` added to the agent's environment and
   // the default signal mask and dispositions. Throws std::system_error if it cannot start.
-  TrainerProcess(const std::vector<std::string>& command,
+  ChildProcess(const std::vector<std::string>& command,
                  const std::map<std::string, std::string>& extra_env);
 
   pid_t pid() const { return pid_; }

@@ -1,0 +1,166 @@
+#include "launcher.hpp"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#include "child_process.hpp"
+#include "invalid_input.hpp"
+#include "log.hpp"
+#include "report/goodput_report.hpp"
+#include "slurm_env.hpp"
+#include "status_request.hpp"
+
+namespace pollux::agent {
+namespace {
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string text;
+  for (const auto& name : names) text += (text.empty() ? "" : ",") + name;
+  return text;
+}
+
+// Agents per node: the job's --ntasks-per-node, else one.
+int tasksPerNode() {
+  const char* text = std::getenv("SLURM_NTASKS_PER_NODE");
+  const int count = text ? std::atoi(text) : 0;
+  return count > 0 ? count : 1;
+}
+
+}  // namespace
+
+std::optional<std::vector<std::string>> shrinkTarget(
+    const std::vector<std::string>& current, const std::optional<policy::Allocation>& decided,
+    const std::string& batch_host) {
+  if (!decided || decided->nodes.size() >= current.size() ||
+      decided->nodes.count(batch_host) == 0) {
+    return std::nullopt;
+  }
+  std::vector<std::string> target;
+  for (const auto& [node, gpus] : decided->nodes) {
+    if (std::find(current.begin(), current.end(), node) == current.end()) return std::nullopt;
+    target.push_back(node);
+  }
+  return target;
+}
+
+std::vector<std::string> stepCommand(const std::string& agent_path, const Options& options,
+                                     size_t nodes, int tasks_per_node) {
+  std::vector<std::string> command = {
+      "srun", "--nodes=" + std::to_string(nodes),
+      "--ntasks=" + std::to_string(nodes * static_cast<size_t>(tasks_per_node)),
+      "--ntasks-per-node=" + std::to_string(tasks_per_node), agent_path};
+  command.insert(command.end(), options.agent_arguments.begin(), options.agent_arguments.end());
+  command.push_back("--");
+  command.insert(command.end(), options.command.begin(), options.command.end());
+  return command;
+}
+
+std::map<std::string, std::string> stepEnvironment(const std::vector<std::string>& nodes,
+                                                   int tasks_per_node) {
+  const std::string count = std::to_string(nodes.size());
+  const std::string tasks = std::to_string(nodes.size() * static_cast<size_t>(tasks_per_node));
+  return {{"SLURM_JOB_NODELIST", joined(nodes)},
+          {"SLURM_NODELIST", joined(nodes)},
+          {"SLURM_JOB_NUM_NODES", count},
+          {"SLURM_NNODES", count},
+          {"SLURM_NTASKS", tasks},
+          {"SLURM_NPROCS", tasks},
+          {"SLURM_TASKS_PER_NODE", std::to_string(tasks_per_node) + "(x" + count + ")"},
+          {kLaunchedVariable, "1"}};
+}
+
+Launcher::Launcher(Options options, std::string job_id, std::string batch_host,
+                   ReporterSettings plugin, int signal_fd)
+    : options_(std::move(options)), job_id_(std::move(job_id)),
+      batch_host_(std::move(batch_host)), plugin_(std::move(plugin)), signal_fd_(signal_fd) {}
+
+int Launcher::run() {
+  std::vector<std::string> nodes = jobNodes();
+  for (;;) {
+    const int status = runStep(nodes);
+    if (status == 0 || stopping_) return status;
+    const auto target = decidedShrink(nodes);
+    if (!target) return status;
+    if (!shrinkJob(*target)) return status;
+    logLine("step ended (status " + std::to_string(status) + ") for an in-place shrink; " +
+            "starting it again on " + joined(*target));
+    nodes = *target;
+  }
+}
+
+int Launcher::runStep(const std::vector<std::string>& nodes) {
+  const int per_node = tasksPerNode();
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe");
+  ChildProcess srun(stepCommand(self, options_, nodes.size(), per_node),
+                    stepEnvironment(nodes, per_node));
+  for (;;) {
+    if (const auto status = srun.poll()) return *status;
+    pollfd ready{signal_fd_, POLLIN, 0};
+    if (poll(&ready, 1, 200) > 0) handleSignal(srun);
+  }
+}
+
+// SIGTERM and SIGINT (the job ends or is requeued: Slurm signals the step too) and the
+// trainer's own signals go on to srun, which passes them to every task.
+void Launcher::handleSignal(ChildProcess& srun) {
+  signalfd_siginfo info;
+  if (read(signal_fd_, &info, sizeof info) != sizeof info) return;
+  const int number = static_cast<int>(info.ssi_signo);
+  if (number == SIGCHLD) return;
+  if (number == SIGTERM || number == SIGINT) stopping_ = true;
+  srun.signal(number);
+}
+
+// What sched/pollux decided for the job, if that is an in-place shrink of `nodes`.
+std::optional<std::vector<std::string>> Launcher::decidedShrink(
+    const std::vector<std::string>& nodes) {
+  try {
+    client::HttpClient client(10, plugin_.ca_file);
+    const client::HttpResponse response =
+        client::getStatus(client, plugin_.rest_url, "/v1/jobs/" + job_id_, plugin_.munge_socket);
+    if (response.status != 200) {
+      logLine("cannot read the job's decision from sched/pollux: HTTP " +
+              std::to_string(response.status));
+      return std::nullopt;
+    }
+    return shrinkTarget(nodes, report::parseReportReply(response.body).allocation, batch_host_);
+  } catch (const std::exception& error) {
+    logLine("cannot read the job's decision from sched/pollux: " + std::string(error.what()));
+    return std::nullopt;
+  }
+}
+
+bool Launcher::shrinkJob(const std::vector<std::string>& nodes) {
+  const CommandOutput result =
+      runCommand({"scontrol", "update", "JobId=" + job_id_, "NodeList=" + joined(nodes)});
+  if (result.status != 0) {
+    logLine("scontrol could not shrink the job to " + joined(nodes) + " (status " +
+            std::to_string(result.status) + ")");
+    return false;
+  }
+  return true;
+}
+
+// The job's nodes, expanded by Slurm's own `scontrol show hostnames`.
+std::vector<std::string> Launcher::jobNodes() {
+  const char* list = std::getenv("SLURM_JOB_NODELIST");
+  if (!list || !*list) throw InvalidInput("SLURM_JOB_NODELIST is not set: --launch runs in a batch script");
+  const CommandOutput result = runCommand({"scontrol", "show", "hostnames", list});
+  std::vector<std::string> nodes;
+  std::istringstream lines(result.output);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty()) nodes.push_back(line);
+  }
+  if (result.status != 0 || nodes.empty())
+    throw std::runtime_error(std::string("scontrol show hostnames ") + list + " failed");
+  return nodes;
+}
+
+}  // namespace pollux::agent

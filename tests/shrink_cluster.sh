@@ -1,0 +1,51 @@
+#!/bin/sh
+# In-place shrink on a real local cluster: an adaptive job whose script runs
+# `pollux-agent --launch` grows (through requeue) to both a100 nodes; a rigid job that needs
+# one of them makes sched/pollux shrink it in place. Its step checkpoints, the launcher shrinks
+# the job to its batch host and starts the step again there: the job never leaves RUNNING
+# (Slurm's Restarts count stays), the rigid job starts on the freed node, the trainer resumes
+# from its checkpoint without losing progress, and the job completes.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/cluster/lib.sh"
+setup_test_cluster shrink
+
+step "start a cluster with sched/pollux and job_submit/pollux"
+start_pollux_cluster
+cat > launch.sh <<EOF2
+#!/bin/sh
+"$build/src/agent/pollux-agent" --launch --report-interval 1 --grace 10 -v -- \\
+  "$build/src/emulate/pollux-emulate" --profiles "$POLLUX_TRACES" --app "\$1" \\
+  --time-scale "\$2" --target-fraction "\$3" --startup 1 --speed a100=3 \\
+  --checkpoint "$run/ckpt-\$SLURM_JOB_ID"
+EOF2
+
+step "an adaptive job under pollux-agent --launch grows to both a100 nodes"
+job=$(sbatch --parsable --comment=adaptive:gpu_type=a100,max_gpus=8 --open-mode=append \
+        -o "$run/job-%j.out" launch.sh imagenet 200 0.02)
+wait_until 120 "job $job on both a100 nodes" runs_on "$job" "n[1-2]"
+restarts=$(job_field "$job" Restarts)
+wait_until 30 "its step on both nodes reported" \
+  sh -c "[ \$(grep -c 'first training step at' job-$job.out) -ge $((restarts + 1)) ]"
+echo "   on $(job_field "$job" NodeList) with $(job_gpus "$job") GPUs after $restarts requeue(s)"
+
+step "a rigid job needing one a100 node makes Pollux shrink the adaptive job in place"
+rigid=$(sbatch --parsable --gres=gpu:a100:4 -N1 -t 10 -o /dev/null --wrap "sleep 20")
+wait_until 40 "the shrink decided" grep -q "JobId=$job shrink: in place" log/slurmctld.log
+wait_until 60 "job $job shrunk to n1" runs_on "$job" n1
+wait_until 40 "rigid job $rigid running on n2" runs_on "$rigid" n2
+[ "$(job_field "$job" Restarts)" = "$restarts" ] || fail "job $job was requeued, not shrunk in place"
+wait_until 30 "slurmctld logs the shrink done" grep -q "JobId=$job shrunk in place" log/slurmctld.log
+grep -q "starting it again on n1" "job-$job.out" || fail "the launcher did not start the step again"
+wait_until 30 "a training step on the shrunk job" \
+  sh -c "[ \$(grep -c 'first training step at' job-$job.out) -ge $((restarts + 2)) ]"
+grep "JobId=$job shr" log/slurmctld.log | sed 's/^/   /'
+
+step "the job completes, resumed from its checkpoints without losing progress"
+wait_until 300 "job $job completes" all_finished "$job"
+state=$(job_field "$job" JobState)
+code=$(job_field "$job" ExitCode)
+[ "$state" = COMPLETED ] && [ "$code" = 0:0 ] || fail "job $job ended $state with exit code $code"
+grep -q "^pollux-emulate: finished" "job-$job.out" || fail "job $job's trainer did not finish"
+resumed_without_loss "$job"
+echo "PASS"

@@ -12,17 +12,11 @@ setup_test_cluster shrink
 
 step "start a cluster with sched/pollux and job_submit/pollux"
 start_pollux_cluster
-cat > launch.sh <<EOF2
-#!/bin/sh
-"$build/src/agent/pollux-agent" --launch --report-interval 1 --grace 10 -v -- \\
-  "$build/src/emulate/pollux-emulate" --profiles "$POLLUX_TRACES" --app "\$1" \\
-  --time-scale "\$2" --target-fraction "\$3" --startup 1 --speed a100=3 \\
-  --checkpoint "$run/ckpt-\$SLURM_JOB_ID"
-EOF2
+write_train_script launch
 
 step "an adaptive job under pollux-agent --launch grows to both a100 nodes"
 job=$(sbatch --parsable --comment=adaptive:gpu_type=a100,max_gpus=8 --open-mode=append \
-        -o "$run/job-%j.out" launch.sh imagenet 200 0.02)
+        -o "$run/job-%j.out" train.sh imagenet 200 0.02)
 wait_until 120 "job $job on both a100 nodes" runs_on "$job" "n[1-2]"
 restarts=$(job_field "$job" Restarts)
 wait_until 30 "its step on both nodes reported" \

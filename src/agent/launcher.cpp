@@ -85,6 +85,7 @@ int Launcher::run() {
   std::vector<std::string> nodes = jobNodes();
   for (;;) {
     const int status = runStep(nodes);
+    drainSignals();  // a requeue's SIGTERM may not have been read when srun ended
     if (status == 0 || stopping_) return status;
     const auto target = decidedShrink(nodes);
     if (!target) return status;
@@ -103,19 +104,24 @@ int Launcher::runStep(const std::vector<std::string>& nodes) {
   for (;;) {
     if (const auto status = srun.poll()) return *status;
     pollfd ready{signal_fd_, POLLIN, 0};
-    if (poll(&ready, 1, 200) > 0) handleSignal(srun);
+    if (poll(&ready, 1, 200) > 0) handleSignal(&srun);
   }
 }
 
+void Launcher::drainSignals() {
+  pollfd ready{signal_fd_, POLLIN, 0};
+  while (poll(&ready, 1, 0) > 0) handleSignal(nullptr);
+}
+
 // SIGTERM and SIGINT (the job ends or is requeued: Slurm signals the step too) and the
-// trainer's own signals go on to srun, which passes them to every task.
-void Launcher::handleSignal(ChildProcess& srun) {
+// trainer's own signals go on to srun (while it runs), which passes them to every task.
+void Launcher::handleSignal(ChildProcess* srun) {
   signalfd_siginfo info;
   if (read(signal_fd_, &info, sizeof info) != sizeof info) return;
   const int number = static_cast<int>(info.ssi_signo);
   if (number == SIGCHLD) return;
   if (number == SIGTERM || number == SIGINT) stopping_ = true;
-  srun.signal(number);
+  if (srun) srun->signal(number);
 }
 
 // What sched/pollux decided for the job, if that is an in-place shrink of `nodes`.
@@ -130,7 +136,9 @@ std::optional<std::vector<std::string>> Launcher::decidedShrink(
               std::to_string(response.status));
       return std::nullopt;
     }
-    return shrinkTarget(nodes, report::parseReportReply(response.body).allocation, batch_host_);
+    const report::ReportReply reply = report::parseReportReply(response.body);
+    if (!reply.shrink_in_place) return std::nullopt;
+    return shrinkTarget(nodes, reply.allocation, batch_host_);
   } catch (const std::exception& error) {
     logLine("cannot read the job's decision from sched/pollux: " + std::string(error.what()));
     return std::nullopt;

@@ -2,10 +2,10 @@
 // (srun, one agent per task) and, when sched/pollux shrinks the job in place, shrinks the job
 // and starts the step again inside it. The plugin asks the step to checkpoint (SIGTERM to the
 // job's steps, not to the batch script); once the step has ended, the launcher reads the
-// job's decided allocation from the plugin, shrinks the job to those nodes (scontrol update
-// NodeList=, as Slurm lets a job's owner do) and starts the step there: the job stays RUNNING
-// and its new step resumes from the checkpoint. Shrinking before the checkpoint would kill
-// the tasks on the removed nodes at once.
+// job's decided allocation from the plugin and, if the plugin says it waits for that shrink,
+// shrinks the job to those nodes (scontrol update NodeList=, as Slurm lets a job's owner do)
+// and starts the step there: the job stays RUNNING and its new step resumes from the
+// checkpoint. Shrinking before the checkpoint would kill the tasks on the removed nodes.
 #pragma once
 
 #include <map>
@@ -45,7 +45,8 @@ class Launcher {
 
  private:
   int runStep(const std::vector<std::string>& nodes);
-  void handleSignal(ChildProcess& srun);
+  void handleSignal(ChildProcess* srun);
+  void drainSignals();
   std::optional<std::vector<std::string>> decidedShrink(const std::vector<std::string>& nodes);
   bool shrinkJob(const std::vector<std::string>& nodes);
   std::vector<std::string> jobNodes();

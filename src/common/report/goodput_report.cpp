@@ -85,6 +85,7 @@ Json::Value replyToJson(const ReportReply& reply) {
   out["accum_steps"] = reply.accum_steps;
   out["lr_scale"] = reply.lr_scale;
   out["allocation"] = reply.allocation ? allocationToJson(*reply.allocation) : Json::nullValue;
+  if (reply.shrink_in_place) out["shrink_in_place"] = true;
   return out;
 }
 
@@ -96,6 +97,7 @@ ReportReply parseReportReply(const std::string& body) {
                     static_cast<int>(root["accum_steps"].integer(0, 1L << 30)),
                     root["lr_scale"].positiveNumber(), std::nullopt};
   if (root.has("allocation")) reply.allocation = parseAllocation(root["allocation"]);
+  if (root.has("shrink_in_place")) reply.shrink_in_place = root["shrink_in_place"].boolean();
   return reply;
 }
 

@@ -55,10 +55,13 @@ struct ReportReply {
   int accum_steps;
   double lr_scale;
   std::optional<policy::Allocation> allocation;  // nullopt: the job holds no GPUs
+  // The plugin asked the job to shrink in place to `allocation` (pollux-agent --launch).
+  bool shrink_in_place = false;
 };
 
 // {"batch_size", "local_bsz", "accum_steps", "lr_scale",
-//  "allocation": {"gpu_type", "nodes": {name: gpus}} or null}
+//  "allocation": {"gpu_type", "nodes": {name: gpus}} or null, "shrink_in_place": true only
+//  while the plugin waits for the job to shrink itself}
 Json::Value replyToJson(const ReportReply& reply);
 
 // Parses what replyToJson writes (the agent reads the plugin's answer with it). Throws

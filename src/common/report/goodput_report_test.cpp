@@ -183,6 +183,16 @@ TEST(GoodputReportTest, RoundTripsThroughJson) {
                    launched);
 }
 
+TEST(GoodputReportTest, ReplyAnnouncesAPendingShrinkInPlaceOnly) {
+  ReportReply reply{1024, 64, 1, 2.5, policy::Allocation{"a100", {{"n1", 4}}}};
+  EXPECT_FALSE(replyToJson(reply).isMember("shrink_in_place"));  // as before: older agents
+  EXPECT_FALSE(parseReportReply(Json::writeString(Json::StreamWriterBuilder(), replyToJson(reply)))
+                   .shrink_in_place);
+  reply.shrink_in_place = true;
+  EXPECT_TRUE(parseReportReply(Json::writeString(Json::StreamWriterBuilder(), replyToJson(reply)))
+                  .shrink_in_place);
+}
+
 TEST(GoodputReportTest, ReplyCarriesDecisionAndAllocation) {
   const ReportReply reply{1024, 64, 1, 2.5, policy::Allocation{"a100", {{"n1", 4}, {"n2", 4}}}};
   const Json::Value json = replyToJson(reply);

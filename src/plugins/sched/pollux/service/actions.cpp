@@ -149,6 +149,17 @@ std::vector<Action> planActions(const std::vector<SlurmJob>& jobs, const policy:
   return actions;
 }
 
+ShrinkProgress shrinkProgress(const SlurmJob& job, const PendingShrink& shrink, double now) {
+  if (job.state != JobState::kRunning) return ShrinkProgress::kStopped;
+  std::vector<std::string> nodes = job.nodes;
+  std::sort(nodes.begin(), nodes.end());
+  std::vector<std::string> target;
+  for (const auto& [node, gpus] : shrink.target.nodes) target.push_back(node);
+  if (nodes == target) return ShrinkProgress::kDone;
+  return now - shrink.requested_time > kShrinkTimeoutS ? ShrinkProgress::kTimedOut
+                                                       : ShrinkProgress::kWaiting;
+}
+
 std::vector<Action> deferUntilRegistered(std::vector<Action> actions,
                                          const std::vector<SlurmJob>& jobs,
                                          const std::vector<SlurmNode>& nodes,

@@ -60,6 +60,24 @@ std::vector<Action> deferUntilRegistered(std::vector<Action> actions,
                                          const std::vector<SlurmNode>& nodes,
                                          std::vector<std::string>& problems);
 
+// An in-place shrink asked of a running job, which its launcher carries out.
+struct PendingShrink {
+  policy::Allocation target;
+  double requested_time = 0;
+};
+
+// A job asked to shrink in place has this long to checkpoint and shrink itself (the agent's
+// grace time, 25 s by default, plus its launcher's start); after that it is requeued.
+inline constexpr double kShrinkTimeoutS = 120;
+
+enum class ShrinkProgress {
+  kWaiting,   // not on its target yet
+  kDone,      // Slurm shows the job on its target's nodes
+  kTimedOut,  // not on its target kShrinkTimeoutS after the request
+  kStopped    // no longer running (requeued, ended)
+};
+ShrinkProgress shrinkProgress(const SlurmJob& job, const PendingShrink& shrink, double now);
+
 // The job's current allocation in policy terms, if it runs on GPUs of a known type
 // (see resolveGpuTypes).
 std::optional<policy::Allocation> currentAllocation(const SlurmJob& job);

@@ -114,6 +114,17 @@ TEST(ActionsTest, ShrinkSlurmCannotDoInPlaceIsARequeue) {
   EXPECT_EQ(kind(policy::Decision{}), ActionKind::kRequeue);  // preempted: nothing to keep
 }
 
+TEST(ActionsTest, ShrinkIsDoneWhenSlurmShowsTheTargetAndGivenUpAfterTheTimeout) {
+  const PendingShrink shrink{{"a100", {{"n1", 4}, {"n3", 4}}}, 1000.0};
+  const SlurmJob before = launchedOn(7, {"n1", "n2", "n3"}, "n1");
+  EXPECT_EQ(shrinkProgress(before, shrink, 1010.0), ShrinkProgress::kWaiting);
+  EXPECT_EQ(shrinkProgress(before, shrink, 1000.0 + kShrinkTimeoutS + 1), ShrinkProgress::kTimedOut);
+  EXPECT_EQ(shrinkProgress(launchedOn(7, {"n3", "n1"}, "n1"), shrink, 1002.0), ShrinkProgress::kDone);
+  SlurmJob requeued = before;
+  requeued.state = JobState::kPending;
+  EXPECT_EQ(shrinkProgress(requeued, shrink, 1002.0), ShrinkProgress::kStopped);
+}
+
 TEST(ActionsTest, RunningJobWithoutGpusIsRequeued) {
   const auto actions = plan({runningOn(7, {"n1"}, "a100", 2)}, policy::Decision{});
   ASSERT_EQ(actions.size(), 1u);

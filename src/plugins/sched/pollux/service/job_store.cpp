@@ -20,6 +20,7 @@ void JobStore::syncWithSlurm(const std::vector<SlurmJob>& jobs) {
     if (known != jobs_.end()) record = std::move(known->second);
     record.owner_uid = job.uid;
     record.adaptive = job.adaptive.has_value();
+    if (job.state == JobState::kPending) record.shrunk_in_place = false;  // requeued
   }
   jobs_ = std::move(current);
 }
@@ -49,7 +50,9 @@ void JobStore::recordAction(const std::string& id, const std::string& status, bo
 void JobStore::startShrink(const std::string& id, const policy::Allocation& target, double now) {
   std::lock_guard<std::mutex> guard(mutex_);
   const auto found = jobs_.find(id);
-  if (found != jobs_.end()) found->second.shrink = PendingShrink{target, now};
+  if (found == jobs_.end()) return;
+  found->second.shrink = PendingShrink{target, now};
+  found->second.shrunk_in_place = true;
 }
 
 void JobStore::endShrink(const std::string& id, bool failed) {
@@ -83,6 +86,7 @@ report::ReportReply JobStore::acceptReport(const report::GoodputReport& report) 
 report::ReportReply replyFor(const JobRecord& record) {
   report::ReportReply reply{0, 0, 0, 1.0, std::nullopt};
   if (record.decision) reply.allocation = record.decision->allocation;
+  reply.shrink_in_place = record.shrink.has_value();
   if (!record.report) return reply;
   const report::GoodputReport& report = *record.report;
   if (record.decision && record.decision->batch_size > 0) {
@@ -110,6 +114,7 @@ Json::Value JobStore::toJson() const {
     job["restarts"] = record.restarts;
     job["last_change_time"] = record.last_change_time;
     job["status"] = record.status;
+    if (record.shrunk_in_place) job["shrunk_in_place"] = true;
     if (record.report) job["report"] = report::reportToJson(*record.report);
   }
   return out;
@@ -128,6 +133,7 @@ void JobStore::restore(const Json::Value& saved) {
     if (job.has("status") && !saved[id]["status"].asString().empty()) {
       record.status = job["status"].string();
     }
+    record.shrunk_in_place = job.has("shrunk_in_place") && job["shrunk_in_place"].boolean();
     if (job.has("report")) {
       Json::StreamWriterBuilder writer;
       record.report = report::parseGoodputReport(Json::writeString(writer, saved[id]["report"]));

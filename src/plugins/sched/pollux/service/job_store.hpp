@@ -11,17 +11,12 @@
 
 #include <json/json.h>
 
+#include "actions.hpp"
 #include "policy/policy.hpp"
 #include "report/goodput_report.hpp"
 #include "slurm_view.hpp"
 
 namespace pollux::service {
-
-// An in-place shrink asked of a running job, which its launcher carries out.
-struct PendingShrink {
-  policy::Allocation target;
-  double requested_time = 0;
-};
 
 struct JobRecord {
   uint32_t owner_uid = 0;
@@ -33,6 +28,10 @@ struct JobRecord {
   std::string status;                           // last action or reason, for operators
   std::optional<PendingShrink> shrink;          // until Slurm shows the job on its target
   bool in_place_failed = false;                 // a shrink was not done: requeue from now on
+  // Shrunk in place since it last started: Slurm takes no second update of a resized job
+  // until it is requeued (22.05 refuses it, 26.05.3 corrupted slurmctld's heap), so its
+  // next resize is a requeue.
+  bool shrunk_in_place = false;
 };
 
 enum class JobLookup { kUnknown, kNotAdaptive, kFound };

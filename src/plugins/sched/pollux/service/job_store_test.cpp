@@ -88,11 +88,32 @@ TEST(JobStoreTest, ActionsCountRestartsAndChanges) {
   EXPECT_EQ(record.status, "requeue failed");
 }
 
+TEST(JobStoreTest, OneShrinkInPlaceARunWhichTheReplyAnnounces) {
+  JobStore store;
+  store.syncWithSlurm({slurmJob(1, 1000, true)});
+  store.recordDecision("1", policy::JobDecision{{"a100", {{"n1", 4}}}, 256, 64, 0});
+  EXPECT_FALSE(store.acceptReport(sampleReport("1")).shrink_in_place);
+  store.startShrink("1", {"a100", {{"n1", 4}}}, 500);
+  EXPECT_TRUE(store.acceptReport(sampleReport("1")).shrink_in_place);
+  EXPECT_TRUE(store.records().at("1").shrunk_in_place);
+  store.endShrink("1", false);
+  EXPECT_FALSE(store.acceptReport(sampleReport("1")).shrink_in_place);
+  EXPECT_FALSE(store.records().at("1").in_place_failed);
+  store.syncWithSlurm({slurmJob(1, 1000, true)});
+  EXPECT_TRUE(store.records().at("1").shrunk_in_place);  // still the same run
+  store.syncWithSlurm({slurmJob(1, 1000, true, JobState::kPending)});
+  EXPECT_FALSE(store.records().at("1").shrunk_in_place);  // requeued: a new run
+  store.startShrink("1", {"a100", {{"n1", 4}}}, 600);
+  store.endShrink("1", true);
+  EXPECT_TRUE(store.records().at("1").in_place_failed);
+}
+
 TEST(JobStoreTest, StateSurvivesSaveAndRestore) {
   JobStore store;
   store.syncWithSlurm({slurmJob(1, 1000, true), slurmJob(2, 1001, false)});
   store.acceptReport(sampleReport("1"));
   store.recordAction("1", "resize 1xa100 -> 4xa100", true, true, 500);
+  store.startShrink("1", {"a100", {{"n1", 4}}}, 500);
   char dir[] = "/tmp/pollux-state-XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);
   const std::string path = std::string(dir) + "/pollux_state.json";
@@ -110,7 +131,9 @@ TEST(JobStoreTest, StateSurvivesSaveAndRestore) {
   ASSERT_TRUE(job.report.has_value());
   EXPECT_DOUBLE_EQ(job.report->perf_params.at("a100").gamma, 1.5);
   EXPECT_DOUBLE_EQ(*job.report->restart_cost_s, 30);
+  EXPECT_TRUE(job.shrunk_in_place);  // a second update would crash slurmctld 26.05.3
   EXPECT_FALSE(records.at("2").adaptive);
+  EXPECT_FALSE(records.at("2").shrunk_in_place);
   std::filesystem::remove_all(dir);
 }
 

@@ -23,9 +23,6 @@ constexpr const char* kStateFileName = "/pollux_state.json";
 // finished jobs MinJobAge, 300 s by default).
 constexpr double kNodeFailureWindowS = 600;
 constexpr int kStateVersion = 1;
-// A job asked to shrink in place has this long to checkpoint and shrink itself (the agent's
-// grace time, 25 s by default, plus its launcher's start); after that it is requeued.
-constexpr double kShrinkTimeoutS = 120;
 
 int cKind(ActionKind kind) {
   switch (kind) {
@@ -35,6 +32,12 @@ int cKind(ActionKind kind) {
     case ActionKind::kShrink: return POLLUX_ACTION_SHRINK;
   }
   return POLLUX_ACTION_HOLD;
+}
+
+std::string describeNodes(const std::vector<std::string>& nodes) {
+  std::string text;
+  for (const auto& node : nodes) text += (text.empty() ? "" : ",") + node;
+  return text;
 }
 
 std::vector<std::string> sortedNames(const policy::Allocation& allocation) {
@@ -172,21 +175,21 @@ void Service::settleShrinks() {
     const auto record = records.find(std::to_string(job.id));
     if (record == records.end() || !record->second.shrink) continue;
     const PendingShrink& shrink = *record->second.shrink;
-    const double waited = round_time_ - shrink.requested_time;
-    std::vector<std::string> nodes = job.nodes;
-    std::sort(nodes.begin(), nodes.end());
-    if (job.state != JobState::kRunning) {
-      store_.endShrink(record->first, false);
-    } else if (nodes == sortedNames(shrink.target)) {
-      info("JobId=" + record->first + " shrunk in place to " + job.nodes.front() +
-           (job.nodes.size() > 1 ? " and " + std::to_string(job.nodes.size() - 1) + " more" : "") +
-           " within " + std::to_string(static_cast<int>(waited)) + " s of the request");
-      store_.endShrink(record->first, false);
-    } else if (waited > kShrinkTimeoutS) {
-      error("JobId=" + record->first + " did not shrink in place within " +
-            std::to_string(static_cast<int>(kShrinkTimeoutS)) +
-            " s (is its script running pollux-agent --launch?); resized by requeue from now on");
-      store_.endShrink(record->first, true);
+    switch (shrinkProgress(job, shrink, round_time_)) {
+      case ShrinkProgress::kWaiting: break;
+      case ShrinkProgress::kDone:
+        info("JobId=" + record->first + " shrunk in place to " + describeNodes(job.nodes) +
+             " within " + std::to_string(static_cast<int>(round_time_ - shrink.requested_time)) +
+             " s of the request");
+        store_.endShrink(record->first, false);
+        break;
+      case ShrinkProgress::kTimedOut:
+        error("JobId=" + record->first + " did not shrink in place within " +
+              std::to_string(static_cast<int>(kShrinkTimeoutS)) +
+              " s (is its script running pollux-agent --launch?); resized by requeue from now on");
+        store_.endShrink(record->first, true);
+        break;
+      case ShrinkProgress::kStopped: store_.endShrink(record->first, false); break;
     }
   }
 }
@@ -206,7 +209,7 @@ size_t Service::decide() {
       shrinking.insert(job.id);
       job.nodes = sortedNames(record->second.shrink->target);
     } else if (record->second.report && record->second.report->in_place_resize &&
-               !record->second.in_place_failed) {
+               !record->second.in_place_failed && !record->second.shrunk_in_place) {
       resizes_in_place.insert(job.id);
     }
   }
@@ -380,6 +383,7 @@ Json::Value Service::jobStatus(const SlurmJob& job, const std::map<std::string, 
   entry["lr_scale"] = reply.lr_scale;
   entry["restarts"] = known.restarts;
   entry["status"] = known.status;
+  if (reply.shrink_in_place) entry["shrink_in_place"] = true;
   entry["reported"] = known.report.has_value();
   if (known.report) {
     entry["models"] = modelsJson(*known.report, speeds);

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "auth/auth_info.hpp"
 #include "config/config.hpp"
 
 namespace pollux::client {
@@ -53,11 +54,7 @@ std::string schedulerParameters(const std::string& slurm_conf_text) {
 }
 
 std::string mungeSocketFromAuthInfo(const std::string& slurm_conf_text) {
-  std::istringstream options(lastAssignment(slurm_conf_text, "AuthInfo"));
-  std::string option;
-  while (std::getline(options, option, ','))
-    if (startsWithNoCase(option, "socket=")) return option.substr(7);
-  return "";
+  return auth::mungeSocketFromAuthInfo(lastAssignment(slurm_conf_text, "AuthInfo"));
 }
 
 SlurmSettings readSlurmSettings() {

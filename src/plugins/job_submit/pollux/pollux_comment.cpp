@@ -31,6 +31,12 @@ void checkGpuRequest(const char* tres_per_node, const char* tres_per_job) {
   }
 }
 
+void copyMessage(const char* message, char* error, size_t error_size) {
+  if (!error || error_size == 0) return;
+  std::strncpy(error, message, error_size - 1);
+  error[error_size - 1] = '\0';
+}
+
 }  // namespace
 
 extern "C" int pollux_check_adaptive_job(const char* comment, const char* tres_per_node,
@@ -41,10 +47,9 @@ extern "C" int pollux_check_adaptive_job(const char* comment, const char* tres_p
     checkGpuRequest(tres_per_node, tres_per_job);
     return 1;
   } catch (const std::exception& problem) {
-    if (error && error_size > 0) {
-      std::strncpy(error, problem.what(), error_size - 1);
-      error[error_size - 1] = '\0';
-    }
-    return -1;
+    copyMessage(problem.what(), error, error_size);
+  } catch (...) {  // nothing may unwind into slurmctld
+    copyMessage("internal error checking the adaptive comment", error, error_size);
   }
+  return -1;
 }

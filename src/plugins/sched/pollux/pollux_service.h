@@ -1,7 +1,8 @@
 /*
  * The one interface between the sched/pollux C shim (Slurm's ABI, its thread, its RPCs)
  * and the C++ service (REST endpoint, job models, policy rounds, saved state).
- * Handles are opaque; no function here lets a C++ exception escape.
+ * Handles are opaque; no function here lets a C++ exception escape. Every function takes a
+ * NULL handle (or view) and then does nothing, returning what it returns on an error.
  */
 #ifndef POLLUX_SERVICE_H
 #define POLLUX_SERVICE_H
@@ -24,7 +25,7 @@ typedef struct {
   const char *scheduler_parameters; /* SchedulerParameters, may be NULL */
   const char *pollux_conf_path;     /* pollux.conf beside slurm.conf; a missing file is fine */
   const char *state_dir;            /* StateSaveLocation */
-  const char *munge_socket;         /* from AuthInfo socket=, NULL for munged's default */
+  const char *auth_info;            /* AuthInfo (its socket= names munged's), may be NULL */
   uint32_t slurm_user_id;           /* SlurmUser: may report for and read any job */
   int private_jobs;                 /* PrivateData=jobs: users read only their own jobs */
   pollux_log_fn log;                /* one call per log line */
@@ -37,8 +38,9 @@ pollux_service_t *pollux_service_create(const pollux_settings_t *settings);
 int pollux_service_start_rest(pollux_service_t *service);
 /* Stops the endpoint, saves state and frees everything. NULL is ignored. */
 void pollux_service_destroy(pollux_service_t *service);
-int pollux_service_interval(const pollux_service_t *service);       /* seconds */
-int pollux_service_hosts_backfill(const pollux_service_t *service); /* 1: load sched/backfill */
+int pollux_service_interval(const pollux_service_t *service);       /* seconds; 60 on error */
+int pollux_service_hosts_backfill(const pollux_service_t *service); /* 1 (also on error): load
+                                                                     * sched/backfill */
 
 /* Slurm's view of one job, as the shim loaded it. Strings may be NULL. */
 enum pollux_job_state { POLLUX_JOB_PENDING, POLLUX_JOB_RUNNING, POLLUX_JOB_OTHER };

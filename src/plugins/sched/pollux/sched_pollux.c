@@ -47,7 +47,7 @@ static bool reconfig_requested;
 static char *sched_params_copy;   /* SchedulerParameters as of init or the last reconfig */
 static char *conf_path_copy;      /* pollux.conf beside slurm.conf */
 static char *state_dir_copy;
-static char *munge_socket_copy;   /* AuthInfo socket=PATH, or NULL */
+static char *auth_info_copy;      /* AuthInfo, or NULL */
 static uint32_t slurm_user;
 static int private_jobs;          /* PrivateData=jobs */
 static bool memory_consumable;    /* SelectTypeParameters CR_*_Memory */
@@ -69,17 +69,6 @@ static void log_line(int level, const char *message)
 static char *copy_or_empty(const char *text)
 {
   return strdup(text ? text : "");
-}
-
-/* The munged socket named in AuthInfo ("socket=PATH[,...]"), or NULL (caller frees). */
-static char *munge_socket_of(const char *authinfo)
-{
-  const char *start = authinfo ? strstr(authinfo, "socket=") : NULL;
-
-  if (!start)
-    return NULL;
-  start += strlen("socket=");
-  return strndup(start, strcspn(start, ","));
 }
 
 /* The value of a JOB_DEF_* entry (DefCpuPerGPU, DefMemPerGPU) of a job defaults list, or
@@ -124,8 +113,8 @@ static void copy_settings(void)
   memory_consumable = (slurm_conf.select_type_param & POLLUX_SELECT_MEMORY) != 0;
   cluster_cpus_per_gpu = job_default(slurm_conf.job_defaults_list, JOB_DEF_CPU_PER_GPU);
   cluster_memory_per_gpu = job_default(slurm_conf.job_defaults_list, JOB_DEF_MEM_PER_GPU);
-  free(munge_socket_copy);
-  munge_socket_copy = munge_socket_of(slurm_conf.authinfo);
+  free(auth_info_copy);
+  auth_info_copy = slurm_conf.authinfo ? strdup(slurm_conf.authinfo) : NULL;
 }
 
 /* The lock keeps sched_p_reconfig from replacing the settings while the service copies them. */
@@ -138,7 +127,7 @@ static pollux_service_t *create_service(void)
     .scheduler_parameters = sched_params_copy,
     .pollux_conf_path = conf_path_copy,
     .state_dir = state_dir_copy,
-    .munge_socket = munge_socket_copy,
+    .auth_info = auth_info_copy,
     .slurm_user_id = slurm_user,
     .private_jobs = private_jobs,
     .log = log_line,
@@ -525,7 +514,7 @@ static void apply_reconfig(void)
 static bool wait_for_round(int interval_s)
 {
   struct timespec until;
-  bool reconfig;
+  bool reconfig, stopping;
 
   clock_gettime(CLOCK_REALTIME, &until);
   until.tv_sec += interval_s;
@@ -535,10 +524,11 @@ static bool wait_for_round(int interval_s)
     ;
   reconfig = reconfig_requested;
   reconfig_requested = false;
+  stopping = stop_requested;
   pthread_mutex_unlock(&state_lock);
-  if (reconfig && !stop_requested)
+  if (reconfig && !stopping)
     apply_reconfig();
-  return !stop_requested;
+  return !stopping;
 }
 
 static void *scheduler_main(void *unused)
@@ -590,8 +580,8 @@ extern void fini(void)
   free(sched_params_copy);
   free(conf_path_copy);
   free(state_dir_copy);
-  free(munge_socket_copy);
-  sched_params_copy = conf_path_copy = state_dir_copy = munge_socket_copy = NULL;
+  free(auth_info_copy);
+  sched_params_copy = conf_path_copy = state_dir_copy = auth_info_copy = NULL;
   slurm_info("sched/pollux: stopped");
 }
 

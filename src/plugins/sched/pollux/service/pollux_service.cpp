@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "auth/auth_info.hpp"
 #include "invalid_input.hpp"
 #include "report/adaptive_comment.hpp"
 #include "service.hpp"
@@ -35,6 +36,16 @@ Result guarded(pollux_log_fn log, const char* where, Result fallback, Body body)
   }
   return fallback;
 }
+
+// The same on a service handle: `fallback` too for a NULL one.
+template <typename Result, typename Body>
+Result onService(const pollux_service_t* service, const char* where, Result fallback, Body body) {
+  if (!service || !service->impl) return fallback;
+  return guarded<Result>(service->log, where, fallback, body);
+}
+
+// Seconds between rounds when the service cannot say (pollux_interval's default).
+constexpr int kFallbackIntervalS = 60;
 
 std::string text(const char* value) { return value ? value : ""; }
 
@@ -134,7 +145,7 @@ pollux_service_t* pollux_service_create(const pollux_settings_t* settings) {
     converted.scheduler_parameters = text(settings->scheduler_parameters);
     converted.pollux_conf_text = readOptionalFile(text(settings->pollux_conf_path));
     converted.state_dir = text(settings->state_dir);
-    converted.munge_socket = text(settings->munge_socket);
+    converted.munge_socket = pollux::auth::mungeSocketFromAuthInfo(text(settings->auth_info));
     converted.slurm_user_id = settings->slurm_user_id;
     converted.private_jobs = settings->private_jobs != 0;
     const pollux_log_fn log = settings->log;
@@ -147,7 +158,7 @@ pollux_service_t* pollux_service_create(const pollux_settings_t* settings) {
 }
 
 int pollux_service_start_rest(pollux_service_t* service) {
-  return guarded<int>(service->log, "REST endpoint not started", -1, [&] {
+  return onService(service, "REST endpoint not started", -1, [&] {
     service->impl->startRest();
     return 0;
   });
@@ -163,29 +174,31 @@ void pollux_service_destroy(pollux_service_t* service) {
 }
 
 int pollux_service_interval(const pollux_service_t* service) {
-  return service->impl->config().interval_s;
+  return onService(service, "interval", kFallbackIntervalS,
+                   [&] { return service->impl->config().interval_s; });
 }
 
 int pollux_service_hosts_backfill(const pollux_service_t* service) {
-  return service->impl->config().backfill ? 1 : 0;
+  return onService(service, "backfill setting", 1,
+                   [&] { return service->impl->config().backfill ? 1 : 0; });
 }
 
 void pollux_round_begin(pollux_service_t* service, time_t now) {
-  guarded<int>(service->log, "round", 0, [&] {
+  onService(service, "round", 0, [&] {
     service->impl->beginRound(static_cast<double>(now));
     return 0;
   });
 }
 
 void pollux_round_add_node(pollux_service_t* service, const pollux_node_view_t* node) {
-  guarded<int>(service->log, "round", 0, [&] {
-    service->impl->addNode(nodeFrom(*node));
+  onService(service, "round", 0, [&] {
+    if (node) service->impl->addNode(nodeFrom(*node));
     return 0;
   });
 }
 
 void pollux_round_add_partition(pollux_service_t* service, const char* name, const char* nodes) {
-  guarded<int>(service->log, "round", 0, [&] {
+  onService(service, "round", 0, [&] {
     const auto members = pollux::service::splitNames(text(nodes));
     service->impl->addPartition(text(name), {members.begin(), members.end()});
     return 0;
@@ -193,31 +206,31 @@ void pollux_round_add_partition(pollux_service_t* service, const char* name, con
 }
 
 void pollux_round_add_job(pollux_service_t* service, const pollux_job_view_t* job) {
-  guarded<int>(service->log, "round", 0, [&] {
-    service->impl->addJob(jobFrom(*job));
+  onService(service, "round", 0, [&] {
+    if (job) service->impl->addJob(jobFrom(*job));
     return 0;
   });
 }
 
 size_t pollux_round_decide(pollux_service_t* service) {
-  return guarded<size_t>(service->log, "round", 0, [&] { return service->impl->decide(); });
+  return onService(service, "round", size_t{0}, [&] { return service->impl->decide(); });
 }
 
 const pollux_action_t* pollux_round_action(pollux_service_t* service, size_t index) {
-  return guarded<const pollux_action_t*>(service->log, "round", nullptr,
-                                         [&] { return &service->impl->action(index); });
+  return onService(service, "round", static_cast<const pollux_action_t*>(nullptr),
+                   [&] { return &service->impl->action(index); });
 }
 
 void pollux_round_action_done(pollux_service_t* service, size_t index, int error_code,
                               const char* error_text) {
-  guarded<int>(service->log, "round", 0, [&] {
+  onService(service, "round", 0, [&] {
     service->impl->actionDone(index, error_code, text(error_text));
     return 0;
   });
 }
 
 void pollux_round_end(pollux_service_t* service) {
-  guarded<int>(service->log, "round", 0, [&] {
+  onService(service, "round", 0, [&] {
     service->impl->endRound();
     return 0;
   });

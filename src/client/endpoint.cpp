@@ -3,21 +3,14 @@
 #include <strings.h>
 
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 
 #include "auth/auth_info.hpp"
 #include "config/config.hpp"
+#include "text_file.hpp"
 
 namespace pollux::client {
 namespace {
-
-std::string readFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 bool startsWithNoCase(const std::string& text, const std::string& prefix) {
   return text.size() >= prefix.size() &&
@@ -62,8 +55,9 @@ SlurmSettings readSlurmSettings() {
   const std::string slurm_conf = env && *env ? env : "/etc/slurm/slurm.conf";
   const auto slash = slurm_conf.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : slurm_conf.substr(0, slash);
-  const std::string text = readFile(slurm_conf);
-  const auto parsed = config::parseConfig(readFile(dir + "/pollux.conf"), schedulerParameters(text));
+  const std::string text = io::readTextFile(slurm_conf).value_or("");
+  const auto parsed = config::parseConfig(io::readTextFile(dir + "/pollux.conf").value_or(""),
+                                          schedulerParameters(text));
   return {restUrl(parsed.config), mungeSocketFromAuthInfo(text)};
 }
 

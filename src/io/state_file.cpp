@@ -5,12 +5,11 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include "invalid_input.hpp"
 #include "report/json_reader.hpp"
+#include "text_file.hpp"
 
 namespace pollux::io {
 
@@ -52,15 +51,13 @@ void saveState(const std::string& path, const Json::Value& state) {
 }
 
 std::optional<Json::Value> loadState(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
+  const auto text = readTextFile(path);
+  if (!text) {
     if (errno == ENOENT) return std::nullopt;
     failWithErrno("cannot read", path);
   }
-  std::stringstream text;
-  text << in.rdbuf();
   try {
-    Json::Value state = report::JsonField::parseDocument(text.str());
+    Json::Value state = report::JsonField::parseDocument(*text);
     if (!state.isObject()) throw InvalidInput("not a JSON object");
     return state;
   } catch (const InvalidInput& error) {

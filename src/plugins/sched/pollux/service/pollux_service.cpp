@@ -3,13 +3,12 @@
 #include "../pollux_service.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include "auth/auth_info.hpp"
 #include "invalid_input.hpp"
 #include "report/adaptive_comment.hpp"
 #include "service.hpp"
+#include "text_file.hpp"
 
 struct pollux_service {
   std::unique_ptr<pollux::service::Service> impl;
@@ -48,14 +47,6 @@ Result onService(const pollux_service_t* service, const char* where, Result fall
 constexpr int kFallbackIntervalS = 60;
 
 std::string text(const char* value) { return value ? value : ""; }
-
-std::string readOptionalFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return "";
-  std::stringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
-}
 
 pollux::service::JobState stateOf(int state) {
   if (state == POLLUX_JOB_PENDING) return pollux::service::JobState::kPending;
@@ -143,7 +134,9 @@ pollux_service_t* pollux_service_create(const pollux_settings_t* settings) {
   return guarded<pollux_service_t*>(settings->log, "cannot start", nullptr, [&] {
     pollux::service::ServiceSettings converted;
     converted.scheduler_parameters = text(settings->scheduler_parameters);
-    converted.pollux_conf_text = readOptionalFile(text(settings->pollux_conf_path));
+    // A missing pollux.conf is fine: every key has a default.
+    converted.pollux_conf_text =
+        pollux::io::readTextFile(text(settings->pollux_conf_path)).value_or("");
     converted.state_dir = text(settings->state_dir);
     converted.munge_socket = pollux::auth::mungeSocketFromAuthInfo(text(settings->auth_info));
     converted.slurm_user_id = settings->slurm_user_id;

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <set>
-#include <fstream>
-#include <sstream>
 
 #include "api_handler.hpp"
 #include "invalid_input.hpp"
@@ -13,6 +11,7 @@
 #include "report/snapshot_json.hpp"
 #include "snapshot_builder.hpp"
 #include "state_file.hpp"
+#include "text_file.hpp"
 
 namespace pollux::service {
 
@@ -47,11 +46,9 @@ std::vector<std::string> sortedNames(const policy::Allocation& allocation) {
 }
 
 std::string readPem(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  const auto text = io::readTextFile(path);
+  if (!text) throw std::runtime_error("cannot read " + path);
+  return *text;
 }
 
 Json::Value allocationJson(const std::optional<policy::JobDecision>& decision) {

@@ -1,14 +1,12 @@
 #include "channel_message.hpp"
 
-#include <cerrno>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <limits>
 #include <map>
 #include <sstream>
 
 #include "invalid_input.hpp"
+#include "text_number.hpp"
 
 namespace pollux::agent {
 namespace {
@@ -43,24 +41,20 @@ const std::string& required(const Fields& fields, const char* key) {
   return found->second;
 }
 
-// A finite number >= min (strtod in the C locale the agent runs in).
+// A finite number >= min.
 double number(const std::string& key, const std::string& text, double min) {
-  char* end = nullptr;
-  errno = 0;
-  const double value = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(value) || value < min)
+  const auto value = parseFiniteNumber(text);
+  if (!value || *value < min)
     throw InvalidInput(key + "=" + text + " is not a finite number >= " + std::to_string(min));
-  return value;
+  return *value;
 }
 
 long integer(const std::string& key, const std::string& text, long min, long max) {
-  char* end = nullptr;
-  errno = 0;
-  const long value = std::strtol(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno == ERANGE || value < min || value > max)
+  const auto value = parseInteger(text, min, max);
+  if (!value)
     throw InvalidInput(key + "=" + text + " is not an integer in [" + std::to_string(min) + ", " +
                        std::to_string(max) + "]");
-  return value;
+  return *value;
 }
 
 double requiredNumber(const Fields& fields, const char* key, double min) {

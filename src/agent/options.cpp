@@ -1,30 +1,23 @@
 #include "options.hpp"
 
-#include <cerrno>
-#include <cmath>
-#include <cstdlib>
-
 #include "invalid_input.hpp"
+#include "text_number.hpp"
 
 namespace pollux::agent {
 namespace {
 
 double positiveSeconds(const std::string& option, const std::string& text, double min) {
-  char* end = nullptr;
-  errno = 0;
-  const double value = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(value) || value < min)
+  const auto value = parseFiniteNumber(text);
+  if (!value || *value < min)
     throw InvalidInput(option + ": '" + text + "' is not a number of seconds >= " +
                        std::to_string(min).substr(0, 4));
-  return value;
+  return *value;
 }
 
 int positiveCount(const std::string& option, const std::string& text) {
-  char* end = nullptr;
-  const long value = std::strtol(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || value < 1 || value > (1 << 20))
-    throw InvalidInput(option + ": '" + text + "' is not a positive integer");
-  return static_cast<int>(value);
+  const auto value = parseInteger(text, 1, 1 << 20);
+  if (!value) throw InvalidInput(option + ": '" + text + "' is not a positive integer");
+  return static_cast<int>(*value);
 }
 
 // Applies one option that takes a value.

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "invalid_input.hpp"
+#include "text_number.hpp"
 
 namespace pollux::agent {
 namespace {
@@ -11,12 +12,11 @@ namespace {
 int integerVariable(const GetEnv& getenv, const char* name, int fallback, int min) {
   const auto text = getenv(name);
   if (!text || text->empty()) return fallback;
-  char* end = nullptr;
-  const long value = std::strtol(text->c_str(), &end, 10);
-  if (*end != '\0' || value < min || value > (1 << 20))
+  const auto value = parseInteger(*text, min, 1 << 20);
+  if (!value)
     throw InvalidInput(std::string(name) + "='" + *text + "' is not an integer >= " +
                        std::to_string(min));
-  return static_cast<int>(value);
+  return static_cast<int>(*value);
 }
 
 int gpusPerNode(const GetEnv& getenv) {

@@ -13,6 +13,7 @@
 
 #include "fit_check.hpp"
 #include "report/model_json.hpp"
+#include "text_number.hpp"
 
 namespace {
 
@@ -35,13 +36,12 @@ Options parseArguments(int argc, char** argv) {
   Options options;
   for (int c; (c = getopt_long(argc, argv, "", kLong, nullptr)) != -1;) {
     if (c == 'g') {
-      char* end = nullptr;
-      const long value = std::strtol(optarg, &end, 10);
-      if (*end != '\0' || value < 1 || value > 100000) {
+      const auto value = pollux::parseInteger(optarg, 1, 100000);
+      if (!value) {
         throw std::invalid_argument("--max-gpus needs a positive integer, got '" +
                                     std::string(optarg) + "'");
       }
-      options.max_gpus = static_cast<int>(value);
+      options.max_gpus = static_cast<int>(*value);
     } else if (c == 'j') {
       options.json = true;
     } else if (c == 'h') {

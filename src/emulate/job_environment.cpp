@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "invalid_input.hpp"
+#include "text_number.hpp"
 
 namespace pollux::emulate {
 namespace {
@@ -11,11 +12,9 @@ namespace {
 long wholeNumber(const Getenv& getenv, const char* name) {
   const char* text = getenv(name);
   if (text == nullptr || *text == '\0') return 0;
-  char* end = nullptr;
-  const long value = std::strtol(text, &end, 10);
-  if (*end != '\0' || value < 0 || value > 1 << 20)
-    throw InvalidInput(std::string(name) + "='" + text + "' is not a whole number");
-  return value;
+  const auto value = parseInteger(text, 0, 1 << 20);
+  if (!value) throw InvalidInput(std::string(name) + "='" + text + "' is not a whole number");
+  return *value;
 }
 
 int firstPositive(std::initializer_list<long> candidates) {

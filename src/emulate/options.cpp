@@ -2,12 +2,11 @@
 
 #include <getopt.h>
 
-#include <cerrno>
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 
 #include "invalid_input.hpp"
+#include "text_number.hpp"
 
 namespace pollux::emulate {
 namespace {
@@ -18,12 +17,9 @@ namespace {
 }
 
 double number(const std::string& option, const std::string& text) {
-  char* end = nullptr;
-  errno = 0;
-  const double value = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(value))
-    reject(option, text, "a number");
-  return value;
+  const auto value = parseFiniteNumber(text);
+  if (!value) reject(option, text, "a number");
+  return *value;
 }
 
 double positive(const std::string& option, const std::string& text) {

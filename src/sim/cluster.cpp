@@ -1,22 +1,22 @@
 #include "cluster.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <sstream>
 #include <stdexcept>
+
+#include "text_number.hpp"
 
 namespace pollux::sim {
 
 namespace {
 
 int parseCount(const std::string& text, const std::string& part, int max) {
-  char* end = nullptr;
-  const long value = std::strtol(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || value < 1 || value > max) {
+  const auto value = parseInteger(text, 1, max);
+  if (!value) {
     throw std::invalid_argument("bad cluster part '" + part + "': expected TYPE:NODESxGPUS with " +
                                 "1-100000 nodes and 1-9 GPUs per node");
   }
-  return static_cast<int>(value);
+  return static_cast<int>(*value);
 }
 
 }  // namespace

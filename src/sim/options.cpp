@@ -3,13 +3,12 @@
 #include <getopt.h>
 
 #include <algorithm>
-#include <cmath>
-#include <cstdlib>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
 
 #include "config/config.hpp"
+#include "text_number.hpp"
 
 namespace pollux::sim {
 
@@ -23,13 +22,11 @@ const char* const kUsage =
 namespace {
 
 double parseSeconds(const std::string& text, const std::string& what, double min_value) {
-  char* end = nullptr;
-  const double value = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || !std::isfinite(value) || value < min_value ||
-      value > 1e7) {
+  const auto value = parseFiniteNumber(text);
+  if (!value || *value < min_value || *value > 1e7) {
     throw std::invalid_argument(what + " needs a number of seconds, got '" + text + "'");
   }
-  return value;
+  return *value;
 }
 
 void requireKnownPolicy(const std::string& policy) {

@@ -7,6 +7,8 @@
 #include <map>
 #include <sstream>
 
+#include "text_number.hpp"
+
 namespace pollux::config {
 
 namespace {
@@ -21,13 +23,9 @@ std::string trim(const std::string& text) {
 }
 
 double parseNumber(const std::string& text) {
-  if (text.empty() || text.find_first_not_of("0123456789.-+eE") != std::string::npos) {
-    throw std::invalid_argument("not a decimal number");
-  }
-  size_t used = 0;
-  const double value = std::stod(text, &used);
-  if (used != text.size() || !std::isfinite(value)) throw std::invalid_argument("not a number");
-  return value;
+  const auto value = parseFiniteNumber(text);
+  if (!value) throw std::invalid_argument("not a decimal number");
+  return *value;
 }
 
 int parseInt(const std::string& text, int min, int max) {

@@ -24,7 +24,7 @@
 
 #include <gtest/gtest.h>
 
-#include "auth/private_munged.hpp"
+#include "testing/private_munged.hpp"
 #include "auth/sha256.hpp"
 
 namespace pollux::auth {

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "auth/munge_credential.hpp"
-#include "auth/private_munged.hpp"
+#include "testing/private_munged.hpp"
 
 namespace pollux::service {
 namespace {

@@ -3,13 +3,13 @@
 #include <cstdint>
 #include <string>
 
-#include "config/config.hpp"
+#include "settings.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string input(reinterpret_cast<const char*>(data), size);
   const auto newline = input.find('\n');
   const std::string parameters = input.substr(0, newline);
   const std::string conf = newline == std::string::npos ? "" : input.substr(newline + 1);
-  pollux::config::parseConfig(conf, parameters);  // reports errors, never throws
+  pollux::settings::parseConfig(conf, parameters);  // reports errors, never throws
   return 0;
 }

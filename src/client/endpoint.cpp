@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "auth/auth_info.hpp"
-#include "config/config.hpp"
+#include "settings.hpp"
 #include "text_file.hpp"
 
 namespace pollux::client {
@@ -31,7 +31,7 @@ std::string lastAssignment(const std::string& slurm_conf_text, const std::string
   return value.substr(0, value.find_first_of(" \t\r"));
 }
 
-std::string restUrl(const config::Config& config) {
+std::string restUrl(const settings::Config& config) {
   std::string host = config.rest_addr;
   if (host == "0.0.0.0") host = "127.0.0.1";
   if (host == "::") host = "::1";
@@ -56,7 +56,7 @@ SlurmSettings readSlurmSettings() {
   const auto slash = slurm_conf.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : slurm_conf.substr(0, slash);
   const std::string text = io::readTextFile(slurm_conf).value_or("");
-  const auto parsed = config::parseConfig(io::readTextFile(dir + "/pollux.conf").value_or(""),
+  const auto parsed = settings::parseConfig(io::readTextFile(dir + "/pollux.conf").value_or(""),
                                           schedulerParameters(text));
   return {restUrl(parsed.config), mungeSocketFromAuthInfo(text)};
 }

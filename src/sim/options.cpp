@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "config/config.hpp"
+#include "config/policy_config.hpp"
 #include "text_number.hpp"
 
 namespace pollux::sim {
@@ -60,22 +60,31 @@ std::map<std::string, double> parseRestartCosts(const std::string& text) {
 }
 
 policy::Params parsePolicyParams(const std::string& tokens) {
+  // The policy keys the simulator uses (pollux_default_speed is the plugin's: for types it
+  // finds on nodes without a speed of their own).
   static const std::vector<std::string> kPolicyKeys = {
       "pollux_fairness_p", "pollux_restart_threshold", "pollux_min_change_interval",
       "pollux_time_limit"};
   static const std::string kSpeedPrefix = "pollux_speed_";
-  config::Config config;
+  config::PolicyConfig config;
   std::stringstream list(tokens);
   for (std::string token; std::getline(list, token, ',');) {
-    const std::string key = token.substr(0, token.find('='));
-    const bool is_speed = key.compare(0, kSpeedPrefix.size(), kSpeedPrefix) == 0;
-    if (!is_speed && std::find(kPolicyKeys.begin(), kPolicyKeys.end(), key) == kPolicyKeys.end()) {
-      throw std::invalid_argument("--params: '" + key + "' is not a policy key (pollux_fairness_p, "
-                                  "pollux_restart_threshold, pollux_min_change_interval, "
-                                  "pollux_time_limit, pollux_speed_TYPE)");
-    }
     try {
-      config::applySetting(config, token);
+      const config::Setting setting = config::splitSetting(token);
+      const std::string& key = setting.key;
+      const bool is_speed = key.compare(0, kSpeedPrefix.size(), kSpeedPrefix) == 0;
+      if (!is_speed && std::find(kPolicyKeys.begin(), kPolicyKeys.end(), key) == kPolicyKeys.end()) {
+        throw std::invalid_argument("'" + key + "' is not a policy key (pollux_fairness_p, "
+                                    "pollux_restart_threshold, pollux_min_change_interval, "
+                                    "pollux_time_limit, pollux_speed_TYPE)");
+      }
+      bool applied = false;
+      try {
+        applied = config::applyPolicySetting(config, setting);
+      } catch (const std::invalid_argument& error) {
+        throw std::invalid_argument(key + "=" + setting.value + ": " + error.what());
+      }
+      if (!applied) throw std::invalid_argument("'" + key + "' names no GPU type");
     } catch (const std::invalid_argument& error) {
       throw std::invalid_argument(std::string("--params: ") + error.what());
     }

@@ -81,8 +81,8 @@ Json::Value modelsJson(const report::GoodputReport& report, const model::Relativ
 
 }  // namespace
 
-config::Config Service::loadConfig() const {
-  const config::ParsedConfig parsed = config::parseConfig(settings_.pollux_conf_text, settings_.scheduler_parameters);
+settings::Config Service::loadConfig() const {
+  const settings::ParsedConfig parsed = settings::parseConfig(settings_.pollux_conf_text, settings_.scheduler_parameters);
   for (const auto& message : parsed.errors) error(message);
   return parsed.config;
 }

@@ -13,7 +13,7 @@
 #include <json/json.h>
 
 #include "actions.hpp"
-#include "config/config.hpp"
+#include "settings.hpp"
 #include "job_store.hpp"
 #include "metrics.hpp"
 #include "rate_limiter.hpp"
@@ -38,7 +38,7 @@ class Service {
   explicit Service(ServiceSettings settings);
   ~Service();
 
-  const config::Config& config() const { return config_; }
+  const settings::Config& config() const { return config_; }
   void startRest();  // throws std::runtime_error when it cannot listen
 
   void beginRound(double now);
@@ -61,7 +61,7 @@ class Service {
     pollux_action_t c;
   };
 
-  config::Config loadConfig() const;
+  settings::Config loadConfig() const;
   void settleShrinks();
   OwnedAction ownAction(Action action, const policy::Decision& decision) const;
   Json::Value jobStatus(const SlurmJob& job, const std::map<std::string, JobRecord>& records,
@@ -73,7 +73,7 @@ class Service {
   void error(const std::string& message) const { settings_.log(POLLUX_LOG_ERROR, message); }
 
   ServiceSettings settings_;
-  config::Config config_;
+  settings::Config config_;
   JobStore store_;
   Metrics metrics_;
   RateLimiter report_limiter_;

@@ -260,7 +260,7 @@ bool waitsForUserBeginTime(const SlurmJob& slurm, const JobRecord* record, doubl
 }  // namespace
 
 model::RelativeSpeeds relativeSpeeds(const std::vector<SlurmNode>& nodes,
-                                     const config::Config& config) {
+                                     const config::PolicyConfig& config) {
   model::RelativeSpeeds speeds = config.policy.relative_speeds;
   for (const auto& node : nodes) {
     if (node.gpus.count > 0) speeds.emplace(gpuTypeOf(node.gpus), config.default_speed);
@@ -271,7 +271,7 @@ model::RelativeSpeeds relativeSpeeds(const std::vector<SlurmNode>& nodes,
 policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
                                const std::vector<SlurmJob>& jobs,
                                const std::map<std::string, JobRecord>& records,
-                               const config::Config& config,
+                               const config::PolicyConfig& config,
                                const std::map<std::string, policy::NodeSet>& partitions) {
   policy::Snapshot snapshot;
   snapshot.time = now;

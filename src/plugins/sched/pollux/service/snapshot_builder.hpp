@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "config/config.hpp"
+#include "config/policy_config.hpp"
 #include "job_store.hpp"
 #include "policy/policy.hpp"
 #include "slurm_view.hpp"
@@ -14,7 +14,7 @@ namespace pollux::service {
 
 // The configured speed of every GPU type the nodes have; default_speed for the others.
 model::RelativeSpeeds relativeSpeeds(const std::vector<SlurmNode>& nodes,
-                                     const config::Config& config);
+                                     const config::PolicyConfig& config);
 
 // Nodes with GPUs, each with the GPUs its running adaptive jobs hold plus, if it takes jobs,
 // those no job holds; its CPUs (and memory, where consumable) likewise. Adaptive jobs
@@ -27,7 +27,7 @@ model::RelativeSpeeds relativeSpeeds(const std::vector<SlurmNode>& nodes,
 policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
                                const std::vector<SlurmJob>& jobs,
                                const std::map<std::string, JobRecord>& records,
-                               const config::Config& config,
+                               const config::PolicyConfig& config,
                                const std::map<std::string, policy::NodeSet>& partitions = {});
 
 }  // namespace pollux::service

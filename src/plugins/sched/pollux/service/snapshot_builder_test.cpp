@@ -36,7 +36,7 @@ SlurmJob job(uint32_t id, JobState state, std::optional<report::AdaptiveRequest>
 }
 
 TEST(SnapshotBuilderTest, NodesJobsAndSpeeds) {
-  config::Config config;
+  config::PolicyConfig config;
   config.policy.relative_speeds["a100"] = 3;
   SlurmJob running = job(1, JobState::kRunning, report::AdaptiveRequest{2, 8, std::nullopt});
   running.nodes = {"n3"};
@@ -88,7 +88,7 @@ TEST(SnapshotBuilderTest, ReportsAndRecordsFeedTheModel) {
   record.report = report;
   const auto snapshot = buildSnapshot(
       100, cluster(), {job(1, JobState::kPending, report::AdaptiveRequest{})}, {{"1", record}},
-      config::Config{});
+      config::PolicyConfig{});
   const policy::Job& built = snapshot.jobs.at(0);
   EXPECT_EQ(built.restarts, 2);
   EXPECT_DOUBLE_EQ(built.last_change_time, 80);
@@ -100,10 +100,10 @@ TEST(SnapshotBuilderTest, ReportsAndRecordsFeedTheModel) {
 TEST(SnapshotBuilderTest, JobWaitingForItsBeginTimeIsNotPlacedEarly) {
   SlurmJob later = job(1, JobState::kPending, report::AdaptiveRequest{});
   later.eligible_time = 3700;
-  EXPECT_TRUE(buildSnapshot(100, cluster(), {later}, {}, config::Config{}).jobs.empty());
+  EXPECT_TRUE(buildSnapshot(100, cluster(), {later}, {}, config::PolicyConfig{}).jobs.empty());
   JobRecord requeued_by_us;
   requeued_by_us.last_change_time = 90;
-  EXPECT_EQ(buildSnapshot(100, cluster(), {later}, {{"1", requeued_by_us}}, config::Config{})
+  EXPECT_EQ(buildSnapshot(100, cluster(), {later}, {{"1", requeued_by_us}}, config::PolicyConfig{})
                 .jobs.size(),
             1u);
 }
@@ -113,12 +113,12 @@ TEST(SnapshotBuilderTest, APlacedPendingJobKeepsItsPlacementAsCurrent) {
   starting.requested_nodes = {"n1", "n2"};
   starting.gpus_per_node = GpuGres{"", 4};
   starting.eligible_time = 95;
-  auto snapshot = buildSnapshot(100, cluster(), {starting}, {}, config::Config{});
+  auto snapshot = buildSnapshot(100, cluster(), {starting}, {}, config::PolicyConfig{});
   ASSERT_EQ(snapshot.jobs.size(), 1u);
   ASSERT_TRUE(snapshot.jobs[0].current);
   EXPECT_EQ(*snapshot.jobs[0].current, (policy::Allocation{"a100", {{"n1", 4}, {"n2", 4}}}));
   starting.held = true;  // held: not placed, nothing to keep
-  snapshot = buildSnapshot(100, cluster(), {starting}, {}, config::Config{});
+  snapshot = buildSnapshot(100, cluster(), {starting}, {}, config::PolicyConfig{});
   EXPECT_FALSE(snapshot.jobs[0].current);
 }
 
@@ -127,7 +127,7 @@ TEST(SnapshotBuilderTest, APlacementOnANodeThatWentDownIsRedone) {
   starting.requested_nodes = {"n1", "n3"};  // n3 is not usable
   starting.gpus_per_node = GpuGres{"", 4};
   starting.eligible_time = 95;
-  const auto snapshot = buildSnapshot(100, cluster(), {starting}, {}, config::Config{});
+  const auto snapshot = buildSnapshot(100, cluster(), {starting}, {}, config::PolicyConfig{});
   ASSERT_EQ(snapshot.jobs.size(), 1u);
   EXPECT_FALSE(snapshot.jobs[0].current);
   EXPECT_NO_THROW(policy::schedule(snapshot));
@@ -140,7 +140,7 @@ TEST(SnapshotBuilderTest, ANodeWithoutFreeCpusOffersOnlyTheGpusInUse) {
   running.nodes = {"n1"};
   running.num_nodes = 1;
   running.gpus_per_node = GpuGres{"a100", 1};
-  const auto snapshot = buildSnapshot(100, nodes, {running}, {}, config::Config{});
+  const auto snapshot = buildSnapshot(100, nodes, {running}, {}, config::PolicyConfig{});
   ASSERT_EQ(snapshot.nodes.size(), 2u);
   EXPECT_EQ(snapshot.nodes[0].name, "n1");
   EXPECT_EQ(snapshot.nodes[0].gpus, 1);
@@ -163,7 +163,7 @@ TEST(SnapshotBuilderTest, APlacementOnANodeWithoutFreeCpusIsRedone) {
   starting.gpus_per_node = GpuGres{"", 1};
   starting.eligible_time = 95;
   jobs.push_back(starting);
-  const auto snapshot = buildSnapshot(100, nodes, jobs, {}, config::Config{});
+  const auto snapshot = buildSnapshot(100, nodes, jobs, {}, config::PolicyConfig{});
   ASSERT_EQ(snapshot.jobs.size(), 3u);
   EXPECT_FALSE(snapshot.jobs[2].current);
   EXPECT_NO_THROW(policy::schedule(snapshot));  // it used to fail: n1 offers 2, jobs hold 3
@@ -183,12 +183,12 @@ TEST(SnapshotBuilderTest, NodesOfferTheCpusAndMemoryNoJobHoldsPlusWhatTheirJobsH
   on_n2.demand.whole_node_memory = true;
   SlurmJob rigid_on_n2 = on_n2;
   rigid_on_n2.adaptive.reset();
-  auto snapshot = buildSnapshot(100, nodes, {on_n1, on_n2}, {}, config::Config{});
+  auto snapshot = buildSnapshot(100, nodes, {on_n1, on_n2}, {}, config::PolicyConfig{});
   ASSERT_EQ(snapshot.nodes.size(), 2u);
   EXPECT_EQ(snapshot.nodes[0].cpus, 2 + 16);
   EXPECT_EQ(snapshot.nodes[0].memory_mb, 96000 + 128000);
   EXPECT_EQ(snapshot.nodes[1].memory_mb, 256000);  // the adaptive job's: all of it
-  snapshot = buildSnapshot(100, nodes, {on_n1, rigid_on_n2}, {}, config::Config{});
+  snapshot = buildSnapshot(100, nodes, {on_n1, rigid_on_n2}, {}, config::PolicyConfig{});
   EXPECT_EQ(snapshot.nodes[1].memory_mb, 0);  // a rigid job's: none for the policy's jobs
   EXPECT_EQ(snapshot.jobs[0].demand.cpusFor(2), 16);  // the job's request reaches the policy
   EXPECT_FALSE(cluster()[0].memory_mb.has_value());   // memory not consumable: no limit
@@ -211,7 +211,7 @@ TEST(SnapshotBuilderTest, APlacementWhoseCpusOrMemoryAreGoneIsRedone) {
   whole.id = 3;
   whole.demand.cpus = 1;
   whole.demand.whole_node_memory = true;
-  const auto snapshot = buildSnapshot(100, nodes, {first, second, whole}, {}, config::Config{});
+  const auto snapshot = buildSnapshot(100, nodes, {first, second, whole}, {}, config::PolicyConfig{});
   ASSERT_EQ(snapshot.jobs.size(), 3u);
   EXPECT_TRUE(snapshot.jobs[0].current);
   EXPECT_FALSE(snapshot.jobs[1].current);
@@ -227,7 +227,7 @@ TEST(SnapshotBuilderTest, APlacementWhoseGpusARunningJobTookIsRedone) {
   starting.requested_nodes = {"n1"};
   starting.gpus_per_node = GpuGres{"", 4};
   starting.eligible_time = 95;
-  const auto snapshot = buildSnapshot(100, nodes, {rigid, starting}, {}, config::Config{});
+  const auto snapshot = buildSnapshot(100, nodes, {rigid, starting}, {}, config::PolicyConfig{});
   ASSERT_EQ(snapshot.jobs.size(), 1u);
   EXPECT_FALSE(snapshot.jobs[0].current);
   EXPECT_NO_THROW(policy::schedule(snapshot));
@@ -241,7 +241,7 @@ TEST(SnapshotBuilderTest, GpusRunningRigidJobsHoldAreNotFreeHoweverTheyAskedForT
   per_job.nodes = {"n1"};
   per_job.requested_gpus = GpuGres{"", 3};
   SlurmJob adaptive = runningOn(2, "n1", 1, nodes);  // n1 is now full
-  const auto snapshot = buildSnapshot(100, nodes, {per_job, adaptive}, {}, config::Config{});
+  const auto snapshot = buildSnapshot(100, nodes, {per_job, adaptive}, {}, config::PolicyConfig{});
   ASSERT_EQ(snapshot.nodes.size(), 2u);
   EXPECT_EQ(snapshot.nodes[0].gpus, 1);  // n1: only what the adaptive job holds
   EXPECT_EQ(snapshot.nodes[1].gpus, 3);  // n2
@@ -254,7 +254,7 @@ TEST(SnapshotBuilderTest, AJobSlurmHasNotCountedYetStillHoldsItsGpus) {
   std::vector<SlurmNode> nodes = cluster();
   SlurmJob adaptive = runningOn(1, "n1", 2, nodes);
   nodes[0].gpus_used = 0;  // started after the nodes were read
-  const auto snapshot = buildSnapshot(100, nodes, {adaptive}, {}, config::Config{});
+  const auto snapshot = buildSnapshot(100, nodes, {adaptive}, {}, config::PolicyConfig{});
   EXPECT_EQ(snapshot.nodes[0].gpus, 4);
   EXPECT_EQ(*snapshot.jobs[0].current, (policy::Allocation{"a100", {{"n1", 2}}}));
   EXPECT_NO_THROW(policy::schedule(snapshot));
@@ -264,7 +264,7 @@ TEST(SnapshotBuilderTest, MoreGpusInUseThanTheNodeHasStillLeaveOurJobsTheirs) {
   std::vector<SlurmNode> nodes = cluster();
   SlurmJob adaptive = runningOn(1, "n1", 2, nodes);
   nodes[0].gpus_used = 6;  // n1 has 4 (a Gres change not yet seen by all)
-  const auto snapshot = buildSnapshot(100, nodes, {adaptive}, {}, config::Config{});
+  const auto snapshot = buildSnapshot(100, nodes, {adaptive}, {}, config::PolicyConfig{});
   EXPECT_EQ(snapshot.nodes[0].gpus, 2);
   EXPECT_NO_THROW(policy::schedule(snapshot));
 }
@@ -273,7 +273,7 @@ TEST(SnapshotBuilderTest, NodesWithUntypedGpusAreOfTypeGpu) {
   std::vector<SlurmNode> nodes = {{"g1", {"", 4}, true}};
   SlurmJob adaptive = runningOn(1, "g1", 2, nodes);
   adaptive.gpus_per_node->type.clear();
-  const auto snapshot = buildSnapshot(100, nodes, {adaptive}, {}, config::Config{});
+  const auto snapshot = buildSnapshot(100, nodes, {adaptive}, {}, config::PolicyConfig{});
   EXPECT_EQ(snapshot.nodes[0].gpu_type, kUntypedGpu);
   EXPECT_EQ(*snapshot.jobs[0].current, (policy::Allocation{kUntypedGpu, {{"g1", 2}}}));
 }
@@ -289,7 +289,7 @@ TEST(SnapshotBuilderTest, AJobRunsOnTheNodesOfItsPartitions) {
   }
   std::vector<SlurmNode> nodes = cluster();
   for (auto& node : nodes) node.free_cpus = 8;
-  const auto snapshot = buildSnapshot(100, nodes, jobs, {}, config::Config{}, partitions);
+  const auto snapshot = buildSnapshot(100, nodes, jobs, {}, config::PolicyConfig{}, partitions);
   ASSERT_EQ(snapshot.jobs.size(), 5u);
   EXPECT_FALSE(snapshot.jobs[0].partition);  // all the snapshot's nodes: no restriction
   ASSERT_TRUE(snapshot.jobs[1].partition);

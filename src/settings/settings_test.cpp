@@ -1,8 +1,8 @@
-#include "config/config.hpp"
+#include "settings.hpp"
 
 #include <gtest/gtest.h>
 
-namespace pollux::config {
+namespace pollux::settings {
 namespace {
 
 TEST(ConfigTest, DefaultsWithoutAnyToken) {
@@ -76,8 +76,9 @@ TEST(ConfigTest, OneSettingAppliesOrThrowsNamingIt) {
   }
   EXPECT_THROW(applySetting(config, "pollux_nosuch=1"), std::invalid_argument);
   EXPECT_THROW(applySetting(config, "pollux_interval"), std::invalid_argument);
-  EXPECT_EQ(config.interval_s, Config{}.interval_s);
+  const Config defaults;
+  EXPECT_EQ(config.interval_s, defaults.interval_s);
 }
 
 }  // namespace
-}  // namespace pollux::config
+}  // namespace pollux::settings

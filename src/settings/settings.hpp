@@ -1,14 +1,17 @@
-// sched/pollux configuration (read by the plugin and by the scontrol wrapper): `pollux_`-prefixed SchedulerParameters tokens and pollux.conf.
+// sched/pollux's settings, read by the plugin and by its clients (the scontrol wrapper and
+// pollux-agent find the REST endpoint with them): `pollux_`-prefixed SchedulerParameters
+// tokens and pollux.conf. The deployment keys are here; the policy keys are the core's
+// (config/policy_config.hpp).
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "policy/policy.hpp"
+#include "config/policy_config.hpp"
 
-namespace pollux::config {
+namespace pollux::settings {
 
-struct Config {
+struct Config : config::PolicyConfig {
   int interval_s = 60;                   // pollux_interval: seconds between rounds
   std::string rest_addr = "127.0.0.1";   // pollux_rest_addr
   int rest_port = 6830;                  // pollux_rest_port
@@ -17,10 +20,6 @@ struct Config {
   std::string tls_key;
   int max_reports_per_s = 20000;         // pollux_report_rate: above it, 429
   int rest_threads = 4;                  // pollux_rest_threads: concurrent report checks
-  double default_speed = 1.0;            // relative speed of types without pollux_speed_TYPE
-  policy::Params policy;                 // pollux_fairness_p, pollux_restart_threshold,
-                                         // pollux_min_change_interval, pollux_time_limit,
-                                         // pollux_speed_TYPE=X
 };
 
 // Result of parsing: the configuration (every bad key left at its default) and one message
@@ -40,4 +39,4 @@ void applySetting(Config& config, const std::string& token);
 // plugins (bf_* for the hosted backfill) and are ignored.
 ParsedConfig parseConfig(const std::string& conf_file_text, const std::string& scheduler_parameters);
 
-}  // namespace pollux::config
+}  // namespace pollux::settings

@@ -42,6 +42,10 @@ if sbatch --comment=adaptive:min_gpus=zero -o /dev/null job.sh 2> sbatch.err; th
   fail "sbatch accepted a malformed adaptive comment"
 fi
 grep -q "min_gpus needs a number" sbatch.err || fail "sbatch message: $(cat sbatch.err)"
+if sbatch --comment=adaptive --gres=gpu:a100:1 -o /dev/null job.sh 2> sbatch.err; then
+  fail "sbatch accepted an adaptive job asking for a GPU type with --gres"
+fi
+grep -q "must not request a GPU type" sbatch.err || fail "sbatch message: $(cat sbatch.err)"
 
 step "an adaptive job is placed and started"
 adaptive=$(sbatch --parsable --comment=adaptive:max_gpus=8 -o /dev/null job.sh)

@@ -6,21 +6,13 @@
 
 #include "invalid_input.hpp"
 #include "report/adaptive_comment.hpp"
+#include "report/gres.hpp"
 
 namespace {
 
-// True if a "gres:gpu:TYPE:N" entry (TYPE not a number) appears in a TRES list.
-bool hasTypedGpuRequest(const std::string& tres) {
-  for (size_t at = tres.find("gpu:"); at != std::string::npos; at = tres.find("gpu:", at + 4)) {
-    const size_t field = at + 4;
-    const size_t end = tres.find_first_of(":,;", field);
-    if (end != std::string::npos && tres[end] == ':' && end > field) return true;
-  }
-  return false;
-}
-
 void checkGpuRequest(const char* tres_per_node, const char* tres_per_job) {
-  if (tres_per_node && hasTypedGpuRequest(tres_per_node)) {
+  const auto per_node = pollux::report::parseGpuGres(tres_per_node ? tres_per_node : "");
+  if (per_node && !per_node->type.empty()) {
     throw pollux::InvalidInput(
         "adaptive jobs must not request a GPU type with --gres; use "
         "--comment=adaptive:gpu_type=TYPE (Pollux picks the GPUs)");

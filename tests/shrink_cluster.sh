@@ -15,8 +15,9 @@ start_pollux_cluster
 write_train_script launch
 
 step "an adaptive job under pollux-agent --launch grows to both a100 nodes"
+# Long enough to be still running a few rounds after the shrink (about 40 s in all).
 job=$(sbatch --parsable --comment=adaptive:gpu_type=a100,max_gpus=8 --open-mode=append \
-        -o "$run/job-%j.out" train.sh imagenet 200 0.02)
+        -o "$run/job-%j.out" train.sh imagenet 200 0.06)
 wait_until 120 "job $job on both a100 nodes" runs_on "$job" "n[1-2]"
 restarts=$(job_field "$job" Restarts)
 wait_until 30 "its step on both nodes reported" \

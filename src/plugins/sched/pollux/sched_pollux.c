@@ -48,6 +48,7 @@ static char *sched_params_copy;   /* SchedulerParameters as of init or the last 
 static char *conf_path_copy;      /* pollux.conf beside slurm.conf */
 static char *state_dir_copy;
 static char *auth_info_copy;      /* AuthInfo, or NULL */
+static time_t loaded_at;          /* init(): slurmctld started (or exec'd itself) */
 static uint32_t slurm_user;
 static int private_jobs;          /* PrivateData=jobs */
 static bool memory_consumable;    /* SelectTypeParameters CR_*_Memory */
@@ -130,6 +131,7 @@ static pollux_service_t *create_service(void)
     .auth_info = auth_info_copy,
     .slurm_user_id = slurm_user,
     .private_jobs = private_jobs,
+    .slurmctld_started = loaded_at,
     .log = log_line,
   };
   created = pollux_service_create(&settings);
@@ -549,6 +551,7 @@ static void *scheduler_main(void *unused)
 
 extern int init(void)
 {
+  loaded_at = time(NULL);
   copy_settings();
   service = create_service();
   if (!service)

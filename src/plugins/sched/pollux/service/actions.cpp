@@ -160,20 +160,20 @@ ShrinkProgress shrinkProgress(const SlurmJob& job, const PendingShrink& shrink, 
                                                        : ShrinkProgress::kWaiting;
 }
 
-std::vector<Action> deferUntilRegistered(std::vector<Action> actions,
-                                         const std::vector<SlurmJob>& jobs,
-                                         const std::vector<SlurmNode>& nodes,
-                                         std::vector<std::string>& problems) {
+std::vector<Action> deferWhileSlurmSettles(std::vector<Action> actions,
+                                           const std::vector<SlurmJob>& jobs,
+                                           const std::vector<SlurmNode>& nodes, bool settling,
+                                           std::vector<std::string>& problems) {
   std::set<std::string> unregistered;
   for (const auto& node : nodes) {
     if (!node.registered) unregistered.insert(node.name);
   }
-  if (unregistered.empty()) return actions;
+  if (unregistered.empty() && !settling) return actions;
   std::set<uint32_t> waiting;
   for (const auto& job : jobs) {
     const bool on_unregistered = std::any_of(job.nodes.begin(), job.nodes.end(),
         [&](const std::string& node) { return unregistered.count(node) > 0; });
-    if (job.state == JobState::kRunning && on_unregistered) waiting.insert(job.id);
+    if (job.state == JobState::kRunning && (settling || on_unregistered)) waiting.insert(job.id);
   }
   std::vector<Action> kept;
   for (auto& action : actions) {
@@ -181,7 +181,8 @@ std::vector<Action> deferUntilRegistered(std::vector<Action> actions,
         action.kind == ActionKind::kRequeue || action.kind == ActionKind::kShrink;
     if (stops_steps && waiting.count(action.job_id)) {
       problems.push_back("JobId=" + std::to_string(action.job_id) + ": " + toString(action.kind) +
-                         " waits until its nodes register with slurmctld");
+                         (settling ? " waits until slurmctld has settled after its start"
+                                   : " waits until its nodes register with slurmctld"));
       continue;
     }
     kept.push_back(std::move(action));

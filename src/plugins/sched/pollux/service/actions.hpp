@@ -50,15 +50,21 @@ policy::Allocation targetOf(const Action& action);
 std::vector<Action> planNodeFailureRequeues(const std::vector<SlurmJob>& jobs,
                                             const std::vector<SlurmNode>& nodes, double since);
 
-// `actions` without those that requeue a running job on a node whose slurmd has not
-// registered since slurmctld started: Slurm's view of such a job comes from its state file
-// and may predate the job's last requeue (slurmctld killed right after one), and requeueing
-// it then left its GPUs unusable to its next step on 22.05. They wait for a later round;
-// each gets a line in `problems`.
-std::vector<Action> deferUntilRegistered(std::vector<Action> actions,
-                                         const std::vector<SlurmJob>& jobs,
-                                         const std::vector<SlurmNode>& nodes,
-                                         std::vector<std::string>& problems);
+// Seconds after slurmctld restarts with jobs during which no running job is requeued or
+// shrunk.
+inline constexpr double kSettleAfterStartS = 30;
+
+// `actions` without those that requeue or shrink a running job while Slurm's view of it may
+// come from its state file and predate the job's last requeue (slurmctld killed right after
+// one): while `settling` (within kSettleAfterStartS of slurmctld's start, until its nodes
+// have registered and reported their jobs) and, later, while one of the job's nodes has not
+// registered. Requeueing such a job left its GPUs unusable to its next step on 22.05
+// ("Invalid generic resource (gres) specification"). They wait for a later round; each gets
+// a line in `problems`.
+std::vector<Action> deferWhileSlurmSettles(std::vector<Action> actions,
+                                           const std::vector<SlurmJob>& jobs,
+                                           const std::vector<SlurmNode>& nodes, bool settling,
+                                           std::vector<std::string>& problems);
 
 // An in-place shrink asked of a running job, which its launcher carries out.
 struct PendingShrink {

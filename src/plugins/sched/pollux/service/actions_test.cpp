@@ -193,14 +193,27 @@ TEST(ActionsTest, RequeueOnANodeNotRegisteredSinceSlurmctldStartedWaits) {
                                  {2, ActionKind::kRequeue, "a100", 4, {"n2"}, "resize"},
                                  {3, ActionKind::kStart, "a100", 1, {"n1"}, "placed"}};
   std::vector<std::string> problems;
-  const auto kept = deferUntilRegistered(actions, {on_n1, on_n2}, nodes, problems);
+  const auto kept = deferWhileSlurmSettles(actions, {on_n1, on_n2}, nodes, false, problems);
   ASSERT_EQ(kept.size(), 2u);
   EXPECT_EQ(kept[0].job_id, 2u);
   EXPECT_EQ(kept[1].job_id, 3u);
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_NE(problems[0].find("JobId=1"), std::string::npos) << problems[0];
   nodes[0].registered = true;
-  EXPECT_EQ(deferUntilRegistered(actions, {on_n1, on_n2}, nodes, problems).size(), 3u);
+  EXPECT_EQ(deferWhileSlurmSettles(actions, {on_n1, on_n2}, nodes, false, problems).size(), 3u);
+}
+
+TEST(ActionsTest, NoRunningJobIsRequeuedWhileSlurmctldSettlesAfterItsStart) {
+  const std::vector<SlurmNode> nodes = {{"n1", {"a100", 4}, true}};
+  const SlurmJob running = runningOn(1, {"n1"}, "a100", 1);
+  const std::vector<Action> actions = {{1, ActionKind::kRequeue, "a100", 4, {"n1"}, "resize"},
+                                       {3, ActionKind::kStart, "a100", 1, {"n1"}, "placed"}};
+  std::vector<std::string> problems;
+  const auto kept = deferWhileSlurmSettles(actions, {running}, nodes, true, problems);
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept[0].job_id, 3u);  // pending jobs are placed meanwhile
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find("settled"), std::string::npos) << problems[0];
 }
 
 }  // namespace

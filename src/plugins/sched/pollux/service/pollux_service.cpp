@@ -141,6 +141,7 @@ pollux_service_t* pollux_service_create(const pollux_settings_t* settings) {
     converted.munge_socket = pollux::auth::mungeSocketFromAuthInfo(text(settings->auth_info));
     converted.slurm_user_id = settings->slurm_user_id;
     converted.private_jobs = settings->private_jobs != 0;
+    converted.slurmctld_started = static_cast<double>(settings->slurmctld_started);
     const pollux_log_fn log = settings->log;
     converted.log = [log](int level, const std::string& message) { logTo(log, level, message); };
     auto handle = std::make_unique<pollux_service>();

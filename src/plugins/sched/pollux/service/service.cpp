@@ -129,6 +129,7 @@ void Service::restoreState() {
     if (!saved) return;
     if ((*saved)["version"] != kStateVersion) throw InvalidInput("unknown state version");
     store_.restore((*saved)["jobs"]);
+    restored_jobs_ = !store_.records().empty();
     info("restored state of " + std::to_string(store_.records().size()) + " jobs from " + path);
   } catch (const std::exception& problem) {
     error("state file " + path + " unusable (" + problem.what() + "); starting clean");
@@ -239,7 +240,11 @@ size_t Service::decide() {
                                   : std::optional<policy::JobDecision>(decided->second));
   }
   auto planned = planActions(to_plan, decision, round_time_, resizes_in_place, round_problems_);
-  planned = deferUntilRegistered(std::move(planned), round_jobs_, round_nodes_, round_problems_);
+  // Only a slurmctld that had jobs before its start has a state file that may lag behind them.
+  const bool settling =
+      restored_jobs_ && round_time_ - settings_.slurmctld_started < kSettleAfterStartS;
+  planned = deferWhileSlurmSettles(std::move(planned), round_jobs_, round_nodes_, settling,
+                                   round_problems_);
   for (auto& action : planned) {
     round_actions_.push_back(ownAction(std::move(action), decision));
   }

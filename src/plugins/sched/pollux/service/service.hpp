@@ -30,6 +30,7 @@ struct ServiceSettings {
   std::string munge_socket;  // empty: libmunge's default
   uint32_t slurm_user_id = 0;
   bool private_jobs = false;  // PrivateData=jobs
+  double slurmctld_started = 0;  // when this slurmctld process (image) loaded the plugin
   std::function<void(int level, const std::string&)> log;
 };
 
@@ -79,6 +80,7 @@ class Service {
   RateLimiter report_limiter_;
   std::unique_ptr<RestServer> rest_;
 
+  bool restored_jobs_ = false;  // the saved state had jobs: slurmctld restarted with some
   double round_time_ = 0;
   std::chrono::steady_clock::time_point round_started_;
   std::vector<SlurmNode> round_nodes_;

@@ -28,7 +28,8 @@ typedef struct {
   const char *auth_info;            /* AuthInfo (its socket= names munged's), may be NULL */
   uint32_t slurm_user_id;           /* SlurmUser: may report for and read any job */
   int private_jobs;                 /* PrivateData=jobs: users read only their own jobs */
-  time_t slurmctld_started;         /* when slurmctld loaded the plugin (init, not reconfig) */
+  time_t slurmctld_started;         /* when slurmctld started and loaded the plugin (init,
+                                     * not reconfig); 0 after a reconfigure's exec */
   pollux_log_fn log;                /* one call per log line */
 } pollux_settings_t;
 

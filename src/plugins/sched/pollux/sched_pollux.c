@@ -48,7 +48,7 @@ static char *sched_params_copy;   /* SchedulerParameters as of init or the last 
 static char *conf_path_copy;      /* pollux.conf beside slurm.conf */
 static char *state_dir_copy;
 static char *auth_info_copy;      /* AuthInfo, or NULL */
-static time_t loaded_at;          /* init(): slurmctld started (or exec'd itself) */
+static time_t loaded_at;          /* init(): slurmctld started; 0 after a reconfigure's exec */
 static uint32_t slurm_user;
 static int private_jobs;          /* PrivateData=jobs */
 static bool memory_consumable;    /* SelectTypeParameters CR_*_Memory */
@@ -551,7 +551,9 @@ static void *scheduler_main(void *unused)
 
 extern int init(void)
 {
-  loaded_at = time(NULL);
+  /* A slurmctld that exec'd itself for `scontrol reconfigure` (23.11 on; it sets
+   * SLURMCTLD_RECONF) saved all its state first: its jobs need no time to settle. */
+  loaded_at = getenv("SLURMCTLD_RECONF") ? 0 : time(NULL);
   copy_settings();
   service = create_service();
   if (!service)

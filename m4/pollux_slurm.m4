@@ -39,8 +39,13 @@ AC_DEFUN([POLLUX_WITH_SLURM], [
     [AS_HELP_STRING([--with-slurm-plugindir=DIR],
       [where Slurm loads plugins from (default: DIR/lib/slurm of --with-slurm, or Debian's /usr/lib/MULTIARCH/slurm-wlm)])],
     [SLURM_PLUGINDIR="$withval"], [SLURM_PLUGINDIR="$pollux_default_plugindir"])
+  # The plugins take libslurm's symbols from slurmctld; only the shim's unit test links it.
+  AS_IF([test -f "$SLURM_PREFIX/lib/libslurm.so"],
+    [SLURM_LIBS="-L$SLURM_PREFIX/lib -Wl,-rpath,$SLURM_PREFIX/lib -lslurm"],
+    [SLURM_LIBS="-lslurm"])
   AC_SUBST([SLURM_PREFIX])
   AC_SUBST([SLURM_CPPFLAGS])
+  AC_SUBST([SLURM_LIBS])
   AC_SUBST([SLURM_VERSION_NUMBER])
   AC_SUBST([SLURM_VERSION_STRING])
   AC_SUBST([SLURM_PLUGINDIR])

@@ -40,6 +40,7 @@ const std::map<std::string, Setter, std::less<>>& setters() {
       {"pollux_tls_cert", [](Config& c, const std::string& v) { c.tls_cert = parsePath(v); }},
       {"pollux_tls_key", [](Config& c, const std::string& v) { c.tls_key = parsePath(v); }},
       {"pollux_rest_threads", [](Config& c, const std::string& v) { c.rest_threads = parseIntIn(v, 1, 64); }},
+      {"pollux_dump_rounds", [](Config& c, const std::string& v) { c.dump_rounds_dir = parsePath(v); }},
       {"pollux_report_rate", [](Config& c, const std::string& v) { c.max_reports_per_s = parseIntIn(v, 1, 1000000); }},
   };
   return table;

@@ -20,6 +20,7 @@ struct Config : config::PolicyConfig {
   std::string tls_key;
   int max_reports_per_s = 20000;         // pollux_report_rate: above it, 429
   int rest_threads = 4;                  // pollux_rest_threads: concurrent report checks
+  std::string dump_rounds_dir;           // pollux_dump_rounds: write each round there (debug)
 };
 
 // Result of parsing: the configuration (every bad key left at its default) and one message

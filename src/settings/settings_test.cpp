@@ -22,7 +22,7 @@ TEST(ConfigTest, SchedulerParametersOverridePolluxConf) {
       "default_queue_depth=100,pollux_interval=10,pollux_backfill=0,pollux_speed_v100=1,"
       "pollux_rest_addr=0.0.0.0,pollux_fairness_p=-0.5,pollux_restart_threshold=0.1,"
       "pollux_min_change_interval=120,pollux_time_limit=2,pollux_rest_threads=8,"
-      "pollux_report_rate=5000");
+      "pollux_report_rate=5000,pollux_dump_rounds=/var/tmp/rounds");
   EXPECT_TRUE(parsed.errors.empty()) << parsed.errors.front();
   const Config& c = parsed.config;
   EXPECT_EQ(c.interval_s, 10);
@@ -37,6 +37,7 @@ TEST(ConfigTest, SchedulerParametersOverridePolluxConf) {
   EXPECT_DOUBLE_EQ(c.policy.time_limit_s, 2);
   EXPECT_EQ(c.rest_threads, 8);
   EXPECT_EQ(c.max_reports_per_s, 5000);
+  EXPECT_EQ(c.dump_rounds_dir, "/var/tmp/rounds");
 }
 
 TEST(ConfigTest, BadTokensFallBackToDefaultsWithOneMessageEach) {

@@ -2,7 +2,9 @@
  * The one interface between the sched/pollux C shim (Slurm's ABI, its thread, its RPCs)
  * and the C++ service (REST endpoint, job models, policy rounds, saved state).
  * Handles are opaque; no function here lets a C++ exception escape. Every function takes a
- * NULL handle (or view) and then does nothing, returning what it returns on an error.
+ * NULL handle and then does nothing, returning what it returns on an error. A round goes in
+ * as one value (pollux_round_t) and one plan comes out (pollux_plan_t), with the -1/errno
+ * contract of flux-sched's planner.h.
  */
 #ifndef POLLUX_SERVICE_H
 #define POLLUX_SERVICE_H
@@ -44,6 +46,12 @@ int pollux_service_interval(const pollux_service_t *service);       /* seconds; 
 int pollux_service_hosts_backfill(const pollux_service_t *service); /* 1 (also on error): load
                                                                      * sched/backfill */
 
+/* Names (of nodes, of partitions), as an array. */
+typedef struct {
+  const char *const *names;
+  size_t count;
+} pollux_names_t;
+
 /* Slurm's view of one job, as the shim loaded it. Strings may be NULL. */
 enum pollux_job_state { POLLUX_JOB_PENDING, POLLUX_JOB_RUNNING, POLLUX_JOB_OTHER };
 typedef struct {
@@ -57,10 +65,10 @@ typedef struct {
   time_t end_time;       /* finished jobs */
   int failed;            /* finished as FAILED or NODE_FAIL, no longer completing */
   const char *comment;
-  const char *partition;     /* "gpu", or "a,b" for a pending job that may run in either */
-  const char *nodes;         /* allocated nodes, comma separated, expanded */
-  const char *batch_host;    /* node running the batch script (running jobs) */
-  const char *requested_nodes; /* ReqNodeList, comma separated, expanded */
+  pollux_names_t partitions;      /* its partition, or those a pending job may run in */
+  pollux_names_t nodes;           /* allocated nodes */
+  const char *batch_host;         /* node running the batch script (running jobs) */
+  pollux_names_t requested_nodes; /* ReqNodeList */
   /* The GPU request in each form Slurm takes, NULL where not given: */
   const char *tres_per_node;   /* --gres=gpu:a100:2, --gpus-per-node: "gres:gpu:a100:2" */
   const char *tres_per_job;    /* --gpus */
@@ -96,6 +104,23 @@ typedef struct {
   int64_t free_memory_mb;   /* of it, what no job holds; -1 if memory is not consumable */
 } pollux_node_view_t;
 
+/* Slurm's view of one partition. */
+typedef struct {
+  const char *name;
+  pollux_names_t nodes;
+} pollux_partition_view_t;
+
+/* Everything a scheduling round reads from Slurm, at one time. */
+typedef struct {
+  time_t now;
+  const pollux_node_view_t *nodes;
+  size_t node_count;
+  const pollux_partition_view_t *partitions;
+  size_t partition_count;
+  const pollux_job_view_t *jobs;
+  size_t job_count;
+} pollux_round_t;
+
 /* What the shim must do to one job. */
 enum pollux_action_kind {
   POLLUX_ACTION_HOLD,    /* keep a pending adaptive job held until it is placed */
@@ -112,20 +137,33 @@ typedef struct {
   const char *tres_per_node; /* "gres:gpu:N": untyped, the nodes decide the GPU type */
   const char *node_list;     /* "n1,n2" */
   const char *admin_comment; /* status for scontrol show job */
+  /* Set by the shim once it has acted: 0, or Slurm's error code and its text. */
+  int error_code;
+  const char *error_text;
 } pollux_action_t;
 
-/* One scheduling round: describe Slurm, decide, act, report back, end. */
-void pollux_round_begin(pollux_service_t *service, time_t now);
-void pollux_round_add_node(pollux_service_t *service, const pollux_node_view_t *node);
-void pollux_round_add_job(pollux_service_t *service, const pollux_job_view_t *job);
-/* A partition and its nodes (comma separated, expanded). */
-void pollux_round_add_partition(pollux_service_t *service, const char *name, const char *nodes);
-size_t pollux_round_decide(pollux_service_t *service); /* number of actions */
-/* NULL if the action cannot be described (logged). */
-const pollux_action_t *pollux_round_action(pollux_service_t *service, size_t index);
-void pollux_round_action_done(pollux_service_t *service, size_t index, int error_code,
-                              const char *error_text);
-void pollux_round_end(pollux_service_t *service); /* saves state, publishes status */
+/* The service's answer to a round: actions to carry out in order. */
+typedef struct {
+  pollux_action_t *actions;
+  size_t action_count;
+} pollux_plan_t;
+
+/*
+ * Decides one round. Returns 0 and sets *plan, which the shim carries out and then hands to
+ * pollux_plan_finish(); or returns -1 and sets errno:
+ *   EINVAL  service, round or plan is NULL, or an array of the round is NULL with a count;
+ *   ENOMEM  out of memory;
+ *   EIO     the policy failed: nothing changes this round (the reason is logged and shown by
+ *           `scontrol show pollux`; the round is ended, there is no plan to finish).
+ * The round is only read during the call.
+ */
+int pollux_service_plan(pollux_service_t *service, const pollux_round_t *round,
+                        pollux_plan_t **plan);
+
+/* Records each action's outcome (its error_code and error_text), publishes the round's
+ * status, saves state and frees the plan (also when service is NULL). Returns 0, or -1 with
+ * errno EINVAL (NULL service or plan) or EIO (an internal failure, logged). */
+int pollux_plan_finish(pollux_service_t *service, pollux_plan_t *plan);
 
 #ifdef __cplusplus
 }

@@ -3,8 +3,9 @@
  *
  * This shim owns what touches Slurm: the plugin symbols, one scheduling thread started in
  * init() and joined in fini(), the libslurm calls that load jobs and nodes and act on jobs,
- * and the hosted sched/backfill for rigid jobs. Everything else (REST endpoint, models,
- * policy, state) is the C++ service behind pollux_service.h.
+ * and the hosted sched/backfill for rigid jobs. slurm_round.c turns Slurm's records into the
+ * round the service plans; everything else (REST endpoint, models, policy, state) is the C++
+ * service behind pollux_service.h.
  * init() and sched_p_reconfig() run under slurmctld's locks: they make no RPC.
  */
 #include <dlfcn.h>
@@ -23,6 +24,7 @@
 
 #include "pollux_service.h"
 #include "slurm_compat.h"
+#include "slurm_round.h"
 
 const char plugin_name[] = "Pollux goodput-optimising scheduler";
 const char plugin_type[] = "sched/pollux";
@@ -72,27 +74,6 @@ static char *copy_or_empty(const char *text)
   return strdup(text ? text : "");
 }
 
-/* The value of a JOB_DEF_* entry (DefCpuPerGPU, DefMemPerGPU) of a job defaults list, or
- * NO_VAL64. */
-static uint64_t job_default(list_t *defaults, uint16_t type)
-{
-  uint64_t value = NO_VAL64;
-  list_itr_t *entries;
-  job_defaults_t *entry;
-
-  if (!defaults)
-    return value;
-  entries = slurm_list_iterator_create(defaults);
-  while ((entry = slurm_list_next(entries))) {
-    if (entry->type == type) {
-      value = entry->value;
-      break;
-    }
-  }
-  slurm_list_iterator_destroy(entries);
-  return value;
-}
-
 /* Copies what the service needs from slurm.conf; runs under slurmctld's config lock. */
 static void copy_settings(void)
 {
@@ -112,8 +93,8 @@ static void copy_settings(void)
   slurm_user = slurm_conf.slurm_user_id;
   private_jobs = (slurm_conf.private_data & PRIVATE_DATA_JOBS) != 0;
   memory_consumable = (slurm_conf.select_type_param & POLLUX_SELECT_MEMORY) != 0;
-  cluster_cpus_per_gpu = job_default(slurm_conf.job_defaults_list, JOB_DEF_CPU_PER_GPU);
-  cluster_memory_per_gpu = job_default(slurm_conf.job_defaults_list, JOB_DEF_MEM_PER_GPU);
+  cluster_cpus_per_gpu = slurm_round_job_default(slurm_conf.job_defaults_list, JOB_DEF_CPU_PER_GPU);
+  cluster_memory_per_gpu = slurm_round_job_default(slurm_conf.job_defaults_list, JOB_DEF_MEM_PER_GPU);
   free(auth_info_copy);
   auth_info_copy = slurm_conf.authinfo ? strdup(slurm_conf.authinfo) : NULL;
 }
@@ -178,203 +159,6 @@ static void unload_backfill(void)
   memset(&backfill, 0, sizeof(backfill));
 }
 
-/* Slurm's node list "n[1-2],n4" as "n1,n2,n4" (caller frees). */
-static char *expand_hostlist(const char *compact)
-{
-  pollux_hostlist_t *list;
-  char *host;
-  size_t size = 1, used = 0;
-  char *out;
-
-  if (!compact || !compact[0])
-    return strdup("");
-  list = slurm_hostlist_create(compact);
-  out = calloc(1, size);
-  while (list && out && (host = slurm_hostlist_shift(list))) {
-    size_t length = strlen(host);
-    char *grown = realloc(out, size + length + 1);
-    if (grown) {
-      out = grown;
-      size += length + 1;
-      used += (size_t)snprintf(out + used, size - used, "%s%s", used ? "," : "", host);
-    }
-    free(host);
-  }
-  if (list)
-    slurm_hostlist_destroy(list);
-  return out;
-}
-
-static int node_usable(uint32_t state)
-{
-  uint32_t base = state & NODE_STATE_BASE;
-
-  if (base == NODE_STATE_DOWN || base == NODE_STATE_FUTURE || base == NODE_STATE_UNKNOWN)
-    return 0;
-  return !(state & (NODE_STATE_DRAIN | NODE_STATE_FAIL | NODE_STATE_NO_RESPOND));
-}
-
-/* CPUs of the node that no job holds, as sinfo counts them. */
-static int free_cpus(const node_info_t *node)
-{
-  uint16_t allocated = pollux_node_alloc_cpus(node);
-
-  return allocated < node->cpus ? node->cpus - allocated : 0;
-}
-
-/* Memory of the node for jobs and what no job holds of it (MB); -1 each where memory is not
- * a consumable resource. */
-static void node_memory(const node_info_t *node, int64_t *memory_mb, int64_t *free_mb)
-{
-  uint64_t allocated;
-
-  *memory_mb = *free_mb = -1;
-  if (!memory_consumable)
-    return;
-  *memory_mb = node->real_memory > node->mem_spec_limit ?
-                 (int64_t)(node->real_memory - node->mem_spec_limit) : 0;
-  allocated = pollux_node_alloc_memory(node);
-  *free_mb = (uint64_t)*memory_mb > allocated ? *memory_mb - (int64_t)allocated : 0;
-}
-
-static void describe_node(const node_info_t *node)
-{
-  pollux_node_view_t view = {
-    .name = node->name,
-    .gres = node->gres,
-    .gres_used = node->gres_used,
-    .usable = node_usable(node->node_state),
-    .registered = (node->node_state & NODE_STATE_BASE) != NODE_STATE_UNKNOWN,
-    .free_cpus = free_cpus(node),
-  };
-
-  node_memory(node, &view.memory_mb, &view.free_memory_mb);
-  pollux_round_add_node(service, &view);
-}
-
-/* A 16-bit count Slurm leaves unset as NO_VAL16 or INFINITE16, as 0. */
-static int count_or_zero(uint16_t value)
-{
-  return value == NO_VAL16 || value == INFINITE16 ? 0 : value;
-}
-
-/* The same for a 32-bit count (NO_VAL, INFINITE). */
-static uint32_t count32_or_zero(uint32_t value)
-{
-  return value == NO_VAL || value == INFINITE ? 0 : value;
-}
-
-/* The job's memory per node or per CPU (MB, the other 0; both 0 without a request). */
-static void memory_request(const slurm_job_info_t *job, uint64_t *per_node, uint64_t *per_cpu)
-{
-  uint64_t request = job->pn_min_memory == NO_VAL64 ? 0 : job->pn_min_memory;
-
-  *per_node = (request & MEM_PER_CPU) ? 0 : request;
-  *per_cpu = (request & MEM_PER_CPU) ? request & ~MEM_PER_CPU : 0;
-}
-
-/* The partition a job runs in, or the first it may run in; NULL if not found. */
-static const partition_info_t *partition_of(const slurm_job_info_t *job,
-                                            const partition_info_msg_t *partitions)
-{
-  size_t length;
-
-  if (!job->partition)
-    return NULL;
-  length = strcspn(job->partition, ",");
-  for (uint32_t i = 0; i < partitions->record_count; i++) {
-    const char *name = partitions->partition_array[i].name;
-
-    if (name && strlen(name) == length && !strncmp(name, job->partition, length))
-      return &partitions->partition_array[i];
-  }
-  return NULL;
-}
-
-/* DefCpuPerGPU or DefMemPerGPU as select/cons_tres applies it to a job: its partition's,
- * else slurm.conf's; 0 if neither is set. */
-static uint64_t gpu_default(const partition_info_t *partition, uint16_t type,
-                            uint64_t cluster_value)
-{
-  uint64_t value = partition ? job_default(partition->job_defaults_list, type) : NO_VAL64;
-
-  if (value == NO_VAL64)
-    value = cluster_value;
-  return value == NO_VAL64 ? 0 : value;
-}
-
-static int job_state_of(uint32_t state)
-{
-  switch (state & JOB_STATE_BASE) {
-  case JOB_PENDING: return POLLUX_JOB_PENDING;
-  case JOB_RUNNING: return POLLUX_JOB_RUNNING;
-  default: return POLLUX_JOB_OTHER;
-  }
-}
-
-/* Ended FAILED or NODE_FAIL, and done completing: requeued while still completing, a job
- * could start before Slurm released its GPUs on the dead node, and its steps fail. */
-static int job_failed(uint32_t state)
-{
-  uint32_t base = state & JOB_STATE_BASE;
-
-  return (base == JOB_FAILED || base == JOB_NODE_FAIL) && !(state & JOB_COMPLETING);
-}
-
-static void describe_job(const slurm_job_info_t *job, const partition_info_msg_t *partitions)
-{
-  const partition_info_t *partition = partition_of(job, partitions);
-  char *nodes = expand_hostlist(job->nodes);
-  char *requested = expand_hostlist(job->req_nodes);
-  pollux_job_view_t view = {
-    .job_id = job->job_id,
-    .user_id = job->user_id,
-    .state = job_state_of(job->job_state),
-    .held = job->priority == 0,
-    .submit_time = job->submit_time,
-    .start_time = job->start_time,
-    .eligible_time = job->eligible_time,
-    .end_time = job->end_time,
-    .failed = job_failed(job->job_state),
-    .comment = job->comment,
-    .partition = job->partition,
-    .nodes = nodes,
-    .batch_host = job->batch_host,
-    .requested_nodes = requested,
-    .tres_per_node = job->tres_per_node,
-    .tres_per_job = job->tres_per_job,
-    .tres_per_task = job->tres_per_task,
-    .tres_per_socket = job->tres_per_socket,
-    .num_nodes = count32_or_zero(job->num_nodes),
-    .num_tasks = count32_or_zero(job->num_tasks),
-    .sockets_per_node = count_or_zero(job->sockets_per_node),
-    .min_cpus_per_node = count_or_zero(job->pn_min_cpus),
-    .cpus_per_task = count_or_zero(job->cpus_per_task),
-    .ntasks_per_gpu = count_or_zero(job->ntasks_per_tres),
-    .cpus_per_tres = job->cpus_per_tres,
-    .mem_per_tres = job->mem_per_tres,
-    .memory_set = (job->bitflags & JOB_MEM_SET) != 0,
-    .default_cpus_per_gpu = gpu_default(partition, JOB_DEF_CPU_PER_GPU, cluster_cpus_per_gpu),
-    .default_memory_mb_per_gpu =
-      gpu_default(partition, JOB_DEF_MEM_PER_GPU, cluster_memory_per_gpu),
-  };
-  memory_request(job, &view.memory_mb_per_node, &view.memory_mb_per_cpu);
-  pollux_round_add_job(service, &view);
-  free(nodes);
-  free(requested);
-}
-
-static void describe_partition(const partition_info_t *partition)
-{
-  char *nodes;
-
-  if (!partition->name)
-    return;
-  nodes = expand_hostlist(partition->nodes);
-  pollux_round_add_partition(service, partition->name, nodes ? nodes : "");
-  free(nodes);
-}
-
 static int update_or_errno(job_desc_msg_t *desc)
 {
   return slurm_update_job(desc) == SLURM_SUCCESS ? 0 : errno;
@@ -432,8 +216,6 @@ static int shrink_job(const pollux_action_t *action)
 
 static int perform(const pollux_action_t *action)
 {
-  if (!action)
-    return SLURM_ERROR;
   switch (action->kind) {
   case POLLUX_ACTION_HOLD: return hold_job(action->job_id, false);
   case POLLUX_ACTION_START: return place_job(action);
@@ -464,6 +246,103 @@ static void free_jobs(job_info_msg_t *jobs)
   slurm_free_job_info_msg(jobs);
 }
 
+/* Slurm's records as the round's views, with what the views own. */
+typedef struct {
+  pollux_round_t round;
+  pollux_node_view_t *nodes;
+  pollux_partition_view_t *partitions;
+  pollux_job_view_t *jobs;
+} round_views_t;
+
+static void free_views(round_views_t *views)
+{
+  for (size_t i = 0; i < views->round.partition_count; i++)
+    slurm_round_partition_free(&views->partitions[i]);
+  for (size_t i = 0; i < views->round.job_count; i++)
+    slurm_round_job_free(&views->jobs[i]);
+  free(views->nodes);
+  free(views->partitions);
+  free(views->jobs);
+  memset(views, 0, sizeof(*views));
+}
+
+/* Fills `views` from Slurm's records (which they point into); 0, or -1 with errno. */
+static int fill_views(round_views_t *views, const node_info_msg_t *nodes,
+                      const partition_info_msg_t *partitions, const job_info_msg_t *jobs)
+{
+  const slurm_round_defaults_t defaults = {
+    .memory_consumable = memory_consumable,
+    .cpus_per_gpu = cluster_cpus_per_gpu,
+    .memory_per_gpu = cluster_memory_per_gpu,
+  };
+  pollux_round_t *round = &views->round;
+
+  memset(views, 0, sizeof(*views));
+  round->now = time(NULL);
+  views->nodes = calloc(nodes->record_count + 1, sizeof(*views->nodes));
+  views->partitions = calloc(partitions->record_count + 1, sizeof(*views->partitions));
+  views->jobs = calloc(jobs->record_count + 1, sizeof(*views->jobs));
+  if (!views->nodes || !views->partitions || !views->jobs) {
+    errno = ENOMEM;
+    return -1;
+  }
+  round->nodes = views->nodes;
+  round->partitions = views->partitions;
+  round->jobs = views->jobs;
+  for (uint32_t i = 0; i < nodes->record_count; i++) {
+    const node_info_t *node = &nodes->node_array[i];
+
+    if (node->name)
+      slurm_round_node(node, pollux_node_alloc_cpus(node),
+                       memory_consumable ? pollux_node_alloc_memory(node) : 0,
+                       memory_consumable, &views->nodes[round->node_count++]);
+  }
+  for (uint32_t i = 0; i < partitions->record_count; i++) {
+    if (!partitions->partition_array[i].name)
+      continue;
+    if (slurm_round_partition(&partitions->partition_array[i],
+                              &views->partitions[round->partition_count]))
+      return -1;
+    round->partition_count++;
+  }
+  for (uint32_t i = 0; i < jobs->record_count; i++) {
+    if (slurm_round_job(&jobs->job_array[i], partitions, &defaults,
+                        &views->jobs[round->job_count]))
+      return -1;
+    round->job_count++;
+  }
+  return 0;
+}
+
+/* Carries out the plan's actions in order, noting Slurm's answer to each. */
+static void carry_out(pollux_plan_t *plan)
+{
+  for (size_t i = 0; i < plan->action_count; i++) {
+    pollux_action_t *action = &plan->actions[i];
+
+    action->error_code = perform(action);
+    action->error_text = action->error_code ? slurm_strerror(action->error_code) : NULL;
+  }
+}
+
+/* Plans a round on Slurm's records and carries the plan out. */
+static void plan_and_act(const node_info_msg_t *nodes, const partition_info_msg_t *partitions,
+                         const job_info_msg_t *jobs)
+{
+  round_views_t views;
+  pollux_plan_t *plan = NULL;
+
+  if (fill_views(&views, nodes, partitions, jobs) != 0) {
+    slurm_error("sched/pollux: cannot describe the round: %s", strerror(errno));
+  } else if (pollux_service_plan(service, &views.round, &plan) == 0) {
+    carry_out(plan);
+    pollux_plan_finish(service, plan);
+  } else if (errno != EIO) { /* EIO: the service has logged why */
+    slurm_error("sched/pollux: round not planned: %s", strerror(errno));
+  }
+  free_views(&views);
+}
+
 static void run_round(void)
 {
   job_info_msg_t *jobs = NULL;
@@ -475,26 +354,11 @@ static void run_round(void)
    * gives each node's GPUs in use (gres_used). */
   if (slurm_load_node((time_t)0, &nodes, SHOW_ALL | SHOW_DETAIL) != SLURM_SUCCESS ||
       slurm_load_jobs((time_t)0, &jobs, SHOW_ALL) != SLURM_SUCCESS ||
-      slurm_load_partitions((time_t)0, &partitions, SHOW_ALL) != SLURM_SUCCESS) {
+      slurm_load_partitions((time_t)0, &partitions, SHOW_ALL) != SLURM_SUCCESS)
     slurm_error("sched/pollux: cannot load jobs, nodes and partitions: %s",
                 slurm_strerror(errno));
-    goto done;
-  }
-  pollux_round_begin(service, time(NULL));
-  for (uint32_t i = 0; i < nodes->record_count; i++) {
-    if (nodes->node_array[i].name)
-      describe_node(&nodes->node_array[i]);
-  }
-  for (uint32_t i = 0; i < partitions->record_count; i++)
-    describe_partition(&partitions->partition_array[i]);
-  for (uint32_t i = 0; i < jobs->record_count; i++)
-    describe_job(&jobs->job_array[i], partitions);
-  for (size_t i = 0, count = pollux_round_decide(service); i < count; i++) {
-    int rc = perform(pollux_round_action(service, i));
-    pollux_round_action_done(service, i, rc, rc ? slurm_strerror(rc) : NULL);
-  }
-  pollux_round_end(service);
-done:
+  else
+    plan_and_act(nodes, partitions, jobs);
   if (jobs)
     free_jobs(jobs);
   if (nodes)

@@ -6,6 +6,7 @@
 #include "invalid_input.hpp"
 #include "model/efficiency.hpp"
 #include "report/json_reader.hpp"
+#include "report/snapshot_json.hpp"
 
 namespace pollux::service {
 
@@ -115,6 +116,11 @@ Json::Value JobStore::toJson() const {
     job["last_change_time"] = record.last_change_time;
     job["status"] = record.status;
     if (record.shrunk_in_place) job["shrunk_in_place"] = true;
+    if (record.in_place_failed) job["in_place_failed"] = true;
+    if (record.shrink) {
+      job["shrink"]["target"] = report::allocationToJson(record.shrink->target);
+      job["shrink"]["requested_time"] = record.shrink->requested_time;
+    }
     if (record.report) job["report"] = report::reportToJson(*record.report);
   }
   return out;
@@ -134,6 +140,11 @@ void JobStore::restore(const Json::Value& saved) {
       record.status = job["status"].string();
     }
     record.shrunk_in_place = job.has("shrunk_in_place") && job["shrunk_in_place"].boolean();
+    record.in_place_failed = job.has("in_place_failed") && job["in_place_failed"].boolean();
+    if (job.has("shrink")) {
+      record.shrink = PendingShrink{report::parseAllocation(job["shrink"]["target"]),
+                                    job["shrink"]["requested_time"].nonNegativeNumber()};
+    }
     if (job.has("report")) {
       Json::StreamWriterBuilder writer;
       record.report = report::parseGoodputReport(Json::writeString(writer, saved[id]["report"]));

@@ -56,7 +56,8 @@ class JobStore {
   // Stores the report and returns the reply for the job (its current decision).
   report::ReportReply acceptReport(const report::GoodputReport& report);
 
-  // Persistent part (owner, report, restarts, last change, status) as JSON, and back.
+  // Persistent part (owner, report, restarts, last change, status, in-place shrink state) as
+  // JSON, and back.
   // restore() throws pollux::InvalidInput on a malformed document and then keeps nothing.
   Json::Value toJson() const;
   void restore(const Json::Value& saved);

@@ -132,6 +132,10 @@ TEST(JobStoreTest, StateSurvivesSaveAndRestore) {
   EXPECT_DOUBLE_EQ(job.report->perf_params.at("a100").gamma, 1.5);
   EXPECT_DOUBLE_EQ(*job.report->restart_cost_s, 30);
   EXPECT_TRUE(job.shrunk_in_place);  // a second update would crash slurmctld 26.05.3
+  ASSERT_TRUE(job.shrink.has_value());  // a restarted slurmctld keeps waiting for the shrink
+  EXPECT_EQ(job.shrink->target.nodes.at("n1"), 4);
+  EXPECT_DOUBLE_EQ(job.shrink->requested_time, 500);
+  EXPECT_FALSE(job.in_place_failed);
   EXPECT_FALSE(records.at("2").adaptive);
   EXPECT_FALSE(records.at("2").shrunk_in_place);
   std::filesystem::remove_all(dir);

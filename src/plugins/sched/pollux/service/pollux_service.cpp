@@ -3,10 +3,12 @@
 #include "../pollux_service.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <memory>
+#include <new>
+#include <stdexcept>
 
 #include "auth/auth_info.hpp"
-#include "invalid_input.hpp"
-#include "report/adaptive_comment.hpp"
 #include "service.hpp"
 #include "text_file.hpp"
 
@@ -46,7 +48,52 @@ Result onService(const pollux_service_t* service, const char* where, Result fall
 // Seconds between rounds when the service cannot say (pollux_interval's default).
 constexpr int kFallbackIntervalS = 60;
 
+// A round the shim filled wrongly (a NULL array with a count, a NULL name).
+class InvalidRound : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// Runs `body` (which returns 0, or -1 with errno set) under the -1/errno contract: an
+// InvalidRound is EINVAL, running out of memory ENOMEM, anything else EIO; each is logged.
+template <typename Body>
+int withErrno(pollux_log_fn log, const char* where, Body body) {
+  try {
+    return body();
+  } catch (const InvalidRound& problem) {
+    logTo(log, POLLUX_LOG_ERROR, std::string(where) + ": " + problem.what());
+    errno = EINVAL;
+  } catch (const std::bad_alloc&) {
+    logTo(log, POLLUX_LOG_ERROR, std::string(where) + ": out of memory");
+    errno = ENOMEM;
+  } catch (const std::exception& problem) {
+    logTo(log, POLLUX_LOG_ERROR, std::string(where) + ": " + problem.what());
+    errno = EIO;
+  } catch (...) {
+    logTo(log, POLLUX_LOG_ERROR, std::string(where) + ": unknown error");
+    errno = EIO;
+  }
+  return -1;
+}
+
 std::string text(const char* value) { return value ? value : ""; }
+
+// A C array and its count; throws InvalidRound for a NULL array with a count.
+template <typename T>
+const T* arrayOf(const T* items, size_t count, const char* what) {
+  if (!items && count > 0) throw InvalidRound(std::string(what) + ": NULL with a count");
+  return items;
+}
+
+std::vector<std::string> namesOf(const pollux_names_t& names, const char* what) {
+  const char* const* items = arrayOf(names.names, names.count, what);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < names.count; ++i) {
+    if (!items[i]) throw InvalidRound(std::string(what) + ": a NULL name");
+    out.emplace_back(items[i]);
+  }
+  return out;
+}
 
 pollux::service::JobState stateOf(int state) {
   if (state == POLLUX_JOB_PENDING) return pollux::service::JobState::kPending;
@@ -54,7 +101,7 @@ pollux::service::JobState stateOf(int state) {
   return pollux::service::JobState::kOther;
 }
 
-pollux::policy::NodeDemand demandOf(const pollux_job_view_t& view) {
+pollux::service::ResourceRequest resourcesOf(const pollux_job_view_t& view) {
   pollux::service::ResourceRequest request;
   request.min_cpus_per_node = view.min_cpus_per_node;
   request.cpus_per_task = std::max(1, view.cpus_per_task);
@@ -66,7 +113,7 @@ pollux::policy::NodeDemand demandOf(const pollux_job_view_t& view) {
   request.memory_set = view.memory_set != 0;
   request.default_cpus_per_gpu = static_cast<int>(view.default_cpus_per_gpu);
   request.default_memory_mb_per_gpu = static_cast<std::int64_t>(view.default_memory_mb_per_gpu);
-  return pollux::service::nodeDemandOf(request);
+  return request;
 }
 
 pollux::service::GpuRequest gpuRequestOf(const pollux_job_view_t& view) {
@@ -109,20 +156,85 @@ pollux::service::SlurmJob jobFrom(const pollux_job_view_t& view) {
   job.eligible_time = static_cast<double>(view.eligible_time);
   job.end_time = static_cast<double>(view.end_time);
   job.failed = view.failed != 0;
-  try {
-    job.adaptive = pollux::report::parseAdaptiveComment(text(view.comment));
-  } catch (const pollux::InvalidInput& error) {
-    job.comment_error = error.what();  // treated as rigid; job_submit rejects these at sbatch
-  }
-  job.partitions = pollux::service::splitNames(text(view.partition));
-  job.nodes = pollux::service::splitNames(text(view.nodes));
+  job.comment = text(view.comment);
+  job.partitions = namesOf(view.partitions, "job partitions");
+  job.nodes = namesOf(view.nodes, "job nodes");
   job.batch_host = text(view.batch_host);
-  job.requested_nodes = pollux::service::splitNames(text(view.requested_nodes));
-  job.gpus_per_node = pollux::service::parseGpuGres(text(view.tres_per_node));
-  job.requested_gpus = pollux::service::requestedGpus(gpuRequestOf(view));
+  job.requested_nodes = namesOf(view.requested_nodes, "job requested nodes");
   job.num_nodes = static_cast<int>(view.num_nodes);
-  job.demand = demandOf(view);
+  job.gpu_request = gpuRequestOf(view);
+  job.resources = resourcesOf(view);
+  pollux::service::readRequests(job);
   return job;
+}
+
+pollux::service::Round roundFrom(const pollux_round_t& view) {
+  pollux::service::Round round;
+  round.now = static_cast<double>(view.now);
+  const auto* nodes = arrayOf(view.nodes, view.node_count, "round nodes");
+  for (size_t i = 0; i < view.node_count; ++i) {
+    if (nodes[i].name) round.nodes.push_back(nodeFrom(nodes[i]));
+  }
+  const auto* partitions = arrayOf(view.partitions, view.partition_count, "round partitions");
+  for (size_t i = 0; i < view.partition_count; ++i) {
+    if (!partitions[i].name) continue;
+    const auto members = namesOf(partitions[i].nodes, "partition nodes");
+    round.partitions[partitions[i].name] = {members.begin(), members.end()};
+  }
+  const auto* jobs = arrayOf(view.jobs, view.job_count, "round jobs");
+  for (size_t i = 0; i < view.job_count; ++i) round.jobs.push_back(jobFrom(jobs[i]));
+  return round;
+}
+
+int cKind(pollux::service::ActionKind kind) {
+  switch (kind) {
+    case pollux::service::ActionKind::kHold: return POLLUX_ACTION_HOLD;
+    case pollux::service::ActionKind::kStart: return POLLUX_ACTION_START;
+    case pollux::service::ActionKind::kRequeue: return POLLUX_ACTION_REQUEUE;
+    case pollux::service::ActionKind::kShrink: return POLLUX_ACTION_SHRINK;
+  }
+  return POLLUX_ACTION_HOLD;
+}
+
+// The C plan and the actions and strings it points to.
+struct OwnedPlan : pollux_plan_t {
+  std::vector<pollux::service::PlannedAction> planned;
+  std::vector<pollux_action_t> c_actions;
+};
+
+std::unique_ptr<OwnedPlan> planFrom(std::vector<pollux::service::PlannedAction> planned) {
+  auto plan = std::make_unique<OwnedPlan>();
+  plan->planned = std::move(planned);
+  for (const auto& p : plan->planned) {
+    plan->c_actions.push_back(pollux_action_t{p.action.job_id,
+                                              cKind(p.action.kind),
+                                              static_cast<uint32_t>(p.action.nodes.size()),
+                                              p.tres_per_node.c_str(),
+                                              p.node_list.c_str(),
+                                              p.admin_comment.c_str(),
+                                              0,
+                                              nullptr});
+  }
+  plan->actions = plan->c_actions.data();
+  plan->action_count = plan->c_actions.size();
+  return plan;
+}
+
+std::vector<pollux::service::ActionOutcome> outcomesOf(const pollux_plan_t& plan) {
+  std::vector<pollux::service::ActionOutcome> outcomes;
+  for (size_t i = 0; i < plan.action_count; ++i) {
+    outcomes.push_back({plan.actions[i].error_code, text(plan.actions[i].error_text)});
+  }
+  return outcomes;
+}
+
+int cLevel(pollux::service::LogLevel level) {
+  switch (level) {
+    case pollux::service::LogLevel::kError: return POLLUX_LOG_ERROR;
+    case pollux::service::LogLevel::kInfo: return POLLUX_LOG_INFO;
+    case pollux::service::LogLevel::kDebug: return POLLUX_LOG_DEBUG;
+  }
+  return POLLUX_LOG_ERROR;
 }
 
 }  // namespace
@@ -143,7 +255,9 @@ pollux_service_t* pollux_service_create(const pollux_settings_t* settings) {
     converted.private_jobs = settings->private_jobs != 0;
     converted.slurmctld_started = static_cast<double>(settings->slurmctld_started);
     const pollux_log_fn log = settings->log;
-    converted.log = [log](int level, const std::string& message) { logTo(log, level, message); };
+    converted.log = [log](pollux::service::LogLevel level, const std::string& message) {
+      logTo(log, cLevel(level), message);
+    };
     auto handle = std::make_unique<pollux_service>();
     handle->log = log;
     handle->impl = std::make_unique<Service>(std::move(converted));
@@ -177,55 +291,32 @@ int pollux_service_hosts_backfill(const pollux_service_t* service) {
                    [&] { return service->impl->config().backfill ? 1 : 0; });
 }
 
-void pollux_round_begin(pollux_service_t* service, time_t now) {
-  onService(service, "round", 0, [&] {
-    service->impl->beginRound(static_cast<double>(now));
+int pollux_service_plan(pollux_service_t* service, const pollux_round_t* round,
+                        pollux_plan_t** plan) {
+  if (plan) *plan = nullptr;
+  if (!service || !service->impl || !round || !plan) {
+    errno = EINVAL;
+    return -1;
+  }
+  return withErrno(service->log, "round", [&] {
+    auto planned = service->impl->plan(roundFrom(*round));
+    if (!planned) {
+      errno = EIO;
+      return -1;
+    }
+    *plan = planFrom(std::move(*planned)).release();
     return 0;
   });
 }
 
-void pollux_round_add_node(pollux_service_t* service, const pollux_node_view_t* node) {
-  onService(service, "round", 0, [&] {
-    if (node) service->impl->addNode(nodeFrom(*node));
-    return 0;
-  });
-}
-
-void pollux_round_add_partition(pollux_service_t* service, const char* name, const char* nodes) {
-  onService(service, "round", 0, [&] {
-    const auto members = pollux::service::splitNames(text(nodes));
-    service->impl->addPartition(text(name), {members.begin(), members.end()});
-    return 0;
-  });
-}
-
-void pollux_round_add_job(pollux_service_t* service, const pollux_job_view_t* job) {
-  onService(service, "round", 0, [&] {
-    if (job) service->impl->addJob(jobFrom(*job));
-    return 0;
-  });
-}
-
-size_t pollux_round_decide(pollux_service_t* service) {
-  return onService(service, "round", size_t{0}, [&] { return service->impl->decide(); });
-}
-
-const pollux_action_t* pollux_round_action(pollux_service_t* service, size_t index) {
-  return onService(service, "round", static_cast<const pollux_action_t*>(nullptr),
-                   [&] { return &service->impl->action(index); });
-}
-
-void pollux_round_action_done(pollux_service_t* service, size_t index, int error_code,
-                              const char* error_text) {
-  onService(service, "round", 0, [&] {
-    service->impl->actionDone(index, error_code, text(error_text));
-    return 0;
-  });
-}
-
-void pollux_round_end(pollux_service_t* service) {
-  onService(service, "round", 0, [&] {
-    service->impl->endRound();
+int pollux_plan_finish(pollux_service_t* service, pollux_plan_t* plan) {
+  std::unique_ptr<OwnedPlan> owned(static_cast<OwnedPlan*>(plan));
+  if (!service || !service->impl || !plan) {
+    errno = EINVAL;
+    return -1;
+  }
+  return withErrno(service->log, "round end", [&] {
+    service->impl->finish(outcomesOf(*owned));
     return 0;
   });
 }

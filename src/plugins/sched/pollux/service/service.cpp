@@ -1,7 +1,6 @@
 #include "service.hpp"
 
 #include <algorithm>
-#include <set>
 
 #include "api_handler.hpp"
 #include "invalid_input.hpp"
@@ -9,6 +8,7 @@
 #include "policy/policy.hpp"
 #include "report/model_json.hpp"
 #include "report/snapshot_json.hpp"
+#include "round_json.hpp"
 #include "snapshot_builder.hpp"
 #include "state_file.hpp"
 #include "text_file.hpp"
@@ -18,32 +18,7 @@ namespace pollux::service {
 namespace {
 
 constexpr const char* kStateFileName = "/pollux_state.json";
-// Adaptive jobs that failed this recently on a node now down are requeued (Slurm keeps
-// finished jobs MinJobAge, 300 s by default).
-constexpr double kNodeFailureWindowS = 600;
 constexpr int kStateVersion = 1;
-
-int cKind(ActionKind kind) {
-  switch (kind) {
-    case ActionKind::kHold: return POLLUX_ACTION_HOLD;
-    case ActionKind::kStart: return POLLUX_ACTION_START;
-    case ActionKind::kRequeue: return POLLUX_ACTION_REQUEUE;
-    case ActionKind::kShrink: return POLLUX_ACTION_SHRINK;
-  }
-  return POLLUX_ACTION_HOLD;
-}
-
-std::string describeNodes(const std::vector<std::string>& nodes) {
-  std::string text;
-  for (const auto& node : nodes) text += (text.empty() ? "" : ",") + node;
-  return text;
-}
-
-std::vector<std::string> sortedNames(const policy::Allocation& allocation) {
-  std::vector<std::string> names;
-  for (const auto& [node, gpus] : allocation.nodes) names.push_back(node);
-  return names;
-}
 
 std::string readPem(const std::string& path) {
   const auto text = io::readTextFile(path);
@@ -148,163 +123,78 @@ void Service::saveState() {
   }
 }
 
-void Service::beginRound(double now) {
-  round_time_ = now;
-  round_started_ = std::chrono::steady_clock::now();
-  round_nodes_.clear();
-  round_partitions_.clear();
-  round_jobs_.clear();
-  round_actions_.clear();
-  round_problems_.clear();
-  round_stats_ = policy::Stats{};
-}
-
-void Service::addNode(SlurmNode node) { round_nodes_.push_back(std::move(node)); }
-void Service::addJob(SlurmJob job) { round_jobs_.push_back(std::move(job)); }
-void Service::addPartition(const std::string& name, policy::NodeSet nodes) {
-  round_partitions_[name] = std::move(nodes);
-}
-
-// Ends the in-place shrinks Slurm now shows done, and those given up: the job was not on its
-// target within kShrinkTimeoutS (then it is resized by requeue from now on) or stopped running.
-void Service::settleShrinks() {
-  const auto records = store_.records();
-  for (const auto& job : round_jobs_) {
-    const auto record = records.find(std::to_string(job.id));
-    if (record == records.end() || !record->second.shrink) continue;
-    const PendingShrink& shrink = *record->second.shrink;
-    switch (shrinkProgress(job, shrink, round_time_)) {
-      case ShrinkProgress::kWaiting: break;
-      case ShrinkProgress::kDone:
-        info("JobId=" + record->first + " shrunk in place to " + describeNodes(job.nodes) +
-             " within " + std::to_string(static_cast<int>(round_time_ - shrink.requested_time)) +
-             " s of the request");
-        store_.endShrink(record->first, false);
-        break;
-      case ShrinkProgress::kTimedOut:
-        error("JobId=" + record->first + " did not shrink in place within " +
-              std::to_string(static_cast<int>(kShrinkTimeoutS)) +
-              " s (is its script running pollux-agent --launch?); resized by requeue from now on");
-        store_.endShrink(record->first, true);
-        break;
-      case ShrinkProgress::kStopped: store_.endShrink(record->first, false); break;
-    }
-  }
-}
-
-size_t Service::decide() {
-  resolveGpuTypes(round_jobs_, round_nodes_);
-  store_.syncWithSlurm(round_jobs_);
-  settleShrinks();
-  const auto records = store_.records();
-  // A job shrinking in place is seen on its target (where it will be in a moment) and waits.
-  std::vector<SlurmJob> as_seen = round_jobs_;
-  std::set<uint32_t> shrinking, resizes_in_place;
-  for (auto& job : as_seen) {
-    const auto record = records.find(std::to_string(job.id));
-    if (record == records.end()) continue;
-    if (record->second.shrink) {
-      shrinking.insert(job.id);
-      job.nodes = sortedNames(record->second.shrink->target);
-    } else if (record->second.report && record->second.report->in_place_resize &&
-               !record->second.in_place_failed && !record->second.shrunk_in_place) {
-      resizes_in_place.insert(job.id);
-    }
-  }
-  policy::Decision decision;
-  try {
-    decision = policy::schedule(
-        buildSnapshot(round_time_, round_nodes_, as_seen, records, config_, round_partitions_));
-  } catch (const std::exception& problem) {
-    error(std::string("round skipped, nothing changed: ") + problem.what());
-    return 0;
-  }
-  round_stats_ = decision.stats;
-  if (decision.stats.kept_current) {
-    error("solver " + decision.stats.solver_status + ": round keeps every current allocation");
-  } else if (decision.stats.kept_jobs > 0) {
-    error("solver " + decision.stats.solver_status + " in " +
-          std::to_string(decision.stats.failed_partitions) + " sub-problem(s): " +
-          std::to_string(decision.stats.kept_jobs) + " job(s) keep their current allocation");
-  }
-  std::vector<SlurmJob> to_plan;
-  for (const auto& job : round_jobs_) {
-    if (!shrinking.count(job.id)) to_plan.push_back(job);
-  }
-  for (const auto& job : to_plan) {
-    if (!job.adaptive) continue;
-    const std::string id = std::to_string(job.id);
-    const auto decided = decision.allocations.find(id);
-    store_.recordDecision(id, decided == decision.allocations.end()
-                                  ? std::nullopt
-                                  : std::optional<policy::JobDecision>(decided->second));
-  }
-  auto planned = planActions(to_plan, decision, round_time_, resizes_in_place, round_problems_);
+bool Service::settling() const {
   // Only a slurmctld that had jobs before its start has a state file that may lag behind them.
-  const bool settling =
-      restored_jobs_ && round_time_ - settings_.slurmctld_started < kSettleAfterStartS;
-  planned = deferWhileSlurmSettles(std::move(planned), round_jobs_, round_nodes_, settling,
-                                   round_problems_);
-  for (auto& action : planned) {
-    round_actions_.push_back(ownAction(std::move(action), decision));
-  }
-  const double failures_since = round_time_ - kNodeFailureWindowS;
-  for (auto& action : planNodeFailureRequeues(round_jobs_, round_nodes_, failures_since)) {
-    round_actions_.push_back(ownAction(std::move(action), decision));
-  }
-  for (const auto& problem : round_problems_) error(problem);
-  return round_actions_.size();
+  return restored_jobs_ && round_.now - settings_.slurmctld_started < kSettleAfterStartS;
 }
 
-// Keeps the strings the C view of an action points to.
-Service::OwnedAction Service::ownAction(Action action, const policy::Decision& decision) const {
-  OwnedAction owned;
-  owned.action = std::move(action);
-  const Action& a = owned.action;
-  if (!a.nodes.empty()) owned.tres_per_node = tresPerNode(a);
-  for (const auto& node : a.nodes) owned.node_list += (owned.node_list.empty() ? "" : ",") + node;
-  owned.admin_comment = "pollux: " + a.why;
-  const auto decided = decision.allocations.find(std::to_string(a.job_id));
-  if (decided != decision.allocations.end() && decided->second.batch_size > 0) {
-    owned.admin_comment += " batch_size=" + std::to_string(decided->second.batch_size);
+// With pollux_dump_rounds, the round and all planRound() reads, for pollux-replay.
+void Service::dumpRound() const {
+  if (config_.dump_rounds_dir.empty()) return;
+  const RecordedRound recorded{settings_.scheduler_parameters, settings_.pollux_conf_text,
+                               settling(), store_.toJson(), round_};
+  const std::string path = config_.dump_rounds_dir + "/round-" +
+                           std::to_string(static_cast<long>(round_.now)) + "-" +
+                           std::to_string(rounds_dumped_) + ".json";
+  try {
+    io::saveState(path, recordedRoundToJson(recorded));
+  } catch (const std::exception& problem) {
+    error("cannot dump the round: " + std::string(problem.what()));
   }
-  return owned;
 }
 
-const pollux_action_t& Service::action(size_t index) {
-  OwnedAction& owned = round_actions_.at(index);
-  const Action& a = owned.action;
-  owned.c = pollux_action_t{a.job_id,
-                            cKind(a.kind),
-                            static_cast<uint32_t>(a.nodes.size()),
-                            owned.tres_per_node.c_str(),
-                            owned.node_list.c_str(),
-                            owned.admin_comment.c_str()};
-  return owned.c;
+std::optional<std::vector<PlannedAction>> Service::plan(Round round) {
+  round_started_ = std::chrono::steady_clock::now();
+  round_ = std::move(round);
+  round_plan_ = RoundPlan{};
+  dumpRound();
+  ++rounds_dumped_;
+  try {
+    round_plan_ = planRound(store_, round_, config_, settling(), settings_.log);
+  } catch (const PolicyFailed& problem) {
+    round_plan_.problems.push_back(std::string("round skipped, nothing changed: ") +
+                                   problem.what());
+    error(round_plan_.problems.back());
+    endRound();
+    return std::nullopt;
+  }
+  return round_plan_.actions;
 }
 
-void Service::actionDone(size_t index, int error_code, const std::string& error_text) {
-  const Action& a = round_actions_.at(index).action;
+void Service::recordOutcome(const Action& a, const ActionOutcome& outcome) {
   const std::string id = std::to_string(a.job_id);
-  metrics_.countAction(toString(a.kind), error_code != 0);
-  if (error_code != 0) {
-    error("JobId=" + id + " " + toString(a.kind) + " failed: " + error_text + " (wanted: " + a.why + ")");
-    store_.recordAction(id, std::string(toString(a.kind)) + " failed: " + error_text, false, false,
-                        round_time_);
+  metrics_.countAction(toString(a.kind), outcome.error_code != 0);
+  if (outcome.error_code != 0) {
+    error("JobId=" + id + " " + toString(a.kind) + " failed: " + outcome.error_text +
+          " (wanted: " + a.why + ")");
+    store_.recordAction(id, std::string(toString(a.kind)) + " failed: " + outcome.error_text,
+                        false, false, round_.now);
     return;
   }
   info("JobId=" + id + " " + toString(a.kind) + ": " + a.why);
   const bool placed = a.kind != ActionKind::kHold && !a.nodes.empty();
   const bool restarted = a.kind == ActionKind::kRequeue || a.kind == ActionKind::kShrink;
-  store_.recordAction(id, a.why, placed, restarted, round_time_);
-  if (a.kind == ActionKind::kShrink) store_.startShrink(id, targetOf(a), round_time_);
+  store_.recordAction(id, a.why, placed, restarted, round_.now);
+  if (a.kind == ActionKind::kShrink) store_.startShrink(id, targetOf(a), round_.now);
+}
+
+void Service::finish(const std::vector<ActionOutcome>& outcomes) {
+  const auto& actions = round_plan_.actions;
+  if (outcomes.size() != actions.size()) {
+    error("round ended with " + std::to_string(outcomes.size()) + " outcomes for " +
+          std::to_string(actions.size()) + " actions");
+  }
+  for (size_t i = 0; i < actions.size() && i < outcomes.size(); ++i) {
+    recordOutcome(actions[i].action, outcomes[i]);
+  }
+  endRound();
 }
 
 void Service::endRound() {
   const double duration_ms = std::chrono::duration<double, std::milli>(
                                  std::chrono::steady_clock::now() - round_started_).count();
   int adaptive = 0, running = 0;
-  for (const auto& job : round_jobs_) {
+  for (const auto& job : round_.jobs) {
     adaptive += job.adaptive.has_value();
     running += job.adaptive && job.state == JobState::kRunning;
   }
@@ -325,18 +215,18 @@ Json::Value Service::status() const {
 
 Json::Value Service::buildStatus() const {
   Json::Value status;
-  status["time"] = round_time_;
+  status["time"] = round_.now;
   status["interval_s"] = config_.interval_s;
   status["rest"] = rest_ ? rest_->url() : "";
   Json::Value& round = status["last_round"];
-  round["solver_status"] = round_stats_.solver_status;
-  round["solve_ms"] = round_stats_.solve_ms;
-  round["kept_current"] = round_stats_.kept_current;
-  round["actions"] = static_cast<Json::UInt64>(round_actions_.size());
+  round["solver_status"] = round_plan_.stats.solver_status;
+  round["solve_ms"] = round_plan_.stats.solve_ms;
+  round["kept_current"] = round_plan_.stats.kept_current;
+  round["actions"] = static_cast<Json::UInt64>(round_plan_.actions.size());
   round["problems"] = Json::Value(Json::arrayValue);
-  for (const auto& problem : round_problems_) round["problems"].append(problem);
+  for (const auto& problem : round_plan_.problems) round["problems"].append(problem);
   status["nodes"] = Json::Value(Json::arrayValue);
-  for (const auto& node : round_nodes_) {
+  for (const auto& node : round_.nodes) {
     Json::Value entry;
     entry["name"] = node.name;
     entry["gpu_type"] = gpuTypeOf(node.gpus);
@@ -349,8 +239,8 @@ Json::Value Service::buildStatus() const {
   }
   status["jobs"] = Json::Value(Json::arrayValue);
   const auto records = store_.records();
-  const model::RelativeSpeeds speeds = relativeSpeeds(round_nodes_, config_);
-  for (const auto& job : round_jobs_) {
+  const model::RelativeSpeeds speeds = relativeSpeeds(round_.nodes, config_);
+  for (const auto& job : round_.jobs) {
     if (job.state == JobState::kOther) continue;
     status["jobs"].append(jobStatus(job, records, speeds));
   }

@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <map>
-#include <sstream>
+
+#include "invalid_input.hpp"
 
 namespace pollux::service {
 
@@ -47,13 +48,17 @@ policy::NodeDemand nodeDemandOf(const ResourceRequest& request) {
   return demand;
 }
 
-std::vector<std::string> splitNames(const std::string& comma_separated) {
-  std::vector<std::string> nodes;
-  std::stringstream names(comma_separated);
-  for (std::string name; std::getline(names, name, ',');) {
-    if (!name.empty()) nodes.push_back(name);
+void readRequests(SlurmJob& job) {
+  job.adaptive.reset();
+  job.comment_error.clear();
+  try {
+    job.adaptive = report::parseAdaptiveComment(job.comment);
+  } catch (const InvalidInput& error) {
+    job.comment_error = error.what();  // treated as rigid; job_submit rejects these at sbatch
   }
-  return nodes;
+  job.gpus_per_node = parseGpuGres(job.gpu_request.per_node);
+  job.requested_gpus = requestedGpus(job.gpu_request);
+  job.demand = nodeDemandOf(job.resources);
 }
 
 void resolveGpuTypes(std::vector<SlurmJob>& jobs, const std::vector<SlurmNode>& nodes) {

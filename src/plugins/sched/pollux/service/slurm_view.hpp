@@ -83,19 +83,24 @@ struct SlurmJob {
   double eligible_time = 0;
   double end_time = 0;                              // finished jobs
   bool failed = false;                              // finished as FAILED or NODE_FAIL
-  std::optional<report::AdaptiveRequest> adaptive;  // from the job's comment
-  std::string comment_error;                        // set when the comment is malformed
+  std::string comment;
   std::vector<std::string> partitions;              // its partition, or those it may run in
   std::vector<std::string> nodes;                   // allocated nodes (running jobs)
   std::string batch_host;                           // runs the batch script (running jobs)
   std::vector<std::string> requested_nodes;         // ReqNodeList
-  std::optional<GpuGres> gpus_per_node;             // from tres_per_node (Pollux places so)
-  GpuGres requested_gpus;                           // in total, in any form (requestedGpus)
   int num_nodes = 0;
+  GpuRequest gpu_request;
+  ResourceRequest resources;
+  // Read from the above by readRequests():
+  std::optional<report::AdaptiveRequest> adaptive;  // from the comment
+  std::string comment_error;                        // set when the comment is malformed
+  std::optional<GpuGres> gpus_per_node;             // from gpu_request.per_node (Pollux places so)
+  GpuGres requested_gpus;                           // in total, in any form (requestedGpus)
   policy::NodeDemand demand;                        // CPUs and memory per node
 };
 
-std::vector<std::string> splitNames(const std::string& comma_separated);
+// Sets the fields of `job` read from its comment and its requests.
+void readRequests(SlurmJob& job);
 
 // Gives the GPU requests of running jobs the GPU type of the nodes they run on, as the policy
 // names it (kUntypedGpu on nodes with untyped GPUs).

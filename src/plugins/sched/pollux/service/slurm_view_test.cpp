@@ -101,10 +101,33 @@ TEST(NodeDemandTest, DefCpuPerGpuAndDefMemPerGpuWhereTheJobGaveNone) {
   EXPECT_EQ(nodeDemandOf(explicit_memory).memoryFor(2), 2000 * 12);
 }
 
-TEST(NodeListTest, SplitsAndSkipsEmptyNames) {
-  EXPECT_EQ(splitNames("n1,n2"), (std::vector<std::string>{"n1", "n2"}));
-  EXPECT_TRUE(splitNames("").empty());
-  EXPECT_EQ(splitNames("n1,,n3,"), (std::vector<std::string>{"n1", "n3"}));
+TEST(ReadRequestsTest, ReadsTheCommentAndEveryRequestForm) {
+  SlurmJob job;
+  job.comment = "adaptive:min_gpus=2,max_gpus=8";
+  job.num_nodes = 2;
+  job.gpu_request.per_node = "gres:gpu:a100:2";
+  job.gpu_request.nodes = 2;
+  job.resources.min_cpus_per_node = 4;
+  job.resources.memory_mb_per_node = 16000;
+  readRequests(job);
+  ASSERT_TRUE(job.adaptive.has_value());
+  EXPECT_EQ(job.adaptive->min_gpus, 2);
+  EXPECT_EQ(*job.adaptive->max_gpus, 8);
+  ASSERT_TRUE(job.gpus_per_node.has_value());
+  EXPECT_EQ(job.gpus_per_node->type, "a100");
+  EXPECT_EQ(job.gpus_per_node->count, 2);
+  EXPECT_EQ(job.requested_gpus.type, "a100");
+  EXPECT_EQ(job.requested_gpus.count, 4);
+  EXPECT_EQ(job.demand.cpus, 4);
+  EXPECT_EQ(job.demand.memory_mb, 16000);
+
+  job.comment = "adaptive:min_gpus=zero";  // malformed: rigid, with the reason kept
+  job.gpu_request = GpuRequest{};
+  readRequests(job);
+  EXPECT_FALSE(job.adaptive.has_value());
+  EXPECT_NE(job.comment_error.find("min_gpus"), std::string::npos);
+  EXPECT_FALSE(job.gpus_per_node.has_value());
+  EXPECT_EQ(job.requested_gpus.count, 0);
 }
 
 }  // namespace

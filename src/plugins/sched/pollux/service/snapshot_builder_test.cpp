@@ -282,10 +282,11 @@ TEST(SnapshotBuilderTest, AJobRunsOnTheNodesOfItsPartitions) {
   const std::map<std::string, policy::NodeSet> partitions = {
       {"all", {"n1", "n2", "n3", "cpu1"}}, {"first", {"n1"}}, {"second", {"n2", "cpu1"}}};
   std::vector<SlurmJob> jobs;
-  for (const char* in : {"all", "first", "second,first", "second", "unknown"}) {
+  for (std::vector<std::string> in : std::vector<std::vector<std::string>>{
+           {"all"}, {"first"}, {"second", "first"}, {"second"}, {"unknown"}}) {
     jobs.push_back(job(static_cast<uint32_t>(jobs.size() + 1), JobState::kPending,
                        report::AdaptiveRequest{}));
-    jobs.back().partitions = splitNames(in);
+    jobs.back().partitions = in;
   }
   std::vector<SlurmNode> nodes = cluster();
   for (auto& node : nodes) node.free_cpus = 8;

@@ -1,0 +1,74 @@
+// pollux-replay: one recorded sched/pollux round (as pollux_dump_rounds writes it) planned
+// again, offline: the plan JSON on stdout.
+#include <iostream>
+#include <stdexcept>
+#include <string>
+
+#include <json/json.h>
+
+#include "invalid_input.hpp"
+#include "round_json.hpp"
+#include "round_planner.hpp"
+#include "settings.hpp"
+#include "text_file.hpp"
+
+namespace {
+
+using namespace pollux::service;
+
+constexpr const char* kUsage =
+    "usage: pollux-replay ROUND.json > plan.json\n"
+    "  Plans a round recorded by sched/pollux (SchedulerParameters pollux_dump_rounds=DIR)\n"
+    "  with the recorded settings and job store, as the plugin did (see pollux-replay(1)).\n";
+
+const char* levelName(LogLevel level) {
+  switch (level) {
+    case LogLevel::kError: return "error";
+    case LogLevel::kInfo: return "info";
+    case LogLevel::kDebug: return "debug";
+  }
+  return "error";
+}
+
+Json::Value replay(const std::string& path) {
+  const auto text = pollux::io::readTextFile(path);
+  if (!text) throw std::runtime_error("cannot read " + path);
+  const RecordedRound recorded = parseRecordedRound(*text);
+  const auto parsed =
+      pollux::settings::parseConfig(recorded.pollux_conf, recorded.scheduler_parameters);
+  for (const auto& message : parsed.errors) std::cerr << "pollux-replay: settings: " << message << "\n";
+  JobStore store;
+  store.restore(recorded.jobs);
+  const Log log = [](LogLevel level, const std::string& message) {
+    std::cerr << "pollux-replay: " << levelName(level) << ": " << message << "\n";
+  };
+  try {
+    return planToJson(planRound(store, recorded.round, parsed.config, recorded.settling, log));
+  } catch (const PolicyFailed& problem) {
+    Json::Value failed;
+    failed["policy_failed"] = problem.what();
+    return failed;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2 || std::string(argv[1]) == "-h" || std::string(argv[1]) == "--help") {
+    const bool help = argc == 2;
+    (help ? std::cout : std::cerr) << kUsage;
+    return help ? 0 : 2;
+  }
+  try {
+    Json::StreamWriterBuilder writer;
+    writer["indentation"] = "  ";
+    std::cout << Json::writeString(writer, replay(argv[1])) << "\n";
+    return 0;
+  } catch (const pollux::InvalidInput& error) {
+    std::cerr << "pollux-replay: invalid round " << argv[1] << ": " << error.what() << "\n";
+    return 2;
+  } catch (const std::exception& error) {
+    std::cerr << "pollux-replay: " << error.what() << "\n";
+    return 1;
+  }
+}

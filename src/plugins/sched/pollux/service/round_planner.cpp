@@ -1,0 +1,138 @@
+#include "round_planner.hpp"
+
+#include <set>
+
+#include "snapshot_builder.hpp"
+
+namespace pollux::service {
+
+namespace {
+
+// Adaptive jobs that failed this recently on a node now down are requeued (Slurm keeps
+// finished jobs MinJobAge, 300 s by default).
+constexpr double kNodeFailureWindowS = 600;
+
+std::string commaSeparated(const std::vector<std::string>& names) {
+  std::string text;
+  for (const auto& name : names) text += (text.empty() ? "" : ",") + name;
+  return text;
+}
+
+std::vector<std::string> nodeNames(const policy::Allocation& allocation) {
+  std::vector<std::string> names;
+  for (const auto& [node, gpus] : allocation.nodes) names.push_back(node);
+  return names;
+}
+
+// Ends the in-place shrinks Slurm now shows done, and those given up: the job was not on its
+// target within kShrinkTimeoutS (then it is resized by requeue from now on) or stopped running.
+void settleShrinks(JobStore& store, const Round& round, const Log& log) {
+  const auto records = store.records();
+  for (const auto& job : round.jobs) {
+    const auto record = records.find(std::to_string(job.id));
+    if (record == records.end() || !record->second.shrink) continue;
+    const PendingShrink& shrink = *record->second.shrink;
+    switch (shrinkProgress(job, shrink, round.now)) {
+      case ShrinkProgress::kWaiting: break;
+      case ShrinkProgress::kDone:
+        log(LogLevel::kInfo,
+            "JobId=" + record->first + " shrunk in place to " + commaSeparated(job.nodes) +
+                " within " + std::to_string(static_cast<int>(round.now - shrink.requested_time)) +
+                " s of the request");
+        store.endShrink(record->first, false);
+        break;
+      case ShrinkProgress::kTimedOut:
+        log(LogLevel::kError,
+            "JobId=" + record->first + " did not shrink in place within " +
+                std::to_string(static_cast<int>(kShrinkTimeoutS)) +
+                " s (is its script running pollux-agent --launch?); resized by requeue from now on");
+        store.endShrink(record->first, true);
+        break;
+      case ShrinkProgress::kStopped: store.endShrink(record->first, false); break;
+    }
+  }
+}
+
+PlannedAction describe(Action action, const policy::Decision& decision) {
+  PlannedAction planned;
+  planned.action = std::move(action);
+  const Action& a = planned.action;
+  if (!a.nodes.empty()) planned.tres_per_node = tresPerNode(a);
+  planned.node_list = commaSeparated(a.nodes);
+  planned.admin_comment = "pollux: " + a.why;
+  const auto decided = decision.allocations.find(std::to_string(a.job_id));
+  if (decided != decision.allocations.end() && decided->second.batch_size > 0) {
+    planned.admin_comment += " batch_size=" + std::to_string(decided->second.batch_size);
+  }
+  return planned;
+}
+
+void logSolverTrouble(const policy::Stats& stats, const Log& log) {
+  if (stats.kept_current) {
+    log(LogLevel::kError,
+        "solver " + stats.solver_status + ": round keeps every current allocation");
+  } else if (stats.kept_jobs > 0) {
+    log(LogLevel::kError, "solver " + stats.solver_status + " in " +
+                              std::to_string(stats.failed_partitions) + " sub-problem(s): " +
+                              std::to_string(stats.kept_jobs) +
+                              " job(s) keep their current allocation");
+  }
+}
+
+}  // namespace
+
+RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyConfig& config,
+                    bool settling, const Log& log) {
+  std::vector<SlurmJob> jobs = round.jobs;
+  resolveGpuTypes(jobs, round.nodes);
+  store.syncWithSlurm(jobs);
+  settleShrinks(store, round, log);
+  const auto records = store.records();
+  // A job shrinking in place is seen on its target (where it will be in a moment) and waits.
+  std::vector<SlurmJob> as_seen = jobs;
+  std::set<uint32_t> shrinking, resizes_in_place;
+  for (auto& job : as_seen) {
+    const auto record = records.find(std::to_string(job.id));
+    if (record == records.end()) continue;
+    if (record->second.shrink) {
+      shrinking.insert(job.id);
+      job.nodes = nodeNames(record->second.shrink->target);
+    } else if (record->second.report && record->second.report->in_place_resize &&
+               !record->second.in_place_failed && !record->second.shrunk_in_place) {
+      resizes_in_place.insert(job.id);
+    }
+  }
+  policy::Decision decision;
+  try {
+    decision = policy::schedule(
+        buildSnapshot(round.now, round.nodes, as_seen, records, config, round.partitions));
+  } catch (const std::exception& problem) {
+    throw PolicyFailed(problem.what());
+  }
+  RoundPlan plan;
+  plan.stats = decision.stats;
+  logSolverTrouble(decision.stats, log);
+  std::vector<SlurmJob> to_plan;
+  for (const auto& job : jobs) {
+    if (!shrinking.count(job.id)) to_plan.push_back(job);
+  }
+  for (const auto& job : to_plan) {
+    if (!job.adaptive) continue;
+    const std::string id = std::to_string(job.id);
+    const auto decided = decision.allocations.find(id);
+    store.recordDecision(id, decided == decision.allocations.end()
+                                 ? std::nullopt
+                                 : std::optional<policy::JobDecision>(decided->second));
+  }
+  auto actions = planActions(to_plan, decision, round.now, resizes_in_place, plan.problems);
+  actions = deferWhileSlurmSettles(std::move(actions), jobs, round.nodes, settling, plan.problems);
+  for (auto& action : actions) plan.actions.push_back(describe(std::move(action), decision));
+  const double failures_since = round.now - kNodeFailureWindowS;
+  for (auto& action : planNodeFailureRequeues(jobs, round.nodes, failures_since)) {
+    plan.actions.push_back(describe(std::move(action), decision));
+  }
+  for (const auto& problem : plan.problems) log(LogLevel::kError, problem);
+  return plan;
+}
+
+}  // namespace pollux::service

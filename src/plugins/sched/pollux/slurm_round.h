@@ -1,0 +1,46 @@
+/*
+ * Slurm's jobs, nodes and partitions as one pollux_round_t: the shim's conversions, one
+ * function per Slurm object kind. They read only what they are given (no RPC, no slurm.conf),
+ * so tests/slurm_round_test.c runs them on fake Slurm records.
+ */
+#ifndef POLLUX_SLURM_ROUND_H
+#define POLLUX_SLURM_ROUND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <slurm/slurm.h>
+
+#include "pollux_service.h"
+#include "slurm_compat.h"
+
+/* What of slurm.conf the conversions apply. */
+typedef struct {
+  bool memory_consumable;  /* SelectTypeParameters CR_*_Memory */
+  uint64_t cpus_per_gpu;   /* DefCpuPerGPU, NO_VAL64 if unset */
+  uint64_t memory_per_gpu; /* DefMemPerGPU (MB), NO_VAL64 if unset */
+} slurm_round_defaults_t;
+
+/* A node, given what jobs hold of its CPUs and memory (MB; read through slurm_compat.h).
+ * Returns 0, or -1 (ENOMEM). The view points into `node`. */
+int slurm_round_node(const node_info_t *node, uint16_t alloc_cpus, uint64_t alloc_memory_mb,
+                     bool memory_consumable, pollux_node_view_t *view);
+
+/* A partition with its nodes expanded; 0, or -1 (ENOMEM). */
+int slurm_round_partition(const partition_info_t *partition, pollux_partition_view_t *view);
+
+/* A job, with the DefCpuPerGPU and DefMemPerGPU of its partition (among `partitions`) or of
+ * `defaults`; 0, or -1 (ENOMEM). The view points into `job`. */
+int slurm_round_job(const slurm_job_info_t *job, const partition_info_msg_t *partitions,
+                    const slurm_round_defaults_t *defaults, pollux_job_view_t *view);
+
+/* The value of a JOB_DEF_* entry (DefCpuPerGPU, DefMemPerGPU) of a job defaults list (of
+ * slurm.conf or a partition), or NO_VAL64. */
+uint64_t slurm_round_job_default(list_t *defaults, uint16_t type);
+
+/* Frees what slurm_round_partition() and slurm_round_job() allocated for a view. */
+void slurm_round_partition_free(pollux_partition_view_t *view);
+void slurm_round_job_free(pollux_job_view_t *view);
+
+#endif /* POLLUX_SLURM_ROUND_H */

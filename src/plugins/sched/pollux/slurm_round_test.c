@@ -1,0 +1,181 @@
+/* The shim's conversions (slurm_round.c) on fake Slurm records: no slurmctld, no RPC. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "slurm_round.h"
+
+static int failures;
+
+#define CHECK(condition)                                                     \
+  do {                                                                       \
+    if (!(condition)) {                                                      \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #condition); \
+      failures++;                                                            \
+    }                                                                        \
+  } while (0)
+
+static int has_names(pollux_names_t names, const char *const *expected, size_t count)
+{
+  if (names.count != count)
+    return 0;
+  for (size_t i = 0; i < count; i++) {
+    if (strcmp(names.names[i], expected[i]))
+      return 0;
+  }
+  return 1;
+}
+
+static void test_node(void)
+{
+  node_info_t node;
+  pollux_node_view_t view;
+
+  memset(&node, 0, sizeof(node));
+  node.name = "n1";
+  node.gres = "gpu:a100:4";
+  node.gres_used = "gpu:a100:2(IDX:0-1)";
+  node.node_state = NODE_STATE_MIXED;
+  node.cpus = 32;
+  node.real_memory = 64000;
+  node.mem_spec_limit = 1000;
+
+  CHECK(slurm_round_node(&node, 8, 3000, true, &view) == 0);
+  CHECK(!strcmp(view.name, "n1") && !strcmp(view.gres, "gpu:a100:4"));
+  CHECK(!strcmp(view.gres_used, "gpu:a100:2(IDX:0-1)"));
+  CHECK(view.usable && view.registered);
+  CHECK(view.free_cpus == 24);
+  CHECK(view.memory_mb == 63000 && view.free_memory_mb == 60000);
+
+  CHECK(slurm_round_node(&node, 40, 0, false, &view) == 0); /* more allocated than it has */
+  CHECK(view.free_cpus == 0);
+  CHECK(view.memory_mb == -1 && view.free_memory_mb == -1); /* memory not consumable */
+
+  node.node_state = NODE_STATE_IDLE | NODE_STATE_DRAIN;
+  slurm_round_node(&node, 0, 0, false, &view);
+  CHECK(!view.usable && view.registered);
+  node.node_state = NODE_STATE_UNKNOWN; /* slurmd not registered since slurmctld started */
+  slurm_round_node(&node, 0, 0, false, &view);
+  CHECK(!view.usable && !view.registered);
+  node.node_state = NODE_STATE_ALLOCATED | NODE_STATE_NO_RESPOND;
+  slurm_round_node(&node, 0, 0, false, &view);
+  CHECK(!view.usable);
+}
+
+static void test_partition(void)
+{
+  static const char *const expected[] = {"n1", "n2", "n3", "g7"};
+  partition_info_t partition;
+  pollux_partition_view_t view;
+
+  memset(&partition, 0, sizeof(partition));
+  partition.name = "gpu";
+  partition.nodes = "n[1-3],g7";
+  CHECK(slurm_round_partition(&partition, &view) == 0);
+  CHECK(!strcmp(view.name, "gpu"));
+  CHECK(has_names(view.nodes, expected, 4));
+  slurm_round_partition_free(&view);
+  CHECK(view.nodes.count == 0 && view.nodes.names == NULL);
+
+  partition.nodes = NULL; /* a partition without nodes */
+  CHECK(slurm_round_partition(&partition, &view) == 0);
+  CHECK(view.nodes.count == 0);
+  slurm_round_partition_free(&view);
+}
+
+static void test_job(void)
+{
+  static const char *const partitions_expected[] = {"gpu", "debug"};
+  static const char *const nodes_expected[] = {"n1", "n2"};
+  static const char *const requested_expected[] = {"n4"};
+  job_defaults_t cpus_per_gpu = {.type = JOB_DEF_CPU_PER_GPU, .value = 4};
+  partition_info_t partition_array[2];
+  partition_info_msg_t partitions = {.record_count = 2, .partition_array = partition_array};
+  slurm_round_defaults_t defaults = {.memory_consumable = true, .cpus_per_gpu = 2,
+                                     .memory_per_gpu = 8000};
+  slurm_job_info_t job;
+  pollux_job_view_t view;
+
+  memset(partition_array, 0, sizeof(partition_array));
+  partition_array[0].name = "debug";
+  partition_array[1].name = "gpu";
+  partition_array[1].job_defaults_list = slurm_list_create(NULL);
+  slurm_list_append(partition_array[1].job_defaults_list, &cpus_per_gpu);
+
+  memset(&job, 0, sizeof(job));
+  job.job_id = 7;
+  job.user_id = 1000;
+  job.job_state = JOB_RUNNING;
+  job.priority = 0;
+  job.submit_time = 100;
+  job.start_time = 160;
+  job.comment = "adaptive:max_gpus=8";
+  job.partition = "gpu,debug";
+  job.nodes = "n[1-2]";
+  job.req_nodes = "n4";
+  job.batch_host = "n1";
+  job.tres_per_node = "gres:gpu:2";
+  job.num_nodes = 2;
+  job.num_tasks = NO_VAL;
+  job.sockets_per_node = NO_VAL16;
+  job.pn_min_cpus = 4;
+  job.cpus_per_task = 2;
+  job.ntasks_per_tres = NO_VAL16;
+  job.pn_min_memory = 2000 | MEM_PER_CPU;
+  job.bitflags = JOB_MEM_SET;
+
+  CHECK(slurm_round_job(&job, &partitions, &defaults, &view) == 0);
+  CHECK(view.job_id == 7 && view.user_id == 1000);
+  CHECK(view.state == POLLUX_JOB_RUNNING && view.held && !view.failed);
+  CHECK(view.submit_time == 100 && view.start_time == 160);
+  CHECK(!strcmp(view.comment, "adaptive:max_gpus=8") && !strcmp(view.batch_host, "n1"));
+  CHECK(has_names(view.partitions, partitions_expected, 2));
+  CHECK(has_names(view.nodes, nodes_expected, 2));
+  CHECK(has_names(view.requested_nodes, requested_expected, 1));
+  CHECK(!strcmp(view.tres_per_node, "gres:gpu:2") && view.tres_per_job == NULL);
+  CHECK(view.num_nodes == 2 && view.num_tasks == 0 && view.sockets_per_node == 0);
+  CHECK(view.min_cpus_per_node == 4 && view.cpus_per_task == 2 && view.ntasks_per_gpu == 0);
+  CHECK(view.memory_mb_per_cpu == 2000 && view.memory_mb_per_node == 0 && view.memory_set);
+  CHECK(view.default_cpus_per_gpu == 4);         /* the partition's DefCpuPerGPU */
+  CHECK(view.default_memory_mb_per_gpu == 8000); /* slurm.conf's DefMemPerGPU */
+  slurm_round_job_free(&view);
+
+  memset(&job, 0, sizeof(job)); /* a pending job with nothing given, then a failed one */
+  job.job_id = 8;
+  job.job_state = JOB_PENDING;
+  job.priority = 1;
+  job.pn_min_memory = 16000;
+  defaults.cpus_per_gpu = NO_VAL64;
+  defaults.memory_per_gpu = NO_VAL64;
+  CHECK(slurm_round_job(&job, &partitions, &defaults, &view) == 0);
+  CHECK(view.state == POLLUX_JOB_PENDING && !view.held);
+  CHECK(view.partitions.count == 0 && view.nodes.count == 0 && view.requested_nodes.count == 0);
+  CHECK(view.memory_mb_per_node == 16000 && view.memory_mb_per_cpu == 0);
+  CHECK(view.default_cpus_per_gpu == 0 && view.default_memory_mb_per_gpu == 0);
+  slurm_round_job_free(&view);
+
+  job.job_state = JOB_FAILED | JOB_COMPLETING; /* still completing: not yet failed for us */
+  slurm_round_job(&job, NULL, &defaults, &view);
+  CHECK(view.state == POLLUX_JOB_OTHER && !view.failed);
+  slurm_round_job_free(&view);
+  job.job_state = JOB_NODE_FAIL;
+  slurm_round_job(&job, NULL, &defaults, &view);
+  CHECK(view.failed);
+  slurm_round_job_free(&view);
+
+  CHECK(slurm_round_job_default(partition_array[1].job_defaults_list, JOB_DEF_MEM_PER_GPU) ==
+        NO_VAL64);
+  slurm_list_destroy(partition_array[1].job_defaults_list);
+}
+
+int main(void)
+{
+  test_node();
+  test_partition();
+  test_job();
+  if (failures)
+    fprintf(stderr, "slurm_round_test: %d check(s) failed\n", failures);
+  else
+    printf("slurm_round_test: all checks passed\n");
+  return failures ? 1 : 0;
+}

@@ -36,8 +36,8 @@
 
 #include <json/json.h>
 
-#include "auth/munge_credential.hpp"
-#include "report/goodput_report.hpp"
+#include "common/auth/munge_credential.hpp"
+#include "common/schema/goodput_report.hpp"
 
 namespace {
 
@@ -121,7 +121,7 @@ Options parseOptions(int argc, char** argv) {
 
 // A plausible report from the job's rank-0 agent (one a100 fitted, running on 2 GPUs).
 std::string reportBody(const std::string& job) {
-  pollux::report::GoodputReport r;
+  pollux::schema::GoodputReport r;
   r.job_id = job;
   r.gpu_type = "a100";
   r.placement = {1, 2};
@@ -132,8 +132,8 @@ std::string reportBody(const std::string& job) {
   r.restart_cost_s = 30.0;
   Json::StreamWriterBuilder writer;
   writer["indentation"] = "";
-  const std::string body = Json::writeString(writer, pollux::report::reportToJson(r));
-  pollux::report::parseGoodputReport(body);  // what the plugin will do; throws if invalid
+  const std::string body = Json::writeString(writer, pollux::schema::reportToJson(r));
+  pollux::schema::parseGoodputReport(body);  // what the plugin will do; throws if invalid
   return body;
 }
 

@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "channel_message.hpp"
-#include "invalid_input.hpp"
+#include "agent/channel_message.hpp"
+#include "common/invalid_input.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {

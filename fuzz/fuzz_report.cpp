@@ -4,18 +4,18 @@
 #include <cstdint>
 #include <string>
 
-#include "invalid_input.hpp"
-#include "report/goodput_report.hpp"
+#include "common/invalid_input.hpp"
+#include "common/schema/goodput_report.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string body(reinterpret_cast<const char*>(data), size);
   try {
-    const auto report = pollux::report::parseGoodputReport(body);
-    pollux::report::reportToJson(report);
+    const auto report = pollux::schema::parseGoodputReport(body);
+    pollux::schema::reportToJson(report);
   } catch (const pollux::InvalidInput&) {
   }
   try {
-    pollux::report::parseReportReply(body);
+    pollux::schema::parseReportReply(body);
   } catch (const pollux::InvalidInput&) {
   }
   return 0;

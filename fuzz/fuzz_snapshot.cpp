@@ -3,12 +3,12 @@
 #include <cstdint>
 #include <string>
 
-#include "invalid_input.hpp"
-#include "report/snapshot_json.hpp"
+#include "common/invalid_input.hpp"
+#include "common/schema/snapshot_json.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
-    pollux::report::parseSnapshot(std::string(reinterpret_cast<const char*>(data), size));
+    pollux::schema::parseSnapshot(std::string(reinterpret_cast<const char*>(data), size));
   } catch (const pollux::InvalidInput&) {
   }
   return 0;

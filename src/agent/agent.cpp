@@ -12,9 +12,9 @@
 #include <system_error>
 #include <vector>
 
-#include "invalid_input.hpp"
+#include "common/invalid_input.hpp"
 #include "log.hpp"
-#include "state_file.hpp"
+#include "io/state_file.hpp"
 
 namespace pollux::agent {
 namespace {

@@ -5,8 +5,8 @@
 #include <map>
 #include <sstream>
 
-#include "invalid_input.hpp"
-#include "text_number.hpp"
+#include "common/invalid_input.hpp"
+#include "common/text_number.hpp"
 
 namespace pollux::agent {
 namespace {
@@ -109,9 +109,9 @@ TrainerMessage parseTrainerMessage(std::string_view text) {
   throw InvalidInput("unknown message kind '" + kind + "'");
 }
 
-bool Decision::operator==(const Decision& other) const {
-  return batch_size == other.batch_size && local_bsz == other.local_bsz &&
-         accum_steps == other.accum_steps && lr_scale == other.lr_scale;
+bool sameDecision(const Decision& a, const Decision& b) {
+  return a.batch_size == b.batch_size && a.local_bsz == b.local_bsz &&
+         a.accum_steps == b.accum_steps && a.lr_scale == b.lr_scale;
 }
 
 std::string formatDecision(const Decision& decision) {

@@ -7,7 +7,8 @@
 #include <string_view>
 #include <variant>
 
-#include "model/goodput.hpp"
+#include "common/model/goodput.hpp"
+#include "pollux/pollux_train.h"
 
 namespace pollux::agent {
 
@@ -36,14 +37,9 @@ using TrainerMessage = std::variant<HelloMessage, StepMessage, CheckpointedMessa
 // is wrong: unknown kind, missing or malformed key, value out of range.
 TrainerMessage parseTrainerMessage(std::string_view text);
 
-// The agent's messages, newline-terminated.
-struct Decision {
-  long batch_size;
-  int local_bsz;
-  int accum_steps;
-  double lr_scale;
-  bool operator==(const Decision& other) const;
-};
+// The agent's messages, newline-terminated. A decision is the header's own struct.
+using Decision = pollux_decision;
+bool sameDecision(const Decision& a, const Decision& b);
 std::string formatDecision(const Decision& decision);
 inline constexpr std::string_view kCheckpointRequest = "checkpoint\n";
 

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "invalid_input.hpp"
+#include "common/invalid_input.hpp"
 
 namespace pollux::agent {
 namespace {
@@ -85,6 +85,8 @@ TEST(ChannelMessage, GarbageIsRejectedWithAReason) {
 TEST(ChannelMessage, DecisionLineMatchesTheHeaderFormat) {
   EXPECT_EQ(formatDecision({1024, 64, 1, 2.5}),
             "decision batch_size=1024 local_bsz=64 accum_steps=1 lr_scale=2.5\n");
+  EXPECT_TRUE(sameDecision({1024, 64, 1, 2.5}, {1024, 64, 1, 2.5}));
+  EXPECT_FALSE(sameDecision({1024, 64, 1, 2.5}, {1024, 64, 1, 2.0}));
 }
 
 }  // namespace

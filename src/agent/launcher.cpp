@@ -11,11 +11,11 @@
 #include <sstream>
 
 #include "child_process.hpp"
-#include "invalid_input.hpp"
+#include "common/invalid_input.hpp"
 #include "log.hpp"
-#include "report/goodput_report.hpp"
+#include "common/schema/goodput_report.hpp"
 #include "slurm_env.hpp"
-#include "status_request.hpp"
+#include "client/status_request.hpp"
 
 namespace pollux::agent {
 namespace {
@@ -136,7 +136,7 @@ std::optional<std::vector<std::string>> Launcher::decidedShrink(
               std::to_string(response.status));
       return std::nullopt;
     }
-    const report::ReportReply reply = report::parseReportReply(response.body);
+    const schema::ReportReply reply = schema::parseReportReply(response.body);
     if (!reply.shrink_in_place) return std::nullopt;
     return shrinkTarget(nodes, reply.allocation, batch_host_);
   } catch (const std::exception& error) {

@@ -15,7 +15,7 @@
 
 #include "child_process.hpp"
 #include "options.hpp"
-#include "policy/policy.hpp"
+#include "common/policy/policy.hpp"
 #include "reporter.hpp"
 
 namespace pollux::agent {

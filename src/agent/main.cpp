@@ -6,8 +6,8 @@
 #include <iostream>
 
 #include "agent.hpp"
-#include "endpoint.hpp"
-#include "invalid_input.hpp"
+#include "client/endpoint.hpp"
+#include "common/invalid_input.hpp"
 #include "launcher.hpp"
 #include "log.hpp"
 

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <vector>
 
-#include "invalid_input.hpp"
-#include "report/json_reader.hpp"
-#include "report/model_json.hpp"
+#include "common/invalid_input.hpp"
+#include "common/schema/json_reader.hpp"
+#include "common/schema/model_json.hpp"
 
 namespace pollux::agent {
 namespace {
@@ -57,7 +57,7 @@ std::map<std::string, model::PerfParams> Measurements::fitByType() const {
   return fitted;
 }
 
-std::optional<report::GoodputReport> Measurements::buildReport(
+std::optional<schema::GoodputReport> Measurements::buildReport(
     const std::string& job_id, const std::string& gpu_type,
     const model::Placement& placement) const {
   if (!limits_) return std::nullopt;
@@ -67,7 +67,7 @@ std::optional<report::GoodputReport> Measurements::buildReport(
     const double var = std::max(0.0, per_example_grad_->var);
     if (sqr > 0) grad = {sqr, var / static_cast<double>(limits_->init_batch_size)};
   }
-  return report::GoodputReport{job_id,    gpu_type, placement,    fitByType(),
+  return schema::GoodputReport{job_id,    gpu_type, placement,    fitByType(),
                                grad,      *limits_, progress_,    restartCost()};
 }
 
@@ -105,14 +105,14 @@ Json::Value Measurements::toJson() const {
 }
 
 Measurements Measurements::fromJson(const Json::Value& document) {
-  const report::JsonField state(document, "state");
+  const schema::JsonField state(document, "state");
   state.requireOnlyKeys({"limits", "samples", "per_example_grad", "progress", "startup_s",
                          "checkpoint_s"});
   Measurements out;
-  if (state.has("limits")) out.limits_ = report::parseBatchLimits(state["limits"], true);
-  const report::JsonField samples = state["samples"];
+  if (state.has("limits")) out.limits_ = schema::parseBatchLimits(state["limits"], true);
+  const schema::JsonField samples = state["samples"];
   for (Json::ArrayIndex i = 0; i < samples.arraySize(); ++i) {
-    const report::JsonField sample = samples.at(i);
+    const schema::JsonField sample = samples.at(i);
     SampleKey key{sample["gpu_type"].string(), int(sample["num_nodes"].integer(1, 1L << 20)),
                   int(sample["num_replicas"].integer(1, 1L << 20)),
                   int(sample["local_bsz"].integer(1, 1L << 30)),
@@ -127,7 +127,7 @@ Measurements Measurements::fromJson(const Json::Value& document) {
     out.samples_[key] = mean;
   }
   if (state.has("per_example_grad")) {
-    const report::JsonField grad = state["per_example_grad"];
+    const schema::JsonField grad = state["per_example_grad"];
     grad.requireOnlyKeys({"sqr", "var"});
     out.per_example_grad_ = model::GradParams{grad["sqr"].number(), grad["var"].number()};
   }

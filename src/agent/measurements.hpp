@@ -11,8 +11,8 @@
 #include <json/json.h>
 
 #include "channel_message.hpp"
-#include "model/fit.hpp"
-#include "report/goodput_report.hpp"
+#include "common/model/fit.hpp"
+#include "common/schema/goodput_report.hpp"
 
 namespace pollux::agent {
 
@@ -36,7 +36,7 @@ class Measurements {
   // The report for the plugin (perf_params fitted per GPU type with samples); nullopt until
   // the trainer has said hello. Without gradient statistics the report assumes a larger batch
   // brings no statistical progress (var 0), so Pollux never grows the batch on a guess.
-  std::optional<report::GoodputReport> buildReport(const std::string& job_id,
+  std::optional<schema::GoodputReport> buildReport(const std::string& job_id,
                                                    const std::string& gpu_type,
                                                    const model::Placement& placement) const;
 
@@ -59,7 +59,7 @@ class Measurements {
   // Moving average of single-step estimates; each may be negative (unbiased estimators
   // are), the average is clamped at 0 when reported.
   std::optional<model::GradParams> per_example_grad_;
-  report::TrainingProgress progress_{0, 0};
+  schema::TrainingProgress progress_{0, 0};
   std::optional<double> startup_s_;
   double checkpoint_s_ = 0;
 };

@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include "invalid_input.hpp"
-#include "model/throughput.hpp"
+#include "common/invalid_input.hpp"
+#include "common/model/throughput.hpp"
 
 namespace pollux::agent {
 namespace {

@@ -1,7 +1,7 @@
 #include "options.hpp"
 
-#include "invalid_input.hpp"
-#include "text_number.hpp"
+#include "common/invalid_input.hpp"
+#include "common/text_number.hpp"
 
 namespace pollux::agent {
 namespace {

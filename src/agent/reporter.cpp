@@ -4,11 +4,11 @@
 
 #include <json/json.h>
 
-#include "auth/munge_credential.hpp"
-#include "invalid_input.hpp"
+#include "common/auth/munge_credential.hpp"
+#include "common/invalid_input.hpp"
 #include "log.hpp"
-#include "report/json_reader.hpp"
-#include "status_request.hpp"
+#include "common/schema/json_reader.hpp"
+#include "client/status_request.hpp"
 
 namespace pollux::agent {
 namespace {
@@ -27,7 +27,7 @@ std::string compactJson(const Json::Value& value) {
 std::string refusal(const client::HttpResponse& response) {
   std::string text = "HTTP " + std::to_string(response.status);
   try {
-    const Json::Value document = report::JsonField::parseDocument(response.body);
+    const Json::Value document = schema::JsonField::parseDocument(response.body);
     if (document.isObject() && document["error"].isString()) text += ": " + document["error"].asString();
   } catch (const InvalidInput&) {
   }
@@ -99,7 +99,7 @@ bool Reporter::exchange() {
 }
 
 bool Reporter::postReport() {
-  std::optional<report::GoodputReport> report;
+  std::optional<schema::GoodputReport> report;
   {
     std::lock_guard<std::mutex> guard(state_.mutex);
     report = state_.measurements.buildReport(
@@ -107,7 +107,7 @@ bool Reporter::postReport() {
   }
   if (!report) return readStatus(client_);  // no hello from the trainer yet
   report->in_place_resize = step_.launched;
-  const std::string body = compactJson(report::reportToJson(*report));
+  const std::string body = compactJson(schema::reportToJson(*report));
   const std::string credential =
       auth::encodeCredential(auth::reportPayload(step_.job_id, body), settings_.munge_socket);
   const client::HttpResponse response =
@@ -117,7 +117,7 @@ bool Reporter::postReport() {
     logLine("report refused: " + refusal(response));
     return false;
   }
-  applyReply(report::parseReportReply(response.body));
+  applyReply(schema::parseReportReply(response.body));
   ++accepted_;
   save_();
   if (settings_.verbose)
@@ -133,14 +133,14 @@ bool Reporter::readStatus(client::HttpClient& client) {
     return false;
   }
   try {
-    applyReply(report::parseReportReply(response.body));
+    applyReply(schema::parseReportReply(response.body));
   } catch (const InvalidInput&) {
     // The plugin has no decision for the job yet.
   }
   return true;
 }
 
-void Reporter::applyReply(const report::ReportReply& reply) {
+void Reporter::applyReply(const schema::ReportReply& reply) {
   bool changed = false;
   {
     std::lock_guard<std::mutex> guard(state_.mutex);
@@ -155,7 +155,7 @@ void Reporter::applyReply(const report::ReportReply& reply) {
                               reply.allocation->totalGpus() == step_.placement.num_replicas;
     if (reply.local_bsz > 0 && fits_current) {
       const Decision next{reply.batch_size, reply.local_bsz, reply.accum_steps, reply.lr_scale};
-      changed = !state_.decision || !(*state_.decision == next);
+      changed = !state_.decision || !sameDecision(*state_.decision, next);
       state_.decision = next;
     }
   }

@@ -11,9 +11,9 @@
 #include <thread>
 
 #include "backoff.hpp"
-#include "http_client.hpp"
+#include "client/http_client.hpp"
 #include "job_state.hpp"
-#include "report/goodput_report.hpp"
+#include "common/schema/goodput_report.hpp"
 #include "slurm_env.hpp"
 
 namespace pollux::agent {
@@ -51,7 +51,7 @@ class Reporter {
   bool exchange();
   bool postReport();
   bool readStatus(client::HttpClient& client);
-  void applyReply(const report::ReportReply& reply);
+  void applyReply(const schema::ReportReply& reply);
 
   ReporterSettings settings_;
   StepEnvironment step_;

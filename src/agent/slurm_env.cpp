@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "invalid_input.hpp"
-#include "text_number.hpp"
+#include "common/invalid_input.hpp"
+#include "common/text_number.hpp"
 
 namespace pollux::agent {
 namespace {

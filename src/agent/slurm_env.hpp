@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "model/params.hpp"
+#include "common/model/params.hpp"
 
 namespace pollux::agent {
 

@@ -4,7 +4,7 @@
 
 #include <map>
 
-#include "invalid_input.hpp"
+#include "common/invalid_input.hpp"
 
 namespace pollux::agent {
 namespace {

@@ -11,9 +11,9 @@
 
 #include <json/json.h>
 
-#include "fit_check.hpp"
-#include "report/model_json.hpp"
-#include "text_number.hpp"
+#include "trace/fit_check.hpp"
+#include "common/schema/model_json.hpp"
+#include "common/text_number.hpp"
 
 namespace {
 
@@ -73,7 +73,7 @@ Json::Value toJson(const std::string& name, const pollux::trace::FitCheck& check
   out["held_out"] = Json::UInt64(check.held_out.size());
   out["median_error"] = check.medianError();
   out["p90_error"] = check.quantileError(0.9);
-  out["perf_params"] = pollux::report::perfParamsToJson(check.params);
+  out["perf_params"] = pollux::schema::perfParamsToJson(check.params);
   return out;
 }
 

@@ -6,9 +6,9 @@
 
 #include <json/json.h>
 
-#include "invalid_input.hpp"
-#include "policy/policy.hpp"
-#include "report/snapshot_json.hpp"
+#include "common/invalid_input.hpp"
+#include "common/policy/policy.hpp"
+#include "common/schema/snapshot_json.hpp"
 
 namespace {
 
@@ -39,10 +39,10 @@ int main(int argc, char** argv) {
   }
   try {
     const std::string text = readAll(stdin);
-    const auto decision = pollux::policy::schedule(pollux::report::parseSnapshot(text));
+    const auto decision = pollux::policy::schedule(pollux::schema::parseSnapshot(text));
     Json::StreamWriterBuilder writer;
     writer["indentation"] = "  ";
-    std::cout << Json::writeString(writer, pollux::report::decisionToJson(decision)) << "\n";
+    std::cout << Json::writeString(writer, pollux::schema::decisionToJson(decision)) << "\n";
     return 0;
   } catch (const pollux::InvalidInput& error) {
     std::cerr << "pollux-policy: invalid snapshot: " << error.what() << "\n";

@@ -6,11 +6,11 @@
 
 #include <json/json.h>
 
-#include "invalid_input.hpp"
-#include "round_json.hpp"
-#include "round_planner.hpp"
-#include "settings.hpp"
-#include "text_file.hpp"
+#include "common/invalid_input.hpp"
+#include "service/round_json.hpp"
+#include "service/round_planner.hpp"
+#include "settings/settings.hpp"
+#include "io/text_file.hpp"
 
 namespace {
 

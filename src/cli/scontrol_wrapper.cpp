@@ -11,11 +11,11 @@
 
 #include <json/json.h>
 
-#include "endpoint.hpp"
-#include "http_client.hpp"
-#include "status_request.hpp"
-#include "auth/munge_credential.hpp"
-#include "report/json_reader.hpp"
+#include "client/endpoint.hpp"
+#include "client/http_client.hpp"
+#include "client/status_request.hpp"
+#include "common/auth/munge_credential.hpp"
+#include "common/schema/json_reader.hpp"
 
 #ifndef REAL_SCONTROL
 #error "REAL_SCONTROL must name the real scontrol (set by configure)"
@@ -161,7 +161,7 @@ int showPollux(const Query& query) {
   }
   Json::Value document;
   try {
-    document = pollux::report::JsonField::parseDocument(response.body);
+    document = pollux::schema::JsonField::parseDocument(response.body);
   } catch (const std::exception& error) {
     std::cerr << "scontrol show pollux: bad answer from " << url << ": " << error.what() << "\n";
     return 1;

@@ -5,9 +5,9 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "auth/auth_info.hpp"
-#include "settings.hpp"
-#include "text_file.hpp"
+#include "common/auth/auth_info.hpp"
+#include "settings/settings.hpp"
+#include "io/text_file.hpp"
 
 namespace pollux::client {
 namespace {

@@ -1,6 +1,6 @@
 #include "status_request.hpp"
 
-#include "auth/munge_credential.hpp"
+#include "common/auth/munge_credential.hpp"
 
 namespace pollux::client {
 

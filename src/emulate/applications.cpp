@@ -4,7 +4,7 @@
 #include <map>
 #include <set>
 
-#include "invalid_input.hpp"
+#include "common/invalid_input.hpp"
 
 namespace pollux::emulate {
 namespace {
@@ -24,15 +24,15 @@ std::string availableApplications(const fs::path& dir) {
 
 }  // namespace
 
-sim::Application loadProfile(const std::string& profiles_dir, const std::string& name) {
+trace::Application loadProfile(const std::string& profiles_dir, const std::string& name) {
   if (name.empty() || name.find('/') != std::string::npos ||
       !fs::is_directory(fs::path(profiles_dir) / name))
     throw InvalidInput("unknown application '" + name + "' (available in " + profiles_dir +
                        ": " + availableApplications(profiles_dir) + ")");
-  return sim::loadApplication(profiles_dir, name, {kProfileGpuType});
+  return trace::loadApplication(profiles_dir, name, {kProfileGpuType});
 }
 
-double datasetSize(const sim::Application& app) {
+double datasetSize(const trace::Application& app) {
   static const std::map<std::string, double> kPaperDatasets = {
       {"bert", 88641},           // SQuAD v1.1 training features (BERT fine-tuning)
       {"cifar10", 50000},        // CIFAR-10 training images (ResNet-18)

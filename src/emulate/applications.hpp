@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "application.hpp"
+#include "trace/application.hpp"
 
 namespace pollux::emulate {
 
@@ -11,11 +11,11 @@ namespace pollux::emulate {
 inline const char* const kProfileGpuType = "profile";
 
 // DIR/NAME's profile. Throws pollux::InvalidInput naming the applications DIR has if it has
-// no NAME; what sim::loadApplication throws if the profile is unusable.
-sim::Application loadProfile(const std::string& profiles_dir, const std::string& name);
+// no NAME; what trace::loadApplication throws if the profile is unusable.
+trace::Application loadProfile(const std::string& profiles_dir, const std::string& name);
 
 // Examples in one epoch of the application's training set (the datasets of the Pollux paper;
 // for other applications, one epoch of the trace: its first validation point).
-double datasetSize(const sim::Application& app);
+double datasetSize(const trace::Application& app);
 
 }  // namespace pollux::emulate

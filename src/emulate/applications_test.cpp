@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "invalid_input.hpp"
+#include "common/invalid_input.hpp"
 #include "test_support.hpp"
 
 namespace pollux::emulate {
@@ -26,7 +26,7 @@ TEST(Applications, AnUnknownNameListsTheAvailableOnes) {
 // The traces validate once per epoch at the initial batch: their first point is one epoch.
 TEST(Applications, DatasetSizesAreOneEpochOfEachTrace) {
   for (const char* name : {"bert", "cifar10", "deepspeech2", "imagenet", "ncf", "yolov3"}) {
-    const sim::Application& app = traceApp(name);
+    const trace::Application& app = traceApp(name);
     const double epoch = app.curves.progressKnots().front() * double(app.curves.initBatchSize());
     EXPECT_NEAR(datasetSize(app) / epoch, 1, 0.01) << name;
   }

@@ -1,8 +1,8 @@
 #include "checkpoint.hpp"
 
-#include "invalid_input.hpp"
-#include "report/json_reader.hpp"
-#include "state_file.hpp"
+#include "common/invalid_input.hpp"
+#include "common/schema/json_reader.hpp"
+#include "io/state_file.hpp"
 
 namespace pollux::emulate {
 
@@ -19,7 +19,7 @@ void saveCheckpoint(const std::string& path, const std::string& app, const Train
 std::optional<TrainingState> loadCheckpoint(const std::string& path, const std::string& app) {
   const auto document = io::loadState(path);
   if (!document) return std::nullopt;
-  const report::JsonField root(*document, path);
+  const schema::JsonField root(*document, path);
   root.requireOnlyKeys({"app", "progress", "examples", "steps", "done"});
   if (root["app"].string() != app)
     throw InvalidInput(path + ": a checkpoint of " + root["app"].string() + ", not " + app);

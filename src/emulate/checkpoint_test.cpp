@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "invalid_input.hpp"
+#include "common/invalid_input.hpp"
 #include "test_support.hpp"
 
 namespace pollux::emulate {

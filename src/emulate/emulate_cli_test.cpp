@@ -154,7 +154,7 @@ double field(const std::string& message, const std::string& key) {
 
 bool isStep(const std::string& message) { return message.rfind("step ", 0) == 0; }
 
-const sim::Application& cifar10() { return traceApp("cifar10"); }
+const trace::Application& cifar10() { return traceApp("cifar10"); }
 
 std::vector<std::string> cifar10Arguments(const TempDir& dir, const std::string& time_scale,
                                           const std::string& target_fraction, int gpus) {

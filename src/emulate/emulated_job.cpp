@@ -7,7 +7,7 @@
 
 namespace pollux::emulate {
 
-EmulatedJob::EmulatedJob(const sim::Application& app, sim::GpusPerNode placement, double speed,
+EmulatedJob::EmulatedJob(const trace::Application& app, trace::GpusPerNode placement, double speed,
                          double target_fraction)
     : app_(app), profile_(app.by_type.begin()->second), placement_(std::move(placement)),
       replicas_(std::accumulate(placement_.begin(), placement_.end(), 0)), speed_(speed),
@@ -51,12 +51,12 @@ long EmulatedJob::batchSize(const BatchConfig& config) const {
 }
 
 double EmulatedJob::stepSeconds(const BatchConfig& config) const {
-  return sim::optimizerStepTime(profile_.timing(placement_, config.local_bsz), config.accum_steps) /
+  return trace::optimizerStepTime(profile_.timing(placement_, config.local_bsz), config.accum_steps) /
          speed_;
 }
 
 double EmulatedJob::computeSeconds(const BatchConfig& config) const {
-  const sim::StepTiming timing = profile_.timing(placement_, config.local_bsz);
+  const trace::StepTiming timing = profile_.timing(placement_, config.local_bsz);
   return (timing.step_time - timing.sync_time) / speed_;
 }
 

@@ -4,8 +4,8 @@
 
 #include <optional>
 
-#include "application.hpp"
-#include "model/goodput.hpp"
+#include "trace/application.hpp"
+#include "common/model/goodput.hpp"
 
 namespace pollux::emulate {
 
@@ -26,7 +26,7 @@ class EmulatedJob {
  public:
   // `speed`: how much faster this GPU type is than the profile's; `target_fraction` of the
   // application's full training ends the job. Throws std::invalid_argument on bad values.
-  EmulatedJob(const sim::Application& app, sim::GpusPerNode placement, double speed,
+  EmulatedJob(const trace::Application& app, trace::GpusPerNode placement, double speed,
               double target_fraction);
 
   int replicas() const { return replicas_; }
@@ -58,9 +58,9 @@ class EmulatedJob {
   // `share` examples per replica in as few micro-batches as the profile's bounds allow.
   BatchConfig split(double share) const;
 
-  const sim::Application& app_;
-  const sim::ThroughputProfile& profile_;
-  sim::GpusPerNode placement_;
+  const trace::Application& app_;
+  const trace::ThroughputProfile& profile_;
+  trace::GpusPerNode placement_;
   int replicas_;
   double speed_;
   double target_;

@@ -11,7 +11,7 @@
 namespace pollux::emulate {
 namespace {
 
-const sim::Application& cifar10() { return traceApp("cifar10"); }
+const trace::Application& cifar10() { return traceApp("cifar10"); }
 
 TEST(EmulatedJob, DefaultBatchSplitsTheInitialBatchOverTheReplicas) {
   const EmulatedJob one(cifar10(), {1}, 1, 1);
@@ -35,7 +35,7 @@ TEST(EmulatedJob, DefaultBatchIsClampedToTheProfilesBounds) {
 TEST(EmulatedJob, AShareTooLargeForOneMicroBatchIsAccumulated) {
   const TempDir dir;
   writeTinyApp(dir);
-  const sim::Application tiny = loadProfile(dir.file(""), "tiny");
+  const trace::Application tiny = loadProfile(dir.file(""), "tiny");
   const EmulatedJob one(tiny, {1}, 1, 1), two(tiny, {2}, 1, 1);
   EXPECT_EQ(one.defaultBatch().local_bsz, 16);  // 64 = 16 x 4 micro-batches
   EXPECT_EQ(one.defaultBatch().accum_steps, 3);
@@ -70,8 +70,8 @@ TEST(EmulatedJob, TheDecisionWhenThereIsOneElseTheDefault) {
 TEST(EmulatedJob, StepTimeIsTheProfilesOverTheGpuSpeed) {
   const EmulatedJob slow(cifar10(), {2}, 1, 1), fast(cifar10(), {2}, 3, 1);
   const BatchConfig config{64, 1};
-  const sim::StepTiming timing = cifar10().on(kProfileGpuType).timing({2}, 64);
-  const double profile = sim::optimizerStepTime(timing, 1);
+  const trace::StepTiming timing = cifar10().on(kProfileGpuType).timing({2}, 64);
+  const double profile = trace::optimizerStepTime(timing, 1);
   EXPECT_DOUBLE_EQ(slow.stepSeconds(config), profile);
   EXPECT_DOUBLE_EQ(fast.stepSeconds(config), profile / 3);
   EXPECT_DOUBLE_EQ(slow.computeSeconds(config), timing.step_time - timing.sync_time);

@@ -2,8 +2,8 @@
 
 #include <cstdlib>
 
-#include "invalid_input.hpp"
-#include "text_number.hpp"
+#include "common/invalid_input.hpp"
+#include "common/text_number.hpp"
 
 namespace pollux::emulate {
 namespace {
@@ -50,7 +50,7 @@ JobEnvironment readJobEnvironment(const Options& options, const Getenv& getenv) 
                                    wholeNumber(getenv, "SLURM_JOB_NUM_NODES")});
   const int gpus = firstPositive({options.gpus_per_node, wholeNumber(getenv, "SLURM_GPUS_ON_NODE"),
                                   visibleDevices(getenv)});
-  return {sim::GpusPerNode(size_t(nodes), gpus), speedOfThisGpu(options, getenv),
+  return {trace::GpusPerNode(size_t(nodes), gpus), speedOfThisGpu(options, getenv),
           checkpointPath(options, getenv), wholeNumber(getenv, "SLURM_PROCID") == 0};
 }
 

@@ -5,14 +5,14 @@
 #include <string>
 
 #include "options.hpp"
-#include "throughput_profile.hpp"
+#include "trace/throughput_profile.hpp"
 
 namespace pollux::emulate {
 
 using Getenv = std::function<const char*(const char*)>;
 
 struct JobEnvironment {
-  sim::GpusPerNode placement;
+  trace::GpusPerNode placement;
   double speed;            // this GPU type over the profile's (--speed), 1 if not given
   std::string checkpoint;  // the checkpoint file
   bool first_task;         // only the job's first task trains

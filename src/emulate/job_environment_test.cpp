@@ -5,7 +5,7 @@
 #include <map>
 #include <string>
 
-#include "invalid_input.hpp"
+#include "common/invalid_input.hpp"
 
 namespace pollux::emulate {
 namespace {
@@ -22,7 +22,7 @@ JobEnvironment read(const Variables& variables, Options options = {}) {
 
 TEST(JobEnvironment, OutsideSlurmOneGpuFirstTaskLocalCheckpoint) {
   const JobEnvironment environment = read({});
-  EXPECT_EQ(environment.placement, sim::GpusPerNode({1}));
+  EXPECT_EQ(environment.placement, trace::GpusPerNode({1}));
   EXPECT_EQ(environment.speed, 1);
   EXPECT_EQ(environment.checkpoint, "pollux-emulate-cifar10-local.ckpt");
   EXPECT_TRUE(environment.first_task);
@@ -31,16 +31,16 @@ TEST(JobEnvironment, OutsideSlurmOneGpuFirstTaskLocalCheckpoint) {
 TEST(JobEnvironment, PlacementFromTheStepThenTheJob) {
   EXPECT_EQ(read({{"SLURM_STEP_NUM_NODES", "2"}, {"SLURM_JOB_NUM_NODES", "3"},
                   {"SLURM_GPUS_ON_NODE", "4"}}).placement,
-            sim::GpusPerNode({4, 4}));
+            trace::GpusPerNode({4, 4}));
   EXPECT_EQ(read({{"SLURM_JOB_NUM_NODES", "3"}, {"SLURM_GPUS_ON_NODE", "2"}}).placement,
-            sim::GpusPerNode({2, 2, 2}));
+            trace::GpusPerNode({2, 2, 2}));
 }
 
 TEST(JobEnvironment, GpusFromCudaVisibleDevicesWithoutSlurmsCount) {
-  EXPECT_EQ(read({{"CUDA_VISIBLE_DEVICES", "0,1,3"}}).placement, sim::GpusPerNode({3}));
+  EXPECT_EQ(read({{"CUDA_VISIBLE_DEVICES", "0,1,3"}}).placement, trace::GpusPerNode({3}));
   EXPECT_EQ(read({{"CUDA_VISIBLE_DEVICES", "0,1"}, {"SLURM_GPUS_ON_NODE", "0"}}).placement,
-            sim::GpusPerNode({2}));
-  EXPECT_EQ(read({{"CUDA_VISIBLE_DEVICES", ""}}).placement, sim::GpusPerNode({1}));
+            trace::GpusPerNode({2}));
+  EXPECT_EQ(read({{"CUDA_VISIBLE_DEVICES", ""}}).placement, trace::GpusPerNode({1}));
 }
 
 TEST(JobEnvironment, OptionsOverrideTheEnvironment) {
@@ -51,7 +51,7 @@ TEST(JobEnvironment, OptionsOverrideTheEnvironment) {
   const JobEnvironment environment =
       read({{"SLURM_JOB_NUM_NODES", "1"}, {"SLURM_GPUS_ON_NODE", "4"}, {"SLURM_JOB_ID", "7"}},
            options);
-  EXPECT_EQ(environment.placement, sim::GpusPerNode({2, 2, 2}));
+  EXPECT_EQ(environment.placement, trace::GpusPerNode({2, 2, 2}));
   EXPECT_EQ(environment.checkpoint, "mine.ckpt");
 }
 

@@ -5,7 +5,7 @@
 
 #include "applications.hpp"
 #include "checkpoint.hpp"
-#include "experiment.hpp"
+#include "trace/profiles_dir.hpp"
 #include "job_environment.hpp"
 #include "options.hpp"
 #include "runner.hpp"
@@ -34,8 +34,8 @@ int run(const Options& options) {
       readJobEnvironment(options, [](const char* name) { return std::getenv(name); });
   installStopHandler();
   if (!environment.first_task) return runOtherTask(options.app, environment.checkpoint);
-  const pollux::sim::Application app = loadProfile(
-      options.profiles.empty() ? pollux::sim::defaultProfilesDir() : options.profiles,
+  const pollux::trace::Application app = loadProfile(
+      options.profiles.empty() ? pollux::trace::defaultProfilesDir() : options.profiles,
       options.app);
   EmulatedJob job(app, environment.placement, environment.speed, options.target_fraction);
   if (!resume(job, options.app, environment.checkpoint)) return 0;

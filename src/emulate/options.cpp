@@ -5,8 +5,8 @@
 #include <cmath>
 #include <limits>
 
-#include "invalid_input.hpp"
-#include "text_number.hpp"
+#include "common/invalid_input.hpp"
+#include "common/text_number.hpp"
 
 namespace pollux::emulate {
 namespace {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "invalid_input.hpp"
+#include "common/invalid_input.hpp"
 
 namespace pollux::emulate {
 namespace {

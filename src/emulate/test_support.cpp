@@ -9,17 +9,14 @@
 #include <stdexcept>
 
 #include "applications.hpp"
+#include "testing/shipped_traces.hpp"
 
 namespace pollux::emulate {
 
-std::string tracesDir() {
-  const char* dir = std::getenv("POLLUX_TRACES");
-  if (dir == nullptr) throw std::runtime_error("POLLUX_TRACES is not set (run through make check)");
-  return dir;
-}
+std::string tracesDir() { return pollux::testing::shippedTraces(); }
 
-const sim::Application& traceApp(const std::string& name) {
-  static std::map<std::string, sim::Application> loaded;
+const trace::Application& traceApp(const std::string& name) {
+  static std::map<std::string, trace::Application> loaded;
   auto found = loaded.find(name);
   if (found == loaded.end()) found = loaded.emplace(name, loadProfile(tracesDir(), name)).first;
   return found->second;

@@ -4,12 +4,12 @@
 #include <filesystem>
 #include <string>
 
-#include "application.hpp"
+#include "trace/application.hpp"
 
 namespace pollux::emulate {
 
 // An application of the traces POLLUX_TRACES points at, loaded once.
-const sim::Application& traceApp(const std::string& name);
+const trace::Application& traceApp(const std::string& name);
 std::string tracesDir();
 
 // A fresh folder under the system's temporary folder, removed with its contents.

@@ -7,8 +7,8 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "invalid_input.hpp"
-#include "report/json_reader.hpp"
+#include "common/invalid_input.hpp"
+#include "common/schema/json_reader.hpp"
 #include "text_file.hpp"
 
 namespace pollux::io {
@@ -57,7 +57,7 @@ std::optional<Json::Value> loadState(const std::string& path) {
     failWithErrno("cannot read", path);
   }
   try {
-    Json::Value state = report::JsonField::parseDocument(*text);
+    Json::Value state = schema::JsonField::parseDocument(*text);
     if (!state.isObject()) throw InvalidInput("not a JSON object");
     return state;
   } catch (const InvalidInput& error) {

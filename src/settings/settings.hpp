@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "config/policy_config.hpp"
+#include "common/config/policy_config.hpp"
 
 namespace pollux::settings {
 

@@ -12,7 +12,7 @@ namespace {
 
 class BaselinesTest : public ::testing::Test {
  protected:
-  Application app = loadApplication(testing::makeToyProfiles(), "toy", {"t4"});
+  trace::Application app = trace::loadApplication(testing::makeToyProfiles(), "toy", {"t4"});
 
   // Jobs of the toy application with no restart delay.
   std::vector<SimJob> jobs(const std::vector<trace::WorkloadJob>& specs) const {

@@ -4,7 +4,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "text_number.hpp"
+#include "common/text_number.hpp"
 
 namespace pollux::sim {
 

@@ -5,12 +5,6 @@
 
 #include "options.hpp"
 
-#ifndef POLLUX_DATADIR
-#error "POLLUX_DATADIR must name the installed data directory"
-#endif
-#ifndef POLLUX_SRCDIR
-#error "POLLUX_SRCDIR must name the source tree"
-#endif
 
 namespace pollux::sim {
 
@@ -41,7 +35,7 @@ Experiment loadExperiment(const std::string& workload_path, const std::string& p
   for (const auto& job : experiment.workload) {
     if (experiment.apps.count(job.application)) continue;
     experiment.apps.emplace(job.application,
-                            loadApplication(profiles_dir, job.application,
+                            trace::loadApplication(profiles_dir, job.application,
                                             experiment.cluster.gpuTypes()));
     if (!experiment.restart_cost_s.count(job.application)) {
       throw std::invalid_argument("no restart cost for application '" + job.application +
@@ -49,16 +43,6 @@ Experiment loadExperiment(const std::string& workload_path, const std::string& p
     }
   }
   return experiment;
-}
-
-std::string defaultProfilesDir() {
-  const fs::path traces = fs::path("data") / "adaptdl" / "traces";
-  if (const char* override_dir = std::getenv("POLLUX_DATADIR")) {
-    return (fs::path(override_dir) / traces).string();
-  }
-  const fs::path installed = fs::path(POLLUX_DATADIR) / traces;
-  if (fs::is_directory(installed)) return installed.string();
-  return (fs::path(POLLUX_SRCDIR) / traces).string();
 }
 
 }  // namespace pollux::sim

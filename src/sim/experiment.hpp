@@ -5,17 +5,17 @@
 #include <string>
 #include <vector>
 
-#include "application.hpp"
+#include "trace/application.hpp"
 #include "cluster.hpp"
 #include "sim_job.hpp"
-#include "workload.hpp"
+#include "trace/workload.hpp"
 
 namespace pollux::sim {
 
 struct Experiment {
   Cluster cluster;
   std::vector<trace::WorkloadJob> workload;
-  std::map<std::string, Application> apps;       // the applications the workload uses
+  std::map<std::string, trace::Application> apps;       // the applications the workload uses
   std::map<std::string, double> restart_cost_s;  // by application
 
   // Fresh jobs of the workload (they refer to `apps`: keep the experiment alive).
@@ -29,9 +29,5 @@ struct Experiment {
 Experiment loadExperiment(const std::string& workload_path, const std::string& profiles_dir,
                           const std::string& cluster_spec,
                           const std::map<std::string, double>& restart_overrides);
-
-// The shipped AdaptDL traces: $POLLUX_DATADIR/data/adaptdl/traces if set, else the installed
-// copy, else the source tree's (uninstalled runs).
-std::string defaultProfilesDir();
 
 }  // namespace pollux::sim

@@ -119,10 +119,10 @@ TEST(ExperimentTest, SuffixedProfilesServeTheirGpuType) {
   const std::string workload =
       testing::writeFile(testing::makeTempDir(), "w.csv", kHeader + "j,0,toy,1,10\n");
   const Experiment experiment = loadExperiment(workload, profiles, "t4:1x1,fast:1x1", {{"toy", 0}});
-  const Application& toy = experiment.apps.at("toy");
+  const trace::Application& toy = experiment.apps.at("toy");
   EXPECT_DOUBLE_EQ(toy.on("t4").timing({1}, 10).step_time, 1.0);
   EXPECT_DOUBLE_EQ(toy.on("fast").timing({1}, 10).step_time, 0.5);
-  EXPECT_DOUBLE_EQ(estimateRelativeSpeeds(experiment.apps, {"t4", "fast"}).at("fast"), 2.0);
+  EXPECT_DOUBLE_EQ(trace::estimateRelativeSpeeds(experiment.apps, {"t4", "fast"}).at("fast"), 2.0);
 }
 
 TEST(ExperimentTest, ShippedWorkloadRunsToCompletion) {

@@ -5,7 +5,8 @@
 #include <iostream>
 #include <memory>
 
-#include "application.hpp"
+#include "trace/application.hpp"
+#include "trace/profiles_dir.hpp"
 #include "experiment.hpp"
 #include "fifo.hpp"
 #include "metrics.hpp"
@@ -25,7 +26,7 @@ std::unique_ptr<Scheduler> makeScheduler(const Options& options, const Experimen
   if (policy == "fifo") return std::make_unique<FifoScheduler>(cluster);
   if (policy == "tiresias") return std::make_unique<TiresiasScheduler>(cluster);
   return std::make_unique<PolluxScheduler>(
-      cluster, policy == "pollux", estimateRelativeSpeeds(experiment.apps, cluster.gpuTypes()),
+      cluster, policy == "pollux", pollux::trace::estimateRelativeSpeeds(experiment.apps, cluster.gpuTypes()),
       options.params);
 }
 
@@ -43,7 +44,7 @@ int main(int argc, char** argv) {
   try {
     options = parseOptions(argc, argv);
     const std::string profiles =
-        options.profiles.empty() ? defaultProfilesDir() : options.profiles;
+        options.profiles.empty() ? pollux::trace::defaultProfilesDir() : options.profiles;
     experiment = loadExperiment(options.workload, profiles, options.cluster,
                                 options.restart_cost_s);
     if (!options.plot.empty()) requireGnuplot();

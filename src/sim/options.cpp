@@ -7,8 +7,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "config/policy_config.hpp"
-#include "text_number.hpp"
+#include "common/config/policy_config.hpp"
+#include "common/text_number.hpp"
 
 namespace pollux::sim {
 

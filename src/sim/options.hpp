@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "policy/policy.hpp"
+#include "common/policy/policy.hpp"
 
 namespace pollux::sim {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "model/fit.hpp"
+#include "common/model/fit.hpp"
 #include "rigid.hpp"
 
 namespace pollux::sim {
@@ -64,7 +64,7 @@ std::map<std::string, model::PerfParams> PolluxScheduler::fittedModels(const Sim
 }
 
 policy::Job PolluxScheduler::snapshotJob(const SimJob& job) {
-  const Application& app = job.app();
+  const trace::Application& app = job.app();
   policy::Job snapshot_job;
   snapshot_job.id = job.name();
   snapshot_job.submit_time = job.spec().submit_time;

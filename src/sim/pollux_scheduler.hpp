@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "cluster.hpp"
-#include "model/type_models.hpp"
-#include "policy/policy.hpp"
+#include "common/model/type_models.hpp"
+#include "common/policy/policy.hpp"
 #include "scheduler.hpp"
 
 namespace pollux::sim {

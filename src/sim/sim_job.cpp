@@ -11,7 +11,7 @@ int Assignment::totalGpus() const {
   return total;
 }
 
-SimJob::SimJob(trace::WorkloadJob spec, const Application& app, double restart_cost_s)
+SimJob::SimJob(trace::WorkloadJob spec, const trace::Application& app, double restart_cost_s)
     : spec_(std::move(spec)), app_(&app), restart_cost_s_(restart_cost_s) {}
 
 long SimJob::currentBatchSize() const {
@@ -32,7 +32,7 @@ void SimJob::assign(const std::optional<Assignment>& next, const Cluster& cluste
   assignment_ = next;
   gpu_type_.clear();
   if (!next) return;
-  GpusPerNode placement;
+  trace::GpusPerNode placement;
   std::vector<std::string> types;
   for (const auto& [node, gpus] : next->gpus_by_node) {
     placement.push_back(gpus);
@@ -42,7 +42,7 @@ void SimJob::assign(const std::optional<Assignment>& next, const Cluster& cluste
   timing_ = {0, 0};
   for (const auto& type : types) {
     gpu_type_ += (gpu_type_.empty() ? "" : "+") + type;
-    const StepTiming timing = app_->on(type).timing(placement, next->local_bsz);
+    const trace::StepTiming timing = app_->on(type).timing(placement, next->local_bsz);
     if (timing.step_time > timing_.step_time) timing_ = timing;
   }
   max_replicas_seen_ = std::max(max_replicas_seen_, next->totalGpus());
@@ -54,7 +54,7 @@ void SimJob::recordSample() {
   const int nodes = static_cast<int>(a.gpus_by_node.size());
   const int replicas = a.totalGpus();
   model::StepSample sample{nodes, replicas, a.local_bsz, a.accum_steps,
-                           optimizerStepTime(timing_, a.accum_steps),
+                           trace::optimizerStepTime(timing_, a.accum_steps),
                            std::max(timing_.step_time - timing_.sync_time, 1e-6)};
   samples_[gpu_type_][{nodes, replicas, a.local_bsz, a.accum_steps}] = sample;
 }
@@ -70,7 +70,7 @@ std::map<std::string, std::vector<model::StepSample>> SimJob::samples() const {
 double SimJob::progressRate() const {
   const double batch = static_cast<double>(assignment_->batchSize());
   return app_->curves.gain(batch, progress_) /
-         optimizerStepTime(timing_, assignment_->accum_steps);
+         trace::optimizerStepTime(timing_, assignment_->accum_steps);
 }
 
 void SimJob::advance(double now, double seconds) {

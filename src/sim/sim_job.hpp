@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "application.hpp"
+#include "trace/application.hpp"
 #include "cluster.hpp"
-#include "model/fit.hpp"
-#include "workload.hpp"
+#include "common/model/fit.hpp"
+#include "trace/workload.hpp"
 
 namespace pollux::sim {
 
@@ -26,11 +26,11 @@ struct Assignment {
 
 class SimJob {
  public:
-  SimJob(trace::WorkloadJob spec, const Application& app, double restart_cost_s);
+  SimJob(trace::WorkloadJob spec, const trace::Application& app, double restart_cost_s);
 
   const trace::WorkloadJob& spec() const { return spec_; }
   const std::string& name() const { return spec_.name; }
-  const Application& app() const { return *app_; }
+  const trace::Application& app() const { return *app_; }
   double restartCost() const { return restart_cost_s_; }
 
   bool finished() const { return completion_time_.has_value(); }
@@ -62,11 +62,11 @@ class SimJob {
   void recordSample();
 
   trace::WorkloadJob spec_;
-  const Application* app_;
+  const trace::Application* app_;
   double restart_cost_s_;
   std::optional<Assignment> assignment_;
   std::string gpu_type_;
-  StepTiming timing_{0, 0};  // of the current assignment, on its slowest GPU type
+  trace::StepTiming timing_{0, 0};  // of the current assignment, on its slowest GPU type
   double delay_left_ = 0;    // restart delay still to wait before training resumes
   double progress_ = 0;
   std::optional<double> completion_time_;

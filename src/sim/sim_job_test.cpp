@@ -12,7 +12,7 @@ namespace {
 class SimJobTest : public ::testing::Test {
  protected:
   Cluster cluster = Cluster::parse("t4:2x2");
-  Application app = loadApplication(testing::makeToyProfiles(), "toy", {"t4"});
+  trace::Application app = trace::loadApplication(testing::makeToyProfiles(), "toy", {"t4"});
   trace::WorkloadJob spec{"toy-0", 0, "toy", 1, 10};
 
   static Assignment on(std::map<std::string, int> gpus, int local_bsz, int accum_steps = 0) {

@@ -57,10 +57,5 @@ std::string makeToyProfiles() {
   return dir;
 }
 
-std::string shippedTraces() {
-  const char* traces = std::getenv("POLLUX_TRACES");
-  if (!traces) throw std::runtime_error("POLLUX_TRACES is not set (run through make check)");
-  return traces;
-}
 
 }  // namespace pollux::sim::testing

@@ -3,7 +3,11 @@
 
 #include <string>
 
+#include "testing/shipped_traces.hpp"
+
 namespace pollux::sim::testing {
+
+using pollux::testing::shippedTraces;
 
 // A fresh temporary directory (all of them are removed when the test program exits).
 std::string makeTempDir();
@@ -14,8 +18,5 @@ std::string writeFile(const std::string& dir, const std::string& name, const std
 // GPUs 1 s with 0.5 s of sync; runs at B=10 and B=40 with grad_var = 0 (no gain from larger
 // batches) reaching progress 100. Returns DIR.
 std::string makeToyProfiles();
-
-// The shipped AdaptDL traces (POLLUX_TRACES, set by `make check`).
-std::string shippedTraces();
 
 }  // namespace pollux::sim::testing

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "model/fit.hpp"
-#include "model/throughput.hpp"
+#include "common/model/fit.hpp"
+#include "common/model/throughput.hpp"
 
 namespace pollux::trace {
 

@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "model/params.hpp"
+#include "common/model/params.hpp"
 #include "profile.hpp"
 
 namespace pollux::trace {

@@ -6,20 +6,17 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/shipped_traces.hpp"
+
 namespace pollux::trace {
 namespace {
-
-std::string tracesDir() {
-  const char* dir = std::getenv("POLLUX_TRACES");
-  return dir ? dir : "data/adaptdl/traces";
-}
 
 TEST(FitOnTracesTest, SmallPlacementsPredictLargeOnes) {
   std::printf("%-12s %8s %9s %9s %9s\n", "application", "fit_rows", "held_out", "median_err",
               "p90_err");
   std::vector<double> all_errors;
   for (const char* app : {"bert", "cifar10", "deepspeech2", "imagenet", "ncf", "yolov3"}) {
-    const std::string dir = tracesDir() + "/" + app;
+    const std::string dir = pollux::testing::shippedTraces() + "/" + app;
     auto rows = readPlacements(dir + "/placements.csv");
     const auto large = readScalability(dir + "/scalability.csv");
     rows.insert(rows.end(), large.begin(), large.end());

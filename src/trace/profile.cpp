@@ -1,6 +1,6 @@
 #include "profile.hpp"
 
-#include "invalid_input.hpp"
+#include "common/invalid_input.hpp"
 
 namespace pollux::trace {
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "csv.hpp"
-#include "model/params.hpp"
+#include "common/model/params.hpp"
 
 namespace pollux::trace {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "invalid_input.hpp"
+#include "common/invalid_input.hpp"
 
 namespace pollux::trace {
 

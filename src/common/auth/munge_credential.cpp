@@ -1,10 +1,10 @@
-#include "auth/munge_credential.hpp"
+#include "munge_credential.hpp"
 
 #include <cstdlib>
 #include <memory>
 #include <type_traits>
 
-#include "auth/sha256.hpp"
+#include "sha256.hpp"
 
 namespace pollux::auth {
 

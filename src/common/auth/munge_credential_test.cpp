@@ -1,6 +1,6 @@
 // Runs against a REAL munged: the suite starts a private one as user munge (so it must run as
 // root, as CI does) in a fresh temp dir, and stops it by its PID at the end.
-#include "auth/munge_credential.hpp"
+#include "munge_credential.hpp"
 
 #include <fcntl.h>
 #include <grp.h>
@@ -25,7 +25,7 @@
 #include <gtest/gtest.h>
 
 #include "testing/private_munged.hpp"
-#include "auth/sha256.hpp"
+#include "sha256.hpp"
 
 namespace pollux::auth {
 namespace {

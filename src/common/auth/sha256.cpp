@@ -1,4 +1,4 @@
-#include "auth/sha256.hpp"
+#include "sha256.hpp"
 
 #include <memory>
 #include <stdexcept>

@@ -1,4 +1,4 @@
-#include "config/policy_config.hpp"
+#include "policy_config.hpp"
 
 #include <cmath>
 #include <functional>
@@ -6,7 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "text_number.hpp"
+#include "common/text_number.hpp"
 
 namespace pollux::config {
 

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "policy/policy.hpp"
+#include "common/policy/policy.hpp"
 
 namespace pollux::config {
 

@@ -1,4 +1,4 @@
-#include "config/policy_config.hpp"
+#include "policy_config.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
-#include "model/efficiency.hpp"
+#include "efficiency.hpp"
 
 #include <cmath>
 #include <string>
 
-#include "invalid_input.hpp"
+#include "common/invalid_input.hpp"
 
 namespace pollux::model {
 

@@ -3,7 +3,7 @@
 
 #include <string_view>
 
-#include "model/params.hpp"
+#include "params.hpp"
 
 namespace pollux::model {
 

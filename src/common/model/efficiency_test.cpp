@@ -1,8 +1,8 @@
-#include "model/efficiency.hpp"
+#include "efficiency.hpp"
 
 #include <gtest/gtest.h>
 
-#include "invalid_input.hpp"
+#include "common/invalid_input.hpp"
 
 namespace pollux::model {
 namespace {

@@ -1,4 +1,4 @@
-#include "model/fit.hpp"
+#include "fit.hpp"
 
 #include <algorithm>
 #include <array>
@@ -9,8 +9,8 @@
 #include <unsupported/Eigen/NonLinearOptimization>
 #include <unsupported/Eigen/NumericalDiff>
 
-#include "invalid_input.hpp"
-#include "model/throughput.hpp"
+#include "common/invalid_input.hpp"
+#include "throughput.hpp"
 
 namespace pollux::model {
 

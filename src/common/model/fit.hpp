@@ -4,7 +4,7 @@
 #include <optional>
 #include <vector>
 
-#include "model/params.hpp"
+#include "params.hpp"
 
 namespace pollux::model {
 

@@ -1,4 +1,4 @@
-#include "model/fit.hpp"
+#include "fit.hpp"
 
 #include <cmath>
 #include <limits>
@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include "invalid_input.hpp"
-#include "model/throughput.hpp"
+#include "common/invalid_input.hpp"
+#include "throughput.hpp"
 
 namespace pollux::model {
 namespace {

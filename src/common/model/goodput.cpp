@@ -1,12 +1,12 @@
-#include "model/goodput.hpp"
+#include "goodput.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <sstream>
 
-#include "invalid_input.hpp"
-#include "model/efficiency.hpp"
-#include "model/throughput.hpp"
+#include "common/invalid_input.hpp"
+#include "efficiency.hpp"
+#include "throughput.hpp"
 
 namespace pollux::model {
 

@@ -3,7 +3,7 @@
 
 #include <optional>
 
-#include "model/params.hpp"
+#include "params.hpp"
 
 namespace pollux::model {
 

@@ -1,11 +1,11 @@
-#include "model/goodput.hpp"
+#include "goodput.hpp"
 
 #include <cmath>
 #include <limits>
 
 #include <gtest/gtest.h>
 
-#include "invalid_input.hpp"
+#include "common/invalid_input.hpp"
 
 namespace pollux::model {
 namespace {

@@ -1,9 +1,9 @@
-#include "model/params.hpp"
+#include "params.hpp"
 
 #include <cmath>
 #include <sstream>
 
-#include "invalid_input.hpp"
+#include "common/invalid_input.hpp"
 
 namespace pollux::model {
 

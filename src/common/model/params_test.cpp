@@ -1,11 +1,11 @@
-#include "model/params.hpp"
+#include "params.hpp"
 
 #include <cmath>
 #include <limits>
 
 #include <gtest/gtest.h>
 
-#include "invalid_input.hpp"
+#include "common/invalid_input.hpp"
 
 namespace pollux::model {
 namespace {

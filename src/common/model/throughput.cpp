@@ -1,4 +1,4 @@
-#include "model/throughput.hpp"
+#include "throughput.hpp"
 
 #include <cmath>
 

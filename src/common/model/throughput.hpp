@@ -1,7 +1,7 @@
 // Pollux's throughput model: predicted step time and examples per second.
 #pragma once
 
-#include "model/params.hpp"
+#include "params.hpp"
 
 namespace pollux::model {
 

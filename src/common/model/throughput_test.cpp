@@ -1,4 +1,4 @@
-#include "model/throughput.hpp"
+#include "throughput.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
-#include "model/type_models.hpp"
+#include "type_models.hpp"
 
 #include <cmath>
 #include <vector>
 
-#include "invalid_input.hpp"
+#include "common/invalid_input.hpp"
 
 namespace pollux::model {
 

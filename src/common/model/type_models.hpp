@@ -4,7 +4,7 @@
 #include <map>
 #include <string>
 
-#include "model/params.hpp"
+#include "params.hpp"
 
 namespace pollux::model {
 

@@ -1,10 +1,10 @@
-#include "model/type_models.hpp"
+#include "type_models.hpp"
 
 #include <cmath>
 
 #include <gtest/gtest.h>
 
-#include "invalid_input.hpp"
+#include "common/invalid_input.hpp"
 
 namespace pollux::model {
 namespace {

@@ -1,4 +1,4 @@
-#include "policy/configurations.hpp"
+#include "configurations.hpp"
 
 #include <algorithm>
 #include <set>

@@ -1,8 +1,8 @@
-#include "policy/configurations.hpp"
+#include "configurations.hpp"
 
 #include <gtest/gtest.h>
 
-#include "policy/test_cluster.hpp"
+#include "test_cluster.hpp"
 
 namespace pollux::policy {
 namespace {

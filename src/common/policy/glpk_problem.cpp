@@ -1,4 +1,4 @@
-#include "policy/glpk_problem.hpp"
+#include "glpk_problem.hpp"
 
 #include <glpk.h>
 

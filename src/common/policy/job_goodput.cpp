@@ -1,4 +1,4 @@
-#include "policy/job_goodput.hpp"
+#include "job_goodput.hpp"
 
 namespace pollux::policy {
 

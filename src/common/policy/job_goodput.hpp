@@ -6,9 +6,9 @@
 #include <string>
 #include <tuple>
 
-#include "model/goodput.hpp"
-#include "policy/configurations.hpp"
-#include "policy/policy.hpp"
+#include "common/model/goodput.hpp"
+#include "configurations.hpp"
+#include "policy.hpp"
 
 namespace pollux::policy {
 

@@ -1,4 +1,4 @@
-#include "policy/milp.hpp"
+#include "milp.hpp"
 
 #include <algorithm>
 #include <chrono>

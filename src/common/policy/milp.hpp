@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "policy/glpk_problem.hpp"
+#include "glpk_problem.hpp"
 
 namespace pollux::policy {
 

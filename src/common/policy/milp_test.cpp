@@ -1,4 +1,4 @@
-#include "policy/milp.hpp"
+#include "milp.hpp"
 
 #include <cmath>
 #include <random>

@@ -1,4 +1,4 @@
-#include "policy/objective.hpp"
+#include "objective.hpp"
 
 #include <algorithm>
 #include <cmath>

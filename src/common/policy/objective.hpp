@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "policy/configurations.hpp"
-#include "policy/job_goodput.hpp"
-#include "policy/policy.hpp"
+#include "configurations.hpp"
+#include "job_goodput.hpp"
+#include "policy.hpp"
 
 namespace pollux::policy {
 

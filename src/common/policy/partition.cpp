@@ -1,4 +1,4 @@
-#include "policy/partition.hpp"
+#include "partition.hpp"
 
 #include <cstddef>
 

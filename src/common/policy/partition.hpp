@@ -13,7 +13,7 @@
 
 #include <functional>
 
-#include "policy/milp.hpp"
+#include "milp.hpp"
 
 namespace pollux::policy {
 

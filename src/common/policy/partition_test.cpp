@@ -1,4 +1,4 @@
-#include "policy/partition.hpp"
+#include "partition.hpp"
 
 #include <gtest/gtest.h>
 
@@ -7,8 +7,8 @@
 #include <map>
 #include <random>
 
-#include "policy/policy.hpp"
-#include "policy/test_cluster.hpp"
+#include "policy.hpp"
+#include "test_cluster.hpp"
 
 namespace pollux::policy {
 namespace {

@@ -1,4 +1,4 @@
-#include "policy/placement.hpp"
+#include "placement.hpp"
 
 #include <algorithm>
 #include <tuple>

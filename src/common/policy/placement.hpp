@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "policy/configurations.hpp"
-#include "policy/policy.hpp"
+#include "configurations.hpp"
+#include "policy.hpp"
 
 namespace pollux::policy {
 

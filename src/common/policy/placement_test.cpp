@@ -1,10 +1,10 @@
-#include "policy/placement.hpp"
+#include "placement.hpp"
 
 #include <random>
 
 #include <gtest/gtest.h>
 
-#include "policy/test_cluster.hpp"
+#include "test_cluster.hpp"
 
 namespace pollux::policy {
 namespace {

@@ -1,17 +1,17 @@
-#include "policy/policy.hpp"
+#include "policy.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <future>
 #include <thread>
 
-#include "policy/configurations.hpp"
-#include "policy/job_goodput.hpp"
-#include "policy/milp.hpp"
-#include "policy/objective.hpp"
-#include "policy/partition.hpp"
-#include "policy/placement.hpp"
-#include "policy/validation.hpp"
+#include "configurations.hpp"
+#include "job_goodput.hpp"
+#include "milp.hpp"
+#include "objective.hpp"
+#include "partition.hpp"
+#include "placement.hpp"
+#include "validation.hpp"
 
 namespace pollux::policy {
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "model/goodput.hpp"
-#include "model/params.hpp"
-#include "model/type_models.hpp"
+#include "common/model/goodput.hpp"
+#include "common/model/params.hpp"
+#include "common/model/type_models.hpp"
 
 namespace pollux::policy {
 

@@ -1,9 +1,9 @@
-#include "policy/policy.hpp"
+#include "policy.hpp"
 
 #include <gtest/gtest.h>
 
-#include "invalid_input.hpp"
-#include "policy/test_cluster.hpp"
+#include "common/invalid_input.hpp"
+#include "test_cluster.hpp"
 
 namespace pollux::policy {
 namespace {

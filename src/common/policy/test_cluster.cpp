@@ -1,4 +1,4 @@
-#include "policy/test_cluster.hpp"
+#include "test_cluster.hpp"
 
 namespace pollux::policy::testing {
 

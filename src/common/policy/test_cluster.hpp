@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "policy/policy.hpp"
+#include "policy.hpp"
 
 namespace pollux::policy::testing {
 

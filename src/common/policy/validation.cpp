@@ -1,10 +1,10 @@
-#include "policy/validation.hpp"
+#include "validation.hpp"
 
 #include <cmath>
 #include <map>
 #include <set>
 
-#include "invalid_input.hpp"
+#include "common/invalid_input.hpp"
 
 namespace pollux::policy {
 

@@ -1,7 +1,7 @@
 // Consistency checks of a scheduling snapshot.
 #pragma once
 
-#include "policy/policy.hpp"
+#include "policy.hpp"
 
 namespace pollux::policy {
 

@@ -1,12 +1,12 @@
-#include "policy/validation.hpp"
+#include "validation.hpp"
 
 #include <cmath>
 #include <functional>
 
 #include <gtest/gtest.h>
 
-#include "invalid_input.hpp"
-#include "policy/test_cluster.hpp"
+#include "common/invalid_input.hpp"
+#include "test_cluster.hpp"
 
 namespace pollux::policy {
 namespace {

@@ -11,7 +11,7 @@
 #include <slurm/spank.h>
 
 #include "pollux_comment.h"
-#include "slurm_compat.h"
+#include "plugins/slurm_compat.h"
 
 const char plugin_name[] = "Pollux adaptive job submission";
 const char plugin_type[] = "job_submit/pollux";

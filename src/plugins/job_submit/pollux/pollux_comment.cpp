@@ -4,14 +4,14 @@
 #include <exception>
 #include <string>
 
-#include "invalid_input.hpp"
-#include "report/adaptive_comment.hpp"
-#include "report/gres.hpp"
+#include "common/invalid_input.hpp"
+#include "common/schema/adaptive_comment.hpp"
+#include "common/schema/gres.hpp"
 
 namespace {
 
 void checkGpuRequest(const char* tres_per_node, const char* tres_per_job) {
-  const auto per_node = pollux::report::parseGpuGres(tres_per_node ? tres_per_node : "");
+  const auto per_node = pollux::schema::parseGpuGres(tres_per_node ? tres_per_node : "");
   if (per_node && !per_node->type.empty()) {
     throw pollux::InvalidInput(
         "adaptive jobs must not request a GPU type with --gres; use "
@@ -35,7 +35,7 @@ extern "C" int pollux_check_adaptive_job(const char* comment, const char* tres_p
                                          const char* tres_per_job, char* error,
                                          size_t error_size) {
   try {
-    if (!pollux::report::parseAdaptiveComment(comment ? comment : "")) return 0;
+    if (!pollux::schema::parseAdaptiveComment(comment ? comment : "")) return 0;
     checkGpuRequest(tres_per_node, tres_per_job);
     return 1;
   } catch (const std::exception& problem) {

@@ -22,8 +22,8 @@
 #include <slurm/slurm_errno.h>
 #include <slurm/spank.h>
 
-#include "pollux_service.h"
-#include "slurm_compat.h"
+#include "service/pollux_service.h"
+#include "plugins/slurm_compat.h"
 #include "slurm_round.h"
 
 const char plugin_name[] = "Pollux goodput-optimising scheduler";

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "slurm_compat.h"
+#include "plugins/slurm_compat.h"
 #include "slurm_round.h"
 
 /* Frees a names array this file allocated. */

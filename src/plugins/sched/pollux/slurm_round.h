@@ -12,8 +12,8 @@
 
 #include <slurm/slurm.h>
 
-#include "pollux_service.h"
-#include "slurm_compat.h"
+#include "service/pollux_service.h"
+#include "plugins/slurm_compat.h"
 
 /* What of slurm.conf the conversions apply. */
 typedef struct {

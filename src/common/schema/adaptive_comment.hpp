@@ -1,0 +1,27 @@
+// The job comment that marks a Slurm job as adaptive (sbatch --comment=...).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace pollux::schema {
+
+// Syntax: "adaptive" or "adaptive:KEY=VALUE[,KEY=VALUE...]" with keys
+//   min_gpus=N   fewest GPUs the job runs on (default 1)
+//   max_gpus=N   most GPUs it may be given (default: the cluster's largest configuration)
+//   gpu_type=T   only this GPU type
+// e.g. "adaptive:min_gpus=2,max_gpus=16,gpu_type=a100".
+struct AdaptiveRequest {
+  int min_gpus = 1;
+  std::optional<int> max_gpus;
+  std::optional<std::string> gpu_type;
+};
+
+inline constexpr int kMaxRequestGpus = 1 << 20;
+
+// nullopt when the comment does not ask for adaptive scheduling (no "adaptive" prefix).
+// Throws pollux::InvalidInput with a message for the user when it does but is malformed.
+std::optional<AdaptiveRequest> parseAdaptiveComment(std::string_view comment);
+
+}  // namespace pollux::schema

@@ -1,0 +1,59 @@
+#include "adaptive_comment.hpp"
+
+#include <gtest/gtest.h>
+
+#include "common/invalid_input.hpp"
+
+namespace pollux::schema {
+namespace {
+
+TEST(AdaptiveCommentTest, PlainKeywordTakesDefaults) {
+  const auto request = parseAdaptiveComment("adaptive");
+  ASSERT_TRUE(request.has_value());
+  EXPECT_EQ(request->min_gpus, 1);
+  EXPECT_FALSE(request->max_gpus.has_value());
+  EXPECT_FALSE(request->gpu_type.has_value());
+}
+
+TEST(AdaptiveCommentTest, ReadsEveryOption) {
+  const auto request = parseAdaptiveComment("adaptive:min_gpus=2,max_gpus=16,gpu_type=a100");
+  ASSERT_TRUE(request.has_value());
+  EXPECT_EQ(request->min_gpus, 2);
+  EXPECT_EQ(*request->max_gpus, 16);
+  EXPECT_EQ(*request->gpu_type, "a100");
+}
+
+TEST(AdaptiveCommentTest, OtherCommentsAreNotAdaptive) {
+  EXPECT_FALSE(parseAdaptiveComment("").has_value());
+  EXPECT_FALSE(parseAdaptiveComment("my experiment").has_value());
+  EXPECT_FALSE(parseAdaptiveComment("adaptively tuned").has_value());
+  EXPECT_FALSE(parseAdaptiveComment("Adaptive").has_value());
+}
+
+TEST(AdaptiveCommentTest, MalformedOptionsAreRejectedWithTheReason) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"adaptive:", "nothing after"},
+      {"adaptive:min_gpus", "lacks '='"},
+      {"adaptive:min_gpus=0", "min_gpus must be >= 1"},
+      {"adaptive:min_gpus=-1", "needs a number"},
+      {"adaptive:min_gpus=two", "needs a number"},
+      {"adaptive:max_gpus=99999999", "needs a number"},
+      {"adaptive:min_gpus=8,max_gpus=4", "below min_gpus"},
+      {"adaptive:gpu_type=", "gpu_type needs a name"},
+      {"adaptive:gpu_type=a100;rm", "characters other than"},
+      {"adaptive:colour=red", "unknown option 'colour'"},
+      {"adaptive:min_gpus=1,", "trailing ','"},
+  };
+  for (const auto& [comment, reason] : cases) {
+    try {
+      parseAdaptiveComment(comment);
+      ADD_FAILURE() << "accepted " << comment;
+    } catch (const InvalidInput& error) {
+      EXPECT_NE(std::string(error.what()).find(reason), std::string::npos) << error.what();
+      EXPECT_NE(std::string(error.what()).find("syntax:"), std::string::npos);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace pollux::schema

@@ -1,0 +1,104 @@
+#include "goodput_report.hpp"
+
+#include "common/invalid_input.hpp"
+#include "json_reader.hpp"
+#include "model_json.hpp"
+#include "snapshot_json.hpp"
+
+namespace pollux::schema {
+
+namespace {
+
+constexpr long kMaxGpus = 1L << 20;
+
+model::Placement parsePlacement(const JsonField& root) {
+  const model::Placement placement{static_cast<int>(root["num_nodes"].integer(1, kMaxGpus)),
+                                   static_cast<int>(root["num_replicas"].integer(1, kMaxGpus))};
+  if (placement.num_replicas < placement.num_nodes) {
+    throw InvalidInput("num_replicas: must be >= num_nodes (" +
+                       std::to_string(placement.num_nodes) + "), got " +
+                       std::to_string(placement.num_replicas));
+  }
+  return placement;
+}
+
+
+
+
+TrainingProgress parseProgress(const JsonField& field) {
+  field.requireOnlyKeys({"examples", "epochs"});
+  return {field["examples"].nonNegativeNumber(), field["epochs"].nonNegativeNumber()};
+}
+
+}  // namespace
+
+GoodputReport parseGoodputReport(const std::string& body) {
+  const Json::Value document = JsonField::parseDocument(body);
+  const JsonField root(document, "");
+  root.requireOnlyKeys({"job_id", "gpu_type", "num_nodes", "num_replicas", "perf_params",
+                        "grad_params", "init_batch_size", "max_batch_size",
+                        "local_bsz_bounds", "accumulation", "progress", "restart_cost_s",
+                        "in_place_resize"});
+  GoodputReport report;
+  report.job_id = root["job_id"].idString();
+  report.gpu_type = root["gpu_type"].string();
+  report.placement = parsePlacement(root);
+  report.perf_params = parsePerfParamsByType(root["perf_params"]);
+  report.grad = parseGradParams(root["grad_params"]);
+  report.limits = parseBatchLimits(root, true);
+  report.progress = parseProgress(root["progress"]);
+  if (root.has("restart_cost_s")) {
+    report.restart_cost_s = root["restart_cost_s"].nonNegativeNumber();
+  }
+  if (root.has("in_place_resize")) report.in_place_resize = root["in_place_resize"].boolean();
+  return report;
+}
+
+Json::Value reportToJson(const GoodputReport& report) {
+  Json::Value out(Json::objectValue);
+  out["job_id"] = report.job_id;
+  out["gpu_type"] = report.gpu_type;
+  out["num_nodes"] = report.placement.num_nodes;
+  out["num_replicas"] = report.placement.num_replicas;
+  out["perf_params"] = Json::Value(Json::objectValue);
+  for (const auto& [type, params] : report.perf_params) {
+    out["perf_params"][type] = perfParamsToJson(params);
+  }
+  out["grad_params"]["sqr"] = report.grad.sqr;
+  out["grad_params"]["var"] = report.grad.var;
+  out["init_batch_size"] = Json::Int64(report.limits.init_batch_size);
+  out["max_batch_size"] = Json::Int64(report.limits.max_batch_size);
+  out["local_bsz_bounds"].append(report.limits.min_local_bsz);
+  out["local_bsz_bounds"].append(report.limits.max_local_bsz);
+  out["accumulation"] = report.limits.accumulation;
+  out["progress"]["examples"] = report.progress.examples;
+  out["progress"]["epochs"] = report.progress.epochs;
+  if (report.restart_cost_s) out["restart_cost_s"] = *report.restart_cost_s;
+  if (report.in_place_resize) out["in_place_resize"] = true;
+  return out;
+}
+
+Json::Value replyToJson(const ReportReply& reply) {
+  Json::Value out(Json::objectValue);
+  out["batch_size"] = Json::Int64(reply.batch_size);
+  out["local_bsz"] = reply.local_bsz;
+  out["accum_steps"] = reply.accum_steps;
+  out["lr_scale"] = reply.lr_scale;
+  out["allocation"] = reply.allocation ? allocationToJson(*reply.allocation) : Json::nullValue;
+  if (reply.shrink_in_place) out["shrink_in_place"] = true;
+  return out;
+}
+
+ReportReply parseReportReply(const std::string& body) {
+  const Json::Value document = JsonField::parseDocument(body);
+  const JsonField root(document, "reply");
+  ReportReply reply{root["batch_size"].integer(0, 1L << 40),
+                    static_cast<int>(root["local_bsz"].integer(0, 1L << 30)),
+                    static_cast<int>(root["accum_steps"].integer(0, 1L << 30)),
+                    root["lr_scale"].positiveNumber(), std::nullopt};
+  if (root.has("allocation")) reply.allocation = parseAllocation(root["allocation"]);
+  if (root.has("shrink_in_place")) reply.shrink_in_place = root["shrink_in_place"].boolean();
+  return reply;
+}
+
+}  // namespace pollux::schema

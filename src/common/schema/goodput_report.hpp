@@ -1,0 +1,72 @@
+// The goodput report an agent POSTs to /v1/jobs/<jobid>/report, and the plugin's reply
+// (DESIGN.md section 5).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include <json/json.h>
+
+#include "common/model/goodput.hpp"
+#include "common/model/params.hpp"
+#include "common/policy/policy.hpp"
+
+namespace pollux::schema {
+
+// How far training has come.
+struct TrainingProgress {
+  double examples;  // examples processed since the job started
+  double epochs;
+};
+
+struct GoodputReport {
+  std::string job_id;
+  std::string gpu_type;        // the type the job runs on now
+  model::Placement placement;  // num_nodes, num_replicas it runs on now
+  // The agent's fitted model per GPU type it has measured. May be empty (nothing fitted yet),
+  // and need not contain gpu_type: right after a move to a new type the agent has no fit
+  // there yet, and the plugin estimates that type from the others (model/type_models.hpp).
+  std::map<std::string, model::PerfParams> perf_params;
+  model::GradParams grad;
+  model::BatchLimits limits;
+  TrainingProgress progress;
+  std::optional<double> restart_cost_s;  // absent until the agent has measured a restart
+  // The job's steps are started by `pollux-agent --launch`, which restarts them inside the
+  // job when sched/pollux shrinks it in place (optional key, false when absent).
+  bool in_place_resize = false;
+};
+
+// Parses a report body. Every key but restart_cost_s and in_place_resize (absent or null)
+// is required; perf_params
+// may be {}. Throws pollux::InvalidInput naming the path of the offending value
+// ("perf_params.a100: ...", "progress.epochs: ...") on malformed JSON, unknown keys, NaN,
+// infinite or negative numbers, inconsistent batch limits, or num_replicas < num_nodes.
+// It does not compare job_id with the URL: the REST handler does.
+GoodputReport parseGoodputReport(const std::string& body);
+
+// The JSON object parseGoodputReport reads (job_id as a string).
+Json::Value reportToJson(const GoodputReport& report);
+
+// The plugin's current decision for the job.
+struct ReportReply {
+  long batch_size;
+  int local_bsz;
+  int accum_steps;
+  double lr_scale;
+  std::optional<policy::Allocation> allocation;  // nullopt: the job holds no GPUs
+  // The plugin asked the job to shrink in place to `allocation` (pollux-agent --launch).
+  bool shrink_in_place = false;
+};
+
+// {"batch_size", "local_bsz", "accum_steps", "lr_scale",
+//  "allocation": {"gpu_type", "nodes": {name: gpus}} or null, "shrink_in_place": true only
+//  while the plugin waits for the job to shrink itself}
+Json::Value replyToJson(const ReportReply& reply);
+
+// Parses what replyToJson writes (the agent reads the plugin's answer with it). Throws
+// pollux::InvalidInput naming the offending key; unknown keys are ignored, so the plugin may
+// add some.
+ReportReply parseReportReply(const std::string& body);
+
+}  // namespace pollux::schema

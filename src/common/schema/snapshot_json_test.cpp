@@ -1,0 +1,133 @@
+#include "snapshot_json.hpp"
+
+#include <gtest/gtest.h>
+
+#include "common/invalid_input.hpp"
+
+namespace pollux::schema {
+namespace {
+
+const char* const kSnapshot = R"({
+  "time": 1000,
+  "nodes": [{"name": "n1", "gpu_type": "a100", "gpus": 8, "cpus": 64, "memory_mb": 512000},
+            {"name": "n2", "gpu_type": "v100", "gpus": 4}],
+  "jobs": [
+    {"id": 17, "submit_time": 10, "adaptive": true, "min_gpus": 1, "max_gpus": 8,
+     "current": {"gpu_type": "a100", "nodes": {"n1": 2}}, "last_change_time": 500,
+     "restarts": 1, "restart_cost_s": 30,
+     "models": {"a100": {"alpha_c": 0.1, "beta_c": 0.01, "alpha_n": 0.5, "beta_n": 0.05,
+                         "alpha_r": 0.2, "beta_r": 0.02, "gamma": 1.5}},
+     "grad_params": {"sqr": 1.0, "var": 3.0}, "init_batch_size": 128,
+     "max_batch_size": 4096, "local_bsz_bounds": [16, 256], "accumulation": true,
+     "node_demand": {"cpus": 4, "memory_mb_per_gpu": 32000}},
+    {"id": "18", "submit_time": 20, "adaptive": false, "min_gpus": 4, "max_gpus": 4,
+     "gpu_type": "v100", "partition": "small"}
+  ],
+  "params": {"fairness_p": -1, "restart_threshold": 0.1, "relative_speeds": {"a100": 3}},
+  "partitions": {"small": ["n2"]}
+})";
+
+TEST(SnapshotJsonTest, ParsesEveryField) {
+  const policy::Snapshot snapshot = parseSnapshot(kSnapshot);
+  EXPECT_DOUBLE_EQ(snapshot.time, 1000);
+  ASSERT_EQ(snapshot.nodes.size(), 2u);
+  EXPECT_EQ(snapshot.nodes[1].gpu_type, "v100");
+  EXPECT_EQ(snapshot.nodes[0].cpus, 64);
+  EXPECT_EQ(snapshot.nodes[0].memory_mb, 512000);
+  EXPECT_FALSE(snapshot.nodes[1].cpus.has_value());
+  ASSERT_EQ(snapshot.jobs.size(), 2u);
+  const policy::Job& adaptive = snapshot.jobs[0];
+  EXPECT_EQ(adaptive.id, "17");
+  EXPECT_EQ(adaptive.current->nodes.at("n1"), 2);
+  EXPECT_DOUBLE_EQ(adaptive.models.at("a100").gamma, 1.5);
+  EXPECT_EQ(adaptive.limits.max_local_bsz, 256);
+  EXPECT_TRUE(adaptive.limits.accumulation);
+  EXPECT_EQ(adaptive.restarts, 1);
+  EXPECT_EQ(adaptive.demand.cpusFor(2), 4);
+  EXPECT_EQ(adaptive.demand.memoryFor(2), 64000);
+  const policy::Job& rigid = snapshot.jobs[1];
+  EXPECT_EQ(rigid.id, "18");
+  EXPECT_FALSE(rigid.adaptive);
+  EXPECT_EQ(*rigid.gpu_type, "v100");
+  EXPECT_FALSE(rigid.current.has_value());
+  EXPECT_EQ(*rigid.partition, "small");
+  EXPECT_FALSE(adaptive.partition.has_value());
+  EXPECT_EQ(snapshot.partitions.at("small"), policy::NodeSet{"n2"});
+  EXPECT_EQ(rigid.demand.cpusFor(4), 1);  // Slurm's default: one CPU per node
+  EXPECT_DOUBLE_EQ(snapshot.params.restart_threshold, 0.1);
+  EXPECT_DOUBLE_EQ(snapshot.params.relative_speeds.at("a100"), 3);
+  EXPECT_DOUBLE_EQ(snapshot.params.min_change_interval_s, policy::Params().min_change_interval_s);
+}
+
+// Replaces the first occurrence of `from` in the reference snapshot.
+std::string withChange(const std::string& from, const std::string& to) {
+  std::string text = kSnapshot;
+  const auto at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+TEST(SnapshotJsonTest, BadDocumentsNameThePath) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"{", "malformed JSON"},
+      {withChange("\"time\": 1000", "\"time\": -1"), "time: must be >= 0"},
+      {withChange("\"gpus\": 8", "\"gpus\": 8.5"), "nodes[0].gpus: must be an integer"},
+      {withChange("\"gpus\": 8", "\"gpus\": \"8\""), "nodes[0].gpus: must be a number"},
+      {withChange("\"min_gpus\": 1", "\"min_gpus\": 0"), "jobs[0].min_gpus"},
+      {withChange("\"max_gpus\": 8", "\"max_gpus\": 0"), "jobs[0].max_gpus"},
+      {withChange("\"min_gpus\": 4", "\"min_gpus\": 5"), "above max_gpus"},
+      {withChange("\"gamma\": 1.5", "\"gamma\": 11"), "jobs[0].models.a100"},
+      {withChange("\"alpha_c\": 0.1", "\"alpha_c\": -0.1"), "alpha_c"},
+      {withChange("\"sqr\": 1.0", "\"sqr\": -1.0"), "jobs[0].grad_params.sqr"},
+      {withChange("[16, 256]", "[16]"), "jobs[0].local_bsz_bounds"},
+      {withChange("[16, 256]", "[0, 256]"), "jobs[0].local_bsz_bounds[0]"},
+      {withChange("\"max_batch_size\": 4096", "\"max_batch_size\": 64"), "max_batch_size"},
+      {withChange("\"restarts\": 1", "\"restarts\": 1, \"colour\": 1"), "unknown key 'colour'"},
+      {withChange("\"id\": 17", "\"id\": -17"), "jobs[0].id"},
+      {withChange("\"n1\": 2", "\"n1\": 0"), "jobs[0].current.nodes.n1"},
+      {withChange("\"cpus\": 64", "\"cpus\": -1"), "nodes[0].cpus"},
+      {withChange("\"memory_mb\": 512000", "\"memory_mb\": 1.5"), "nodes[0].memory_mb"},
+      {withChange("\"cpus\": 4", "\"cpus\": 0"), "jobs[0].node_demand.cpus"},
+      {withChange("\"cpus\": 4", "\"cpu\": 4"), "unknown key 'cpu'"},
+      {withChange("\"memory_mb_per_gpu\": 32000", "\"memory_mb_per_gpu\": -1"),
+       "jobs[0].node_demand.memory_mb_per_gpu"},
+      {withChange("\"adaptive\": true", "\"adaptive\": 1"), "jobs[0].adaptive"},
+      {withChange("\"time\": 1000,", ""), "missing required key 'time'"},
+      {withChange("\"time\": 1000", "\"time\": 1000, \"time\": 5"), "malformed JSON"},
+      {withChange("\"relative_speeds\": {\"a100\": 3}", "\"relative_speeds\": {\"a100\": 0}"),
+       "params.relative_speeds.a100"},
+      {std::string(kSnapshot) + " []", "malformed JSON"},
+      {withChange("[\"n2\"]", "\"n2\""), "partitions.small: must be an array"},
+      {withChange("[\"n2\"]", "[2]"), "partitions.small[0]"},
+      {withChange("\"partition\": \"small\"", "\"partition\": \"\""), "jobs[1].partition"},
+  };
+  for (const auto& [text, expected] : cases) {
+    try {
+      parseSnapshot(text);
+      ADD_FAILURE() << "accepted a snapshot that should fail with: " << expected;
+    } catch (const InvalidInput& error) {
+      EXPECT_NE(std::string(error.what()).find(expected), std::string::npos)
+          << "message '" << error.what() << "' lacks '" << expected << "'";
+    }
+  }
+}
+
+TEST(SnapshotJsonTest, DecisionHasTheDocumentedKeys) {
+  policy::Decision decision;
+  decision.allocations["17"] = {{"a100", {{"n1", 4}}}, 512, 64, 1};
+  decision.stats.solve_ms = 2.5;
+  decision.stats.solver_status = "optimal";
+  const Json::Value out = decisionToJson(decision);
+  const Json::Value& job = out["allocations"]["17"];
+  EXPECT_EQ(job["gpu_type"].asString(), "a100");
+  EXPECT_EQ(job["nodes"]["n1"].asInt(), 4);
+  EXPECT_EQ(job["batch_size"].asInt64(), 512);
+  EXPECT_EQ(job["local_bsz"].asInt(), 64);
+  EXPECT_EQ(job["accum_steps"].asInt(), 1);
+  EXPECT_DOUBLE_EQ(out["stats"]["solve_ms"].asDouble(), 2.5);
+  EXPECT_EQ(out["stats"]["solver_status"].asString(), "optimal");
+  EXPECT_FALSE(out["stats"]["kept_current"].asBool());
+}
+
+}  // namespace
+}  // namespace pollux::schema

@@ -1,0 +1,91 @@
+// The difference between what Slurm runs and what the policy decided, as actions.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/policy/policy.hpp"
+#include "slurm_view.hpp"
+
+namespace pollux::service {
+
+enum class ActionKind { kHold, kStart, kRequeue, kShrink };
+
+struct Action {
+  uint32_t job_id = 0;
+  ActionKind kind = ActionKind::kHold;
+  std::string gpu_type;               // target, empty for a hold or a requeue without nodes
+  int gpus_per_node = 0;
+  std::vector<std::string> nodes;
+  std::string why;                    // for the log line
+};
+
+const char* toString(ActionKind kind);
+
+// "gres:gpu:N" for an action that places a job: untyped, the nodes decide the type.
+std::string tresPerNode(const Action& action);
+
+// Adaptive jobs only (rigid jobs are Slurm's backfill's). Pending: start where placed (unless
+// its request says so already), else hold. Running: nothing if unchanged, else requeue to the
+// target (or requeue and hold when the policy gave it nothing). A job in `resizes_in_place`
+// (its steps run under `pollux-agent --launch`) whose target keeps some of its nodes, its
+// batch host among them, with the same GPUs on each, is shrunk in place instead: Slurm
+// removes nodes from a running job but leaves its step at the old size, so the launcher
+// shrinks the job and starts the step again once it has checkpointed. A target with unequal
+// GPUs per node cannot be expressed to Slurm and is skipped with a message in `problems`.
+std::vector<Action> planActions(const std::vector<SlurmJob>& jobs, const policy::Decision& decision,
+                                double now, const std::set<uint32_t>& resizes_in_place,
+                                std::vector<std::string>& problems);
+
+// The allocation an action gives its job (empty nodes for a hold or a requeue without nodes).
+policy::Allocation targetOf(const Action& action);
+
+// Adaptive jobs that ended FAILED since `since` on a node that is not usable now, each to be
+// requeued without nodes (so placed again). This is the case of a node that dies as a job
+// starts on it: srun fails at once and the job ends FAILED before Slurm finds the node dead
+// (Slurm itself requeues only the jobs still running on a node it sets DOWN).
+std::vector<Action> planNodeFailureRequeues(const std::vector<SlurmJob>& jobs,
+                                            const std::vector<SlurmNode>& nodes, double since);
+
+// Seconds after slurmctld restarts with jobs during which no running job is requeued or
+// shrunk.
+inline constexpr double kSettleAfterStartS = 30;
+
+// `actions` without those that requeue or shrink a running job while Slurm's view of it may
+// come from its state file and predate the job's last requeue (slurmctld killed right after
+// one): while `settling` (within kSettleAfterStartS of slurmctld's start, until its nodes
+// have registered and reported their jobs) and, later, while one of the job's nodes has not
+// registered. Requeueing such a job left its GPUs unusable to its next step on 22.05
+// ("Invalid generic resource (gres) specification"). They wait for a later round; each gets
+// a line in `problems`.
+std::vector<Action> deferWhileSlurmSettles(std::vector<Action> actions,
+                                           const std::vector<SlurmJob>& jobs,
+                                           const std::vector<SlurmNode>& nodes, bool settling,
+                                           std::vector<std::string>& problems);
+
+// An in-place shrink asked of a running job, which its launcher carries out.
+struct PendingShrink {
+  policy::Allocation target;
+  double requested_time = 0;
+};
+
+// A job asked to shrink in place has this long to checkpoint and shrink itself (the agent's
+// grace time, 25 s by default, plus its launcher's start); after that it is requeued.
+inline constexpr double kShrinkTimeoutS = 120;
+
+enum class ShrinkProgress {
+  kWaiting,   // not on its target yet
+  kDone,      // Slurm shows the job on its target's nodes
+  kTimedOut,  // not on its target kShrinkTimeoutS after the request
+  kStopped    // no longer running (requeued, ended)
+};
+ShrinkProgress shrinkProgress(const SlurmJob& job, const PendingShrink& shrink, double now);
+
+// The job's current allocation in policy terms, if it runs on GPUs of a known type
+// (see resolveGpuTypes).
+std::optional<policy::Allocation> currentAllocation(const SlurmJob& job);
+
+}  // namespace pollux::service

@@ -1,0 +1,158 @@
+#include "job_store.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/invalid_input.hpp"
+#include "common/model/efficiency.hpp"
+#include "common/schema/json_reader.hpp"
+#include "common/schema/snapshot_json.hpp"
+
+namespace pollux::service {
+
+void JobStore::syncWithSlurm(const std::vector<SlurmJob>& jobs) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  std::map<std::string, JobRecord> current;
+  for (const auto& job : jobs) {
+    if (job.state == JobState::kOther) continue;
+    const std::string id = std::to_string(job.id);
+    JobRecord& record = current[id];
+    const auto known = jobs_.find(id);
+    if (known != jobs_.end()) record = std::move(known->second);
+    record.owner_uid = job.uid;
+    record.adaptive = job.adaptive.has_value();
+    if (job.state == JobState::kPending) record.shrunk_in_place = false;  // requeued
+  }
+  jobs_ = std::move(current);
+}
+
+std::map<std::string, JobRecord> JobStore::records() const {
+  std::lock_guard<std::mutex> guard(mutex_);
+  return jobs_;
+}
+
+void JobStore::recordDecision(const std::string& id,
+                              const std::optional<policy::JobDecision>& decision) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  const auto found = jobs_.find(id);
+  if (found != jobs_.end()) found->second.decision = decision;
+}
+
+void JobStore::recordAction(const std::string& id, const std::string& status, bool placed,
+                            bool restarted, double now) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  const auto found = jobs_.find(id);
+  if (found == jobs_.end()) return;
+  found->second.status = status;
+  if (placed) found->second.last_change_time = now;
+  if (restarted) ++found->second.restarts;
+}
+
+void JobStore::startShrink(const std::string& id, const policy::Allocation& target, double now) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  const auto found = jobs_.find(id);
+  if (found == jobs_.end()) return;
+  found->second.shrink = PendingShrink{target, now};
+  found->second.shrunk_in_place = true;
+}
+
+void JobStore::endShrink(const std::string& id, bool failed) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  const auto found = jobs_.find(id);
+  if (found == jobs_.end()) return;
+  found->second.shrink.reset();
+  if (failed) found->second.in_place_failed = true;
+}
+
+JobLookup JobStore::lookup(const std::string& id, uint32_t* owner_uid) const {
+  std::lock_guard<std::mutex> guard(mutex_);
+  const auto found = jobs_.find(id);
+  if (found == jobs_.end()) return JobLookup::kUnknown;
+  if (owner_uid) *owner_uid = found->second.owner_uid;
+  return found->second.adaptive ? JobLookup::kFound : JobLookup::kNotAdaptive;
+}
+
+schema::ReportReply JobStore::acceptReport(const schema::GoodputReport& report) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  const auto found = jobs_.find(report.job_id);
+  if (found == jobs_.end()) {  // ended since the handler looked it up: answer, keep nothing
+    JobRecord gone;
+    gone.report = report;
+    return replyFor(gone);
+  }
+  found->second.report = report;
+  return replyFor(found->second);
+}
+
+schema::ReportReply replyFor(const JobRecord& record) {
+  schema::ReportReply reply{0, 0, 0, 1.0, std::nullopt};
+  if (record.decision) reply.allocation = record.decision->allocation;
+  reply.shrink_in_place = record.shrink.has_value();
+  if (!record.report) return reply;
+  const schema::GoodputReport& report = *record.report;
+  if (record.decision && record.decision->batch_size > 0) {
+    reply.batch_size = record.decision->batch_size;
+    reply.local_bsz = record.decision->local_bsz;
+    reply.accum_steps = record.decision->accum_steps;
+  } else {
+    const int replicas = std::max(1, report.placement.num_replicas);
+    reply.batch_size = report.limits.init_batch_size;
+    reply.local_bsz = std::clamp(static_cast<int>(std::ceil(double(reply.batch_size) / replicas)),
+                                 report.limits.min_local_bsz, report.limits.max_local_bsz);
+  }
+  reply.lr_scale = model::lrScale(model::LrScaling::kAdaScale, report.grad,
+                                  double(report.limits.init_batch_size), double(reply.batch_size));
+  return reply;
+}
+
+Json::Value JobStore::toJson() const {
+  std::lock_guard<std::mutex> guard(mutex_);
+  Json::Value out(Json::objectValue);
+  for (const auto& [id, record] : jobs_) {
+    Json::Value& job = out[id];
+    job["owner_uid"] = record.owner_uid;
+    job["adaptive"] = record.adaptive;
+    job["restarts"] = record.restarts;
+    job["last_change_time"] = record.last_change_time;
+    job["status"] = record.status;
+    if (record.shrunk_in_place) job["shrunk_in_place"] = true;
+    if (record.in_place_failed) job["in_place_failed"] = true;
+    if (record.shrink) {
+      job["shrink"]["target"] = schema::allocationToJson(record.shrink->target);
+      job["shrink"]["requested_time"] = record.shrink->requested_time;
+    }
+    if (record.report) job["report"] = schema::reportToJson(*record.report);
+  }
+  return out;
+}
+
+void JobStore::restore(const Json::Value& saved) {
+  std::map<std::string, JobRecord> restored;
+  const schema::JsonField root(saved, "jobs");
+  for (const auto& id : root.memberNames()) {
+    const schema::JsonField job = root.member(id);
+    JobRecord record;
+    record.owner_uid = static_cast<uint32_t>(job["owner_uid"].integer(0, 0xFFFFFFFFL));
+    record.adaptive = job["adaptive"].boolean();
+    record.restarts = static_cast<int>(job["restarts"].integer(0, 1L << 30));
+    record.last_change_time = job["last_change_time"].nonNegativeNumber();
+    if (job.has("status") && !saved[id]["status"].asString().empty()) {
+      record.status = job["status"].string();
+    }
+    record.shrunk_in_place = job.has("shrunk_in_place") && job["shrunk_in_place"].boolean();
+    record.in_place_failed = job.has("in_place_failed") && job["in_place_failed"].boolean();
+    if (job.has("shrink")) {
+      record.shrink = PendingShrink{schema::parseAllocation(job["shrink"]["target"]),
+                                    job["shrink"]["requested_time"].nonNegativeNumber()};
+    }
+    if (job.has("report")) {
+      Json::StreamWriterBuilder writer;
+      record.report = schema::parseGoodputReport(Json::writeString(writer, saved[id]["report"]));
+    }
+    restored[id] = std::move(record);
+  }
+  std::lock_guard<std::mutex> guard(mutex_);
+  jobs_ = std::move(restored);
+}
+
+}  // namespace pollux::service

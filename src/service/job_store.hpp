@@ -1,0 +1,73 @@
+// What sched/pollux knows of each job between rounds: owner, latest goodput report, restarts,
+// last decision and status. Shared by the round (one thread) and the REST handlers (a pool).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <json/json.h>
+
+#include "actions.hpp"
+#include "common/policy/policy.hpp"
+#include "common/schema/goodput_report.hpp"
+#include "slurm_view.hpp"
+
+namespace pollux::service {
+
+struct JobRecord {
+  uint32_t owner_uid = 0;
+  bool adaptive = false;
+  std::optional<schema::GoodputReport> report;  // the latest accepted one
+  int restarts = 0;                             // restarts Pollux caused
+  double last_change_time = 0;                  // when Pollux last placed or resized it
+  std::optional<policy::JobDecision> decision;  // what the last round decided
+  std::string status;                           // last action or reason, for operators
+  std::optional<PendingShrink> shrink;          // until Slurm shows the job on its target
+  bool in_place_failed = false;                 // a shrink was not done: requeue from now on
+  // Shrunk in place since it last started: Slurm takes no second update of a resized job
+  // until it is requeued (22.05 refuses it, 26.05.3 corrupted slurmctld's heap), so its
+  // next resize is a requeue.
+  bool shrunk_in_place = false;
+};
+
+enum class JobLookup { kUnknown, kNotAdaptive, kFound };
+
+class JobStore {
+ public:
+  // Adds jobs Slurm reports, refreshes owner and adaptivity, drops jobs Slurm no longer has.
+  void syncWithSlurm(const std::vector<SlurmJob>& jobs);
+  // A copy of every record, for building a round's snapshot.
+  std::map<std::string, JobRecord> records() const;
+
+  void recordDecision(const std::string& id, const std::optional<policy::JobDecision>& decision);
+  // `placed`: the job was started or resized now; `restarted`: that cost it a restart.
+  void recordAction(const std::string& id, const std::string& status, bool placed,
+                    bool restarted, double now);
+
+  void startShrink(const std::string& id, const policy::Allocation& target, double now);
+  // `failed`: the job did not shrink in time; later resizes of it go through requeue.
+  void endShrink(const std::string& id, bool failed);
+
+  JobLookup lookup(const std::string& id, uint32_t* owner_uid) const;
+  // Stores the report and returns the reply for the job (its current decision).
+  schema::ReportReply acceptReport(const schema::GoodputReport& report);
+
+  // Persistent part (owner, report, restarts, last change, status, in-place shrink state) as
+  // JSON, and back.
+  // restore() throws pollux::InvalidInput on a malformed document and then keeps nothing.
+  Json::Value toJson() const;
+  void restore(const Json::Value& saved);
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::string, JobRecord> jobs_;
+};
+
+// The reply for a job: its decided batch size, or its initial one until a decision has one.
+schema::ReportReply replyFor(const JobRecord& record);
+
+}  // namespace pollux::service

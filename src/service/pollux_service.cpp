@@ -1,0 +1,324 @@
+// The C interface of pollux_service.h over the C++ Service. Every entry point catches
+// everything: an exception must never unwind into slurmctld.
+#include "pollux_service.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <memory>
+#include <new>
+#include <stdexcept>
+
+#include "common/auth/auth_info.hpp"
+#include "service.hpp"
+#include "io/text_file.hpp"
+
+struct pollux_service {
+  std::unique_ptr<pollux::service::Service> impl;
+  pollux_log_fn log;
+};
+
+namespace {
+
+using pollux::service::Service;
+
+void logTo(pollux_log_fn log, int level, const std::string& message) {
+  if (log) log(level, message.c_str());
+}
+
+// Runs `body`, logging any exception; returns `fallback` if one was thrown.
+template <typename Result, typename Body>
+Result guarded(pollux_log_fn log, const char* where, Result fallback, Body body) {
+  try {
+    return body();
+  } catch (const std::exception& error) {
+    logTo(log, POLLUX_LOG_ERROR, std::string(where) + ": " + error.what());
+  } catch (...) {
+    logTo(log, POLLUX_LOG_ERROR, std::string(where) + ": unknown error");
+  }
+  return fallback;
+}
+
+// The same on a service handle: `fallback` too for a NULL one.
+template <typename Result, typename Body>
+Result onService(const pollux_service_t* service, const char* where, Result fallback, Body body) {
+  if (!service || !service->impl) return fallback;
+  return guarded<Result>(service->log, where, fallback, body);
+}
+
+// Seconds between rounds when the service cannot say (pollux_interval's default).
+constexpr int kFallbackIntervalS = 60;
+
+// A round the shim filled wrongly (a NULL array with a count, a NULL name).
+class InvalidRound : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// Runs `body` (which returns 0, or -1 with errno set) under the -1/errno contract: an
+// InvalidRound is EINVAL, running out of memory ENOMEM, anything else EIO; each is logged.
+template <typename Body>
+int withErrno(pollux_log_fn log, const char* where, Body body) {
+  try {
+    return body();
+  } catch (const InvalidRound& problem) {
+    logTo(log, POLLUX_LOG_ERROR, std::string(where) + ": " + problem.what());
+    errno = EINVAL;
+  } catch (const std::bad_alloc&) {
+    logTo(log, POLLUX_LOG_ERROR, std::string(where) + ": out of memory");
+    errno = ENOMEM;
+  } catch (const std::exception& problem) {
+    logTo(log, POLLUX_LOG_ERROR, std::string(where) + ": " + problem.what());
+    errno = EIO;
+  } catch (...) {
+    logTo(log, POLLUX_LOG_ERROR, std::string(where) + ": unknown error");
+    errno = EIO;
+  }
+  return -1;
+}
+
+std::string text(const char* value) { return value ? value : ""; }
+
+// A C array and its count; throws InvalidRound for a NULL array with a count.
+template <typename T>
+const T* arrayOf(const T* items, size_t count, const char* what) {
+  if (!items && count > 0) throw InvalidRound(std::string(what) + ": NULL with a count");
+  return items;
+}
+
+std::vector<std::string> namesOf(const pollux_names_t& names, const char* what) {
+  const char* const* items = arrayOf(names.names, names.count, what);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < names.count; ++i) {
+    if (!items[i]) throw InvalidRound(std::string(what) + ": a NULL name");
+    out.emplace_back(items[i]);
+  }
+  return out;
+}
+
+pollux::service::JobState stateOf(int state) {
+  if (state == POLLUX_JOB_PENDING) return pollux::service::JobState::kPending;
+  if (state == POLLUX_JOB_RUNNING) return pollux::service::JobState::kRunning;
+  return pollux::service::JobState::kOther;
+}
+
+pollux::service::ResourceRequest resourcesOf(const pollux_job_view_t& view) {
+  pollux::service::ResourceRequest request;
+  request.min_cpus_per_node = view.min_cpus_per_node;
+  request.cpus_per_task = std::max(1, view.cpus_per_task);
+  request.ntasks_per_gpu = std::max(0, view.ntasks_per_gpu);
+  request.cpus_per_tres = text(view.cpus_per_tres);
+  request.memory_mb_per_node = static_cast<std::int64_t>(view.memory_mb_per_node);
+  request.memory_mb_per_cpu = static_cast<std::int64_t>(view.memory_mb_per_cpu);
+  request.mem_per_tres = text(view.mem_per_tres);
+  request.memory_set = view.memory_set != 0;
+  request.default_cpus_per_gpu = static_cast<int>(view.default_cpus_per_gpu);
+  request.default_memory_mb_per_gpu = static_cast<std::int64_t>(view.default_memory_mb_per_gpu);
+  return request;
+}
+
+pollux::service::GpuRequest gpuRequestOf(const pollux_job_view_t& view) {
+  pollux::service::GpuRequest request;
+  request.per_node = text(view.tres_per_node);
+  request.per_job = text(view.tres_per_job);
+  request.per_task = text(view.tres_per_task);
+  request.per_socket = text(view.tres_per_socket);
+  request.nodes = static_cast<int>(view.num_nodes);
+  request.tasks = static_cast<int>(view.num_tasks);
+  request.sockets_per_node = view.sockets_per_node;
+  return request;
+}
+
+std::optional<std::int64_t> megabytes(int64_t value) {
+  return value < 0 ? std::nullopt : std::optional<std::int64_t>(value);
+}
+
+pollux::service::SlurmNode nodeFrom(const pollux_node_view_t& view) {
+  pollux::service::SlurmNode node;
+  node.name = text(view.name);
+  node.gpus = pollux::service::parseGpuGres(text(view.gres)).value_or(pollux::service::GpuGres{});
+  node.gpus_used = pollux::service::countGpus(text(view.gres_used));
+  node.usable = view.usable != 0;
+  node.registered = view.registered != 0;
+  node.free_cpus = view.free_cpus;
+  node.memory_mb = megabytes(view.memory_mb);
+  node.free_memory_mb = megabytes(view.free_memory_mb);
+  return node;
+}
+
+pollux::service::SlurmJob jobFrom(const pollux_job_view_t& view) {
+  pollux::service::SlurmJob job;
+  job.id = view.job_id;
+  job.uid = view.user_id;
+  job.state = stateOf(view.state);
+  job.held = view.held != 0;
+  job.submit_time = static_cast<double>(view.submit_time);
+  job.start_time = static_cast<double>(view.start_time);
+  job.eligible_time = static_cast<double>(view.eligible_time);
+  job.end_time = static_cast<double>(view.end_time);
+  job.failed = view.failed != 0;
+  job.comment = text(view.comment);
+  job.partitions = namesOf(view.partitions, "job partitions");
+  job.nodes = namesOf(view.nodes, "job nodes");
+  job.batch_host = text(view.batch_host);
+  job.requested_nodes = namesOf(view.requested_nodes, "job requested nodes");
+  job.num_nodes = static_cast<int>(view.num_nodes);
+  job.gpu_request = gpuRequestOf(view);
+  job.resources = resourcesOf(view);
+  pollux::service::readRequests(job);
+  return job;
+}
+
+pollux::service::Round roundFrom(const pollux_round_t& view) {
+  pollux::service::Round round;
+  round.now = static_cast<double>(view.now);
+  const auto* nodes = arrayOf(view.nodes, view.node_count, "round nodes");
+  for (size_t i = 0; i < view.node_count; ++i) {
+    if (nodes[i].name) round.nodes.push_back(nodeFrom(nodes[i]));
+  }
+  const auto* partitions = arrayOf(view.partitions, view.partition_count, "round partitions");
+  for (size_t i = 0; i < view.partition_count; ++i) {
+    if (!partitions[i].name) continue;
+    const auto members = namesOf(partitions[i].nodes, "partition nodes");
+    round.partitions[partitions[i].name] = {members.begin(), members.end()};
+  }
+  const auto* jobs = arrayOf(view.jobs, view.job_count, "round jobs");
+  for (size_t i = 0; i < view.job_count; ++i) round.jobs.push_back(jobFrom(jobs[i]));
+  return round;
+}
+
+int cKind(pollux::service::ActionKind kind) {
+  switch (kind) {
+    case pollux::service::ActionKind::kHold: return POLLUX_ACTION_HOLD;
+    case pollux::service::ActionKind::kStart: return POLLUX_ACTION_START;
+    case pollux::service::ActionKind::kRequeue: return POLLUX_ACTION_REQUEUE;
+    case pollux::service::ActionKind::kShrink: return POLLUX_ACTION_SHRINK;
+  }
+  return POLLUX_ACTION_HOLD;
+}
+
+// The C plan and the actions and strings it points to.
+struct OwnedPlan : pollux_plan_t {
+  std::vector<pollux::service::PlannedAction> planned;
+  std::vector<pollux_action_t> c_actions;
+};
+
+std::unique_ptr<OwnedPlan> planFrom(std::vector<pollux::service::PlannedAction> planned) {
+  auto plan = std::make_unique<OwnedPlan>();
+  plan->planned = std::move(planned);
+  for (const auto& p : plan->planned) {
+    plan->c_actions.push_back(pollux_action_t{p.action.job_id,
+                                              cKind(p.action.kind),
+                                              static_cast<uint32_t>(p.action.nodes.size()),
+                                              p.tres_per_node.c_str(),
+                                              p.node_list.c_str(),
+                                              p.admin_comment.c_str(),
+                                              0,
+                                              nullptr});
+  }
+  plan->actions = plan->c_actions.data();
+  plan->action_count = plan->c_actions.size();
+  return plan;
+}
+
+std::vector<pollux::service::ActionOutcome> outcomesOf(const pollux_plan_t& plan) {
+  std::vector<pollux::service::ActionOutcome> outcomes;
+  for (size_t i = 0; i < plan.action_count; ++i) {
+    outcomes.push_back({plan.actions[i].error_code, text(plan.actions[i].error_text)});
+  }
+  return outcomes;
+}
+
+int cLevel(pollux::service::LogLevel level) {
+  switch (level) {
+    case pollux::service::LogLevel::kError: return POLLUX_LOG_ERROR;
+    case pollux::service::LogLevel::kInfo: return POLLUX_LOG_INFO;
+    case pollux::service::LogLevel::kDebug: return POLLUX_LOG_DEBUG;
+  }
+  return POLLUX_LOG_ERROR;
+}
+
+}  // namespace
+
+extern "C" {
+
+pollux_service_t* pollux_service_create(const pollux_settings_t* settings) {
+  if (!settings) return nullptr;
+  return guarded<pollux_service_t*>(settings->log, "cannot start", nullptr, [&] {
+    pollux::service::ServiceSettings converted;
+    converted.scheduler_parameters = text(settings->scheduler_parameters);
+    // A missing pollux.conf is fine: every key has a default.
+    converted.pollux_conf_text =
+        pollux::io::readTextFile(text(settings->pollux_conf_path)).value_or("");
+    converted.state_dir = text(settings->state_dir);
+    converted.munge_socket = pollux::auth::mungeSocketFromAuthInfo(text(settings->auth_info));
+    converted.slurm_user_id = settings->slurm_user_id;
+    converted.private_jobs = settings->private_jobs != 0;
+    converted.slurmctld_started = static_cast<double>(settings->slurmctld_started);
+    const pollux_log_fn log = settings->log;
+    converted.log = [log](pollux::service::LogLevel level, const std::string& message) {
+      logTo(log, cLevel(level), message);
+    };
+    auto handle = std::make_unique<pollux_service>();
+    handle->log = log;
+    handle->impl = std::make_unique<Service>(std::move(converted));
+    return handle.release();
+  });
+}
+
+int pollux_service_start_rest(pollux_service_t* service) {
+  return onService(service, "REST endpoint not started", -1, [&] {
+    service->impl->startRest();
+    return 0;
+  });
+}
+
+void pollux_service_destroy(pollux_service_t* service) {
+  if (!service) return;
+  const pollux_log_fn log = service->log;
+  guarded<int>(log, "shutdown", 0, [&] {
+    delete service;
+    return 0;
+  });
+}
+
+int pollux_service_interval(const pollux_service_t* service) {
+  return onService(service, "interval", kFallbackIntervalS,
+                   [&] { return service->impl->config().interval_s; });
+}
+
+int pollux_service_hosts_backfill(const pollux_service_t* service) {
+  return onService(service, "backfill setting", 1,
+                   [&] { return service->impl->config().backfill ? 1 : 0; });
+}
+
+int pollux_service_plan(pollux_service_t* service, const pollux_round_t* round,
+                        pollux_plan_t** plan) {
+  if (plan) *plan = nullptr;
+  if (!service || !service->impl || !round || !plan) {
+    errno = EINVAL;
+    return -1;
+  }
+  return withErrno(service->log, "round", [&] {
+    auto planned = service->impl->plan(roundFrom(*round));
+    if (!planned) {
+      errno = EIO;
+      return -1;
+    }
+    *plan = planFrom(std::move(*planned)).release();
+    return 0;
+  });
+}
+
+int pollux_plan_finish(pollux_service_t* service, pollux_plan_t* plan) {
+  std::unique_ptr<OwnedPlan> owned(static_cast<OwnedPlan*>(plan));
+  if (!service || !service->impl || !plan) {
+    errno = EINVAL;
+    return -1;
+  }
+  return withErrno(service->log, "round end", [&] {
+    service->impl->finish(outcomesOf(*owned));
+    return 0;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,294 @@
+#include "round_json.hpp"
+
+#include "common/invalid_input.hpp"
+#include "common/schema/json_reader.hpp"
+
+namespace pollux::service {
+
+namespace {
+
+using schema::JsonField;
+
+constexpr int kRecordVersion = 1;
+
+Json::Value namesToJson(const std::vector<std::string>& names) {
+  Json::Value out(Json::arrayValue);
+  for (const auto& name : names) out.append(name);
+  return out;
+}
+
+std::vector<std::string> parseNames(const JsonField& field) {
+  std::vector<std::string> names;
+  for (Json::ArrayIndex i = 0; i < field.arraySize(); ++i) names.push_back(field.at(i).string());
+  return names;
+}
+
+// Strings that may be empty are left out when they are.
+void putText(Json::Value& out, const char* key, const std::string& text) {
+  if (!text.empty()) out[key] = text;
+}
+
+std::string optionalText(const JsonField& holder, const char* key) {
+  return holder.has(key) ? holder[key].string() : "";
+}
+
+int count(const JsonField& field) { return static_cast<int>(field.integer(0, 1L << 30)); }
+std::int64_t megabytes(const JsonField& field) { return field.integer(0, 1L << 50); }
+double seconds(const JsonField& field) { return field.nonNegativeNumber(); }
+
+Json::Value gpuGresToJson(const GpuGres& gpus) {
+  Json::Value out;
+  putText(out, "type", gpus.type);
+  out["count"] = gpus.count;
+  return out;
+}
+
+GpuGres parseGpuGresJson(const JsonField& field) {
+  field.requireOnlyKeys({"type", "count"});
+  return GpuGres{optionalText(field, "type"), count(field["count"])};
+}
+
+Json::Value nodeToJson(const SlurmNode& node) {
+  Json::Value out;
+  out["name"] = node.name;
+  out["gpus"] = gpuGresToJson(node.gpus);
+  out["gpus_used"] = node.gpus_used;
+  out["usable"] = node.usable;
+  out["registered"] = node.registered;
+  out["free_cpus"] = node.free_cpus;
+  if (node.memory_mb) out["memory_mb"] = Json::Int64(*node.memory_mb);
+  if (node.free_memory_mb) out["free_memory_mb"] = Json::Int64(*node.free_memory_mb);
+  return out;
+}
+
+SlurmNode parseNode(const JsonField& field) {
+  field.requireOnlyKeys({"name", "gpus", "gpus_used", "usable", "registered", "free_cpus",
+                         "memory_mb", "free_memory_mb"});
+  SlurmNode node;
+  node.name = field["name"].string();
+  node.gpus = parseGpuGresJson(field["gpus"]);
+  node.gpus_used = count(field["gpus_used"]);
+  node.usable = field["usable"].boolean();
+  node.registered = field["registered"].boolean();
+  node.free_cpus = count(field["free_cpus"]);
+  if (field.has("memory_mb")) node.memory_mb = megabytes(field["memory_mb"]);
+  if (field.has("free_memory_mb")) node.free_memory_mb = megabytes(field["free_memory_mb"]);
+  return node;
+}
+
+const char* stateName(JobState state) {
+  switch (state) {
+    case JobState::kPending: return "pending";
+    case JobState::kRunning: return "running";
+    case JobState::kOther: return "other";
+  }
+  return "other";
+}
+
+JobState parseState(const JsonField& field) {
+  const std::string name = field.string();
+  for (JobState state : {JobState::kPending, JobState::kRunning, JobState::kOther}) {
+    if (name == stateName(state)) return state;
+  }
+  throw InvalidInput(field.path() + ": not pending, running or other");
+}
+
+Json::Value gpuRequestToJson(const GpuRequest& request) {
+  Json::Value out;
+  putText(out, "per_node", request.per_node);
+  putText(out, "per_job", request.per_job);
+  putText(out, "per_task", request.per_task);
+  putText(out, "per_socket", request.per_socket);
+  out["nodes"] = request.nodes;
+  out["tasks"] = request.tasks;
+  out["sockets_per_node"] = request.sockets_per_node;
+  return out;
+}
+
+GpuRequest parseGpuRequest(const JsonField& field) {
+  field.requireOnlyKeys(
+      {"per_node", "per_job", "per_task", "per_socket", "nodes", "tasks", "sockets_per_node"});
+  GpuRequest request;
+  request.per_node = optionalText(field, "per_node");
+  request.per_job = optionalText(field, "per_job");
+  request.per_task = optionalText(field, "per_task");
+  request.per_socket = optionalText(field, "per_socket");
+  request.nodes = count(field["nodes"]);
+  request.tasks = count(field["tasks"]);
+  request.sockets_per_node = count(field["sockets_per_node"]);
+  return request;
+}
+
+Json::Value resourcesToJson(const ResourceRequest& request) {
+  Json::Value out;
+  out["min_cpus_per_node"] = request.min_cpus_per_node;
+  out["cpus_per_task"] = request.cpus_per_task;
+  out["ntasks_per_gpu"] = request.ntasks_per_gpu;
+  putText(out, "cpus_per_tres", request.cpus_per_tres);
+  out["memory_mb_per_node"] = Json::Int64(request.memory_mb_per_node);
+  out["memory_mb_per_cpu"] = Json::Int64(request.memory_mb_per_cpu);
+  putText(out, "mem_per_tres", request.mem_per_tres);
+  out["memory_set"] = request.memory_set;
+  out["default_cpus_per_gpu"] = request.default_cpus_per_gpu;
+  out["default_memory_mb_per_gpu"] = Json::Int64(request.default_memory_mb_per_gpu);
+  return out;
+}
+
+ResourceRequest parseResources(const JsonField& field) {
+  field.requireOnlyKeys({"min_cpus_per_node", "cpus_per_task", "ntasks_per_gpu",
+                         "cpus_per_tres", "memory_mb_per_node", "memory_mb_per_cpu",
+                         "mem_per_tres", "memory_set", "default_cpus_per_gpu",
+                         "default_memory_mb_per_gpu"});
+  ResourceRequest request;
+  request.min_cpus_per_node = count(field["min_cpus_per_node"]);
+  request.cpus_per_task = count(field["cpus_per_task"]);
+  request.ntasks_per_gpu = count(field["ntasks_per_gpu"]);
+  request.cpus_per_tres = optionalText(field, "cpus_per_tres");
+  request.memory_mb_per_node = megabytes(field["memory_mb_per_node"]);
+  request.memory_mb_per_cpu = megabytes(field["memory_mb_per_cpu"]);
+  request.mem_per_tres = optionalText(field, "mem_per_tres");
+  request.memory_set = field["memory_set"].boolean();
+  request.default_cpus_per_gpu = count(field["default_cpus_per_gpu"]);
+  request.default_memory_mb_per_gpu = megabytes(field["default_memory_mb_per_gpu"]);
+  return request;
+}
+
+Json::Value jobToJson(const SlurmJob& job) {
+  Json::Value out;
+  out["job_id"] = job.id;
+  out["user_id"] = job.uid;
+  out["state"] = stateName(job.state);
+  out["held"] = job.held;
+  out["submit_time"] = job.submit_time;
+  out["start_time"] = job.start_time;
+  out["eligible_time"] = job.eligible_time;
+  out["end_time"] = job.end_time;
+  out["failed"] = job.failed;
+  putText(out, "comment", job.comment);
+  out["partitions"] = namesToJson(job.partitions);
+  out["nodes"] = namesToJson(job.nodes);
+  putText(out, "batch_host", job.batch_host);
+  out["requested_nodes"] = namesToJson(job.requested_nodes);
+  out["num_nodes"] = job.num_nodes;
+  out["gpu_request"] = gpuRequestToJson(job.gpu_request);
+  out["resources"] = resourcesToJson(job.resources);
+  return out;
+}
+
+SlurmJob parseJob(const JsonField& field) {
+  field.requireOnlyKeys({"job_id", "user_id", "state", "held", "submit_time", "start_time",
+                         "eligible_time", "end_time", "failed", "comment", "partitions", "nodes",
+                         "batch_host", "requested_nodes", "num_nodes", "gpu_request",
+                         "resources"});
+  SlurmJob job;
+  job.id = static_cast<uint32_t>(field["job_id"].integer(1, 0xFFFFFFFFL));
+  job.uid = static_cast<uint32_t>(field["user_id"].integer(0, 0xFFFFFFFFL));
+  job.state = parseState(field["state"]);
+  job.held = field["held"].boolean();
+  job.submit_time = seconds(field["submit_time"]);
+  job.start_time = seconds(field["start_time"]);
+  job.eligible_time = seconds(field["eligible_time"]);
+  job.end_time = seconds(field["end_time"]);
+  job.failed = field["failed"].boolean();
+  job.comment = optionalText(field, "comment");
+  job.partitions = parseNames(field["partitions"]);
+  job.nodes = parseNames(field["nodes"]);
+  job.batch_host = optionalText(field, "batch_host");
+  job.requested_nodes = parseNames(field["requested_nodes"]);
+  job.num_nodes = count(field["num_nodes"]);
+  job.gpu_request = parseGpuRequest(field["gpu_request"]);
+  job.resources = parseResources(field["resources"]);
+  readRequests(job);
+  return job;
+}
+
+Json::Value actionToJson(const PlannedAction& planned) {
+  const Action& action = planned.action;
+  Json::Value out;
+  out["job_id"] = action.job_id;
+  out["kind"] = toString(action.kind);
+  putText(out, "gpu_type", action.gpu_type);
+  out["gpus_per_node"] = action.gpus_per_node;
+  out["nodes"] = namesToJson(action.nodes);
+  putText(out, "tres_per_node", planned.tres_per_node);
+  putText(out, "node_list", planned.node_list);
+  out["admin_comment"] = planned.admin_comment;
+  out["why"] = action.why;
+  return out;
+}
+
+}  // namespace
+
+Json::Value roundToJson(const Round& round) {
+  Json::Value out;
+  out["now"] = round.now;
+  out["nodes"] = Json::Value(Json::arrayValue);
+  for (const auto& node : round.nodes) out["nodes"].append(nodeToJson(node));
+  out["partitions"] = Json::Value(Json::objectValue);
+  for (const auto& [name, nodes] : round.partitions) {
+    out["partitions"][name] = namesToJson({nodes.begin(), nodes.end()});
+  }
+  out["jobs"] = Json::Value(Json::arrayValue);
+  for (const auto& job : round.jobs) out["jobs"].append(jobToJson(job));
+  return out;
+}
+
+Round parseRound(const Json::Value& document) {
+  const JsonField root(document, "round");
+  root.requireOnlyKeys({"now", "nodes", "partitions", "jobs"});
+  Round round;
+  round.now = seconds(root["now"]);
+  const JsonField nodes = root["nodes"];
+  for (Json::ArrayIndex i = 0; i < nodes.arraySize(); ++i) round.nodes.push_back(parseNode(nodes.at(i)));
+  const JsonField partitions = root["partitions"];
+  for (const auto& name : partitions.memberNames()) {
+    const auto members = parseNames(partitions.member(name));
+    round.partitions[name] = policy::NodeSet(members.begin(), members.end());
+  }
+  const JsonField jobs = root["jobs"];
+  for (Json::ArrayIndex i = 0; i < jobs.arraySize(); ++i) round.jobs.push_back(parseJob(jobs.at(i)));
+  return round;
+}
+
+Json::Value recordedRoundToJson(const RecordedRound& recorded) {
+  Json::Value out;
+  out["version"] = kRecordVersion;
+  out["scheduler_parameters"] = recorded.scheduler_parameters;
+  out["pollux_conf"] = recorded.pollux_conf;
+  out["settling"] = recorded.settling;
+  out["jobs"] = recorded.jobs;
+  out["round"] = roundToJson(recorded.round);
+  return out;
+}
+
+RecordedRound parseRecordedRound(const std::string& text) {
+  const Json::Value document = JsonField::parseDocument(text);
+  const JsonField root(document, "");
+  root.requireOnlyKeys({"version", "scheduler_parameters", "pollux_conf", "settling", "jobs", "round"});
+  if (root["version"].integer(0, 1L << 30) != kRecordVersion) {
+    throw InvalidInput("version: not " + std::to_string(kRecordVersion));
+  }
+  RecordedRound recorded;
+  if (!document["scheduler_parameters"].isString() || !document["pollux_conf"].isString()) {
+    throw InvalidInput("scheduler_parameters, pollux_conf: must be strings");
+  }
+  recorded.scheduler_parameters = document["scheduler_parameters"].asString();
+  recorded.pollux_conf = document["pollux_conf"].asString();
+  recorded.settling = root["settling"].boolean();
+  recorded.jobs = document["jobs"];
+  recorded.round = parseRound(document["round"]);
+  return recorded;
+}
+
+Json::Value planToJson(const RoundPlan& plan) {
+  Json::Value out;
+  out["solver_status"] = plan.stats.solver_status;
+  out["kept_current"] = plan.stats.kept_current;
+  out["actions"] = Json::Value(Json::arrayValue);
+  for (const auto& action : plan.actions) out["actions"].append(actionToJson(action));
+  out["problems"] = Json::Value(Json::arrayValue);
+  for (const auto& problem : plan.problems) out["problems"].append(problem);
+  return out;
+}
+
+}  // namespace pollux::service

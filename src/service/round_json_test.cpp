@@ -1,0 +1,91 @@
+#include "round_json.hpp"
+
+#include <gtest/gtest.h>
+
+#include "common/invalid_input.hpp"
+
+namespace pollux::service {
+namespace {
+
+Round sampleRound() {
+  Round round;
+  round.now = 1000;
+  SlurmNode node;
+  node.name = "n1";
+  node.gpus = GpuGres{"a100", 4};
+  node.gpus_used = 2;
+  node.free_cpus = 8;
+  node.memory_mb = 64000;
+  node.free_memory_mb = 32000;
+  round.nodes.push_back(node);
+  node.name = "g1";
+  node.gpus = GpuGres{"", 2};
+  node.usable = false;
+  node.memory_mb = node.free_memory_mb = std::nullopt;
+  round.nodes.push_back(node);
+  round.partitions["gpu"] = {"n1", "g1"};
+  SlurmJob job;
+  job.id = 7;
+  job.uid = 1000;
+  job.state = JobState::kRunning;
+  job.comment = "adaptive:max_gpus=8";
+  job.partitions = {"gpu"};
+  job.nodes = {"n1"};
+  job.batch_host = "n1";
+  job.num_nodes = 1;
+  job.gpu_request.per_node = "gres:gpu:2";
+  job.resources.min_cpus_per_node = 4;
+  job.resources.mem_per_tres = "gres:gpu:16000";
+  readRequests(job);
+  round.jobs.push_back(job);
+  return round;
+}
+
+TEST(RoundJsonTest, ARecordedRoundReadsBackAsItWas) {
+  RecordedRound recorded{"pollux_interval=10", "pollux_fairness_p=-1\n", true,
+                         Json::Value(Json::objectValue), sampleRound()};
+  Json::StreamWriterBuilder writer;
+  const RecordedRound back =
+      parseRecordedRound(Json::writeString(writer, recordedRoundToJson(recorded)));
+  EXPECT_EQ(back.scheduler_parameters, "pollux_interval=10");
+  EXPECT_EQ(back.pollux_conf, "pollux_fairness_p=-1\n");
+  EXPECT_TRUE(back.settling);
+  EXPECT_EQ(roundToJson(back.round), roundToJson(recorded.round));
+  const SlurmJob& job = back.round.jobs.at(0);
+  ASSERT_TRUE(job.adaptive.has_value());  // read from the comment again
+  EXPECT_EQ(*job.adaptive->max_gpus, 8);
+  EXPECT_EQ(job.gpus_per_node->count, 2);
+  EXPECT_EQ(job.demand.memoryFor(2), 32000);
+  EXPECT_FALSE(back.round.nodes.at(1).memory_mb.has_value());
+  EXPECT_EQ(back.round.partitions.at("gpu").size(), 2u);
+}
+
+TEST(RoundJsonTest, MalformedRoundsAreRefusedNamingTheValue) {
+  const RecordedRound recorded{"", "", false, Json::Value(Json::objectValue), sampleRound()};
+  Json::Value document = recordedRoundToJson(recorded);
+  Json::StreamWriterBuilder writer;
+  const auto refusal = [&writer](const Json::Value& bad) {
+    try {
+      parseRecordedRound(Json::writeString(writer, bad));
+    } catch (const InvalidInput& error) {
+      return std::string(error.what());
+    }
+    return std::string("accepted");
+  };
+  Json::Value bad = document;
+  bad["round"]["jobs"][0]["state"] = "finished";
+  EXPECT_NE(refusal(bad).find("round.jobs[0].state"), std::string::npos) << refusal(bad);
+  bad = document;
+  bad["round"]["nodes"][0]["free_cpus"] = -1;
+  EXPECT_NE(refusal(bad).find("round.nodes[0].free_cpus"), std::string::npos) << refusal(bad);
+  bad = document;
+  bad["round"]["nodes"][0]["colour"] = "red";
+  EXPECT_NE(refusal(bad).find("colour"), std::string::npos) << refusal(bad);
+  bad = document;
+  bad["version"] = 2;
+  EXPECT_NE(refusal(bad).find("version"), std::string::npos) << refusal(bad);
+  EXPECT_THROW(parseRecordedRound("{"), InvalidInput);
+}
+
+}  // namespace
+}  // namespace pollux::service

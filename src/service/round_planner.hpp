@@ -1,0 +1,54 @@
+// One scheduling round as a function, free of Slurm: what Slurm runs and what the job store
+// knows go in; the actions that bring Slurm to the policy's decision come out.
+#pragma once
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "actions.hpp"
+#include "common/config/policy_config.hpp"
+#include "job_store.hpp"
+#include "log.hpp"
+#include "common/policy/policy.hpp"
+#include "slurm_view.hpp"
+
+namespace pollux::service {
+
+// Slurm's nodes, partitions (name -> nodes) and jobs at one time.
+struct Round {
+  double now = 0;
+  std::vector<SlurmNode> nodes;
+  std::map<std::string, policy::NodeSet> partitions;
+  std::vector<SlurmJob> jobs;
+};
+
+// An action with the strings Slurm is given for it.
+struct PlannedAction {
+  Action action;
+  std::string tres_per_node;  // "gres:gpu:N"; empty for a hold or a requeue without nodes
+  std::string node_list;      // "n1,n2"
+  std::string admin_comment;  // "pollux: WHY[ batch_size=N]", for scontrol show job
+};
+
+struct RoundPlan {
+  std::vector<PlannedAction> actions;
+  policy::Stats stats;
+  std::vector<std::string> problems;  // each also logged as an error
+};
+
+// The policy could not decide: nothing changes this round.
+class PolicyFailed : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Plans one round. Brings `store` up to date first (jobs new and gone, in-place shrinks done
+// or given up, each adaptive job's decision). `settling`: slurmctld started with jobs less
+// than kSettleAfterStartS ago (see deferWhileSlurmSettles). Throws PolicyFailed, the store
+// then only synchronised with Slurm.
+RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyConfig& config,
+                    bool settling, const Log& log);
+
+}  // namespace pollux::service

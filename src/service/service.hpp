@@ -1,0 +1,91 @@
+// The sched/pollux service behind pollux_service.h, free of Slurm and of C types:
+// configuration, job store, REST endpoint, scheduling rounds and saved state.
+#pragma once
+
+#include <cstdint>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <json/json.h>
+
+#include "job_store.hpp"
+#include "log.hpp"
+#include "metrics.hpp"
+#include "rate_limiter.hpp"
+#include "rest_server.hpp"
+#include "round_planner.hpp"
+#include "settings/settings.hpp"
+
+namespace pollux::service {
+
+struct ServiceSettings {
+  std::string scheduler_parameters;
+  std::string pollux_conf_text;
+  std::string state_dir;     // empty: state is not saved
+  std::string munge_socket;  // empty: libmunge's default
+  uint32_t slurm_user_id = 0;
+  bool private_jobs = false;  // PrivateData=jobs
+  double slurmctld_started = 0;  // when this slurmctld process (image) loaded the plugin
+  Log log;
+};
+
+// What Slurm said to an action: 0, or its error code and text.
+struct ActionOutcome {
+  int error_code = 0;
+  std::string error_text;
+};
+
+class Service {
+ public:
+  explicit Service(ServiceSettings settings);
+  ~Service();
+
+  const settings::Config& config() const { return config_; }
+  void startRest();  // throws std::runtime_error when it cannot listen
+
+  // The actions of one round, or nullopt when the policy failed: then nothing changes, the
+  // reason is logged and the round is ended (status published, state saved).
+  std::optional<std::vector<PlannedAction>> plan(Round round);
+  // The outcomes of the last plan's actions, in order: recorded and logged, then the round's
+  // status is published and state saved.
+  void finish(const std::vector<ActionOutcome>& outcomes);
+
+  Json::Value status() const;
+
+ private:
+  settings::Config loadConfig() const;
+  bool settling() const;
+  void dumpRound() const;
+  void recordOutcome(const Action& action, const ActionOutcome& outcome);
+  void endRound();
+  Json::Value jobStatus(const SlurmJob& job, const std::map<std::string, JobRecord>& records,
+                        const model::RelativeSpeeds& speeds) const;
+  void restoreState();
+  void saveState();
+  Json::Value buildStatus() const;
+  void info(const std::string& message) const { settings_.log(LogLevel::kInfo, message); }
+  void error(const std::string& message) const { settings_.log(LogLevel::kError, message); }
+
+  ServiceSettings settings_;
+  settings::Config config_;
+  JobStore store_;
+  Metrics metrics_;
+  RateLimiter report_limiter_;
+  std::unique_ptr<RestServer> rest_;
+
+  bool restored_jobs_ = false;  // the saved state had jobs: slurmctld restarted with some
+  std::chrono::steady_clock::time_point round_started_;
+  Round round_;
+  RoundPlan round_plan_;
+  unsigned long rounds_dumped_ = 0;
+
+  mutable std::mutex status_mutex_;
+  Json::Value published_status_;
+};
+
+}  // namespace pollux::service

@@ -1,0 +1,109 @@
+// What the service knows of Slurm's jobs and nodes in a round, parsed from the shim's views.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/policy/policy.hpp"
+#include "common/schema/adaptive_comment.hpp"
+#include "common/schema/gres.hpp"
+
+namespace pollux::service {
+
+// GRES strings are read by the core's report/gres.hpp.
+using schema::countGpus;
+using schema::GpuGres;
+using schema::parseGpuGres;
+
+// The policy's name for GPUs of no type (a node's Gres=gpu:4).
+inline constexpr const char* kUntypedGpu = "gpu";
+// A node's GPU type as the policy names it.
+std::string gpuTypeOf(const GpuGres& gpus);
+
+struct SlurmNode {
+  std::string name;
+  GpuGres gpus;
+  bool usable = true;  // not down, drained or failing
+  int free_cpus = 1;   // CPUs no job holds: with none left the node cannot start another job
+  // Where memory is a consumable resource (SelectTypeParameters CR_*_Memory): the node's
+  // memory for jobs (RealMemory - MemSpecLimit) and what no job holds of it, in MB.
+  std::optional<std::int64_t> memory_mb = std::nullopt;
+  std::optional<std::int64_t> free_memory_mb = std::nullopt;
+  int gpus_used = 0;  // GPUs jobs hold, as Slurm counts them: any job, completing ones too
+  bool registered = true;  // its slurmd has registered since slurmctld started
+};
+
+// The CPU and memory fields of a job's request, Slurm's defaults applied.
+struct ResourceRequest {
+  int min_cpus_per_node = 1;            // tasks per node x CPUs per task, at least
+  int cpus_per_task = 1;
+  int ntasks_per_gpu = 0;               // --ntasks-per-gpu
+  std::string cpus_per_tres;            // "gres:gpu:4" with --cpus-per-gpu
+  std::int64_t memory_mb_per_node = 0;  // --mem, DefMemPerNode
+  std::int64_t memory_mb_per_cpu = 0;   // --mem-per-cpu, DefMemPerCPU
+  std::string mem_per_tres;             // "gres:gpu:16000" with --mem-per-gpu
+  bool memory_set = false;              // --mem or --mem-per-cpu given: beats --mem-per-gpu
+  int default_cpus_per_gpu = 0;         // DefCpuPerGPU (partition, else slurm.conf)
+  std::int64_t default_memory_mb_per_gpu = 0;  // DefMemPerGPU
+};
+
+// What the job needs on each node, as Slurm's select/cons_tres charges it: DefCpuPerGPU
+// where the job gave neither --cpus-per-gpu nor --cpus-per-task, DefMemPerGPU where it gave
+// no --mem-per-gpu. No memory request at all means all of a node's memory where memory is
+// consumable.
+policy::NodeDemand nodeDemandOf(const ResourceRequest& request);
+
+// The fields of a job's GPU request, in each form Slurm takes ("gres:gpu[:TYPE]:N", empty
+// when not given) and the counts they multiply with.
+struct GpuRequest {
+  std::string per_node;    // --gres=gpu:N, --gpus-per-node
+  std::string per_job;     // --gpus
+  std::string per_task;    // --gpus-per-task
+  std::string per_socket;  // --gpus-per-socket (Slurm requires --sockets-per-node with it)
+  int nodes = 1;
+  int tasks = 1;
+  int sockets_per_node = 1;
+};
+
+// The GPUs a job asks for in total and their type (empty if untyped): the largest total of
+// the forms it used; 0 GPUs without a GPU request.
+GpuGres requestedGpus(const GpuRequest& request);
+
+enum class JobState { kPending, kRunning, kOther };
+
+struct SlurmJob {
+  uint32_t id = 0;
+  uint32_t uid = 0;
+  JobState state = JobState::kOther;
+  bool held = false;
+  double submit_time = 0;
+  double start_time = 0;
+  double eligible_time = 0;
+  double end_time = 0;                              // finished jobs
+  bool failed = false;                              // finished as FAILED or NODE_FAIL
+  std::string comment;
+  std::vector<std::string> partitions;              // its partition, or those it may run in
+  std::vector<std::string> nodes;                   // allocated nodes (running jobs)
+  std::string batch_host;                           // runs the batch script (running jobs)
+  std::vector<std::string> requested_nodes;         // ReqNodeList
+  int num_nodes = 0;
+  GpuRequest gpu_request;
+  ResourceRequest resources;
+  // Read from the above by readRequests():
+  std::optional<schema::AdaptiveRequest> adaptive;  // from the comment
+  std::string comment_error;                        // set when the comment is malformed
+  std::optional<GpuGres> gpus_per_node;             // from gpu_request.per_node (Pollux places so)
+  GpuGres requested_gpus;                           // in total, in any form (requestedGpus)
+  policy::NodeDemand demand;                        // CPUs and memory per node
+};
+
+// Sets the fields of `job` read from its comment and its requests.
+void readRequests(SlurmJob& job);
+
+// Gives the GPU requests of running jobs the GPU type of the nodes they run on, as the policy
+// names it (kUntypedGpu on nodes with untyped GPUs).
+void resolveGpuTypes(std::vector<SlurmJob>& jobs, const std::vector<SlurmNode>& nodes);
+
+}  // namespace pollux::service

@@ -1,0 +1,33 @@
+// Turns Slurm's jobs and nodes plus what the store knows into a policy snapshot.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/config/policy_config.hpp"
+#include "job_store.hpp"
+#include "common/policy/policy.hpp"
+#include "slurm_view.hpp"
+
+namespace pollux::service {
+
+// The configured speed of every GPU type the nodes have; default_speed for the others.
+model::RelativeSpeeds relativeSpeeds(const std::vector<SlurmNode>& nodes,
+                                     const config::PolicyConfig& config);
+
+// Nodes with GPUs, each with the GPUs its running adaptive jobs hold plus, if it takes jobs,
+// those no job holds; its CPUs (and memory, where consumable) likewise. Adaptive jobs
+// (pending or running; not those waiting for a --begin time) with their models and limits;
+// rigid jobs waiting for GPUs (in any form they asked); each with its CPUs and memory per
+// node. Running rigid jobs are not decided on: what they hold is simply not free. A job whose
+// partitions (`partitions`: name -> nodes) leave out some of the snapshot's nodes runs only
+// on theirs.
+// Relative speeds: the configured ones, default_speed for every other type present.
+policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
+                               const std::vector<SlurmJob>& jobs,
+                               const std::map<std::string, JobRecord>& records,
+                               const config::PolicyConfig& config,
+                               const std::map<std::string, policy::NodeSet>& partitions = {});
+
+}  // namespace pollux::service

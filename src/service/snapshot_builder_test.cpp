@@ -1,0 +1,311 @@
+#include "snapshot_builder.hpp"
+
+#include <gtest/gtest.h>
+
+#include "common/policy/policy.hpp"
+
+namespace pollux::service {
+namespace {
+
+std::vector<SlurmNode> cluster() {
+  return {{"n1", {"a100", 4}, true}, {"n2", {"a100", 4}, true}, {"n3", {"v100", 4}, false},
+          {"cpu1", {"", 0}, true}};
+}
+
+SlurmJob runningOn(uint32_t id, const std::string& node, int gpus, std::vector<SlurmNode>& nodes) {
+  SlurmJob running;
+  running.id = id;
+  running.state = JobState::kRunning;
+  running.adaptive = schema::AdaptiveRequest{};
+  running.nodes = {node};
+  running.num_nodes = 1;
+  running.gpus_per_node = GpuGres{"a100", gpus};
+  for (auto& slurm : nodes) {
+    if (slurm.name == node) slurm.gpus_used += gpus;
+  }
+  return running;
+}
+
+SlurmJob job(uint32_t id, JobState state, std::optional<schema::AdaptiveRequest> adaptive) {
+  SlurmJob j;
+  j.id = id;
+  j.state = state;
+  j.adaptive = adaptive;
+  j.submit_time = 10;
+  return j;
+}
+
+TEST(SnapshotBuilderTest, NodesJobsAndSpeeds) {
+  config::PolicyConfig config;
+  config.policy.relative_speeds["a100"] = 3;
+  SlurmJob running = job(1, JobState::kRunning, schema::AdaptiveRequest{2, 8, std::nullopt});
+  running.nodes = {"n3"};
+  running.gpus_per_node = GpuGres{"", 2};
+  running.start_time = 50;
+  SlurmJob pending = job(2, JobState::kPending, schema::AdaptiveRequest{1, std::nullopt, "a100"});
+  SlurmJob rigid = job(3, JobState::kPending, std::nullopt);
+  rigid.requested_gpus = GpuGres{"v100", 4};  // --gres=gpu:v100:2 -N 2, --gpus=v100:4, ...
+  SlurmJob cpu_only = job(4, JobState::kPending, std::nullopt);
+  std::vector<SlurmNode> nodes = cluster();
+  nodes[2].gpus_used = 2;
+  const auto snapshot = buildSnapshot(100, nodes, {running, pending, rigid, cpu_only}, {}, config);
+
+  ASSERT_EQ(snapshot.nodes.size(), 3u);  // cpu1 has no GPUs
+  EXPECT_EQ(snapshot.nodes[2].name, "n3");
+  EXPECT_EQ(snapshot.nodes[2].gpus, 2);  // drained: only what its running job holds
+  EXPECT_DOUBLE_EQ(snapshot.params.relative_speeds.at("a100"), 3);
+  EXPECT_DOUBLE_EQ(snapshot.params.relative_speeds.at("v100"), 1);  // default speed
+
+  ASSERT_EQ(snapshot.jobs.size(), 3u);  // the CPU-only rigid job does not compete for GPUs
+  const policy::Job& first = snapshot.jobs[0];
+  EXPECT_TRUE(first.adaptive);
+  EXPECT_EQ(first.min_gpus, 2);
+  EXPECT_EQ(first.max_gpus, 8);
+  ASSERT_TRUE(first.current.has_value());
+  EXPECT_EQ(first.current->gpu_type, "v100");  // untyped request, typed by its node
+  EXPECT_EQ(first.current->nodes.at("n3"), 2);
+  EXPECT_DOUBLE_EQ(first.last_change_time, 50);
+  EXPECT_TRUE(first.models.empty());  // no report yet
+  const policy::Job& second = snapshot.jobs[1];
+  EXPECT_EQ(second.max_gpus, 10);  // the cluster's GPUs
+  EXPECT_EQ(*second.gpu_type, "a100");
+  const policy::Job& third = snapshot.jobs[2];
+  EXPECT_FALSE(third.adaptive);
+  EXPECT_EQ(third.min_gpus, 4);
+  EXPECT_EQ(third.max_gpus, 4);
+  EXPECT_EQ(*third.gpu_type, "v100");
+}
+
+TEST(SnapshotBuilderTest, ReportsAndRecordsFeedTheModel) {
+  JobRecord record;
+  record.restarts = 2;
+  record.last_change_time = 80;
+  schema::GoodputReport report;
+  report.perf_params["a100"] = {0.01, 0.001, 0.1, 0.01, 0.05, 0.005, 1.5};
+  report.grad = {1, 3};
+  report.limits = {64, 1024, 16, 128, true};
+  report.restart_cost_s = 40;
+  record.report = report;
+  const auto snapshot = buildSnapshot(
+      100, cluster(), {job(1, JobState::kPending, schema::AdaptiveRequest{})}, {{"1", record}},
+      config::PolicyConfig{});
+  const policy::Job& built = snapshot.jobs.at(0);
+  EXPECT_EQ(built.restarts, 2);
+  EXPECT_DOUBLE_EQ(built.last_change_time, 80);
+  EXPECT_DOUBLE_EQ(built.restart_cost_s, 40);
+  EXPECT_EQ(built.limits.max_batch_size, 1024);
+  EXPECT_EQ(built.models.count("a100"), 1u);
+}
+
+TEST(SnapshotBuilderTest, JobWaitingForItsBeginTimeIsNotPlacedEarly) {
+  SlurmJob later = job(1, JobState::kPending, schema::AdaptiveRequest{});
+  later.eligible_time = 3700;
+  EXPECT_TRUE(buildSnapshot(100, cluster(), {later}, {}, config::PolicyConfig{}).jobs.empty());
+  JobRecord requeued_by_us;
+  requeued_by_us.last_change_time = 90;
+  EXPECT_EQ(buildSnapshot(100, cluster(), {later}, {{"1", requeued_by_us}}, config::PolicyConfig{})
+                .jobs.size(),
+            1u);
+}
+
+TEST(SnapshotBuilderTest, APlacedPendingJobKeepsItsPlacementAsCurrent) {
+  SlurmJob starting = job(1, JobState::kPending, schema::AdaptiveRequest{});
+  starting.requested_nodes = {"n1", "n2"};
+  starting.gpus_per_node = GpuGres{"", 4};
+  starting.eligible_time = 95;
+  auto snapshot = buildSnapshot(100, cluster(), {starting}, {}, config::PolicyConfig{});
+  ASSERT_EQ(snapshot.jobs.size(), 1u);
+  ASSERT_TRUE(snapshot.jobs[0].current);
+  EXPECT_EQ(*snapshot.jobs[0].current, (policy::Allocation{"a100", {{"n1", 4}, {"n2", 4}}}));
+  starting.held = true;  // held: not placed, nothing to keep
+  snapshot = buildSnapshot(100, cluster(), {starting}, {}, config::PolicyConfig{});
+  EXPECT_FALSE(snapshot.jobs[0].current);
+}
+
+TEST(SnapshotBuilderTest, APlacementOnANodeThatWentDownIsRedone) {
+  SlurmJob starting = job(1, JobState::kPending, schema::AdaptiveRequest{});
+  starting.requested_nodes = {"n1", "n3"};  // n3 is not usable
+  starting.gpus_per_node = GpuGres{"", 4};
+  starting.eligible_time = 95;
+  const auto snapshot = buildSnapshot(100, cluster(), {starting}, {}, config::PolicyConfig{});
+  ASSERT_EQ(snapshot.jobs.size(), 1u);
+  EXPECT_FALSE(snapshot.jobs[0].current);
+  EXPECT_NO_THROW(policy::schedule(snapshot));
+}
+
+TEST(SnapshotBuilderTest, ANodeWithoutFreeCpusOffersOnlyTheGpusInUse) {
+  std::vector<SlurmNode> nodes = cluster();
+  nodes[0].free_cpus = 0;  // n1
+  SlurmJob running = job(1, JobState::kRunning, schema::AdaptiveRequest{});
+  running.nodes = {"n1"};
+  running.num_nodes = 1;
+  running.gpus_per_node = GpuGres{"a100", 1};
+  const auto snapshot = buildSnapshot(100, nodes, {running}, {}, config::PolicyConfig{});
+  ASSERT_EQ(snapshot.nodes.size(), 2u);
+  EXPECT_EQ(snapshot.nodes[0].name, "n1");
+  EXPECT_EQ(snapshot.nodes[0].gpus, 1);
+  EXPECT_EQ(snapshot.nodes[1].gpus, 4);  // n2
+}
+
+TEST(SnapshotBuilderTest, APlacementOnANodeWithoutFreeCpusIsRedone) {
+  std::vector<SlurmNode> nodes = cluster();
+  nodes[0].free_cpus = 0;  // n1: two 1-GPU jobs took both CPUs; a third was placed there too
+  std::vector<SlurmJob> jobs;
+  for (uint32_t id : {1, 2}) {
+    SlurmJob running = job(id, JobState::kRunning, schema::AdaptiveRequest{});
+    running.nodes = {"n1"};
+    running.num_nodes = 1;
+    running.gpus_per_node = GpuGres{"a100", 1};
+    jobs.push_back(running);
+  }
+  SlurmJob starting = job(3, JobState::kPending, schema::AdaptiveRequest{});
+  starting.requested_nodes = {"n1"};
+  starting.gpus_per_node = GpuGres{"", 1};
+  starting.eligible_time = 95;
+  jobs.push_back(starting);
+  const auto snapshot = buildSnapshot(100, nodes, jobs, {}, config::PolicyConfig{});
+  ASSERT_EQ(snapshot.jobs.size(), 3u);
+  EXPECT_FALSE(snapshot.jobs[2].current);
+  EXPECT_NO_THROW(policy::schedule(snapshot));  // it used to fail: n1 offers 2, jobs hold 3
+}
+
+TEST(SnapshotBuilderTest, NodesOfferTheCpusAndMemoryNoJobHoldsPlusWhatTheirJobsHold) {
+  std::vector<SlurmNode> nodes = cluster();
+  nodes[0].free_cpus = 2;  // n1
+  nodes[0].memory_mb = 256000;
+  nodes[0].free_memory_mb = 96000;
+  nodes[1].memory_mb = 256000;  // n2: one job holds all its memory
+  nodes[1].free_memory_mb = 0;
+  SlurmJob on_n1 = runningOn(1, "n1", 2, nodes);
+  on_n1.demand.cpus_per_gpu = 8;
+  on_n1.demand.memory_mb_per_gpu = 64000;
+  SlurmJob on_n2 = runningOn(2, "n2", 1, nodes);
+  on_n2.demand.whole_node_memory = true;
+  SlurmJob rigid_on_n2 = on_n2;
+  rigid_on_n2.adaptive.reset();
+  auto snapshot = buildSnapshot(100, nodes, {on_n1, on_n2}, {}, config::PolicyConfig{});
+  ASSERT_EQ(snapshot.nodes.size(), 2u);
+  EXPECT_EQ(snapshot.nodes[0].cpus, 2 + 16);
+  EXPECT_EQ(snapshot.nodes[0].memory_mb, 96000 + 128000);
+  EXPECT_EQ(snapshot.nodes[1].memory_mb, 256000);  // the adaptive job's: all of it
+  snapshot = buildSnapshot(100, nodes, {on_n1, rigid_on_n2}, {}, config::PolicyConfig{});
+  EXPECT_EQ(snapshot.nodes[1].memory_mb, 0);  // a rigid job's: none for the policy's jobs
+  EXPECT_EQ(snapshot.jobs[0].demand.cpusFor(2), 16);  // the job's request reaches the policy
+  EXPECT_FALSE(cluster()[0].memory_mb.has_value());   // memory not consumable: no limit
+}
+
+TEST(SnapshotBuilderTest, APlacementWhoseCpusOrMemoryAreGoneIsRedone) {
+  std::vector<SlurmNode> nodes = cluster();
+  nodes[0].free_cpus = 6;  // n1
+  nodes[0].memory_mb = 64000;
+  nodes[0].free_memory_mb = 64000;
+  SlurmJob first = job(1, JobState::kPending, schema::AdaptiveRequest{});
+  first.requested_nodes = {"n1"};
+  first.gpus_per_node = GpuGres{"", 2};
+  first.eligible_time = 95;
+  first.demand.cpus = 4;
+  first.demand.memory_mb = 16000;
+  SlurmJob second = first;  // placed beside it: 8 CPUs wanted, 6 free
+  second.id = 2;
+  SlurmJob whole = first;  // wants all of n1's memory, which the first job claims part of
+  whole.id = 3;
+  whole.demand.cpus = 1;
+  whole.demand.whole_node_memory = true;
+  const auto snapshot = buildSnapshot(100, nodes, {first, second, whole}, {}, config::PolicyConfig{});
+  ASSERT_EQ(snapshot.jobs.size(), 3u);
+  EXPECT_TRUE(snapshot.jobs[0].current);
+  EXPECT_FALSE(snapshot.jobs[1].current);
+  EXPECT_FALSE(snapshot.jobs[2].current);
+  EXPECT_NO_THROW(policy::schedule(snapshot));
+}
+
+TEST(SnapshotBuilderTest, APlacementWhoseGpusARunningJobTookIsRedone) {
+  std::vector<SlurmNode> nodes = cluster();
+  SlurmJob rigid = runningOn(1, "n1", 2, nodes);  // backfill started it there
+  rigid.adaptive.reset();
+  SlurmJob starting = job(2, JobState::kPending, schema::AdaptiveRequest{});
+  starting.requested_nodes = {"n1"};
+  starting.gpus_per_node = GpuGres{"", 4};
+  starting.eligible_time = 95;
+  const auto snapshot = buildSnapshot(100, nodes, {rigid, starting}, {}, config::PolicyConfig{});
+  ASSERT_EQ(snapshot.jobs.size(), 1u);
+  EXPECT_FALSE(snapshot.jobs[0].current);
+  EXPECT_NO_THROW(policy::schedule(snapshot));
+}
+
+TEST(SnapshotBuilderTest, GpusRunningRigidJobsHoldAreNotFreeHoweverTheyAskedForThem) {
+  std::vector<SlurmNode> nodes = cluster();
+  nodes[0].gpus_used = 3;  // n1: a rigid --gpus=3 job (no per-node request to read)
+  nodes[1].gpus_used = 1;  // n2: a job still completing
+  SlurmJob per_job = job(1, JobState::kRunning, std::nullopt);
+  per_job.nodes = {"n1"};
+  per_job.requested_gpus = GpuGres{"", 3};
+  SlurmJob adaptive = runningOn(2, "n1", 1, nodes);  // n1 is now full
+  const auto snapshot = buildSnapshot(100, nodes, {per_job, adaptive}, {}, config::PolicyConfig{});
+  ASSERT_EQ(snapshot.nodes.size(), 2u);
+  EXPECT_EQ(snapshot.nodes[0].gpus, 1);  // n1: only what the adaptive job holds
+  EXPECT_EQ(snapshot.nodes[1].gpus, 3);  // n2
+  ASSERT_EQ(snapshot.jobs.size(), 1u);   // the rigid job is no decision of the policy's
+  EXPECT_EQ(snapshot.jobs[0].id, "2");
+  EXPECT_NO_THROW(policy::schedule(snapshot));
+}
+
+TEST(SnapshotBuilderTest, AJobSlurmHasNotCountedYetStillHoldsItsGpus) {
+  std::vector<SlurmNode> nodes = cluster();
+  SlurmJob adaptive = runningOn(1, "n1", 2, nodes);
+  nodes[0].gpus_used = 0;  // started after the nodes were read
+  const auto snapshot = buildSnapshot(100, nodes, {adaptive}, {}, config::PolicyConfig{});
+  EXPECT_EQ(snapshot.nodes[0].gpus, 4);
+  EXPECT_EQ(*snapshot.jobs[0].current, (policy::Allocation{"a100", {{"n1", 2}}}));
+  EXPECT_NO_THROW(policy::schedule(snapshot));
+}
+
+TEST(SnapshotBuilderTest, MoreGpusInUseThanTheNodeHasStillLeaveOurJobsTheirs) {
+  std::vector<SlurmNode> nodes = cluster();
+  SlurmJob adaptive = runningOn(1, "n1", 2, nodes);
+  nodes[0].gpus_used = 6;  // n1 has 4 (a Gres change not yet seen by all)
+  const auto snapshot = buildSnapshot(100, nodes, {adaptive}, {}, config::PolicyConfig{});
+  EXPECT_EQ(snapshot.nodes[0].gpus, 2);
+  EXPECT_NO_THROW(policy::schedule(snapshot));
+}
+
+TEST(SnapshotBuilderTest, NodesWithUntypedGpusAreOfTypeGpu) {
+  std::vector<SlurmNode> nodes = {{"g1", {"", 4}, true}};
+  SlurmJob adaptive = runningOn(1, "g1", 2, nodes);
+  adaptive.gpus_per_node->type.clear();
+  const auto snapshot = buildSnapshot(100, nodes, {adaptive}, {}, config::PolicyConfig{});
+  EXPECT_EQ(snapshot.nodes[0].gpu_type, kUntypedGpu);
+  EXPECT_EQ(*snapshot.jobs[0].current, (policy::Allocation{kUntypedGpu, {{"g1", 2}}}));
+}
+
+TEST(SnapshotBuilderTest, AJobRunsOnTheNodesOfItsPartitions) {
+  const std::map<std::string, policy::NodeSet> partitions = {
+      {"all", {"n1", "n2", "n3", "cpu1"}}, {"first", {"n1"}}, {"second", {"n2", "cpu1"}}};
+  std::vector<SlurmJob> jobs;
+  for (std::vector<std::string> in : std::vector<std::vector<std::string>>{
+           {"all"}, {"first"}, {"second", "first"}, {"second"}, {"unknown"}}) {
+    jobs.push_back(job(static_cast<uint32_t>(jobs.size() + 1), JobState::kPending,
+                       schema::AdaptiveRequest{}));
+    jobs.back().partitions = in;
+  }
+  std::vector<SlurmNode> nodes = cluster();
+  for (auto& node : nodes) node.free_cpus = 8;
+  const auto snapshot = buildSnapshot(100, nodes, jobs, {}, config::PolicyConfig{}, partitions);
+  ASSERT_EQ(snapshot.jobs.size(), 5u);
+  EXPECT_FALSE(snapshot.jobs[0].partition);  // all the snapshot's nodes: no restriction
+  ASSERT_TRUE(snapshot.jobs[1].partition);
+  EXPECT_EQ(*snapshot.jobs[1].partition, "first");
+  EXPECT_FALSE(snapshot.jobs[2].partition);  // together n1 and n2, all the usable GPU nodes
+  ASSERT_TRUE(snapshot.jobs[3].partition);
+  EXPECT_EQ(*snapshot.jobs[3].partition, "second");
+  EXPECT_FALSE(snapshot.jobs[4].partition);  // a partition Slurm did not list
+  EXPECT_EQ(snapshot.partitions.at("first"), policy::NodeSet{"n1"});
+  EXPECT_EQ(snapshot.partitions.at("second"), (policy::NodeSet{"n2", "cpu1"}));
+  EXPECT_EQ(snapshot.partitions.size(), 2u);
+  const auto decision = policy::schedule(snapshot);
+  EXPECT_EQ(decision.allocations.at("2").allocation.nodes.count("n1"), 1u);
+  EXPECT_EQ(decision.allocations.at("4").allocation.nodes.count("n2"), 1u);
+}
+
+}  // namespace
+}  // namespace pollux::service

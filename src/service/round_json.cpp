@@ -76,19 +76,10 @@ SlurmNode parseNode(const JsonField& field) {
   return node;
 }
 
-const char* stateName(JobState state) {
-  switch (state) {
-    case JobState::kPending: return "pending";
-    case JobState::kRunning: return "running";
-    case JobState::kOther: return "other";
-  }
-  return "other";
-}
-
 JobState parseState(const JsonField& field) {
   const std::string name = field.string();
   for (JobState state : {JobState::kPending, JobState::kRunning, JobState::kOther}) {
-    if (name == stateName(state)) return state;
+    if (name == toString(state)) return state;
   }
   throw InvalidInput(field.path() + ": not pending, running or other");
 }
@@ -157,7 +148,7 @@ Json::Value jobToJson(const SlurmJob& job) {
   Json::Value out;
   out["job_id"] = job.id;
   out["user_id"] = job.uid;
-  out["state"] = stateName(job.state);
+  out["state"] = toString(job.state);
   out["held"] = job.held;
   out["submit_time"] = job.submit_time;
   out["start_time"] = job.start_time;

@@ -33,15 +33,6 @@ Json::Value allocationJson(const std::optional<policy::JobDecision>& decision) {
   return out;
 }
 
-const char* stateName(JobState state) {
-  switch (state) {
-    case JobState::kPending: return "pending";
-    case JobState::kRunning: return "running";
-    case JobState::kOther: return "other";
-  }
-  return "other";
-}
-
 // Every type's model for the job: measured ones, and estimates from relative speeds.
 Json::Value modelsJson(const schema::GoodputReport& report, const model::RelativeSpeeds& speeds) {
   model::TypeModels models;
@@ -253,7 +244,7 @@ Json::Value Service::jobStatus(const SlurmJob& job, const std::map<std::string, 
   const std::string id = std::to_string(job.id);
   entry["job_id"] = id;
   entry["user_id"] = job.uid;
-  entry["state"] = stateName(job.state);
+  entry["state"] = toString(job.state);
   entry["adaptive"] = job.adaptive.has_value();
   if (!job.comment_error.empty()) entry["comment_error"] = job.comment_error;
   if (job.adaptive) {

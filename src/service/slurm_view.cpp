@@ -7,6 +7,15 @@
 
 namespace pollux::service {
 
+const char* toString(JobState state) {
+  switch (state) {
+    case JobState::kPending: return "pending";
+    case JobState::kRunning: return "running";
+    case JobState::kOther: return "other";
+  }
+  return "other";
+}
+
 std::string gpuTypeOf(const GpuGres& gpus) { return gpus.type.empty() ? kUntypedGpu : gpus.type; }
 
 GpuGres requestedGpus(const GpuRequest& request) {

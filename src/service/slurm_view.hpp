@@ -72,6 +72,8 @@ struct GpuRequest {
 GpuGres requestedGpus(const GpuRequest& request);
 
 enum class JobState { kPending, kRunning, kOther };
+// "pending", "running", "other" (scontrol show pollux, recorded rounds).
+const char* toString(JobState state);
 
 struct SlurmJob {
   uint32_t id = 0;

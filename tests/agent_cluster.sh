@@ -47,7 +47,7 @@ resumed_without_loss "$resized"
 step "reports and restarts as the agents saw them"
 for job in "$first" "$second"; do
   echo "   job $job: $(grep -c "report accepted" "job-$job.out") reports accepted," \
-    "$(grep -c "trainer stopped for the requeue" "job-$job.out") checkpointed stops," \
+    "$(grep -c "training stopped for the requeue" "job-$job.out") checkpointed stops," \
     "$(grep -c "unreachable" "job-$job.out") failed attempts retried"
 done
 echo "PASS"

@@ -35,8 +35,10 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-Agent::Agent(Options options, StepEnvironment step, ReporterSettings reporter, int signal_fd)
-    : options_(std::move(options)), step_(std::move(step)), signal_fd_(signal_fd),
+Agent::Agent(Options options, StepEnvironment step, NodeWorkers workers,
+             ReporterSettings reporter, int signal_fd)
+    : options_(std::move(options)), step_(std::move(step)),
+      node_workers_(std::move(workers)), signal_fd_(signal_fd),
       wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)), started_(Clock::now()),
       channel_(tempParent()) {
   if (wake_fd_ < 0) throw std::system_error(errno, std::generic_category(), "eventfd");
@@ -96,17 +98,61 @@ int Agent::run() {
     std::lock_guard<std::mutex> guard(state_.mutex);
     if (!state_.gpu_type.empty()) env["POLLUX_GPU_TYPE"] = state_.gpu_type;
   }
-  trainer_ = std::make_unique<ChildProcess>(options_.command, env);
+  for (int local_rank = 0; local_rank < node_workers_.per_node; ++local_rank) {
+    auto worker_env = env;
+    worker_env.merge(workerEnvironment(node_workers_, local_rank));
+    workers_.push_back(std::make_unique<ChildProcess>(options_.command, worker_env));
+  }
+  exit_statuses_.assign(workers_.size(), std::nullopt);
+  if (workers_.size() > 1) {
+    logLine("started " + std::to_string(workers_.size()) + " workers (RANK " +
+            workerEnvironment(node_workers_, 0).at("RANK") + "..., WORLD_SIZE " +
+            workerEnvironment(node_workers_, 0).at("WORLD_SIZE") + ", MASTER_ADDR " +
+            node_workers_.master_addr + ":" + std::to_string(node_workers_.master_port) + ")");
+  }
   reporter_->start();
   for (;;) {
-    if (const auto status = trainer_->poll()) return finish(*status);
-    if (checkpoint_requested_ && secondsSince(*checkpoint_requested_) > options_.grace_s) {
-      logLine("trainer did not exit within the grace time; killing it");
-      trainer_->signal(SIGKILL);
-      checkpoint_requested_.reset();
+    if (const auto status = pollWorkers()) return finish(*status);
+    for (auto* since : {&checkpoint_requested_, &stopping_failed_}) {
+      if (*since && secondsSince(**since) > options_.grace_s) {
+        logLine("workers did not exit within the grace time; killing them");
+        signalWorkers(SIGKILL);
+        since->reset();
+      }
     }
     serveOnce(200);
   }
+}
+
+void Agent::signalWorkers(int signal_number) {
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    if (!exit_statuses_[i]) workers_[i]->signal(signal_number);
+  }
+}
+
+std::optional<int> Agent::pollWorkers() {
+  bool running = false;
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    if (exit_statuses_[i]) continue;
+    exit_statuses_[i] = workers_[i]->poll();
+    if (!exit_statuses_[i]) {
+      running = true;
+    } else if (*exit_statuses_[i] != 0 && !failure_ && !checkpoint_requested_) {
+      failure_ = exit_statuses_[i];
+      if (workers_.size() > 1) {
+        logLine("worker " + std::to_string(i) + " exited with status " +
+                std::to_string(*failure_) + "; stopping the others");
+        stopping_failed_ = Clock::now();
+        signalWorkers(SIGTERM);
+      }
+    }
+  }
+  if (running) return std::nullopt;
+  if (failure_) return failure_;
+  for (const auto& status : exit_statuses_) {
+    if (*status != 0) return status;  // stopped for a checkpoint
+  }
+  return 0;
 }
 
 void Agent::serveOnce(int timeout_ms) {
@@ -192,14 +238,14 @@ void Agent::handleSignal() {
             ": asking the trainer to checkpoint within " + std::to_string(options_.grace_s) + " s");
     requestCheckpoint();
   } else if (number != SIGCHLD) {
-    trainer_->signal(number);  // SIGHUP, SIGUSR1, SIGUSR2 belong to the trainer
+    signalWorkers(number);  // SIGHUP, SIGUSR1, SIGUSR2 belong to the trainer
   }
 }
 
 void Agent::requestCheckpoint() {
   if (checkpoint_requested_) return;
   checkpoint_requested_ = Clock::now();
-  if (channel_.broadcast(kCheckpointRequest) == 0) trainer_->signal(SIGTERM);
+  if (channel_.broadcast(kCheckpointRequest) == 0) signalWorkers(SIGTERM);
 }
 
 void Agent::pushDecision() {
@@ -218,11 +264,11 @@ int Agent::finish(int trainer_status) {
       state_.measurements.recordCheckpoint(secondsSince(*checkpoint_requested_));
     }
     saveState();
-    logLine("trainer stopped for the requeue or resize (status " + std::to_string(trainer_status) + ")");
+    logLine("training stopped for the requeue or resize (status " + std::to_string(trainer_status) + ")");
     return kExitAfterCheckpoint;
   }
   saveState();
-  logLine("trainer exited with status " + std::to_string(trainer_status) + " after " +
+  logLine("training exited with status " + std::to_string(trainer_status) + " after " +
           std::to_string(reporter_->reportsAccepted()) + " accepted reports");
   return trainer_status;
 }

@@ -1,12 +1,14 @@
-// pollux-agent's main loop: starts the trainer, serves the channel, hands decisions over,
-// turns SIGTERM into a checkpoint request within the grace time, and keeps the measurements
-// in the state file across restarts.
+// pollux-agent's main loop: starts the node's training processes (workers.hpp), serves the
+// channel, hands decisions over, turns SIGTERM into a checkpoint request within the grace
+// time, stops every worker when one fails (as torchrun does), and keeps the measurements in
+// the state file across restarts.
 #pragma once
 
 #include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "channel_server.hpp"
 #include "job_state.hpp"
@@ -14,17 +16,19 @@
 #include "reporter.hpp"
 #include "slurm_env.hpp"
 #include "child_process.hpp"
+#include "workers.hpp"
 
 namespace pollux::agent {
 
 class Agent {
  public:
   // `signal_fd`: a signalfd for the signals the agent handles (blocked in every thread).
-  Agent(Options options, StepEnvironment step, ReporterSettings reporter, int signal_fd);
+  Agent(Options options, StepEnvironment step, NodeWorkers workers, ReporterSettings reporter,
+        int signal_fd);
   ~Agent();
   Agent(const Agent&) = delete;
   Agent& operator=(const Agent&) = delete;
-  // Runs the trainer to its end; returns the agent's exit status.
+  // Runs the workers to their end; returns the agent's exit status.
   int run();
 
  private:
@@ -37,22 +41,29 @@ class Agent {
   void handleSignal();
   void requestCheckpoint();
   void pushDecision();
+  void signalWorkers(int signal_number);
+  // Reaps exited workers; a failure stops the others. The status once all have exited.
+  std::optional<int> pollWorkers();
   int finish(int trainer_status);
 
   Options options_;
   StepEnvironment step_;
+  NodeWorkers node_workers_;
   int signal_fd_;
   int wake_fd_;  // eventfd: the reporter has a new decision
   std::string state_path_;
   Clock::time_point started_;
   Clock::time_point last_drain_;
   std::optional<Clock::time_point> checkpoint_requested_;
+  std::optional<Clock::time_point> stopping_failed_;  // a worker failed: the others stop
   bool first_step_seen_ = false;
   long garbage_messages_ = 0;
   JobState state_;
   ChannelServer channel_;
   std::unique_ptr<Reporter> reporter_;
-  std::unique_ptr<ChildProcess> trainer_;
+  std::vector<std::unique_ptr<ChildProcess>> workers_;
+  std::vector<std::optional<int>> exit_statuses_;
+  std::optional<int> failure_;  // the first non-zero exit status
 };
 
 }  // namespace pollux::agent

@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   using namespace pollux::agent;
   Options options;
   StepEnvironment step;
+  NodeWorkers workers;
   ReporterSettings reporter;
   try {
     switch (parseOptions(argc, argv, options)) {
@@ -49,6 +50,7 @@ int main(int argc, char** argv) {
       case ParseOutcome::kRun: break;
     }
     step = readStepEnvironment(processEnv, options.replicas);
+    if (!options.launch) workers = readNodeWorkers(processEnv, options.nproc_per_node);
     reporter = reporterSettings(options);
   } catch (const pollux::InvalidInput& error) {
     std::cerr << "pollux-agent: " << error.what() << "\n" << usage();
@@ -61,7 +63,7 @@ int main(int argc, char** argv) {
       return Launcher(options, step.job_id, step.node_name, reporter, signal_fd).run();
     }
     setLogPrefix("pollux-agent[" + step.job_id + "." + std::to_string(step.rank) + "]: ");
-    return Agent(options, step, reporter, signal_fd).run();
+    return Agent(options, step, workers, reporter, signal_fd).run();
   } catch (const std::exception& error) {
     logLine(error.what());
     return 1;

@@ -30,13 +30,14 @@ void applyValue(Options& options, const std::string& name, const std::string& va
   else if (name == "--state") options.state_file = value;
   else if (name == "--gpu-type") options.gpu_type = value;
   else if (name == "--replicas") options.replicas = positiveCount(name, value);
+  else if (name == "--nproc-per-node") options.nproc_per_node = value == "auto" ? 0 : positiveCount(name, value);
   else throw InvalidInput("unknown option " + name);
 }
 
 bool takesValue(const std::string& name) {
   static const char* const kWithValue[] = {"--rest-url", "--munge-socket", "--cacert",
                                            "--report-interval", "--grace", "--state",
-                                           "--gpu-type", "--replicas"};
+                                           "--gpu-type", "--replicas", "--nproc-per-node"};
   for (const char* known : kWithValue)
     if (name == known) return true;
   return false;
@@ -86,10 +87,13 @@ ParseOutcome parseOptions(int argc, char** argv, Options& options) {
 const char* usage() {
   return "usage: srun pollux-agent [OPTIONS] -- COMMAND [ARGS...]\n"
          "       pollux-agent --launch [OPTIONS] -- COMMAND [ARGS...]   (in the batch script)\n"
-         "Runs COMMAND (the training process) inside a Slurm job step, measures it through\n"
+         "Runs COMMAND (the training processes) inside a Slurm job step, measures it through\n"
          "the channel named by POLLUX_AGENT_SOCKET, and reports its goodput to sched/pollux.\n"
          "  --launch             start the step itself (srun, one agent per node) and start it\n"
          "                       again inside the job when sched/pollux shrinks it in place\n"
+         "  --nproc-per-node N|auto  training processes on each node, with torchrun's\n"
+         "                       environment (RANK, WORLD_SIZE, MASTER_ADDR...); auto (the\n"
+         "                       default): one per GPU the job holds on the node\n"
          "  --report-interval S  seconds between goodput reports (default 30, at least 1)\n"
          "  --grace S            after SIGTERM, seconds the trainer has to checkpoint (default 25)\n"
          "  --state FILE         measurements kept across restarts\n"

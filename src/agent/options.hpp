@@ -15,6 +15,7 @@ struct Options {
   std::string state_file;    // empty: SLURM_SUBMIT_DIR/.pollux-agent-JOBID.json
   std::string gpu_type;      // empty: learned from the plugin's allocation
   int replicas = 0;          // 0: nodes x GPUs per node from Slurm's environment
+  int nproc_per_node = 0;    // training processes per node; 0: auto, one per GPU here
   bool verbose = false;
   bool launch = false;       // run from the batch script: start the step with srun (launcher.hpp)
   std::vector<std::string> agent_arguments;  // every option but --launch, for the step's agents

@@ -37,6 +37,18 @@ TEST(Options, LaunchKeepsTheOtherOptionsForTheStepsAgents) {
   EXPECT_EQ(options.command, (std::vector<std::string>{"train", "--launch"}));
 }
 
+TEST(Options, WorkersPerNodeAutoOrACount) {
+  Options options;
+  parse({"--", "train"}, options);
+  EXPECT_EQ(options.nproc_per_node, 0);  // auto
+  parse({"--nproc-per-node", "4", "--", "train"}, options);
+  EXPECT_EQ(options.nproc_per_node, 4);
+  parse({"--nproc-per-node=auto", "--", "train"}, options);
+  EXPECT_EQ(options.nproc_per_node, 0);
+  EXPECT_THROW(parse({"--nproc-per-node", "0", "--", "x"}, options), InvalidInput);
+  EXPECT_THROW(parse({"--nproc-per-node", "all", "--", "x"}, options), InvalidInput);
+}
+
 TEST(Options, HelpAndMistakes) {
   Options options;
   EXPECT_EQ(parse({"--help"}, options), ParseOutcome::kHelp);

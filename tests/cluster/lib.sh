@@ -42,13 +42,14 @@ all_finished() { [ -z "$(squeue -h -j "$(echo "$@" | tr ' ' ',')" -o %i 2> /dev/
 # Writes $run/train.sh, the job script an ML user writes, with pollux-emulate as the training
 # command (arguments: APP TIME_SCALE TARGET_FRACTION). Call after setup_test_cluster. With
 # `launch`, the script runs `pollux-agent --launch` (which can be shrunk in place) instead of
-# `srun pollux-agent`.
+# `srun pollux-agent`. pollux-emulate plays all of a node's GPUs in one process, so one worker
+# per node (--nproc-per-node 1).
 write_train_script() {  # write_train_script [launch]
   agent="srun '$build/src/agent/pollux-agent'"
   [ "${1:-}" != launch ] || agent="'$build/src/agent/pollux-agent' --launch"
   cat > "$run/train.sh" <<EOF
 #!/bin/sh
-$agent --report-interval 1 --grace 10 -v -- \\
+$agent --nproc-per-node 1 --report-interval 1 --grace 10 -v -- \\
   "$build/src/emulate/pollux-emulate" --profiles "${POLLUX_TRACES:?}" --app "\$1" \\
   --time-scale "\$2" --target-fraction "\$3" --startup 1 --speed a100=3 \\
   --checkpoint "$run/ckpt-\$SLURM_JOB_ID"

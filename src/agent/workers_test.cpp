@@ -1,0 +1,78 @@
+#include "workers.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "common/invalid_input.hpp"
+
+namespace pollux::agent {
+namespace {
+
+GetEnv fakeEnv(std::map<std::string, std::string> values) {
+  return [values](const char* name) -> std::optional<std::string> {
+    const auto found = values.find(name);
+    if (found == values.end()) return std::nullopt;
+    return found->second;
+  };
+}
+
+TEST(WorkersTest, FirstHostOfSlurmsHostLists) {
+  EXPECT_EQ(firstHost("n1"), "n1");
+  EXPECT_EQ(firstHost("n1,n2"), "n1");
+  EXPECT_EQ(firstHost("n[1-3],g7"), "n1");
+  EXPECT_EQ(firstHost("gpu[07-09,12]"), "gpu07");
+  EXPECT_EQ(firstHost("rack1-node[4]"), "rack1-node4");
+  EXPECT_THROW(firstHost(""), InvalidInput);
+  EXPECT_THROW(firstHost("n[x-3]"), InvalidInput);
+  EXPECT_THROW(firstHost("n["), InvalidInput);
+}
+
+TEST(WorkersTest, EveryNodeDerivesTheSamePortFromTheJobId) {
+  EXPECT_EQ(masterPort("42"), 20042);
+  EXPECT_EQ(masterPort("123456"), 23456);
+  EXPECT_THROW(masterPort(""), InvalidInput);
+  EXPECT_THROW(masterPort("42.1"), InvalidInput);
+}
+
+TEST(WorkersTest, AutoStartsOneWorkerPerGpuWithTorchrunsEnvironment) {
+  const NodeWorkers workers = readNodeWorkers(
+      fakeEnv({{"SLURM_JOB_ID", "42"}, {"SLURM_GPUS_ON_NODE", "4"},
+               {"CUDA_VISIBLE_DEVICES", "0,1,2,3"}, {"SLURM_NODEID", "1"},
+               {"SLURM_JOB_NUM_NODES", "2"}, {"SLURM_JOB_NODELIST", "n[1-2]"}}),
+      0);
+  EXPECT_EQ(workers.per_node, 4);
+  const auto env = workerEnvironment(workers, 2);
+  EXPECT_EQ(env.at("RANK"), "6");  // node 1 of 2, local rank 2 of 4
+  EXPECT_EQ(env.at("LOCAL_RANK"), "2");
+  EXPECT_EQ(env.at("WORLD_SIZE"), "8");
+  EXPECT_EQ(env.at("LOCAL_WORLD_SIZE"), "4");
+  EXPECT_EQ(env.at("GROUP_RANK"), "1");
+  EXPECT_EQ(env.at("MASTER_ADDR"), "n1");
+  EXPECT_EQ(env.at("MASTER_PORT"), "20042");
+  EXPECT_EQ(env.at("CUDA_VISIBLE_DEVICES"), "2");  // its own GPU only
+}
+
+TEST(WorkersTest, FewerWorkersThanGpusSeeThemAllAndNoGpusMeansOneWorker) {
+  const auto env = fakeEnv({{"SLURM_JOB_ID", "7"}, {"CUDA_VISIBLE_DEVICES", "0,1"}});
+  const NodeWorkers one = readNodeWorkers(env, 1);
+  EXPECT_EQ(workerEnvironment(one, 0).count("CUDA_VISIBLE_DEVICES"), 0u);
+  EXPECT_EQ(readNodeWorkers(env, 0).per_node, 2);  // auto from CUDA_VISIBLE_DEVICES
+  const NodeWorkers cpu = readNodeWorkers(fakeEnv({{"SLURM_JOB_ID", "7"}}), 0);
+  EXPECT_EQ(cpu.per_node, 1);
+  EXPECT_EQ(cpu.master_addr, "127.0.0.1");  // outside a job's node list: this host
+  EXPECT_EQ(workerEnvironment(cpu, 0).at("WORLD_SIZE"), "1");
+  const NodeWorkers three = readNodeWorkers(fakeEnv({{"SLURM_JOB_ID", "7"}}), 3);  // CPU workers
+  EXPECT_EQ(workerEnvironment(three, 2).at("RANK"), "2");
+}
+
+TEST(WorkersTest, MoreWorkersThanListedGpusOrMalformedVariablesAreRefused) {
+  EXPECT_THROW(readNodeWorkers(fakeEnv({{"SLURM_JOB_ID", "7"}, {"CUDA_VISIBLE_DEVICES", "0"}}), 2),
+               InvalidInput);
+  EXPECT_THROW(readNodeWorkers(fakeEnv({{"SLURM_JOB_ID", "7"}, {"SLURM_NODEID", "-1"}}), 1),
+               InvalidInput);
+  EXPECT_THROW(readNodeWorkers(fakeEnv({{"SLURM_JOB_ID", "x"}}), 1), InvalidInput);
+}
+
+}  // namespace
+}  // namespace pollux::agent

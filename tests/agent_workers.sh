@@ -1,0 +1,68 @@
+#!/bin/sh
+# pollux-agent as the node's launcher, without Slurm: one worker per GPU of the node with
+# torchrun's environment contract, CUDA_VISIBLE_DEVICES narrowed to each worker's GPU; a
+# failing worker stops its siblings at once and the agent exits with its status; a bad
+# --nproc-per-node is refused with a message. The plugin is unreachable here: the agent only
+# logs that its reports fail.
+set -eu
+agent="${POLLUX_BUILDDIR:-..}/src/agent/pollux-agent"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+cat > worker.sh <<'SH'
+#!/bin/sh
+echo "RANK=$RANK LOCAL_RANK=$LOCAL_RANK WORLD_SIZE=$WORLD_SIZE LOCAL_WORLD_SIZE=$LOCAL_WORLD_SIZE GROUP_RANK=$GROUP_RANK MASTER=$MASTER_ADDR:$MASTER_PORT CUDA=${CUDA_VISIBLE_DEVICES:-none}" > "out.$RANK"
+[ "${FAIL_RANK:-none}" != "$RANK" ] || exit 3
+echo $$ > "pid.$RANK"
+exec sleep "${SLEEP:-0}"
+SH
+chmod +x worker.sh
+
+run_agent() {  # run_agent [ENV=VALUE...] -- AGENT-ARGS...
+  env SLURM_JOB_ID=4242 SLURM_SUBMIT_DIR="$work" "$@"
+}
+options="--rest-url http://127.0.0.1:9 --munge-socket $work/no-munged --gpu-type a100"
+
+echo "== node 1 of 2, two GPUs: two workers, ranks 2 and 3 of 4"
+run_agent SLURM_NODEID=1 SLURM_JOB_NUM_NODES=2 SLURM_JOB_NODELIST='n[3-4]' \
+  SLURM_GPUS_ON_NODE=2 CUDA_VISIBLE_DEVICES=0,1 "$agent" $options -- ./worker.sh > agent.log 2>&1 ||
+  { cat agent.log; fail "the agent failed"; }
+[ "$(cat out.2)" = "RANK=2 LOCAL_RANK=0 WORLD_SIZE=4 LOCAL_WORLD_SIZE=2 GROUP_RANK=1 MASTER=n3:24242 CUDA=0" ] ||
+  fail "worker 0: $(cat out.2)"
+[ "$(cat out.3)" = "RANK=3 LOCAL_RANK=1 WORLD_SIZE=4 LOCAL_WORLD_SIZE=2 GROUP_RANK=1 MASTER=n3:24242 CUDA=1" ] ||
+  fail "worker 1: $(cat out.3)"
+rm -f out.*
+
+echo "== --nproc-per-node 1 on that node: one process that sees both GPUs"
+run_agent SLURM_GPUS_ON_NODE=2 CUDA_VISIBLE_DEVICES=0,1 "$agent" $options --nproc-per-node 1 \
+  -- ./worker.sh > agent.log 2>&1 || { cat agent.log; fail "the agent failed"; }
+[ "$(ls out.* | wc -l)" -eq 1 ] || fail "$(ls out.*) workers"
+grep -q "WORLD_SIZE=1 .*CUDA=0,1" out.0 || fail "$(cat out.0)"
+rm -f out.*
+
+echo "== one of four workers fails: the others stop at once, the agent exits with its status"
+start=$(date +%s)
+status=0
+run_agent SLURM_GPUS_ON_NODE=4 FAIL_RANK=2 SLEEP=60 "$agent" $options -- ./worker.sh \
+  > agent.log 2>&1 || status=$?
+elapsed=$(($(date +%s) - start))
+[ "$status" -eq 3 ] || { cat agent.log; fail "agent exited $status, not the worker's 3"; }
+[ "$elapsed" -lt 20 ] || fail "the other workers ran on for $elapsed s"
+grep -q "worker 2 exited with status 3; stopping the others" agent.log || fail "$(cat agent.log)"
+for pid in $(cat pid.* 2> /dev/null); do
+  ! kill -0 "$pid" 2> /dev/null || fail "worker $pid survived its agent"
+done
+
+echo "== bad input"
+status=0
+run_agent CUDA_VISIBLE_DEVICES=0 "$agent" $options --nproc-per-node 2 -- ./worker.sh \
+  > agent.log 2>&1 || status=$?
+[ "$status" -eq 2 ] || fail "2 workers for 1 GPU: exit $status"
+grep -q "one GPU per worker" agent.log || fail "$(cat agent.log)"
+status=0
+"$agent" --nproc-per-node many -- ./worker.sh > agent.log 2>&1 || status=$?
+[ "$status" -eq 2 ] && grep -q "not a positive integer" agent.log || fail "$(cat agent.log)"
+echo "PASS"

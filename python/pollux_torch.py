@@ -1,4 +1,5 @@
-"""Gradient noise statistics for pollux-agent's `step` message, with PyTorch.
+"""PyTorch's side of Pollux: gradient noise statistics for pollux-agent's `step` message, the
+job's process group, the learning-rate rule and checkpoints.
 
 The agent wants grad_sqr = |g|^2 (g: the true mean gradient) and grad_var = tr(Sigma) (Sigma:
 the covariance of ONE example's gradient). Both come from K >= 2 gradient estimates G_1..G_K
@@ -25,6 +26,16 @@ API
                                         and the two halves' noise_stats
   NoiseAverage                          exponential moving average of NoiseStats, clamped to
                                         what the agent accepts (both >= 0)
+  init_process_group(backend=None)      joins the job's process group from torchrun's
+                                        environment (pollux-agent sets it): gloo on CPU, nccl
+                                        with CUDA; (rank, world_size), (0, 1) when alone
+  lr_scale(batch_size, init_batch_size, rule, decision=None)
+                                        the learning-rate factor of a batch size: "adascale"
+                                        (the agent's decision.lr_scale), "sqrt" or "linear"
+  save_checkpoint(path, state)          rank 0 writes torch.save(state) atomically; the
+                                        previous checkpoint stays whole until the new one is
+  load_checkpoint(path)                 the saved state, None if there is none; raises
+                                        CheckpointError naming the file if it is unreadable
 
 One estimate is noisy and grad_sqr is often negative when the noise dominates, but pollux-agent
 only takes values >= 0: report NoiseAverage.value(), not a raw estimate. In a data-parallel
@@ -33,11 +44,18 @@ and rank 0 reports its own average.
 """
 
 import dataclasses
+import math
 import numbers
+import os
 
 import torch
+import torch.distributed as dist
 
-__all__ = ["NoiseStats", "noise_stats", "flat_gradient", "half_batch_backward", "NoiseAverage"]
+__all__ = ["NoiseStats", "noise_stats", "flat_gradient", "half_batch_backward", "NoiseAverage",
+           "init_process_group", "lr_scale", "LR_RULES", "save_checkpoint", "load_checkpoint",
+           "CheckpointError"]
+
+LR_RULES = ("adascale", "sqrt", "linear")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -146,3 +164,85 @@ class NoiseAverage:
         self.smoothing = state["smoothing"]
         self._sums = list(state["sums"])
         self._weight = state["weight"]
+
+
+def init_process_group(backend=None):
+    """Joins the job's process group through env:// (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT,
+    as pollux-agent and torchrun set them). backend: "nccl" when CUDA is available, else
+    "gloo". Returns (rank, world_size); without WORLD_SIZE, or with WORLD_SIZE=1, the process
+    trains alone: (0, 1) and no group. Raises ValueError for a malformed environment.
+    """
+    world_size = _environment_int("WORLD_SIZE", 1, minimum=1)
+    rank = _environment_int("RANK", 0, minimum=0)
+    if rank >= world_size:
+        raise ValueError(f"RANK={rank} is not below WORLD_SIZE={world_size}")
+    if world_size == 1:
+        return 0, 1
+    if backend is None:
+        backend = "nccl" if torch.cuda.is_available() else "gloo"
+    if backend == "nccl":
+        torch.cuda.set_device(_environment_int("LOCAL_RANK", 0, minimum=0) %
+                              torch.cuda.device_count())
+    if not dist.is_initialized():
+        dist.init_process_group(backend, init_method="env://", rank=rank, world_size=world_size)
+    return rank, world_size
+
+
+def _environment_int(name, default, minimum):
+    text = os.environ.get(name, "")
+    if text == "":
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"{name}={text!r} is not an integer") from None
+    if value < minimum:
+        raise ValueError(f"{name}={value} is below {minimum}")
+    return value
+
+
+def lr_scale(batch_size, init_batch_size, rule="adascale", decision=None):
+    """The learning-rate factor for `batch_size` examples per step (the job's init_batch_size
+    is 1): "adascale" takes the agent's decision.lr_scale (AdaScale's gain, 1 without a
+    decision), "sqrt" sqrt(batch_size / init_batch_size), "linear" the ratio itself.
+    """
+    if rule not in LR_RULES:
+        raise ValueError(f"unknown learning-rate rule {rule!r}: one of {', '.join(LR_RULES)}")
+    if batch_size < 1 or init_batch_size < 1:
+        raise ValueError("batch sizes must be >= 1")
+    if rule == "adascale":
+        return 1.0 if decision is None else float(decision.lr_scale)
+    ratio = batch_size / init_batch_size
+    return math.sqrt(ratio) if rule == "sqrt" else ratio
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint that exists but cannot be read back."""
+
+
+def save_checkpoint(path, state):
+    """Rank 0 writes torch.save(state) to PATH.tmp, flushes it to disk and renames it over PATH,
+    so PATH is always a whole checkpoint (the previous one until the new one is complete);
+    every rank then waits for it (a barrier when a process group is up).
+    """
+    if not dist.is_initialized() or dist.get_rank() == 0:
+        temporary = f"{path}.tmp"
+        with open(temporary, "wb") as file:
+            torch.save(state, file)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    if dist.is_initialized():
+        dist.barrier()
+
+
+def load_checkpoint(path, map_location="cpu"):
+    """The state saved at PATH, None if there is no checkpoint. Raises CheckpointError naming
+    the file when it is unreadable (the file is left as it is)."""
+    if not os.path.exists(path):
+        return None
+    try:
+        return torch.load(path, map_location=map_location)
+    except Exception as error:  # torch.load raises many kinds for a damaged file
+        raise CheckpointError(f"checkpoint {path} is unreadable ({error.__class__.__name__}: "
+                              f"{error}); remove it to start afresh") from error

@@ -17,6 +17,8 @@ except ImportError:
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+import pollux_train
+
 if torch is not None:
     import pollux_torch
     from pollux_torch import NoiseStats
@@ -232,6 +234,116 @@ class NoiseAverageTest(unittest.TestCase):
         for smoothing in (-0.1, 1.0):
             with self.assertRaises(ValueError):
                 pollux_torch.NoiseAverage(smoothing)
+
+
+def _free_port():
+    import socket
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _group_worker(rank, world_size, port, directory, results):
+    os.environ.update({"RANK": str(rank), "WORLD_SIZE": str(world_size),
+                       "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)})
+    joined = pollux_torch.init_process_group()
+    total = torch.tensor([float(rank + 1)])
+    torch.distributed.all_reduce(total)
+    path = os.path.join(directory, "group.pt")
+    pollux_torch.save_checkpoint(path, {"written_by": rank, "step": 7})
+    loaded = pollux_torch.load_checkpoint(path)  # after the barrier: every rank reads rank 0's
+    results.put((rank, joined, total.item(), loaded["written_by"], loaded["step"]))
+    torch.distributed.destroy_process_group()
+
+
+class ProcessGroupTest(unittest.TestCase):
+    def setUp(self):
+        self.saved = {name: os.environ.pop(name, None) for name in ("RANK", "WORLD_SIZE")}
+
+    def tearDown(self):
+        for name, value in self.saved.items():
+            os.environ.pop(name, None)
+            if value is not None:
+                os.environ[name] = value
+
+    def test_alone_without_the_environment(self):
+        self.assertEqual(pollux_torch.init_process_group(), (0, 1))
+        os.environ.update({"RANK": "0", "WORLD_SIZE": "1"})
+        self.assertEqual(pollux_torch.init_process_group(), (0, 1))
+
+    def test_malformed_environment(self):
+        for rank, world in (("x", "2"), ("2", "2"), ("0", "0"), ("-1", "2")):
+            os.environ.update({"RANK": rank, "WORLD_SIZE": world})
+            with self.assertRaises(ValueError):
+                pollux_torch.init_process_group()
+
+    def test_two_gloo_processes_join_reduce_and_share_a_checkpoint(self):
+        import tempfile
+        import torch.multiprocessing as mp
+        context = mp.get_context("spawn")
+        results = context.SimpleQueue()
+        port = _free_port()
+        with tempfile.TemporaryDirectory() as directory:
+            processes = [context.Process(target=_group_worker,
+                                         args=(rank, 2, port, directory, results))
+                         for rank in range(2)]
+            for process in processes:
+                process.start()
+            for process in processes:
+                process.join(60)
+                self.assertEqual(process.exitcode, 0)
+            got = sorted(results.get() for _ in range(2))
+        self.assertEqual(got, [(0, (0, 2), 3.0, 0, 7), (1, (1, 2), 3.0, 0, 7)])
+
+
+class LrScaleTest(unittest.TestCase):
+    def test_rules(self):
+        decision = pollux_train.Decision(batch_size=512, local_bsz=128, accum_steps=0,
+                                         lr_scale=1.7)
+        self.assertEqual(pollux_torch.lr_scale(512, 128, "adascale", decision), 1.7)
+        self.assertEqual(pollux_torch.lr_scale(512, 128, "adascale"), 1.0)  # no decision yet
+        self.assertEqual(pollux_torch.lr_scale(512, 128, "sqrt"), 2.0)
+        self.assertEqual(pollux_torch.lr_scale(512, 128, "linear"), 4.0)
+
+    def test_bad_arguments(self):
+        with self.assertRaises(ValueError):
+            pollux_torch.lr_scale(512, 128, "cubic")
+        with self.assertRaises(ValueError):
+            pollux_torch.lr_scale(0, 128, "sqrt")
+
+
+class CheckpointTest(unittest.TestCase):
+    def setUp(self):
+        import tempfile
+        self.directory = tempfile.mkdtemp()
+        self.path = os.path.join(self.directory, "ckpt.pt")
+
+    def tearDown(self):
+        import shutil
+        shutil.rmtree(self.directory)
+
+    def test_round_trip_and_no_checkpoint(self):
+        self.assertIsNone(pollux_torch.load_checkpoint(self.path))
+        model = torch.nn.Linear(3, 2)
+        pollux_torch.save_checkpoint(self.path, {"model": model.state_dict(), "position": 42})
+        state = pollux_torch.load_checkpoint(self.path)
+        self.assertEqual(state["position"], 42)
+        self.assertTrue(torch.equal(state["model"]["weight"], model.weight))
+        self.assertEqual(os.listdir(self.directory), ["ckpt.pt"])  # no temporary left
+
+    def test_a_corrupt_checkpoint_is_a_clear_error_and_is_kept(self):
+        with open(self.path, "wb") as file:
+            file.write(b"not a checkpoint")
+        with self.assertRaises(pollux_torch.CheckpointError) as raised:
+            pollux_torch.load_checkpoint(self.path)
+        self.assertIn(self.path, str(raised.exception))
+        self.assertTrue(os.path.exists(self.path))
+
+    def test_a_failed_save_leaves_the_previous_checkpoint_whole(self):
+        pollux_torch.save_checkpoint(self.path, {"position": 1})
+        with self.assertRaises(Exception):
+            pollux_torch.save_checkpoint(self.path, {"position": 2, "bad": lambda: None})
+        self.assertEqual(pollux_torch.load_checkpoint(self.path)["position"], 1)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,155 @@
+"""pollux_data: every example once per epoch whatever the replicas and batch sizes, resumable
+at any position with other ones; bad decisions and checkpoints refused."""
+
+import os
+import sys
+import unittest
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import pollux_train
+
+if torch is not None:
+    import pollux_data
+    from pollux_data import AdaptiveDataLoader, ElasticSampler
+
+
+def consume(sampler, replicas, local_bsz, micro_batches=None):
+    """The indices the job consumes, in global order, for `micro_batches` (all: None)."""
+    seen = []
+    while not sampler.epoch_done() and micro_batches != 0:
+        shares = []
+        for rank in range(replicas):
+            saved = sampler.position
+            share, size = sampler.next_batch(rank, replicas, local_bsz)
+            if rank < replicas - 1:
+                sampler.position = saved  # every rank takes its share of the same micro-batch
+            shares.append(share)
+        batch = [None] * size
+        for rank, share in enumerate(shares):
+            batch[rank::replicas] = share
+        seen.extend(batch)
+        micro_batches = None if micro_batches is None else micro_batches - 1
+    return seen
+
+
+class ElasticSamplerTest(unittest.TestCase):
+    def test_every_example_once_per_epoch_for_any_shape(self):
+        for replicas, local_bsz in ((1, 7), (3, 5), (4, 1), (8, 16)):
+            sampler = ElasticSampler(101, seed=3)
+            seen = consume(sampler, replicas, local_bsz)
+            self.assertEqual(seen, sampler.order())
+            self.assertEqual(sorted(seen), list(range(101)))
+
+    def test_ranks_shares_differ_by_one_at_most(self):
+        sampler = ElasticSampler(10)
+        sampler.position = 7  # 3 left for 4 ranks: one rank gets none
+        sizes = []
+        for rank in range(4):
+            sampler.position = 7
+            sizes.append(len(sampler.next_batch(rank, 4, 8)[0]))
+        self.assertEqual(sizes, [1, 1, 1, 0])
+
+    def test_resumed_with_other_replicas_and_batch_nothing_repeats_or_is_skipped(self):
+        first = ElasticSampler(257, seed=11)
+        before = consume(first, 2, 8, micro_batches=5)
+        state = first.state_dict()
+        resumed = ElasticSampler(257)
+        resumed.load_state_dict(state)
+        after = consume(resumed, 4, 3)
+        self.assertEqual(before + after, first.order())
+
+    def test_epochs_shuffle_differently_and_reproducibly(self):
+        sampler = ElasticSampler(50, seed=5)
+        first = list(sampler.order())
+        sampler.next_epoch()
+        self.assertNotEqual(sampler.order(), first)
+        again = ElasticSampler(50, seed=5)
+        self.assertEqual(again.order(), first)
+        self.assertEqual(ElasticSampler(5, shuffle=False).order(), [0, 1, 2, 3, 4])
+
+    def test_bad_states_and_arguments(self):
+        sampler = ElasticSampler(10)
+        with self.assertRaises(ValueError):
+            sampler.load_state_dict(dict(ElasticSampler(11).state_dict()))
+        state = sampler.state_dict()
+        state["position"] = 12
+        with self.assertRaises(ValueError):
+            sampler.load_state_dict(state)
+        with self.assertRaises(ValueError):
+            sampler.next_batch(2, 2, 4)
+        with self.assertRaises(ValueError):
+            ElasticSampler(0)
+
+
+class AdaptiveDataLoaderTest(unittest.TestCase):
+    def setUp(self):
+        inputs = torch.arange(30, dtype=torch.float32).reshape(10, 3)
+        self.dataset = torch.utils.data.TensorDataset(inputs, torch.arange(10))
+
+    def test_batches_follow_the_decision_from_the_next_micro_batch(self):
+        loader = AdaptiveDataLoader(self.dataset, init_batch_size=4, shuffle=False, rank=1,
+                                    replicas=2)
+        batches = iter(loader)
+        inputs, targets = next(batches)  # 2 per rank until a decision
+        self.assertEqual(targets.tolist(), [1, 3])
+        self.assertEqual(inputs.shape, (2, 3))
+        self.assertEqual(loader.global_count, 4)
+        loader.set_decision(pollux_train.Decision(batch_size=12, local_bsz=3, accum_steps=1,
+                                                  lr_scale=1.5))
+        self.assertEqual(loader.batch_size, 12)
+        self.assertEqual(next(batches)[1].tolist(), [5, 7, 9])
+        self.assertEqual(list(batches), [])  # the epoch is done
+
+    def test_an_empty_share_keeps_the_shape(self):
+        loader = AdaptiveDataLoader(self.dataset, init_batch_size=9, shuffle=False, rank=2,
+                                    replicas=3)
+        shares = [batch for batch in loader]
+        self.assertEqual([len(targets) for _, targets in shares], [3, 0])
+        self.assertEqual(shares[-1][0].shape, (0, 3))
+        self.assertEqual(loader.global_count, 1)
+
+    def test_epochs_resume_mid_epoch_from_the_state(self):
+        loader = AdaptiveDataLoader(self.dataset, init_batch_size=4, seed=2, rank=0, replicas=1)
+        seen = []
+        for epoch in loader.epochs(3):
+            for _, targets in loader:
+                seen.append((epoch, targets.tolist()))
+                if len(seen) == 4:
+                    break
+            if len(seen) == 4:
+                break
+        state = loader.state_dict()
+        resumed = AdaptiveDataLoader(self.dataset, init_batch_size=4, rank=0, replicas=1)
+        resumed.load_state_dict(state)
+        for epoch in resumed.epochs(3):
+            for _, targets in resumed:
+                seen.append((epoch, targets.tolist()))
+        per_epoch = {}
+        for epoch, targets in seen:
+            per_epoch.setdefault(epoch, []).extend(targets)
+        self.assertEqual(sorted(per_epoch), [0, 1, 2])
+        for epoch, targets in per_epoch.items():
+            self.assertEqual(sorted(targets), list(range(10)), epoch)
+
+    def test_a_decision_for_other_replicas_is_refused(self):
+        loader = AdaptiveDataLoader(self.dataset, init_batch_size=4, rank=0, replicas=2)
+        with self.assertRaises(ValueError):
+            loader.set_decision(pollux_train.Decision(batch_size=32, local_bsz=8,
+                                                      accum_steps=0, lr_scale=1.0))
+        with self.assertRaises(ValueError):
+            loader.set_decision(pollux_train.Decision(batch_size=0, local_bsz=0,
+                                                      accum_steps=0, lr_scale=1.0))
+        self.assertEqual(loader.local_bsz, 2)  # unchanged
+
+
+if __name__ == "__main__":
+    if torch is None:
+        print("torch is not importable by", sys.executable, "- skipped")
+        sys.exit(77)  # automake's SKIP
+    unittest.main()

@@ -19,6 +19,8 @@ of Large-Batch Training", appendix A.1), which AdaptDL's GradientNoiseScale also
 
 API
   noise_stats(grads, batch_sizes)       the estimator above, from K >= 2 flattened gradients
+  noise_from_norms(mean_sqr, whole_sqr, local_size, replicas)
+                                        the same from the mean of the |G_i|^2 and |G|^2 alone
   flat_gradient(grads, params)          one flat tensor of per-parameter gradients
   half_batch_backward(model, loss_fn, inputs, targets, grad_scale=1.0)
                                         a single replica's backward pass in two halves: leaves
@@ -52,7 +54,7 @@ import torch
 import torch.distributed as dist
 
 __all__ = ["NoiseStats", "noise_stats", "flat_gradient", "half_batch_backward", "NoiseAverage",
-           "init_process_group", "lr_scale", "LR_RULES", "save_checkpoint", "load_checkpoint",
+           "noise_from_norms", "init_process_group", "lr_scale", "LR_RULES", "save_checkpoint", "load_checkpoint",
            "CheckpointError"]
 
 LR_RULES = ("adascale", "sqrt", "linear")
@@ -83,6 +85,19 @@ def noise_stats(grads, batch_sizes):
     mean_sqr = sum(grad.double().square().sum() for grad in grads).item() / len(grads)
     whole_sqr = whole.square().sum().item()
     mean_inverse = sum(1.0 / size for size in sizes) / len(sizes)
+    return _noise_from_moments(mean_sqr, whole_sqr, mean_inverse, total)
+
+
+def noise_from_norms(mean_sqr, whole_sqr, local_size, replicas):
+    """NoiseStats from replicas >= 2 gradients of local_size examples each, given only
+    mean_sqr = mean_i |G_i|^2 and whole_sqr = |G|^2 (G their mean), as a data-parallel step
+    can sum them in its own all-reduce (pollux_ddp)."""
+    if replicas < 2 or local_size < 1:
+        raise ValueError("noise_from_norms needs >= 2 replicas of >= 1 example each")
+    return _noise_from_moments(mean_sqr, whole_sqr, 1.0 / local_size, local_size * replicas)
+
+
+def _noise_from_moments(mean_sqr, whole_sqr, mean_inverse, total):
     grad_var = (mean_sqr - whole_sqr) / (mean_inverse - 1.0 / total)
     return NoiseStats(grad_sqr=whole_sqr - grad_var / total, grad_var=grad_var)
 

@@ -1,0 +1,248 @@
+"""A drop-in data-parallel training step for Pollux: DistributedDataParallel whose one
+all-reduce per gradient bucket also carries what the job must agree on.
+
+    rank, replicas = pollux_torch.init_process_group()
+    loader = pollux_data.AdaptiveDataLoader(dataset, init_batch_size=128)
+    with pollux_train.Trainer(128, 4096, 16, 256, accumulation=True) as trainer:
+        model = AdaptiveDataParallel(net, optimizer, loader, trainer, lr_rule="adascale")
+        model.restore("ckpt.pt")                          # model, optimizer, loader, progress
+        for epoch in loader.epochs(10):
+            for inputs, targets in loader:
+                model.train_step(loss_fn, inputs, targets)
+                if model.stop_requested:                  # the agent asked for a checkpoint
+                    model.checkpoint("ckpt.pt"); trainer.checkpointed(); sys.exit(143)
+        model.checkpoint("ckpt.pt")
+
+With several replicas, a DDP communication hook appends to each bucket, before its
+all-reduce, this replica's |G_i|^2 (the squared norm of its local gradient), its wish to stop
+(the agent's checkpoint request) and rank 0's current decision; the same all-reduce that
+averages the gradients thus gives mean_i |G_i|^2 (the gradient noise estimate of
+pollux_torch.noise_from_norms, no extra collective), the same stop flag on every rank, and
+rank 0's decision to every rank, so that all ranks change batch size at the same step. Alone,
+the noise comes from the two halves of each batch (pollux_torch.half_batch_backward).
+"""
+
+import contextlib
+import time
+
+import torch
+import torch.distributed as dist
+
+import pollux_torch
+
+__all__ = ["AdaptiveDataParallel"]
+
+# Values appended to each bucket: |G_i|^2, stop, and rank 0's batch_size, local_bsz,
+# accum_steps, lr_scale.
+_EXTRA = 6
+
+
+class _HookState:
+    """What the communication hook gathers during one backward pass."""
+
+    def __init__(self, replicas):
+        self.replicas = replicas
+        self.wants_stop = False
+        self.local_decision = None  # rank 0's, to send
+        self.reset()
+
+    def reset(self):
+        self.mean_sqr = 0.0   # sum over buckets of mean_i |G_i|^2
+        self.whole_sqr = 0.0  # sum over buckets of |G|^2
+        self.stop = False
+        self.decision = None  # rank 0's, as received
+
+
+def _extras(state, device, dtype):
+    decision = state.local_decision
+    values = [0.0, 1.0 if state.wants_stop else 0.0, 0.0, 0.0, 0.0, 0.0]
+    if decision is not None:
+        values[2:] = [decision.batch_size, decision.local_bsz, decision.accum_steps,
+                      decision.lr_scale]
+    return torch.tensor(values, device=device, dtype=torch.float64).to(dtype)
+
+
+def _noise_hook(state, bucket):
+    """Averages the bucket and, in the same all-reduce, the values of _EXTRA."""
+    buffer = bucket.buffer()
+    extras = _extras(state, buffer.device, torch.float64)
+    extras[0] = buffer.double().square().sum()
+    packed = torch.cat([buffer.double(), extras]) / state.replicas
+
+    def unpack(future):
+        reduced = future.value()[0]
+        gradient = reduced[:-_EXTRA]
+        extra = (reduced[-_EXTRA:] * state.replicas).tolist()
+        state.mean_sqr += extra[0] / state.replicas
+        state.whole_sqr += gradient.square().sum().item()
+        state.stop = state.stop or extra[1] > 0
+        if extra[3] >= 1:
+            state.decision = tuple(extra[2:])
+        return gradient.to(buffer.dtype)
+
+    return dist.all_reduce(packed, async_op=True).get_future().then(unpack)
+
+
+class AdaptiveDataParallel:
+    """One optimizer step after the loader's accum_steps + 1 micro-batches, its learning rate
+    by `lr_rule` (pollux_torch.LR_RULES), its time and gradient noise reported to `trainer`
+    (a pollux_train.Trainer, or None), and the agent's decisions applied by every rank at the
+    same step."""
+
+    def __init__(self, module, optimizer, loader, trainer=None, lr_rule="adascale",
+                 smoothing=0.95):
+        if lr_rule not in pollux_torch.LR_RULES:
+            raise ValueError(f"unknown learning-rate rule {lr_rule!r}: one of "
+                             f"{', '.join(pollux_torch.LR_RULES)}")
+        self.module = module
+        self.optimizer = optimizer
+        self.loader = loader
+        self.trainer = trainer
+        self.lr_rule = lr_rule
+        self.replicas = loader.replicas
+        self.base_lrs = [group["lr"] for group in optimizer.param_groups]
+        self.noise = pollux_torch.NoiseAverage(smoothing)
+        self.examples = 0.0  # consumed since the job started, over all replicas
+        self.stop_requested = False
+        self._decision = None     # the latest from this rank's agent
+        self._applied = None      # the one the loader runs with, whose lr_scale applies
+        self._micro_batch = 0
+        self._step_full = True
+        self._step_started = None
+        self._state = _HookState(self.replicas)
+        self.model = module
+        if self.replicas > 1:
+            self.model = torch.nn.parallel.DistributedDataParallel(module)
+            self.model.register_comm_hook(self._state, _noise_hook)
+
+    def train_step(self, loss_fn, inputs, targets):
+        """Forward and backward of one micro-batch (loss_fn: a mean over the examples, as
+        torch.nn.functional.cross_entropy); the optimizer steps after the last micro-batch of
+        the step. Returns this micro-batch's mean loss (0.0 for an empty share)."""
+        if self._step_started is None:
+            self._step_started = time.perf_counter()
+        last = self._micro_batch == self.loader.accum_steps
+        full = self.loader.global_count == self.replicas * self.loader.local_bsz
+        self._step_full = self._step_full and full
+        # Every example of the step weighs the same, on every rank and micro-batch.
+        weight = len(inputs) * self.replicas / max(self.loader.global_count, 1) \
+            / (self.loader.accum_steps + 1)
+        if self.replicas == 1:
+            loss = self._backward_alone(loss_fn, inputs, targets, weight, full)
+        else:
+            self._state.wants_stop = self._checkpoint_wanted()
+            self._state.local_decision = self._decision if self.loader.rank == 0 else None
+            self._state.reset()
+            sync = contextlib.nullcontext() if last else self.model.no_sync()
+            with sync:
+                output = self.model(inputs)
+                loss = loss_fn(output, targets) if len(inputs) else output.sum() * 0.0
+                (loss * weight).backward()
+            loss = loss.item()
+        self._micro_batch += 1
+        if last:
+            self._finish_step()
+        return loss
+
+    def _backward_alone(self, loss_fn, inputs, targets, weight, measure):
+        if measure and len(inputs) >= 2:
+            loss, stats = pollux_torch.half_batch_backward(self.module, loss_fn, inputs,
+                                                           targets, grad_scale=weight)
+            self.noise.update(stats)
+            return loss
+        loss = loss_fn(self.module(inputs), targets)
+        (loss * weight).backward()
+        return loss.item()
+
+    def _checkpoint_wanted(self):
+        return self.trainer is not None and self.trainer.checkpoint_requested()
+
+    def _finish_step(self):
+        state = self._state
+        if self.replicas > 1:
+            if self._step_full:  # else the replicas' gradients are over unequal counts
+                size = self.loader.local_bsz * (self.loader.accum_steps + 1)
+                self.noise.update(pollux_torch.noise_from_norms(
+                    state.mean_sqr, state.whole_sqr, size, self.replicas))
+            self.stop_requested = state.stop
+            decision = state.decision
+        else:
+            self.stop_requested = self._checkpoint_wanted()
+            decision = self._decision
+        self._apply_lr()
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        step_time = time.perf_counter() - self._step_started
+        self.examples += self.loader.global_count * (self.loader.accum_steps + 1)
+        self._report(step_time)
+        self._micro_batch = 0
+        self._step_full = True
+        self._step_started = None
+        self._take_decision(decision)
+
+    def _apply_lr(self):
+        scale = pollux_torch.lr_scale(self.loader.batch_size, self.loader.init_batch_size,
+                                      self.lr_rule, self._applied)
+        for group, base in zip(self.optimizer.param_groups, self.base_lrs):
+            group["lr"] = base * scale
+
+    def _report(self, step_time):
+        if self.trainer is None:
+            return
+        sampler = self.loader.sampler
+        epochs = sampler.epoch + sampler.position / sampler.dataset_size
+        noise = self.noise.value()
+        self.trainer.report_step(step_time, self.loader.local_bsz, self.loader.accum_steps,
+                                 self.examples, epochs,
+                                 grad_sqr=None if noise is None else noise.grad_sqr,
+                                 grad_var=None if noise is None else noise.grad_var)
+        if self.trainer.decision() is not None:
+            self._decision = self.trainer.decision()
+
+    def _take_decision(self, agreed):
+        """Applies the decision every rank now has (rank 0's) to the loader, from the next
+        step on; one made for another number of replicas waits for its resize."""
+        decision = _as_decision(agreed)
+        if decision is None:
+            return
+        try:
+            self.loader.set_decision(decision)
+            self._applied = decision
+        except ValueError:
+            pass
+
+    def state_dict(self):
+        return {"model": self.module.state_dict(), "optimizer": self.optimizer.state_dict(),
+                "loader": self.loader.state_dict(), "noise": self.noise.state_dict(),
+                "examples": self.examples, "base_lrs": self.base_lrs}
+
+    def load_state_dict(self, state):
+        self.module.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.loader.load_state_dict(state["loader"])
+        self.noise.load_state_dict(state["noise"])
+        self.examples = state["examples"]
+        self.base_lrs = state["base_lrs"]
+
+    def checkpoint(self, path):
+        """Everything to resume, written by rank 0 atomically (pollux_torch.save_checkpoint)."""
+        pollux_torch.save_checkpoint(path, self.state_dict())
+
+    def restore(self, path):
+        """Resumes from PATH if it exists; False if there was none. An unreadable checkpoint
+        raises pollux_torch.CheckpointError and changes nothing."""
+        state = pollux_torch.load_checkpoint(path)
+        if state is None:
+            return False
+        self.load_state_dict(state)
+        return True
+
+
+def _as_decision(values):
+    """A pollux_train.Decision from the agreed tuple (or one given as is), None for none."""
+    if values is None or not isinstance(values, tuple):
+        return values
+    import pollux_train
+    batch_size, local_bsz, accum_steps, lr_scale = values
+    return pollux_train.Decision(int(round(batch_size)), int(round(local_bsz)),
+                                 int(round(accum_steps)), float(lr_scale))

@@ -102,6 +102,7 @@ class AdaptiveDataLoader:
         self.local_bsz = max(1, self.init_batch_size // self.replicas)
         self.accum_steps = 0
         self.global_count = 0  # size over all ranks of the last micro-batch
+        self.last_indices = []  # the data set's indices of this rank's last micro-batch
 
     @property
     def batch_size(self):
@@ -133,6 +134,7 @@ class AdaptiveDataLoader:
         while not self.sampler.epoch_done():
             indices, self.global_count = self.sampler.next_batch(self.rank, self.replicas,
                                                                  self.local_bsz)
+            self.last_indices = indices
             yield self._collate(indices)
 
     def _collate(self, indices):

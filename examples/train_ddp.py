@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Data-parallel PyTorch training under Pollux: handwritten digits (scikit-learn's 8x8 digits,
+shipped by Debian's python3-sklearn; nothing is downloaded).
+
+An MLP learns the 1,797 digits (1,497 to train, 300 to test, a fixed split). Every worker joins
+the job's process group from the environment pollux-agent gives it (torchrun's: RANK,
+WORLD_SIZE, MASTER_ADDR...; gloo on CPU, nccl on GPUs) and trains through
+pollux_ddp.AdaptiveDataParallel: the agent's decisions change the batch size from the next step
+on, and when the agent asks for a checkpoint (Slurm is about to requeue or resize the job)
+every worker stops at the same step, rank 0 writes --checkpoint and the script exits 143. It
+resumes from that file, with any number of workers, at the next example. The last line is
+`final accuracy: X` (test set, 0..1).
+
+    srun pollux-agent -- python3 train_ddp.py --checkpoint ckpt.pt --epochs 30   (job script)
+    torchrun --nproc-per-node 2 train_ddp.py --checkpoint /tmp/ckpt.pt           (plain DDP)
+    python3 train_ddp.py --checkpoint /tmp/ckpt.pt                                (alone)
+
+--log-examples prints, for every micro-batch, the indices each worker trained on
+(`examples epoch=E rank=R: i,j,...`), from which tests/ddp_cluster.sh checks that no example
+is repeated or skipped across a resize.
+"""
+
+import argparse
+import sys
+
+import torch
+
+import pollux_data
+import pollux_ddp
+import pollux_torch
+import pollux_train
+
+TEST_SIZE = 300
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--checkpoint", required=True, help="checkpoint file (resumed if present)")
+    parser.add_argument("--epochs", type=int, default=30)
+    parser.add_argument("--lr", type=float, default=0.05, help="learning rate at --init-batch-size")
+    parser.add_argument("--lr-rule", choices=pollux_torch.LR_RULES, default="sqrt")
+    parser.add_argument("--init-batch-size", type=int, default=32)
+    parser.add_argument("--max-batch-size", type=int, default=512)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--log-examples", action="store_true")
+    args = parser.parse_args(argv)
+    if args.epochs < 1 or args.init_batch_size < 1 or args.max_batch_size < args.init_batch_size:
+        parser.error("--epochs and --init-batch-size must be >= 1, --max-batch-size >= it")
+    return args
+
+
+def digits():
+    """(train, test) TensorDatasets of the 8x8 digits, pixels scaled to [0, 1]."""
+    from sklearn.datasets import load_digits
+    data = load_digits()
+    inputs = torch.tensor(data.data, dtype=torch.float32) / 16.0
+    targets = torch.tensor(data.target, dtype=torch.long)
+    order = torch.randperm(len(inputs), generator=torch.Generator().manual_seed(1234))
+    test, train = order[:TEST_SIZE], order[TEST_SIZE:]
+    return (torch.utils.data.TensorDataset(inputs[train], targets[train]),
+            torch.utils.data.TensorDataset(inputs[test], targets[test]))
+
+
+def mlp():
+    torch.manual_seed(0)  # every worker starts from the same weights
+    return torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(),
+                               torch.nn.Linear(128, 10))
+
+
+def accuracy(model, dataset):
+    inputs, targets = dataset.tensors
+    with torch.no_grad():
+        return (model(inputs).argmax(dim=1) == targets).float().mean().item()
+
+
+def main(argv):
+    args = parse_args(argv)
+    rank, replicas = pollux_torch.init_process_group()
+    train_set, test_set = digits()
+    model = mlp()
+    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
+    loader = pollux_data.AdaptiveDataLoader(train_set, args.init_batch_size, seed=args.seed)
+    loss_fn = torch.nn.functional.cross_entropy
+    with pollux_train.Trainer(init_batch_size=args.init_batch_size,
+                              max_batch_size=args.max_batch_size, min_local_bsz=8,
+                              max_local_bsz=256, accumulation=False) as trainer:
+        wrapped = pollux_ddp.AdaptiveDataParallel(model, optimizer, loader, trainer,
+                                                  lr_rule=args.lr_rule)
+        if wrapped.restore(args.checkpoint) and rank == 0:
+            print(f"resumed from {args.checkpoint} at epoch {loader.sampler.epoch}, example "
+                  f"{loader.sampler.position} of {len(train_set)}, with {replicas} worker(s)",
+                  flush=True)
+        for epoch in loader.epochs(args.epochs):
+            for inputs, targets in loader:
+                wrapped.train_step(loss_fn, inputs, targets)
+                if args.log_examples:  # one write per line: the workers share the output
+                    sys.stdout.write(f"examples epoch={epoch} rank={rank}: "
+                                     f"{','.join(map(str, loader.last_indices))}\n")
+                    sys.stdout.flush()
+                if wrapped.stop_requested:
+                    wrapped.checkpoint(args.checkpoint)
+                    trainer.checkpointed()
+                    if rank == 0:
+                        print(f"checkpointed at epoch {epoch}, example "
+                              f"{loader.sampler.position}", flush=True)
+                    return 143
+            if rank == 0:
+                print(f"epoch {epoch}: batch {loader.batch_size}, test accuracy "
+                      f"{accuracy(model, test_set):.4f}", flush=True)
+        wrapped.checkpoint(args.checkpoint)
+    if rank == 0:
+        print(f"final accuracy: {accuracy(model, test_set):.4f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

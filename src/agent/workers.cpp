@@ -71,8 +71,17 @@ NodeWorkers readNodeWorkers(const GetEnv& getenv, int per_node) {
   const int job_nodes = countVariable(getenv, "SLURM_JOB_NUM_NODES", 1, 1);
   workers.nodes = countVariable(getenv, "SLURM_STEP_NUM_NODES", job_nodes, 1);
   const auto node_list = getenv("SLURM_JOB_NODELIST");
-  workers.master_addr = node_list && !node_list->empty() ? firstHost(*node_list) : "127.0.0.1";
-  workers.master_port = masterPort(getenv("SLURM_JOB_ID").value_or(""));
+  const auto master_addr = getenv("MASTER_ADDR");
+  if (master_addr && !master_addr->empty()) {
+    workers.master_addr = *master_addr;  // the job's own choice
+  } else {
+    workers.master_addr = node_list && !node_list->empty() ? firstHost(*node_list) : "127.0.0.1";
+  }
+  workers.master_port = countVariable(getenv, "MASTER_PORT", 0, 1);
+  if (workers.master_port == 0) {
+    workers.master_port = masterPort(getenv("SLURM_JOB_ID").value_or(""));
+  }
+  if (workers.master_port > 65535) throw InvalidInput("MASTER_PORT is above 65535");
   return workers;
 }
 

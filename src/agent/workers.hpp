@@ -16,11 +16,12 @@ struct NodeWorkers {
   int per_node = 1;               // workers on each node of the step
   int node_rank = 0;              // SLURM_NODEID: GROUP_RANK
   int nodes = 1;                  // nodes of the step
-  std::string master_addr;        // first host of SLURM_JOB_NODELIST
-  int master_port = 0;            // masterPort(SLURM_JOB_ID)
+  std::string master_addr;        // MASTER_ADDR if set, else first host of SLURM_JOB_NODELIST
+  int master_port = 0;            // MASTER_PORT if set, else masterPort(SLURM_JOB_ID)
   std::vector<std::string> gpus;  // this node's GPUs (CUDA_VISIBLE_DEVICES), empty if none
 };
 
+// MASTER_ADDR and MASTER_PORT already in the environment (set by the job script) are kept.
 // `per_node`: the --nproc-per-node value, 0 for auto (the GPUs the job holds on this node:
 // SLURM_GPUS_ON_NODE, else CUDA_VISIBLE_DEVICES' entries; at least 1). Throws
 // pollux::InvalidInput for a malformed variable or more workers than GPUs listed.

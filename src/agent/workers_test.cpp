@@ -66,6 +66,17 @@ TEST(WorkersTest, FewerWorkersThanGpusSeeThemAllAndNoGpusMeansOneWorker) {
   EXPECT_EQ(workerEnvironment(three, 2).at("RANK"), "2");
 }
 
+TEST(WorkersTest, TheJobsOwnMasterAddressAndPortAreKept) {
+  const NodeWorkers workers = readNodeWorkers(
+      fakeEnv({{"SLURM_JOB_ID", "7"}, {"SLURM_JOB_NODELIST", "n[1-2]"},
+               {"MASTER_ADDR", "10.0.0.5"}, {"MASTER_PORT", "29500"}}),
+      1);
+  EXPECT_EQ(workerEnvironment(workers, 0).at("MASTER_ADDR"), "10.0.0.5");
+  EXPECT_EQ(workerEnvironment(workers, 0).at("MASTER_PORT"), "29500");
+  EXPECT_THROW(readNodeWorkers(fakeEnv({{"SLURM_JOB_ID", "7"}, {"MASTER_PORT", "70000"}}), 1),
+               InvalidInput);
+}
+
 TEST(WorkersTest, MoreWorkersThanListedGpusOrMalformedVariablesAreRefused) {
   EXPECT_THROW(readNodeWorkers(fakeEnv({{"SLURM_JOB_ID", "7"}, {"CUDA_VISIBLE_DEVICES", "0"}}), 2),
                InvalidInput);

@@ -9,7 +9,10 @@ byte-for-byte those of the C header (numbers in C-locale %.9g / %.17g).
 
 Outside pollux-agent (POLLUX_AGENT_SOCKET unset or empty) every method is a cheap no-op, so the
 same script runs with and without it. Sends never block: a step the agent cannot take at once
-is dropped.
+is dropped. Under the agent, a SIGTERM is a checkpoint request too: Slurm signals every process
+of a job step it stops (for a requeue, say), the agent's workers as well as the agent, and the
+agent's own request may arrive after the signal (the handler is installed from the main thread
+and put back by close()).
 
     with pollux_train.Trainer(init_batch_size=256, max_batch_size=4096, min_local_bsz=16,
                               max_local_bsz=128, accumulation=True) as trainer:
@@ -24,7 +27,9 @@ is dropped.
 import dataclasses
 import os
 import re
+import signal
 import socket
+import threading
 
 __all__ = ["Decision", "Trainer", "MAX_LINE"]
 
@@ -73,6 +78,12 @@ class Trainer:
             connection.close()
             raise
         self._socket = connection
+        self._previous_sigterm = None
+        if threading.current_thread() is threading.main_thread():
+            self._previous_sigterm = signal.signal(signal.SIGTERM, self._on_sigterm)
+
+    def _on_sigterm(self, signum, frame):
+        self._checkpoint_requested = True
 
     @property
     def connected(self):
@@ -116,6 +127,9 @@ class Trainer:
     def close(self):
         if self._socket is not None:
             self._socket.close()
+            if self._previous_sigterm is not None:
+                signal.signal(signal.SIGTERM, self._previous_sigterm)
+                self._previous_sigterm = None
         self._socket = None
 
     def __enter__(self):

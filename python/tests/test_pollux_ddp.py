@@ -102,14 +102,18 @@ def run_pair(scenario, directory=None):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     context = mp.get_context("spawn")
-    results = context.SimpleQueue()
+    results = context.Queue()
     processes = [context.Process(target=worker, args=(rank, port, scenario, directory, results))
                  for rank in range(2)]
     for process in processes:
         process.start()
-    got = sorted(results.get() for _ in range(2))
-    for process in processes:
-        process.join(60)
+    try:
+        got = sorted(results.get(timeout=120) for _ in range(2))
+    finally:  # a worker that failed leaves the other waiting in gloo: never hang the test
+        for process in processes:
+            process.join(10)
+            if process.is_alive():
+                process.kill()
     return got
 
 

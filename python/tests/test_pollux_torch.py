@@ -281,7 +281,7 @@ class ProcessGroupTest(unittest.TestCase):
         import tempfile
         import torch.multiprocessing as mp
         context = mp.get_context("spawn")
-        results = context.SimpleQueue()
+        results = context.Queue()
         port = _free_port()
         with tempfile.TemporaryDirectory() as directory:
             processes = [context.Process(target=_group_worker,
@@ -289,10 +289,14 @@ class ProcessGroupTest(unittest.TestCase):
                          for rank in range(2)]
             for process in processes:
                 process.start()
-            for process in processes:
-                process.join(60)
-                self.assertEqual(process.exitcode, 0)
-            got = sorted(results.get() for _ in range(2))
+            try:
+                got = sorted(results.get(timeout=120) for _ in range(2))
+            finally:  # a failed worker leaves the other waiting in gloo: never hang
+                for process in processes:
+                    process.join(10)
+                    if process.is_alive():
+                        process.kill()
+            self.assertEqual([process.exitcode for process in processes], [0, 0])
         self.assertEqual(got, [(0, (0, 2), 3.0, 0, 7), (1, (1, 2), 3.0, 0, 7)])
 
 

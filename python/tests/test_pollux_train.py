@@ -198,6 +198,14 @@ class StepTest(AgentTestCase):
 
 
 class FromAgentTest(AgentTestCase):
+    def test_sigterm_is_a_checkpoint_request_until_close(self):
+        import signal
+        self.assertFalse(self.trainer.checkpoint_requested())
+        os.kill(os.getpid(), signal.SIGTERM)  # Slurm stopping the step signals every process
+        self.assertTrue(self.trainer.checkpoint_requested())
+        self.trainer.close()
+        self.assertIs(signal.getsignal(signal.SIGTERM), signal.SIG_DFL)
+
     def test_decision_is_picked_up_and_the_latest_wins(self):
         self.assertIsNone(self.trainer.decision())
         self.agent.send("decision batch_size=512 local_bsz=64 accum_steps=2 lr_scale=1.75\n")

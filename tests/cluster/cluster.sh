@@ -15,6 +15,7 @@
 # (it must exec slurmctld in place, as env and valgrind do, so the recorded PID stays right);
 # slurmctld then gets SLURMCTLD_PATIENCE seconds (default 30) to answer and to exit.
 # CLUSTER_UNTYPED_GPUS=1 gives the nodes GPUs without a type (Gres=gpu:4).
+# CLUSTER_GPUS_PER_NODE=N (1-4) gives each node N GPUs instead of 4.
 # SLURM_PREFIX (default /usr, Debian's Slurm) is the Slurm release to run: its sbin/ and bin/
 # come first in PATH (RUN_DIR/env sets that PATH too) and its plugin directory is the default
 # PLUGIN_DIR. `cluster.sh plugindir` prints that directory.
@@ -81,6 +82,10 @@ start() {
       -e "s|@PLUGIN_DIR@|$plugin_dir|" -e "s|@EXTRA@|$extra|" \
       "$here/slurm.conf.in" > "$run/etc/slurm.conf"
   sed -e "s|@RUN_DIR@|$run|g" "$here/gres.conf.in" > "$run/etc/gres.conf"
+  gpus=${CLUSTER_GPUS_PER_NODE:-4}
+  case $gpus in 1|2|3|4) ;; *) echo "cluster.sh: CLUSTER_GPUS_PER_NODE=$gpus is not 1-4" >&2; exit 1 ;; esac
+  sed -i -E "s/(Gres=gpu:[a-z0-9:]*)4/\1$gpus/" "$run/etc/slurm.conf"
+  sed -i -E "s/nvidia\[0-3\]/nvidia[0-$((gpus - 1))]/" "$run/etc/gres.conf"
   if [ "${CLUSTER_UNTYPED_GPUS:-}" = 1 ]; then
     sed -i -E 's/Gres=gpu:[a-z0-9]+:/Gres=gpu:/' "$run/etc/slurm.conf"
     sed -i -E 's/ Type=[a-z0-9]+//' "$run/etc/gres.conf"

@@ -1,0 +1,95 @@
+#!/bin/sh
+# examples/train_ddp.py as an ML user submits it, on the real test cluster with sched/pollux:
+# CPU workers (gloo), one per fake GPU, started by `srun pollux-agent` with torchrun's
+# environment. Nodes get 2 GPUs each. The job (max_gpus=2) starts on one worker, Pollux
+# grows it through requeue, it resumes from its checkpoint with more workers and repeats or skips no example
+# (from what the script logs), and it ends with the accuracy of the same script run alone for
+# the same epochs (within 1 point). A second job of 4 GPUs trains on two nodes (2 workers
+# each, one process group); one of its workers is killed: its agent stops the sibling and
+# exits with the worker's status, srun --kill-on-bad-exit ends the step, the job fails and
+# nothing hangs.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/cluster/lib.sh"
+python=${PYTHON:-/usr/bin/python3}
+example=$(cd "$here/../examples" && pwd)/train_ddp.py
+pythonpath=$(cd "$here/../python" && pwd)
+"$python" -c "import torch, sklearn" 2> /dev/null ||
+  fail "$python lacks torch or sklearn (scripts/install-deps installs them)"
+EPOCHS=60
+setup_test_cluster ddp
+
+step "start a cluster with sched/pollux, 2 fake GPUs per node"
+CLUSTER_GPUS_PER_NODE=2 start_pollux_cluster
+# The test cluster's node names do not resolve: all its nodes are this machine.
+cat > ddp.sh <<JOB
+#!/bin/sh
+#SBATCH --ntasks-per-node=1
+export MASTER_ADDR=127.0.0.1 PYTHONPATH='$pythonpath' OMP_NUM_THREADS=1
+srun --ntasks="\$SLURM_JOB_NUM_NODES" --ntasks-per-node=1 --kill-on-bad-exit=1 \\
+  '$build/src/agent/pollux-agent' --report-interval 1 --grace 20 -v -- \\
+    '$python' '$example' --checkpoint '$run'/ddp-\$SLURM_JOB_ID.pt --epochs "\$1" --log-examples
+JOB
+
+step "the same script alone, $EPOCHS epochs: the reference accuracy"
+PYTHONPATH="$pythonpath" OMP_NUM_THREADS=1 "$python" "$example" --checkpoint alone.pt \
+  --epochs $EPOCHS > alone.out 2>&1 || { tail alone.out; fail "the script failed alone"; }
+alone=$(sed -n 's/^final accuracy: //p' alone.out)
+echo "   accuracy alone: $alone"
+
+step "an adaptive DDP job starts on one worker and Pollux grows it through requeue"
+job=$(sbatch --parsable --comment=adaptive:max_gpus=2 --open-mode=append -o "$run/job-%j.out" \
+  ddp.sh $EPOCHS)
+wait_until 60 "job $job running" is_running "$job"
+[ "$(job_gpus "$job")" -eq 1 ] || fail "job $job started on $(job_gpus "$job") GPUs, not 1"
+wait_until 120 "job $job resized by requeue" grep -q "JobId=$job requeue: resize" log/slurmctld.log
+echo "   $(grep -o "JobId=$job requeue: .*" log/slurmctld.log | head -n 1)"
+wait_until 300 "job $job complete" all_finished "$job"
+state=$(job_field "$job" JobState)
+[ "$state" = COMPLETED ] || { tail -20 "job-$job.out"; fail "job $job ended $state"; }
+
+step "it resumed from its checkpoint with more workers, every example once per epoch"
+grep "^resumed from\|^checkpointed at\|started [0-9]* workers" "job-$job.out" | sed 's/^/   /'
+grep -Eq "^resumed from .* with ([2-9]|[1-9][0-9]+) worker" "job-$job.out" ||
+  fail "job $job never resumed with more than one worker"
+"$python" - "job-$job.out" $EPOCHS <<'PY' || fail "job $job repeated or skipped examples"
+import collections, re, sys
+path, epochs = sys.argv[1], int(sys.argv[2])
+seen = collections.defaultdict(list)
+for line in open(path):
+    match = re.match(r"examples epoch=(\d+) rank=\d+: ([\d,]*)$", line.strip())
+    if match and match.group(2):
+        seen[int(match.group(1))].extend(int(i) for i in match.group(2).split(","))
+for epoch in range(epochs):
+    counts = collections.Counter(seen[epoch])
+    repeated = sum(1 for n in counts.values() if n > 1)
+    missing = sum(1 for i in range(1497) if i not in counts)
+    if repeated or missing:
+        sys.exit(f"epoch {epoch}: {repeated} repeated, {missing} skipped")
+print(f"   every example once in each of {epochs} epochs")
+PY
+
+step "the same final accuracy as alone (within 1 point)"
+final=$(sed -n 's/^final accuracy: //p' "job-$job.out" | tail -n 1)
+echo "   adaptive $final, alone $alone"
+"$python" -c "import sys; sys.exit(abs($final - $alone) > 0.01)" ||
+  fail "job $job reached $final, the script alone $alone"
+
+step "a job of 4 workers on two nodes trains; one worker killed: the job fails cleanly"
+doomed=$(sbatch --parsable --comment=adaptive:min_gpus=4,max_gpus=4 --open-mode=append \
+  -o "$run/job-%j.out" ddp.sh 100000)
+wait_until 90 "job $doomed training" grep -q "^epoch 1:" "job-$doomed.out"
+for rank in 0 1; do
+  grep -q "pollux-agent\[$doomed\.$rank\]: started 2 workers (RANK $((rank * 2))..., WORLD_SIZE 4" \
+    "job-$doomed.out" || fail "job $doomed: no 2 workers of 4 on node $rank"
+done
+# A worker's command line starts with the interpreter (srun's and the agents' hold it later).
+worker=$(pgrep -f "^$python .*ddp-$doomed.pt" | head -n 1)
+[ -n "$worker" ] || fail "no worker of job $doomed found"
+kill -KILL "$worker"
+wait_until 60 "job $doomed ended" all_finished "$doomed"
+state=$(job_field "$doomed" JobState)
+[ "$state" = FAILED ] || fail "job $doomed ended $state, not FAILED"
+grep -q "exited with status 137; stopping the others" "job-$doomed.out" ||
+  fail "no agent line about the killed worker: $(grep pollux-agent "job-$doomed.out" | tail -3)"
+echo "PASS"

@@ -3,7 +3,6 @@ one process training on the whole batch, the gradient noise measured in DDP's ow
 one rank's checkpoint request and rank 0's decision seen by both ranks at the same step."""
 
 import os
-import socket
 import sys
 import tempfile
 import unittest
@@ -16,6 +15,7 @@ except ImportError:
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import pollux_train
+import ports
 
 if torch is not None:
     import pollux_data
@@ -98,9 +98,7 @@ def worker(rank, port, scenario, directory, results):
 
 def run_pair(scenario, directory=None):
     import torch.multiprocessing as mp
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = ports.rendezvous_port()
     context = mp.get_context("spawn")
     results = context.Queue()
     processes = [context.Process(target=worker, args=(rank, port, scenario, directory, results))

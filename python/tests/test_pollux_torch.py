@@ -18,6 +18,7 @@ except ImportError:
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import pollux_train
+import ports
 
 if torch is not None:
     import pollux_torch
@@ -236,13 +237,6 @@ class NoiseAverageTest(unittest.TestCase):
                 pollux_torch.NoiseAverage(smoothing)
 
 
-def _free_port():
-    import socket
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def _group_worker(rank, world_size, port, directory, results):
     os.environ.update({"RANK": str(rank), "WORLD_SIZE": str(world_size),
                        "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)})
@@ -282,7 +276,7 @@ class ProcessGroupTest(unittest.TestCase):
         import torch.multiprocessing as mp
         context = mp.get_context("spawn")
         results = context.Queue()
-        port = _free_port()
+        port = ports.rendezvous_port()
         with tempfile.TemporaryDirectory() as directory:
             processes = [context.Process(target=_group_worker,
                                          args=(rank, 2, port, directory, results))

@@ -9,18 +9,8 @@
 namespace pollux::agent {
 namespace {
 
-int integerVariable(const GetEnv& getenv, const char* name, int fallback, int min) {
-  const auto text = getenv(name);
-  if (!text || text->empty()) return fallback;
-  const auto value = parseInteger(*text, min, 1 << 20);
-  if (!value)
-    throw InvalidInput(std::string(name) + "='" + *text + "' is not an integer >= " +
-                       std::to_string(min));
-  return static_cast<int>(*value);
-}
-
 int gpusPerNode(const GetEnv& getenv) {
-  const int on_node = integerVariable(getenv, "SLURM_GPUS_ON_NODE", 0, 0);
+  const int on_node = countVariable(getenv, "SLURM_GPUS_ON_NODE", 0, 0);
   if (on_node > 0) return on_node;
   const auto visible = getenv("CUDA_VISIBLE_DEVICES");
   if (visible && !visible->empty())
@@ -30,16 +20,26 @@ int gpusPerNode(const GetEnv& getenv) {
 
 }  // namespace
 
+int countVariable(const GetEnv& getenv, const char* name, int fallback, int min) {
+  const auto text = getenv(name);
+  if (!text || text->empty()) return fallback;
+  const auto value = parseInteger(*text, min, 1 << 20);
+  if (!value)
+    throw InvalidInput(std::string(name) + "='" + *text + "' is not an integer >= " +
+                       std::to_string(min));
+  return static_cast<int>(*value);
+}
+
 StepEnvironment readStepEnvironment(const GetEnv& getenv, int replicas_override) {
   StepEnvironment step;
   const auto job_id = getenv("SLURM_JOB_ID");
   if (!job_id || job_id->empty())
     throw InvalidInput("SLURM_JOB_ID is not set: run pollux-agent inside a Slurm job (srun)");
   step.job_id = *job_id;
-  step.rank = integerVariable(getenv, "SLURM_PROCID", 0, 0);
+  step.rank = countVariable(getenv, "SLURM_PROCID", 0, 0);
   step.node_name = getenv("SLURMD_NODENAME").value_or("");
-  const int job_nodes = integerVariable(getenv, "SLURM_JOB_NUM_NODES", 1, 1);
-  const int nodes = integerVariable(getenv, "SLURM_STEP_NUM_NODES", job_nodes, 1);
+  const int job_nodes = countVariable(getenv, "SLURM_JOB_NUM_NODES", 1, 1);
+  const int nodes = countVariable(getenv, "SLURM_STEP_NUM_NODES", job_nodes, 1);
   const int replicas = replicas_override > 0 ? replicas_override : nodes * gpusPerNode(getenv);
   step.placement = {nodes, std::max(nodes, replicas)};
   step.submit_dir = getenv("SLURM_SUBMIT_DIR").value_or(".");

@@ -28,6 +28,10 @@ using GetEnv = std::function<std::optional<std::string>(const char* name)>;
 // `replicas_override` > 0 replaces the computed replica count.
 StepEnvironment readStepEnvironment(const GetEnv& getenv, int replicas_override);
 
+// An integer variable >= `min`, `fallback` when unset or empty; throws pollux::InvalidInput
+// naming it when malformed.
+int countVariable(const GetEnv& getenv, const char* name, int fallback, int min);
+
 // The process environment.
 std::optional<std::string> processEnv(const char* name);
 

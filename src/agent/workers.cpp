@@ -12,17 +12,6 @@ constexpr int kFirstMasterPort = 20000;
 constexpr int kMasterPorts = 10000;
 constexpr int kMaxWorkers = 1024;
 
-int countVariable(const GetEnv& getenv, const char* name, int fallback, int min) {
-  const auto text = getenv(name);
-  if (!text || text->empty()) return fallback;
-  const auto value = parseInteger(*text, min, 1 << 20);
-  if (!value) {
-    throw InvalidInput(std::string(name) + "='" + *text + "' is not an integer >= " +
-                       std::to_string(min));
-  }
-  return static_cast<int>(*value);
-}
-
 std::vector<std::string> splitCommas(const std::string& text) {
   std::vector<std::string> items;
   std::stringstream in(text);

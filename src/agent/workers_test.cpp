@@ -5,17 +5,12 @@
 #include <map>
 
 #include "common/invalid_input.hpp"
+#include "test_env.hpp"
 
 namespace pollux::agent {
 namespace {
 
-GetEnv fakeEnv(std::map<std::string, std::string> values) {
-  return [values](const char* name) -> std::optional<std::string> {
-    const auto found = values.find(name);
-    if (found == values.end()) return std::nullopt;
-    return found->second;
-  };
-}
+using testing::fakeEnv;
 
 TEST(WorkersTest, FirstHostOfSlurmsHostLists) {
   EXPECT_EQ(firstHost("n1"), "n1");

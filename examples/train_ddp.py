@@ -15,9 +15,10 @@ resumes from that file, with any number of workers, at the next example. The las
     torchrun --nproc-per-node 2 train_ddp.py --checkpoint /tmp/ckpt.pt           (plain DDP)
     python3 train_ddp.py --checkpoint /tmp/ckpt.pt                                (alone)
 
---log-examples prints, for every micro-batch, the indices each worker trained on
-(`examples epoch=E rank=R: i,j,...`), from which tests/ddp_cluster.sh checks that no example
-is repeated or skipped across a resize.
+--log-examples PREFIX appends, for every micro-batch, the indices each worker trained on to
+PREFIX.rankR (`examples epoch=E rank=R: i,j,...`; a file per worker, as Slurm's output
+forwarding may split long lines), from which tests/ddp_cluster.sh checks that no example is
+repeated or skipped across a resize.
 """
 
 import argparse
@@ -42,7 +43,7 @@ def parse_args(argv):
     parser.add_argument("--init-batch-size", type=int, default=32)
     parser.add_argument("--max-batch-size", type=int, default=512)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--log-examples", action="store_true")
+    parser.add_argument("--log-examples", metavar="PREFIX")
     args = parser.parse_args(argv)
     if args.epochs < 1 or args.init_batch_size < 1 or args.max_batch_size < args.init_batch_size:
         parser.error("--epochs and --init-batch-size must be >= 1, --max-batch-size >= it")
@@ -81,6 +82,7 @@ def main(argv):
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
     loader = pollux_data.AdaptiveDataLoader(train_set, args.init_batch_size, seed=args.seed)
     loss_fn = torch.nn.functional.cross_entropy
+    examples_log = open(f"{args.log_examples}.rank{rank}", "a") if args.log_examples else None
     with pollux_train.Trainer(init_batch_size=args.init_batch_size,
                               max_batch_size=args.max_batch_size, min_local_bsz=8,
                               max_local_bsz=256, accumulation=False) as trainer:
@@ -93,10 +95,10 @@ def main(argv):
         for epoch in loader.epochs(args.epochs):
             for inputs, targets in loader:
                 wrapped.train_step(loss_fn, inputs, targets)
-                if args.log_examples:  # one write per line: the workers share the output
-                    sys.stdout.write(f"examples epoch={epoch} rank={rank}: "
-                                     f"{','.join(map(str, loader.last_indices))}\n")
-                    sys.stdout.flush()
+                if examples_log:
+                    examples_log.write(f"examples epoch={epoch} rank={rank}: "
+                                       f"{','.join(map(str, loader.last_indices))}\n")
+                    examples_log.flush()
                 if wrapped.stop_requested:
                     wrapped.checkpoint(args.checkpoint)
                     trainer.checkpointed()

@@ -28,7 +28,8 @@ cat > ddp.sh <<JOB
 export MASTER_ADDR=127.0.0.1 PYTHONPATH='$pythonpath' OMP_NUM_THREADS=1
 srun --ntasks="\$SLURM_JOB_NUM_NODES" --ntasks-per-node=1 --kill-on-bad-exit=1 \\
   '$build/src/agent/pollux-agent' --report-interval 1 --grace 20 -v -- \\
-    '$python' '$example' --checkpoint '$run'/ddp-\$SLURM_JOB_ID.pt --epochs "\$1" --log-examples
+    '$python' '$example' --checkpoint '$run'/ddp-\$SLURM_JOB_ID.pt --epochs "\$1" \\
+      --log-examples '$run'/examples-\$SLURM_JOB_ID
 JOB
 
 step "the same script alone, $EPOCHS epochs: the reference accuracy"
@@ -52,11 +53,11 @@ step "it resumed from its checkpoint with more workers, every example once per e
 grep "^resumed from\|^checkpointed at\|started [0-9]* workers" "job-$job.out" | sed 's/^/   /'
 grep -Eq "^resumed from .* with ([2-9]|[1-9][0-9]+) worker" "job-$job.out" ||
   fail "job $job never resumed with more than one worker"
-"$python" - "job-$job.out" $EPOCHS <<'PY' || fail "job $job repeated or skipped examples"
+"$python" - $EPOCHS examples-$job.rank* <<'PY' || fail "job $job repeated or skipped examples"
 import collections, re, sys
-path, epochs = sys.argv[1], int(sys.argv[2])
+epochs, paths = int(sys.argv[1]), sys.argv[2:]
 seen = collections.defaultdict(list)
-for line in open(path):
+for line in (line for path in paths for line in open(path)):
     match = re.match(r"examples epoch=(\d+) rank=\d+: ([\d,]*)$", line.strip())
     if match and match.group(2):
         seen[int(match.group(1))].extend(int(i) for i in match.group(2).split(","))

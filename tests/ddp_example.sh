@@ -43,7 +43,7 @@ echo "   accuracy alone $alone, two workers $two"
   fail "two workers reached $two, one process $alone"
 
 echo "== SIGTERM mid-run: both workers stop at one step, rank 0 checkpoints; three resume"
-run_agent 2 102 stopped.out --checkpoint resume.pt --epochs $EPOCHS --log-examples
+run_agent 2 102 stopped.out --checkpoint resume.pt --epochs $EPOCHS --log-examples examples
 for _ in $(seq 100); do grep -q "^epoch 2:" stopped.out && break; sleep 0.2; done
 kill -TERM "$agent_pid"
 status=0
@@ -51,14 +51,14 @@ wait "$agent_pid" || status=$?
 agent_pid=
 [ "$status" -eq 143 ] || { tail stopped.out; fail "the agent exited $status after SIGTERM, not 143"; }
 grep -q "^checkpointed at epoch" stopped.out || fail "no checkpoint: $(tail -3 stopped.out)"
-run_agent 3 102 resumed.out --checkpoint resume.pt --epochs $EPOCHS --log-examples
+run_agent 3 102 resumed.out --checkpoint resume.pt --epochs $EPOCHS --log-examples examples
 wait "$agent_pid" || { tail resumed.out; fail "the resumed job failed"; }
 agent_pid=
 grep -q "^resumed from resume.pt at epoch .* with 3 worker(s)" resumed.out ||
   fail "not resumed: $(head -3 resumed.out)"
-"$python" - stopped.out resumed.out $EPOCHS <<'PY' || fail "examples repeated or skipped"
+"$python" - $EPOCHS examples.rank* <<'PY' || fail "examples repeated or skipped"
 import collections, re, sys
-*outputs, epochs = sys.argv[1:]
+epochs, *outputs = sys.argv[1:]
 seen = collections.defaultdict(list)
 for path in outputs:
     for line in open(path):

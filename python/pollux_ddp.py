@@ -53,21 +53,23 @@ class _HookState:
         self.decision = None  # rank 0's, as received
 
 
-def _extras(state, device, dtype):
+def _extras(state, buffer):
+    """The values of _EXTRA for this bucket, in its dtype (a decision's integers are exact in
+    float32 up to 2^24)."""
     decision = state.local_decision
     values = [0.0, 1.0 if state.wants_stop else 0.0, 0.0, 0.0, 0.0, 0.0]
     if decision is not None:
         values[2:] = [decision.batch_size, decision.local_bsz, decision.accum_steps,
                       decision.lr_scale]
-    return torch.tensor(values, device=device, dtype=torch.float64).to(dtype)
+    extras = torch.tensor(values, device=buffer.device, dtype=buffer.dtype)
+    extras[0] = buffer.square().sum()
+    return extras
 
 
 def _noise_hook(state, bucket):
     """Averages the bucket and, in the same all-reduce, the values of _EXTRA."""
     buffer = bucket.buffer()
-    extras = _extras(state, buffer.device, torch.float64)
-    extras[0] = buffer.double().square().sum()
-    packed = torch.cat([buffer.double(), extras]) / state.replicas
+    packed = torch.cat([buffer, _extras(state, buffer)]).div_(state.replicas)
 
     def unpack(future):
         reduced = future.value()[0]
@@ -78,7 +80,7 @@ def _noise_hook(state, bucket):
         state.stop = state.stop or extra[1] > 0
         if extra[3] >= 1:
             state.decision = tuple(extra[2:])
-        return gradient.to(buffer.dtype)
+        return gradient
 
     return dist.all_reduce(packed, async_op=True).get_future().then(unpack)
 

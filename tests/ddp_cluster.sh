@@ -1,13 +1,14 @@
 #!/bin/sh
 # examples/train_ddp.py as an ML user submits it, on the real test cluster with sched/pollux:
 # CPU workers (gloo), one per fake GPU, started by `srun pollux-agent` with torchrun's
-# environment. Nodes get 2 GPUs each. The job (max_gpus=2) starts on one worker, Pollux
-# grows it through requeue, it resumes from its checkpoint with more workers and repeats or skips no example
-# (from what the script logs), and it ends with the accuracy of the same script run alone for
-# the same epochs (within 1 point). A second job of 4 GPUs trains on two nodes (2 workers
-# each, one process group); one of its workers is killed: its agent stops the sibling and
-# exits with the worker's status, srun --kill-on-bad-exit ends the step, the job fails and
-# nothing hangs.
+# environment. Nodes get 2 GPUs each. Rigid jobs hold the v100 nodes and one GPU of each a100
+# node, so the job (max_gpus=4) starts on one worker and Pollux can only grow it across the
+# two a100 nodes: through a requeue, it resumes from its checkpoint with a worker on each node
+# (one process group over two nodes), repeats or skips no example (from what the script
+# logs), and ends with the accuracy of the same script run alone for the same epochs (within
+# 1 point). A second job of 4 GPUs trains on two nodes (2 workers each); one of its workers
+# is killed: its agent stops the sibling and exits with the worker's status,
+# srun --kill-on-bad-exit ends the step, the job fails and nothing hangs.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster/lib.sh"
@@ -16,7 +17,7 @@ example=$(cd "$here/../examples" && pwd)/train_ddp.py
 pythonpath=$(cd "$here/../python" && pwd)
 "$python" -c "import torch, sklearn" 2> /dev/null ||
   fail "$python lacks torch or sklearn (scripts/install-deps installs them)"
-EPOCHS=60
+EPOCHS=300
 setup_test_cluster ddp
 
 step "start a cluster with sched/pollux, 2 fake GPUs per node"
@@ -38,14 +39,24 @@ PYTHONPATH="$pythonpath" OMP_NUM_THREADS=1 "$python" "$example" --checkpoint alo
 alone=$(sed -n 's/^final accuracy: //p' alone.out)
 echo "   accuracy alone: $alone"
 
-step "an adaptive DDP job starts on one worker and Pollux grows it through requeue"
-job=$(sbatch --parsable --comment=adaptive:max_gpus=2 --open-mode=append -o "$run/job-%j.out" \
+step "rigid jobs leave one free GPU on each a100 node and none elsewhere"
+blockers=
+for node in n1 n2 n3 n4; do
+  gpus=2; case $node in n1|n2) gpus=1 ;; esac
+  blockers="$blockers $(sbatch --parsable -w $node --gres=gpu:$gpus -o /dev/null --wrap "sleep 600")"
+done
+for blocker in $blockers; do wait_until 60 "rigid job $blocker running" is_running "$blocker"; done
+
+step "an adaptive DDP job starts on one worker and Pollux grows it across two nodes"
+job=$(sbatch --parsable --comment=adaptive:max_gpus=4 --open-mode=append -o "$run/job-%j.out" \
   ddp.sh $EPOCHS)
 wait_until 60 "job $job running" is_running "$job"
 [ "$(job_gpus "$job")" -eq 1 ] || fail "job $job started on $(job_gpus "$job") GPUs, not 1"
-wait_until 120 "job $job resized by requeue" grep -q "JobId=$job requeue: resize" log/slurmctld.log
+grows_across() { grep -q "JobId=$job requeue: resize 1xa100 on n[12] -> 2xa100 on n1,n2" log/slurmctld.log; }
+wait_until 120 "job $job grown by requeue to n1,n2" grows_across
 echo "   $(grep -o "JobId=$job requeue: .*" log/slurmctld.log | head -n 1)"
 wait_until 300 "job $job complete" all_finished "$job"
+scancel $blockers
 state=$(job_field "$job" JobState)
 [ "$state" = COMPLETED ] || { tail -20 "job-$job.out"; fail "job $job ended $state"; }
 
@@ -53,6 +64,8 @@ step "it resumed from its checkpoint with more workers, every example once per e
 grep "^resumed from\|^checkpointed at\|started [0-9]* workers" "job-$job.out" | sed 's/^/   /'
 grep -Eq "^resumed from .* with ([2-9]|[1-9][0-9]+) worker" "job-$job.out" ||
   fail "job $job never resumed with more than one worker"
+grep -q "pollux-agent\[$job\.1\]" "job-$job.out" ||
+  fail "job $job never ran an agent on a second node"
 "$python" - $EPOCHS examples-$job.rank* <<'PY' || fail "job $job repeated or skipped examples"
 import collections, re, sys
 epochs, paths = int(sys.argv[1]), sys.argv[2:]
@@ -77,6 +90,7 @@ echo "   adaptive $final, alone $alone"
   fail "job $job reached $final, the script alone $alone"
 
 step "a job of 4 workers on two nodes trains; one worker killed: the job fails cleanly"
+wait_until 60 "the rigid jobs ended" all_finished $blockers
 doomed=$(sbatch --parsable --comment=adaptive:min_gpus=4,max_gpus=4 --open-mode=append \
   -o "$run/job-%j.out" ddp.sh 100000)
 wait_until 90 "job $doomed training" grep -q "^epoch 1:" "job-$doomed.out"

@@ -55,7 +55,7 @@ std::vector<std::string> stepCommand(const std::string& agent_path, const Option
   std::vector<std::string> command = {
       "srun", "--nodes=" + std::to_string(nodes),
       "--ntasks=" + std::to_string(nodes * static_cast<size_t>(tasks_per_node)),
-      "--ntasks-per-node=" + std::to_string(tasks_per_node), agent_path};
+      "--ntasks-per-node=" + std::to_string(tasks_per_node), "--kill-on-bad-exit=1", agent_path};
   command.insert(command.end(), options.agent_arguments.begin(), options.agent_arguments.end());
   command.push_back("--");
   command.insert(command.end(), options.command.begin(), options.command.end());

@@ -28,7 +28,7 @@ TEST(Launcher, StepOfOneAgentPerTaskWithTheAgentsOptions) {
   options.command = {"python3", "train.py"};
   EXPECT_EQ(stepCommand("/usr/bin/pollux-agent", options, 2, 1),
             (Nodes{"srun", "--nodes=2", "--ntasks=2", "--ntasks-per-node=1",
-                   "/usr/bin/pollux-agent", "--grace", "10", "--", "python3", "train.py"}));
+                   "--kill-on-bad-exit=1", "/usr/bin/pollux-agent", "--grace", "10", "--", "python3", "train.py"}));
 }
 
 TEST(Launcher, StepSeesTheShrunkJobAndKnowsItIsLaunched) {

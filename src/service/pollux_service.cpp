@@ -105,6 +105,7 @@ pollux::service::ResourceRequest resourcesOf(const pollux_job_view_t& view) {
   pollux::service::ResourceRequest request;
   request.min_cpus_per_node = view.min_cpus_per_node;
   request.cpus_per_task = std::max(1, view.cpus_per_task);
+  request.ntasks_per_node = std::max(0, view.ntasks_per_node);
   request.ntasks_per_gpu = std::max(0, view.ntasks_per_gpu);
   request.cpus_per_tres = text(view.cpus_per_tres);
   request.memory_mb_per_node = static_cast<std::int64_t>(view.memory_mb_per_node);
@@ -156,6 +157,7 @@ pollux::service::SlurmJob jobFrom(const pollux_job_view_t& view) {
   job.eligible_time = static_cast<double>(view.eligible_time);
   job.end_time = static_cast<double>(view.end_time);
   job.failed = view.failed != 0;
+  job.completing = view.completing != 0;
   job.comment = text(view.comment);
   job.partitions = namesOf(view.partitions, "job partitions");
   job.nodes = namesOf(view.nodes, "job nodes");
@@ -211,6 +213,8 @@ std::unique_ptr<OwnedPlan> planFrom(std::vector<pollux::service::PlannedAction> 
                                               static_cast<uint32_t>(p.action.nodes.size()),
                                               p.tres_per_node.c_str(),
                                               p.node_list.c_str(),
+                                              static_cast<uint32_t>(p.num_tasks),
+                                              static_cast<uint32_t>(p.min_cpus),
                                               p.admin_comment.c_str(),
                                               0,
                                               nullptr});

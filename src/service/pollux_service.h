@@ -64,6 +64,7 @@ typedef struct {
   time_t eligible_time;  /* pending: when it may start (a requeue pushes this out) */
   time_t end_time;       /* finished jobs */
   int failed;            /* finished as FAILED or NODE_FAIL, no longer completing */
+  int completing;        /* its last run still releases its nodes (a requeued job: PENDING) */
   const char *comment;
   pollux_names_t partitions;      /* its partition, or those a pending job may run in */
   pollux_names_t nodes;           /* allocated nodes */
@@ -80,6 +81,7 @@ typedef struct {
   /* CPUs and memory per node, Slurm's defaults applied: */
   int min_cpus_per_node;       /* tasks per node x CPUs per task, at least */
   int cpus_per_task;
+  int ntasks_per_node;         /* --ntasks-per-node, 0 if none */
   int ntasks_per_gpu;          /* --ntasks-per-gpu, 0 if none */
   const char *cpus_per_tres;   /* "gres:gpu:4" with --cpus-per-gpu */
   uint64_t memory_mb_per_node; /* --mem or DefMemPerNode, 0 if none */
@@ -136,6 +138,11 @@ typedef struct {
   uint32_t num_nodes;
   const char *tres_per_node; /* "gres:gpu:N": untyped, the nodes decide the GPU type */
   const char *node_list;     /* "n1,n2" */
+  /* START and REQUEUE with nodes: the job's task count on them (--ntasks-per-node, else 1,
+   * per node) and its minimum CPUs (tasks x CPUs per task), which Slurm raises when a job
+   * gains nodes but never lowers; 0: left as Slurm has them (--ntasks-per-gpu). */
+  uint32_t num_tasks;
+  uint32_t min_cpus;
   const char *admin_comment; /* status for scontrol show job */
   /* Set by the shim once it has acted: 0, or Slurm's error code and its text. */
   int error_code;

@@ -114,6 +114,7 @@ Json::Value resourcesToJson(const ResourceRequest& request) {
   Json::Value out;
   out["min_cpus_per_node"] = request.min_cpus_per_node;
   out["cpus_per_task"] = request.cpus_per_task;
+  out["ntasks_per_node"] = request.ntasks_per_node;
   out["ntasks_per_gpu"] = request.ntasks_per_gpu;
   putText(out, "cpus_per_tres", request.cpus_per_tres);
   out["memory_mb_per_node"] = Json::Int64(request.memory_mb_per_node);
@@ -126,13 +127,15 @@ Json::Value resourcesToJson(const ResourceRequest& request) {
 }
 
 ResourceRequest parseResources(const JsonField& field) {
-  field.requireOnlyKeys({"min_cpus_per_node", "cpus_per_task", "ntasks_per_gpu",
+  field.requireOnlyKeys({"min_cpus_per_node", "cpus_per_task", "ntasks_per_node", "ntasks_per_gpu",
                          "cpus_per_tres", "memory_mb_per_node", "memory_mb_per_cpu",
                          "mem_per_tres", "memory_set", "default_cpus_per_gpu",
                          "default_memory_mb_per_gpu"});
   ResourceRequest request;
   request.min_cpus_per_node = count(field["min_cpus_per_node"]);
   request.cpus_per_task = count(field["cpus_per_task"]);
+  // Rounds recorded before the plugin read --ntasks-per-node lack it.
+  if (field.has("ntasks_per_node")) request.ntasks_per_node = count(field["ntasks_per_node"]);
   request.ntasks_per_gpu = count(field["ntasks_per_gpu"]);
   request.cpus_per_tres = optionalText(field, "cpus_per_tres");
   request.memory_mb_per_node = megabytes(field["memory_mb_per_node"]);
@@ -155,6 +158,7 @@ Json::Value jobToJson(const SlurmJob& job) {
   out["eligible_time"] = job.eligible_time;
   out["end_time"] = job.end_time;
   out["failed"] = job.failed;
+  out["completing"] = job.completing;
   putText(out, "comment", job.comment);
   out["partitions"] = namesToJson(job.partitions);
   out["nodes"] = namesToJson(job.nodes);
@@ -168,7 +172,7 @@ Json::Value jobToJson(const SlurmJob& job) {
 
 SlurmJob parseJob(const JsonField& field) {
   field.requireOnlyKeys({"job_id", "user_id", "state", "held", "submit_time", "start_time",
-                         "eligible_time", "end_time", "failed", "comment", "partitions", "nodes",
+                         "eligible_time", "end_time", "failed", "completing", "comment", "partitions", "nodes",
                          "batch_host", "requested_nodes", "num_nodes", "gpu_request",
                          "resources"});
   SlurmJob job;
@@ -181,6 +185,8 @@ SlurmJob parseJob(const JsonField& field) {
   job.eligible_time = seconds(field["eligible_time"]);
   job.end_time = seconds(field["end_time"]);
   job.failed = field["failed"].boolean();
+  // Rounds recorded before the plugin read COMPLETING lack it.
+  job.completing = field.has("completing") && field["completing"].boolean();
   job.comment = optionalText(field, "comment");
   job.partitions = parseNames(field["partitions"]);
   job.nodes = parseNames(field["nodes"]);
@@ -203,6 +209,10 @@ Json::Value actionToJson(const PlannedAction& planned) {
   out["nodes"] = namesToJson(action.nodes);
   putText(out, "tres_per_node", planned.tres_per_node);
   putText(out, "node_list", planned.node_list);
+  if (planned.num_tasks > 0) {
+    out["num_tasks"] = planned.num_tasks;
+    out["min_cpus"] = planned.min_cpus;
+  }
   out["admin_comment"] = planned.admin_comment;
   out["why"] = action.why;
   return out;

@@ -1,5 +1,6 @@
 #include "round_planner.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "snapshot_builder.hpp"
@@ -53,12 +54,34 @@ void settleShrinks(JobStore& store, const Round& round, const Log& log) {
   }
 }
 
-PlannedAction describe(Action action, const policy::Decision& decision) {
+// A job placed on nodes runs its --ntasks-per-node tasks (one pollux-agent if not given) on
+// each; with --ntasks-per-gpu Slurm counts its tasks from the GPUs itself.
+void setTaskCounts(PlannedAction& planned, const ResourceRequest& request) {
+  const Action& a = planned.action;
+  const bool placing = a.kind == ActionKind::kStart || a.kind == ActionKind::kRequeue;
+  if (!placing || a.nodes.empty() || request.ntasks_per_gpu > 0) return;
+  planned.num_tasks = static_cast<int>(a.nodes.size()) * std::max(1, request.ntasks_per_node);
+  planned.min_cpus = planned.num_tasks * std::max(1, request.cpus_per_task);
+}
+
+// Placed right after a requeue, while its last run still releases its nodes (checkpointing,
+// seconds): Slurm starts it there once they are free. Re-decided now, on a room its own last
+// run still holds, it would be moved for nothing; so it waits as placed.
+bool waitsForItsLastRun(const SlurmJob& job) {
+  return job.adaptive && job.state == JobState::kPending && job.completing && !job.held &&
+         !job.requested_nodes.empty();
+}
+
+PlannedAction describe(Action action, const policy::Decision& decision,
+                       const std::vector<SlurmJob>& jobs) {
   PlannedAction planned;
   planned.action = std::move(action);
   const Action& a = planned.action;
   if (!a.nodes.empty()) planned.tres_per_node = tresPerNode(a);
   planned.node_list = commaSeparated(a.nodes);
+  const auto job = std::find_if(jobs.begin(), jobs.end(),
+                                [&](const SlurmJob& j) { return j.id == a.job_id; });
+  if (job != jobs.end()) setTaskCounts(planned, job->resources);
   planned.admin_comment = "pollux: " + a.why;
   const auto decided = decision.allocations.find(std::to_string(a.job_id));
   if (decided != decision.allocations.end() && decided->second.batch_size > 0) {
@@ -89,8 +112,12 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
   settleShrinks(store, round, log);
   const auto records = store.records();
   // A job shrinking in place is seen on its target (where it will be in a moment) and waits.
-  std::vector<SlurmJob> as_seen = jobs;
-  std::set<uint32_t> shrinking, resizes_in_place;
+  std::vector<SlurmJob> as_seen;
+  std::set<uint32_t> waiting, shrinking, resizes_in_place;
+  for (const auto& job : jobs) {
+    if (waitsForItsLastRun(job)) waiting.insert(job.id);
+    else as_seen.push_back(job);
+  }
   for (auto& job : as_seen) {
     const auto record = records.find(std::to_string(job.id));
     if (record == records.end()) continue;
@@ -114,7 +141,7 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
   logSolverTrouble(decision.stats, log);
   std::vector<SlurmJob> to_plan;
   for (const auto& job : jobs) {
-    if (!shrinking.count(job.id)) to_plan.push_back(job);
+    if (!shrinking.count(job.id) && !waiting.count(job.id)) to_plan.push_back(job);
   }
   for (const auto& job : to_plan) {
     if (!job.adaptive) continue;
@@ -126,10 +153,12 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
   }
   auto actions = planActions(to_plan, decision, round.now, resizes_in_place, plan.problems);
   actions = deferWhileSlurmSettles(std::move(actions), jobs, round.nodes, settling, plan.problems);
-  for (auto& action : actions) plan.actions.push_back(describe(std::move(action), decision));
+  for (auto& action : actions) {
+    plan.actions.push_back(describe(std::move(action), decision, jobs));
+  }
   const double failures_since = round.now - kNodeFailureWindowS;
   for (auto& action : planNodeFailureRequeues(jobs, round.nodes, failures_since)) {
-    plan.actions.push_back(describe(std::move(action), decision));
+    plan.actions.push_back(describe(std::move(action), decision, jobs));
   }
   for (const auto& problem : plan.problems) log(LogLevel::kError, problem);
   return plan;

@@ -29,6 +29,8 @@ struct PlannedAction {
   Action action;
   std::string tres_per_node;  // "gres:gpu:N"; empty for a hold or a requeue without nodes
   std::string node_list;      // "n1,n2"
+  int num_tasks = 0;          // on those nodes, with min_cpus; 0: left as Slurm has them
+  int min_cpus = 0;
   std::string admin_comment;  // "pollux: WHY[ batch_size=N]", for scontrol show job
 };
 

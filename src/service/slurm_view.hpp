@@ -39,6 +39,7 @@ struct SlurmNode {
 struct ResourceRequest {
   int min_cpus_per_node = 1;            // tasks per node x CPUs per task, at least
   int cpus_per_task = 1;
+  int ntasks_per_node = 0;              // --ntasks-per-node
   int ntasks_per_gpu = 0;               // --ntasks-per-gpu
   std::string cpus_per_tres;            // "gres:gpu:4" with --cpus-per-gpu
   std::int64_t memory_mb_per_node = 0;  // --mem, DefMemPerNode
@@ -85,6 +86,7 @@ struct SlurmJob {
   double eligible_time = 0;
   double end_time = 0;                              // finished jobs
   bool failed = false;                              // finished as FAILED or NODE_FAIL
+  bool completing = false;                          // its last run still releases its nodes
   std::string comment;
   std::vector<std::string> partitions;              // its partition, or those it may run in
   std::vector<std::string> nodes;                   // allocated nodes (running jobs)

@@ -59,7 +59,10 @@ TEST(NodeDemandTest, CpusPerNodeAndPerGpu) {
   request.ntasks_per_gpu = 2;  // --ntasks-per-gpu=2 --cpus-per-task=3
   request.cpus_per_task = 3;
   EXPECT_EQ(nodeDemandOf(request).cpusFor(4), 24);
-  EXPECT_EQ(nodeDemandOf(ResourceRequest{0, 1, 0, "", 1, 0, "", false}).cpusFor(2), 1);
+  ResourceRequest no_minimum;
+  no_minimum.min_cpus_per_node = 0;
+  no_minimum.memory_mb_per_node = 1;
+  EXPECT_EQ(nodeDemandOf(no_minimum).cpusFor(2), 1);
 }
 
 TEST(NodeDemandTest, MemoryAsSelectConsTresChargesIt) {

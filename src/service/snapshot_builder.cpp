@@ -111,15 +111,20 @@ class StartingRoom {
   std::map<std::string, policy::NodeRoom> rooms_;
 };
 
+bool placedBefore(const JobRecord* record) { return record && record->last_change_time > 0; }
+
 // Where a pending adaptive job Pollux has placed (released, ReqNodeList and GPUs set) is
 // about to start. The policy treats it as the job's current allocation, so anti-thrashing
 // keeps it while Slurm starts the job rather than re-deciding it every round. A placement
 // the nodes cannot take now (down since, or their GPUs, CPUs or memory taken) is no
-// placement: Slurm would not start it there, so it is redone.
+// placement: Slurm would not start it there, so it is redone. A job Pollux placed before
+// keeps its placement when its eligibility lies ahead: Slurm's requeue pushed it out after
+// the placement (by its requeue delay), and the placement is then only released again.
 std::optional<policy::Allocation> startingAllocation(
     const SlurmJob& job, const std::map<std::string, std::string>& types, StartingRoom& room,
-    double now) {
-  if (job.state != JobState::kPending || !job.adaptive || job.held || job.eligible_time > now ||
+    double now, bool placed_before) {
+  if (job.state != JobState::kPending || !job.adaptive || job.held ||
+      (job.eligible_time > now && !placed_before) ||
       !job.gpus_per_node || job.gpus_per_node->count <= 0 || job.requested_nodes.empty()) {
     return std::nullopt;
   }
@@ -253,8 +258,7 @@ std::optional<policy::Job> waitingRigidJob(const SlurmJob& slurm) {
 // A pending job Pollux has never placed whose eligibility lies ahead: the user's --begin.
 // (A job Pollux requeued also waits for eligibility, but Pollux resets that itself.)
 bool waitsForUserBeginTime(const SlurmJob& slurm, const JobRecord* record, double now) {
-  const bool placed_before = record && record->last_change_time > 0;
-  return slurm.state == JobState::kPending && slurm.eligible_time > now && !placed_before;
+  return slurm.state == JobState::kPending && slurm.eligible_time > now && !placedBefore(record);
 }
 
 }  // namespace
@@ -289,14 +293,14 @@ policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
     if (slurm.state == JobState::kOther) continue;
     std::optional<policy::Job> job;
     if (slurm.adaptive) {
-      const auto record = records.find(std::to_string(slurm.id));
-      if (waitsForUserBeginTime(slurm, record == records.end() ? nullptr : &record->second, now)) {
-        continue;
-      }
-      job = adaptiveJob(slurm, record == records.end() ? nullptr : &record->second,
-                        std::max(cluster_gpus, 1));
+      const auto found = records.find(std::to_string(slurm.id));
+      const JobRecord* record = found == records.end() ? nullptr : &found->second;
+      if (waitsForUserBeginTime(slurm, record, now)) continue;
+      job = adaptiveJob(slurm, record, std::max(cluster_gpus, 1));
       job->current = runningAllocation(slurm, node_types);
-      if (!job->current) job->current = startingAllocation(slurm, node_types, room, now);
+      if (!job->current) {
+        job->current = startingAllocation(slurm, node_types, room, now, placedBefore(record));
+      }
     } else {
       job = waitingRigidJob(slurm);
     }

@@ -122,6 +122,20 @@ TEST(SnapshotBuilderTest, APlacedPendingJobKeepsItsPlacementAsCurrent) {
   EXPECT_FALSE(snapshot.jobs[0].current);
 }
 
+TEST(SnapshotBuilderTest, APlacementPushedOutBySlurmsRequeueDelayStands) {
+  // Placed while its requeue completed; Slurm then set its begin time 2 minutes ahead.
+  SlurmJob requeued = job(1, JobState::kPending, schema::AdaptiveRequest{});
+  requeued.requested_nodes = {"n1", "n2"};
+  requeued.gpus_per_node = GpuGres{"", 1};
+  requeued.eligible_time = 221;
+  JobRecord record;
+  record.last_change_time = 99;
+  auto snapshot = buildSnapshot(100, cluster(), {requeued}, {{"1", record}}, config::PolicyConfig{});
+  ASSERT_EQ(snapshot.jobs.size(), 1u);
+  ASSERT_TRUE(snapshot.jobs[0].current);
+  EXPECT_EQ(*snapshot.jobs[0].current, (policy::Allocation{"a100", {{"n1", 1}, {"n2", 1}}}));
+}
+
 TEST(SnapshotBuilderTest, APlacementOnANodeThatWentDownIsRedone) {
   SlurmJob starting = job(1, JobState::kPending, schema::AdaptiveRequest{});
   starting.requested_nodes = {"n1", "n3"};  // n3 is not usable

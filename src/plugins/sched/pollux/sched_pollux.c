@@ -181,7 +181,8 @@ static int hold_job(uint32_t job_id, bool requeued)
 
 /* Gives a pending job its size, GPUs and nodes, and lets it start now. The GPU request is
  * untyped: the nodes decide the type (22.05 leaves a pending job unrunnable, BadConstraints,
- * when its typed request changes type). */
+ * when its typed request changes type). Its task and CPU counts follow its nodes: Slurm
+ * raises them for more nodes but keeps them for fewer, BadConstraints again. */
 static int place_job(const pollux_action_t *action)
 {
   job_desc_msg_t desc;
@@ -192,6 +193,10 @@ static int place_job(const pollux_action_t *action)
   desc.max_nodes = action->num_nodes;
   desc.tres_per_node = (char *)action->tres_per_node;
   desc.req_nodes = (char *)action->node_list;
+  if (action->num_tasks) {
+    desc.num_tasks = action->num_tasks;
+    desc.min_cpus = action->min_cpus;
+  }
   desc.admin_comment = (char *)action->admin_comment;
   desc.priority = INFINITE;
   desc.begin_time = time(NULL);

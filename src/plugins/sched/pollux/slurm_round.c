@@ -224,6 +224,7 @@ int slurm_round_job(const slurm_job_info_t *job, const partition_info_msg_t *par
   view->eligible_time = job->eligible_time;
   view->end_time = job->end_time;
   view->failed = job_failed(job->job_state);
+  view->completing = (job->job_state & JOB_COMPLETING) != 0;
   view->comment = job->comment;
   view->batch_host = job->batch_host;
   view->tres_per_node = job->tres_per_node;
@@ -235,6 +236,7 @@ int slurm_round_job(const slurm_job_info_t *job, const partition_info_msg_t *par
   view->sockets_per_node = count_or_zero(job->sockets_per_node);
   view->min_cpus_per_node = count_or_zero(job->pn_min_cpus);
   view->cpus_per_task = count_or_zero(job->cpus_per_task);
+  view->ntasks_per_node = count_or_zero(job->ntasks_per_node);
   view->ntasks_per_gpu = count_or_zero(job->ntasks_per_tres);
   view->cpus_per_tres = job->cpus_per_tres;
   view->mem_per_tres = job->mem_per_tres;

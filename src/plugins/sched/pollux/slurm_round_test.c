@@ -120,6 +120,7 @@ static void test_job(void)
   job.sockets_per_node = NO_VAL16;
   job.pn_min_cpus = 4;
   job.cpus_per_task = 2;
+  job.ntasks_per_node = 2;
   job.ntasks_per_tres = NO_VAL16;
   job.pn_min_memory = 2000 | MEM_PER_CPU;
   job.bitflags = JOB_MEM_SET;
@@ -135,6 +136,7 @@ static void test_job(void)
   CHECK(!strcmp(view.tres_per_node, "gres:gpu:2") && view.tres_per_job == NULL);
   CHECK(view.num_nodes == 2 && view.num_tasks == 0 && view.sockets_per_node == 0);
   CHECK(view.min_cpus_per_node == 4 && view.cpus_per_task == 2 && view.ntasks_per_gpu == 0);
+  CHECK(view.ntasks_per_node == 2);
   CHECK(view.memory_mb_per_cpu == 2000 && view.memory_mb_per_node == 0 && view.memory_set);
   CHECK(view.default_cpus_per_gpu == 4);         /* the partition's DefCpuPerGPU */
   CHECK(view.default_memory_mb_per_gpu == 8000); /* slurm.conf's DefMemPerGPU */

@@ -1,0 +1,112 @@
+#include "round_planner.hpp"
+
+#include <gtest/gtest.h>
+
+namespace pollux::service {
+namespace {
+
+// Two nodes of 2 GPUs and 4 free CPUs each, and one pending adaptive job that Slurm shows
+// with the task count of an earlier placement on two nodes (Slurm raises it, never lowers it).
+Round roundWithPendingJob(const std::string& comment, const ResourceRequest& resources) {
+  Round round;
+  round.now = 1000;
+  for (const char* name : {"n1", "n2"}) {
+    SlurmNode node;
+    node.name = name;
+    node.gpus = GpuGres{"a100", 2};
+    node.free_cpus = 4;
+    round.nodes.push_back(node);
+  }
+  round.partitions["gpu"] = {"n1", "n2"};
+  SlurmJob job;
+  job.id = 7;
+  job.state = JobState::kPending;
+  job.held = true;
+  job.submit_time = 900;
+  job.comment = comment;
+  job.partitions = {"gpu"};
+  job.num_nodes = 2;
+  job.gpu_request.per_node = "gres:gpu:2";
+  job.gpu_request.nodes = 2;
+  job.gpu_request.tasks = 2;
+  job.resources = resources;
+  readRequests(job);
+  round.jobs.push_back(job);
+  return round;
+}
+
+RoundPlan plan(const Round& round) {
+  JobStore store;
+  const Log quiet = [](LogLevel, const std::string&) {};
+  return planRound(store, round, config::PolicyConfig{}, false, quiet);
+}
+
+PlannedAction onlyAction(const Round& round) {
+  const RoundPlan plan = service::plan(round);
+  EXPECT_EQ(plan.actions.size(), 1u);
+  return plan.actions.empty() ? PlannedAction{} : plan.actions.front();
+}
+
+ResourceRequest tasksPerNode(int ntasks_per_node, int cpus_per_task) {
+  ResourceRequest resources;
+  resources.ntasks_per_node = ntasks_per_node;
+  resources.cpus_per_task = cpus_per_task;
+  resources.min_cpus_per_node = ntasks_per_node * cpus_per_task;
+  return resources;
+}
+
+TEST(RoundPlannerTest, PlacementOnFewerNodesLowersTasksAndCpus) {
+  const PlannedAction start =
+      onlyAction(roundWithPendingJob("adaptive:min_gpus=2,max_gpus=2", tasksPerNode(1, 2)));
+  EXPECT_EQ(start.action.kind, ActionKind::kStart);
+  ASSERT_EQ(start.action.nodes.size(), 1u);
+  EXPECT_EQ(start.num_tasks, 1);
+  EXPECT_EQ(start.min_cpus, 2);
+}
+
+TEST(RoundPlannerTest, TasksFollowNodesTimesTasksPerNode) {
+  const PlannedAction start =
+      onlyAction(roundWithPendingJob("adaptive:min_gpus=4,max_gpus=4", tasksPerNode(2, 1)));
+  EXPECT_EQ(start.action.kind, ActionKind::kStart);
+  ASSERT_EQ(start.action.nodes.size(), 2u);
+  EXPECT_EQ(start.num_tasks, 4);
+  EXPECT_EQ(start.min_cpus, 4);
+}
+
+TEST(RoundPlannerTest, OneTaskPerNodeWithoutNtasksPerNode) {
+  const PlannedAction start =
+      onlyAction(roundWithPendingJob("adaptive:min_gpus=2,max_gpus=2", tasksPerNode(0, 1)));
+  EXPECT_EQ(start.num_tasks, 1);
+  EXPECT_EQ(start.min_cpus, 1);
+}
+
+TEST(RoundPlannerTest, NtasksPerGpuLeavesTheCountsToSlurm) {
+  ResourceRequest resources = tasksPerNode(0, 1);
+  resources.ntasks_per_gpu = 1;
+  const PlannedAction start =
+      onlyAction(roundWithPendingJob("adaptive:min_gpus=2,max_gpus=2", resources));
+  EXPECT_EQ(start.action.kind, ActionKind::kStart);
+  EXPECT_EQ(start.num_tasks, 0);
+  EXPECT_EQ(start.min_cpus, 0);
+}
+
+TEST(RoundPlannerTest, AJobPlacedWhileItsLastRunEndsWaitsAsPlaced) {
+  // Requeued to grow onto n1,n2: its last run, checkpointing, still holds n1's free CPU.
+  Round round = roundWithPendingJob("adaptive:min_gpus=2,max_gpus=2", tasksPerNode(1, 1));
+  round.nodes[0].free_cpus = 0;
+  round.nodes[0].gpus_used = 1;
+  SlurmJob& requeued = round.jobs[0];
+  requeued.held = false;
+  requeued.completing = true;
+  requeued.requested_nodes = {"n1", "n2"};
+  requeued.gpu_request.per_node = "gres:gpu:1";
+  readRequests(requeued);
+  EXPECT_TRUE(plan(round).actions.empty());
+  requeued.completing = false;  // n1's CPU is another job's: Slurm would not start it there
+  const PlannedAction moved = onlyAction(round);
+  EXPECT_EQ(moved.action.kind, ActionKind::kStart);
+  EXPECT_EQ(moved.action.nodes, std::vector<std::string>{"n2"});
+}
+
+}  // namespace
+}  // namespace pollux::service

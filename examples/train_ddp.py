@@ -93,8 +93,10 @@ def main(argv):
                   f"{loader.sampler.position} of {len(train_set)}, with {replicas} worker(s)",
                   flush=True)
         for epoch in loader.epochs(args.epochs):
+            loss_sum, examples = 0.0, 0  # this rank's, for the epoch's mean loss
             for inputs, targets in loader:
-                wrapped.train_step(loss_fn, inputs, targets)
+                loss_sum += wrapped.train_step(loss_fn, inputs, targets) * len(inputs)
+                examples += len(inputs)
                 if examples_log:
                     examples_log.write(f"examples epoch={epoch} rank={rank}: "
                                        f"{','.join(map(str, loader.last_indices))}\n")
@@ -107,7 +109,8 @@ def main(argv):
                               f"{loader.sampler.position}", flush=True)
                     return 143
             if rank == 0:
-                print(f"epoch {epoch}: batch {loader.batch_size}, test accuracy "
+                print(f"epoch {epoch}: batch {loader.batch_size}, loss "
+                      f"{float(loss_sum) / max(examples, 1):.4f}, test accuracy "
                       f"{accuracy(model, test_set):.4f}", flush=True)
         wrapped.checkpoint(args.checkpoint)
     if rank == 0:

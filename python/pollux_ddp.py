@@ -13,16 +13,18 @@ all-reduce per gradient bucket also carries what the job must agree on.
                     model.checkpoint("ckpt.pt"); trainer.checkpointed(); sys.exit(143)
         model.checkpoint("ckpt.pt")
 
-With several replicas, a DDP communication hook appends to each bucket, before its
-all-reduce, this replica's |G_i|^2 (the squared norm of its local gradient), its wish to stop
-(the agent's checkpoint request) and rank 0's current decision; the same all-reduce that
-averages the gradients thus gives mean_i |G_i|^2 (the gradient noise estimate of
-pollux_torch.noise_from_norms, no extra collective), the same stop flag on every rank, and
-rank 0's decision to every rank, so that all ranks change batch size at the same step. Alone,
-the noise comes from the two halves of each batch (pollux_torch.half_batch_backward).
+With several replicas, on every `agree_every`-th step (default 8: the first, the 9th...) a
+DDP communication hook appends to each bucket, before its all-reduce, this replica's |G_i|^2
+(the squared norm of its local gradient), its wish to stop (the agent's checkpoint request)
+and rank 0's current decision; the same all-reduce that averages the gradients thus gives
+mean_i |G_i|^2 (the gradient noise estimate of pollux_torch.noise_from_norms, no extra
+collective), the same stop flag on every rank, and rank 0's decision to every rank, so that
+all ranks stop or change batch size at the same step. The steps between only average the
+gradients, as plain DDP does: a checkpoint request waits at most agree_every - 1 steps, and
+the measurement costs a step about 1 % on average (bench/ddp-overhead). Alone, the noise
+comes from the two halves of each batch (pollux_torch.half_batch_backward).
 """
 
-import contextlib
 import time
 
 import torch
@@ -35,6 +37,7 @@ __all__ = ["AdaptiveDataParallel"]
 # Values appended to each bucket: |G_i|^2, stop, and rank 0's batch_size, local_bsz,
 # accum_steps, lr_scale.
 _EXTRA = 6
+AGREE_EVERY = 8
 
 
 class _HookState:
@@ -42,6 +45,7 @@ class _HookState:
 
     def __init__(self, replicas):
         self.replicas = replicas
+        self.agree = True  # this step's all-reduce carries the values of _EXTRA
         self.wants_stop = False
         self.local_decision = None  # rank 0's, to send
         self.reset()
@@ -66,9 +70,17 @@ def _extras(state, buffer):
     return extras
 
 
+def _gradient(future):
+    return future.value()[0]
+
+
 def _noise_hook(state, bucket):
-    """Averages the bucket and, in the same all-reduce, the values of _EXTRA."""
+    """Averages the bucket and, on an agreeing step, in the same all-reduce, the values of
+    _EXTRA."""
     buffer = bucket.buffer()
+    if not state.agree:
+        return dist.all_reduce(buffer.div_(state.replicas), async_op=True).get_future() \
+            .then(_gradient)
     packed = torch.cat([buffer, _extras(state, buffer)]).div_(state.replicas)
 
     def unpack(future):
@@ -92,10 +104,12 @@ class AdaptiveDataParallel:
     same step."""
 
     def __init__(self, module, optimizer, loader, trainer=None, lr_rule="adascale",
-                 smoothing=0.95):
+                 smoothing=0.95, agree_every=AGREE_EVERY):
         if lr_rule not in pollux_torch.LR_RULES:
             raise ValueError(f"unknown learning-rate rule {lr_rule!r}: one of "
                              f"{', '.join(pollux_torch.LR_RULES)}")
+        if agree_every < 1:
+            raise ValueError(f"agree_every must be >= 1, not {agree_every}")
         self.module = module
         self.optimizer = optimizer
         self.loader = loader
@@ -106,8 +120,11 @@ class AdaptiveDataParallel:
         self.noise = pollux_torch.NoiseAverage(smoothing)
         self.examples = 0.0  # consumed since the job started, over all replicas
         self.stop_requested = False
+        self.agree_every = agree_every
+        self._steps = 0           # optimizer steps of this process
         self._decision = None     # the latest from this rank's agent
         self._applied = None      # the one the loader runs with, whose lr_scale applies
+        self._lr_for = None       # (batch size, decision) the learning rate was set for
         self._micro_batch = 0
         self._step_full = True
         self._step_started = None
@@ -120,7 +137,8 @@ class AdaptiveDataParallel:
     def train_step(self, loss_fn, inputs, targets):
         """Forward and backward of one micro-batch (loss_fn: a mean over the examples, as
         torch.nn.functional.cross_entropy); the optimizer steps after the last micro-batch of
-        the step. Returns this micro-batch's mean loss (0.0 for an empty share)."""
+        the step. Returns this micro-batch's mean loss as a 0-dim tensor, detached (reading it,
+        .item(), waits for the device: do it when needed, not every step)."""
         if self._step_started is None:
             self._step_started = time.perf_counter()
         last = self._micro_batch == self.loader.accum_steps
@@ -132,29 +150,35 @@ class AdaptiveDataParallel:
         if self.replicas == 1:
             loss = self._backward_alone(loss_fn, inputs, targets, weight, full)
         else:
-            self._state.wants_stop = self._checkpoint_wanted()
-            self._state.local_decision = self._decision if self.loader.rank == 0 else None
-            self._state.reset()
-            sync = contextlib.nullcontext() if last else self.model.no_sync()
-            with sync:
-                output = self.model(inputs)
-                loss = loss_fn(output, targets) if len(inputs) else output.sum() * 0.0
-                (loss * weight).backward()
-            loss = loss.item()
+            state = self._state
+            state.agree = self._steps % self.agree_every == 0
+            if state.agree:
+                state.wants_stop = self._checkpoint_wanted()
+                state.local_decision = self._decision if self.loader.rank == 0 else None
+                state.reset()
+            if last:
+                loss = self._backward(loss_fn, inputs, targets, weight)
+            else:
+                with self.model.no_sync():
+                    loss = self._backward(loss_fn, inputs, targets, weight)
         self._micro_batch += 1
         if last:
             self._finish_step()
         return loss
+
+    def _backward(self, loss_fn, inputs, targets, weight):
+        output = self.model(inputs)
+        loss = loss_fn(output, targets) if len(inputs) else output.sum() * 0.0
+        (loss if weight == 1 else loss * weight).backward()
+        return loss.detach()
 
     def _backward_alone(self, loss_fn, inputs, targets, weight, measure):
         if measure and len(inputs) >= 2:
             loss, stats = pollux_torch.half_batch_backward(self.module, loss_fn, inputs,
                                                            targets, grad_scale=weight)
             self.noise.update(stats)
-            return loss
-        loss = loss_fn(self.module(inputs), targets)
-        (loss * weight).backward()
-        return loss.item()
+            return torch.tensor(loss)
+        return self._backward(loss_fn, inputs, targets, weight)
 
     def _checkpoint_wanted(self):
         return self.trainer is not None and self.trainer.checkpoint_requested()
@@ -162,12 +186,14 @@ class AdaptiveDataParallel:
     def _finish_step(self):
         state = self._state
         if self.replicas > 1:
-            if self._step_full:  # else the replicas' gradients are over unequal counts
-                size = self.loader.local_bsz * (self.loader.accum_steps + 1)
-                self.noise.update(pollux_torch.noise_from_norms(
-                    state.mean_sqr, state.whole_sqr, size, self.replicas))
-            self.stop_requested = state.stop
-            decision = state.decision
+            decision = None
+            if state.agree:
+                if self._step_full:  # else the replicas' gradients are over unequal counts
+                    size = self.loader.local_bsz * (self.loader.accum_steps + 1)
+                    self.noise.update(pollux_torch.noise_from_norms(
+                        state.mean_sqr, state.whole_sqr, size, self.replicas))
+                self.stop_requested = state.stop
+                decision = state.decision
         else:
             self.stop_requested = self._checkpoint_wanted()
             decision = self._decision
@@ -180,13 +206,18 @@ class AdaptiveDataParallel:
         self._micro_batch = 0
         self._step_full = True
         self._step_started = None
+        self._steps += 1
         self._take_decision(decision)
 
     def _apply_lr(self):
+        setting = (self.loader.batch_size, self._applied)
+        if setting == self._lr_for:
+            return
         scale = pollux_torch.lr_scale(self.loader.batch_size, self.loader.init_batch_size,
                                       self.lr_rule, self._applied)
         for group, base in zip(self.optimizer.param_groups, self.base_lrs):
             group["lr"] = base * scale
+        self._lr_for = setting
 
     def _report(self, step_time):
         if self.trainer is None:
@@ -225,6 +256,7 @@ class AdaptiveDataParallel:
         self.noise.load_state_dict(state["noise"])
         self.examples = state["examples"]
         self.base_lrs = state["base_lrs"]
+        self._lr_for = None
 
     def checkpoint(self, path):
         """Everything to resume, written by rank 0 atomically (pollux_torch.save_checkpoint)."""

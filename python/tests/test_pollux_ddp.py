@@ -1,6 +1,7 @@
 """pollux_ddp with real torch.distributed (two gloo processes on CPU): the same parameters as
 one process training on the whole batch, the gradient noise measured in DDP's own all-reduce,
-one rank's checkpoint request and rank 0's decision seen by both ranks at the same step."""
+one rank's checkpoint request and rank 0's decision seen by both ranks at the same step (the
+next agreeing one: every AGREE_EVERY-th)."""
 
 import os
 import sys
@@ -24,6 +25,7 @@ if torch is not None:
 
 STEPS = 6
 INIT_BATCH = 8
+AGREE_EVERY = 2  # steps 0, 2, 4 carry the noise, the stop flag and the decision
 
 
 class FakeTrainer:
@@ -67,7 +69,8 @@ def train(rank, replicas, trainer, directory=None):
     optimizer = torch.optim.SGD(net.parameters(), lr=0.05)
     loader = pollux_data.AdaptiveDataLoader(data(), init_batch_size=INIT_BATCH, seed=4,
                                             rank=rank, replicas=replicas)
-    wrapped = pollux_ddp.AdaptiveDataParallel(net, optimizer, loader, trainer, lr_rule="sqrt")
+    wrapped = pollux_ddp.AdaptiveDataParallel(net, optimizer, loader, trainer, lr_rule="sqrt",
+                                              agree_every=AGREE_EVERY)
     history = []
     batches = iter(loader)
     while len(trainer.steps) < STEPS:
@@ -85,10 +88,10 @@ def worker(rank, port, scenario, directory, results):
     pollux_torch.init_process_group()
     if scenario == "same":
         trainer = FakeTrainer()
-    else:  # rank 0 decides 2 x 8 after step 2; rank 1 wants a checkpoint after step 4
+    else:  # rank 0 decides 2 x 8 after its 3rd step; rank 1 wants a checkpoint after its 4th
         decision = pollux_train.Decision(batch_size=16, local_bsz=8, accum_steps=0,
                                          lr_scale=1.0)
-        trainer = FakeTrainer(decide_at=2, decision=decision) if rank == 0 else \
+        trainer = FakeTrainer(decide_at=3, decision=decision) if rank == 0 else \
             FakeTrainer(stop_at=4)
     params, history, wrapped = train(rank, 2, trainer, directory)
     results.put((rank, [p.tolist() for p in params], history, trainer.steps,
@@ -136,19 +139,23 @@ class AdaptiveDataParallelTest(unittest.TestCase):
         self.assertEqual(params0, params1)  # same batches on both ranks throughout
         self.assertEqual(history0, history1)
         sizes = [local_bsz for local_bsz, _ in history0]
-        self.assertEqual(sizes[:2], [4, 4])
-        self.assertEqual(sizes[2:], [8] * (len(sizes) - 2))  # from the next step on
+        # Known to rank 0 after step 2, agreed in step 4 (3 agrees on nothing), set after it.
+        self.assertEqual(sizes[:4], [4, 4, 4, 4])
+        self.assertEqual(sizes[4:], [8] * (len(sizes) - 4))
         stops = [stop for _, stop in history0]
-        self.assertEqual(stops.index(True), 4)  # after rank 1's 5th step, on both ranks
+        self.assertEqual(stops.index(True), 4)  # wanted by rank 1 in step 4, agreed in it
         self.assertEqual(saved["loader"]["local_bsz"], 8)
         self.assertGreater(saved["loader"]["sampler"]["position"], 0)
 
-    def test_a_bad_rule_is_refused(self):
+    def test_a_bad_rule_or_agreement_interval_is_refused(self):
         loader = pollux_data.AdaptiveDataLoader(data(), init_batch_size=8, rank=0, replicas=1)
         net = model()
         with self.assertRaises(ValueError):
             pollux_ddp.AdaptiveDataParallel(net, torch.optim.SGD(net.parameters(), lr=0.1),
                                             loader, lr_rule="cubic")
+        with self.assertRaises(ValueError):
+            pollux_ddp.AdaptiveDataParallel(net, torch.optim.SGD(net.parameters(), lr=0.1),
+                                            loader, agree_every=0)
 
 
 if __name__ == "__main__":

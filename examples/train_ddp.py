@@ -110,7 +110,7 @@ def main(argv):
                     return 143
             if rank == 0:
                 print(f"epoch {epoch}: batch {loader.batch_size}, loss "
-                      f"{float(loss_sum) / max(examples, 1):.4f}, test accuracy "
+                      f"{float(loss_sum) / max(examples, 1):.4g}, test accuracy "
                       f"{accuracy(model, test_set):.4f}", flush=True)
         wrapped.checkpoint(args.checkpoint)
     if rank == 0:

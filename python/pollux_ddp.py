@@ -13,16 +13,15 @@ all-reduce per gradient bucket also carries what the job must agree on.
                     model.checkpoint("ckpt.pt"); trainer.checkpointed(); sys.exit(143)
         model.checkpoint("ckpt.pt")
 
-With several replicas, on every `agree_every`-th step (default 8: the first, the 9th...) a
-DDP communication hook appends to each bucket, before its all-reduce, this replica's |G_i|^2
-(the squared norm of its local gradient), its wish to stop (the agent's checkpoint request)
-and rank 0's current decision; the same all-reduce that averages the gradients thus gives
-mean_i |G_i|^2 (the gradient noise estimate of pollux_torch.noise_from_norms, no extra
-collective), the same stop flag on every rank, and rank 0's decision to every rank, so that
-all ranks stop or change batch size at the same step. The steps between only average the
-gradients, as plain DDP does: a checkpoint request waits at most agree_every - 1 steps, and
-the measurement costs a step about 1 % on average (bench/ddp-overhead). Alone, the noise
-comes from the two halves of each batch (pollux_torch.half_batch_backward).
+With several replicas, every `agree_every`-th step (default 8: the first, the 9th...) keeps
+its local gradients (DDP's no_sync) and averages them itself, in one all-reduce that also
+carries this replica's |G_i|^2 (the squared norm of its local gradient), its wish to stop
+(the agent's checkpoint request) and rank 0's current decision: it gives mean_i |G_i|^2 (the
+gradient noise estimate of pollux_torch.noise_from_norms, with no extra collective), the
+same stop flag on every rank, and rank 0's decision to every rank, so that all ranks stop or
+change batch size at the same step. The steps between are plain DDP, its all-reduce
+untouched: a checkpoint request waits at most agree_every - 1 steps. Alone, the noise comes
+from the two halves of each batch (pollux_torch.half_batch_backward).
 """
 
 import time
@@ -40,61 +39,48 @@ _EXTRA = 6
 AGREE_EVERY = 8
 
 
-class _HookState:
-    """What the communication hook gathers during one backward pass."""
-
-    def __init__(self, replicas):
-        self.replicas = replicas
-        self.agree = True  # this step's all-reduce carries the values of _EXTRA
-        self.wants_stop = False
-        self.local_decision = None  # rank 0's, to send
-        self.reset()
-
-    def reset(self):
-        self.mean_sqr = 0.0   # sum over buckets of mean_i |G_i|^2
-        self.whole_sqr = 0.0  # sum over buckets of |G|^2
-        self.stop = False
-        self.decision = None  # rank 0's, as received
-
-
-def _extras(state, buffer):
-    """The values of _EXTRA for this bucket, in its dtype (a decision's integers are exact in
-    float32 up to 2^24)."""
-    decision = state.local_decision
-    values = [0.0, 1.0 if state.wants_stop else 0.0, 0.0, 0.0, 0.0, 0.0]
+def _extras(wants_stop, decision, like):
+    """The values of _EXTRA, in the dtype and on the device of `like` (a decision's integers
+    are exact in float32 up to 2^24); |G_i|^2 is set by the caller."""
+    values = [0.0, 1.0 if wants_stop else 0.0, 0.0, 0.0, 0.0, 0.0]
     if decision is not None:
         values[2:] = [decision.batch_size, decision.local_bsz, decision.accum_steps,
                       decision.lr_scale]
-    extras = torch.tensor(values, device=buffer.device, dtype=buffer.dtype)
-    extras[0] = buffer.square().sum()
-    return extras
+    return torch.tensor(values, device=like.device, dtype=like.dtype)
 
 
-def _gradient(future):
-    return future.value()[0]
+class _Agreement:
+    """What one agreeing all-reduce gave every rank."""
+
+    def __init__(self, mean_sqr, whole_sqr, stop, decision):
+        self.mean_sqr = mean_sqr    # mean_i |G_i|^2
+        self.whole_sqr = whole_sqr  # |G|^2 of the averaged gradient
+        self.stop = stop            # any rank wants a checkpoint
+        self.decision = decision    # rank 0's, as a tuple, or None
 
 
-def _noise_hook(state, bucket):
-    """Averages the bucket and, on an agreeing step, in the same all-reduce, the values of
-    _EXTRA."""
-    buffer = bucket.buffer()
-    if not state.agree:
-        return dist.all_reduce(buffer.div_(state.replicas), async_op=True).get_future() \
-            .then(_gradient)
-    packed = torch.cat([buffer, _extras(state, buffer)]).div_(state.replicas)
-
-    def unpack(future):
-        reduced = future.value()[0]
-        gradient = reduced[:-_EXTRA]
-        extra = (reduced[-_EXTRA:] * state.replicas).tolist()
-        state.mean_sqr += extra[0] / state.replicas
-        state.whole_sqr += gradient.square().sum().item()
-        state.stop = state.stop or extra[1] > 0
-        if extra[3] >= 1:
-            state.decision = tuple(extra[2:])
-        return gradient
-
-    return dist.all_reduce(packed, async_op=True).get_future().then(unpack)
+def _agreeing_all_reduce(parameters, replicas, wants_stop, decision):
+    """Averages the parameters' local gradients (left unreduced by DDP's no_sync) over the
+    replicas in one all-reduce that also carries this rank's |G_i|^2, wish to stop and
+    (rank 0's) decision: what DDP's own all-reduce would do, plus the values of _EXTRA."""
+    grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in parameters]
+    flat = torch.cat([g.reshape(-1).to(grads[0].dtype) for g in grads])
+    extras = _extras(wants_stop, decision, flat)
+    extras[0] = flat.square().sum()
+    packed = torch.cat([flat, extras]).div_(replicas)
+    dist.all_reduce(packed)
+    gradient = packed[:-_EXTRA]
+    extra = (packed[-_EXTRA:] * replicas).tolist()
+    offset = 0
+    for parameter, grad in zip(parameters, grads):
+        averaged = gradient[offset:offset + grad.numel()].view_as(grad)
+        if parameter.grad is None:
+            parameter.grad = averaged.to(parameter.dtype).clone()
+        else:
+            parameter.grad.copy_(averaged)
+        offset += grad.numel()
+    return _Agreement(extra[0] / replicas, gradient.square().sum().item(), extra[1] > 0,
+                      tuple(extra[2:]) if extra[3] >= 1 else None)
 
 
 class AdaptiveDataParallel:
@@ -128,11 +114,10 @@ class AdaptiveDataParallel:
         self._micro_batch = 0
         self._step_full = True
         self._step_started = None
-        self._state = _HookState(self.replicas)
+        self._agreement = None    # of this step, on an agreeing step
         self.model = module
         if self.replicas > 1:
             self.model = torch.nn.parallel.DistributedDataParallel(module)
-            self.model.register_comm_hook(self._state, _noise_hook)
 
     def train_step(self, loss_fn, inputs, targets):
         """Forward and backward of one micro-batch (loss_fn: a mean over the examples, as
@@ -149,18 +134,15 @@ class AdaptiveDataParallel:
             / (self.loader.accum_steps + 1)
         if self.replicas == 1:
             loss = self._backward_alone(loss_fn, inputs, targets, weight, full)
+        elif last and not self._agreeing():
+            loss = self._backward(loss_fn, inputs, targets, weight)  # DDP's own all-reduce
         else:
-            state = self._state
-            state.agree = self._steps % self.agree_every == 0
-            if state.agree:
-                state.wants_stop = self._checkpoint_wanted()
-                state.local_decision = self._decision if self.loader.rank == 0 else None
-                state.reset()
-            if last:
+            with self.model.no_sync():
                 loss = self._backward(loss_fn, inputs, targets, weight)
-            else:
-                with self.model.no_sync():
-                    loss = self._backward(loss_fn, inputs, targets, weight)
+            if last:
+                self._agreement = _agreeing_all_reduce(
+                    [p for p in self.module.parameters() if p.requires_grad], self.replicas,
+                    self._checkpoint_wanted(), self._decision if self.loader.rank == 0 else None)
         self._micro_batch += 1
         if last:
             self._finish_step()
@@ -180,20 +162,23 @@ class AdaptiveDataParallel:
             return torch.tensor(loss)
         return self._backward(loss_fn, inputs, targets, weight)
 
+    def _agreeing(self):
+        return self._steps % self.agree_every == 0
+
     def _checkpoint_wanted(self):
         return self.trainer is not None and self.trainer.checkpoint_requested()
 
     def _finish_step(self):
-        state = self._state
         if self.replicas > 1:
             decision = None
-            if state.agree:
+            agreed, self._agreement = self._agreement, None
+            if agreed:
                 if self._step_full:  # else the replicas' gradients are over unequal counts
                     size = self.loader.local_bsz * (self.loader.accum_steps + 1)
                     self.noise.update(pollux_torch.noise_from_norms(
-                        state.mean_sqr, state.whole_sqr, size, self.replicas))
-                self.stop_requested = state.stop
-                decision = state.decision
+                        agreed.mean_sqr, agreed.whole_sqr, size, self.replicas))
+                self.stop_requested = agreed.stop
+                decision = agreed.decision
         else:
             self.stop_requested = self._checkpoint_wanted()
             decision = self._decision

@@ -55,39 +55,32 @@ ResourceRequest tasksPerNode(int ntasks_per_node, int cpus_per_task) {
   return resources;
 }
 
-TEST(RoundPlannerTest, PlacementOnFewerNodesLowersTasksAndCpus) {
-  const PlannedAction start =
-      onlyAction(roundWithPendingJob("adaptive:min_gpus=2,max_gpus=2", tasksPerNode(1, 2)));
+// The job's START action: on `nodes` nodes, with `tasks` tasks and `cpus` minimum CPUs.
+void expectStart(const std::string& comment, const ResourceRequest& resources, size_t nodes,
+                 int tasks, int cpus) {
+  const PlannedAction start = onlyAction(roundWithPendingJob(comment, resources));
   EXPECT_EQ(start.action.kind, ActionKind::kStart);
-  ASSERT_EQ(start.action.nodes.size(), 1u);
-  EXPECT_EQ(start.num_tasks, 1);
-  EXPECT_EQ(start.min_cpus, 2);
+  EXPECT_EQ(start.action.nodes.size(), nodes);
+  EXPECT_EQ(start.num_tasks, tasks);
+  EXPECT_EQ(start.min_cpus, cpus);
+}
+
+TEST(RoundPlannerTest, PlacementOnFewerNodesLowersTasksAndCpus) {
+  expectStart("adaptive:min_gpus=2,max_gpus=2", tasksPerNode(1, 2), 1, 1, 2);
 }
 
 TEST(RoundPlannerTest, TasksFollowNodesTimesTasksPerNode) {
-  const PlannedAction start =
-      onlyAction(roundWithPendingJob("adaptive:min_gpus=4,max_gpus=4", tasksPerNode(2, 1)));
-  EXPECT_EQ(start.action.kind, ActionKind::kStart);
-  ASSERT_EQ(start.action.nodes.size(), 2u);
-  EXPECT_EQ(start.num_tasks, 4);
-  EXPECT_EQ(start.min_cpus, 4);
+  expectStart("adaptive:min_gpus=4,max_gpus=4", tasksPerNode(2, 1), 2, 4, 4);
 }
 
 TEST(RoundPlannerTest, OneTaskPerNodeWithoutNtasksPerNode) {
-  const PlannedAction start =
-      onlyAction(roundWithPendingJob("adaptive:min_gpus=2,max_gpus=2", tasksPerNode(0, 1)));
-  EXPECT_EQ(start.num_tasks, 1);
-  EXPECT_EQ(start.min_cpus, 1);
+  expectStart("adaptive:min_gpus=2,max_gpus=2", tasksPerNode(0, 1), 1, 1, 1);
 }
 
 TEST(RoundPlannerTest, NtasksPerGpuLeavesTheCountsToSlurm) {
   ResourceRequest resources = tasksPerNode(0, 1);
   resources.ntasks_per_gpu = 1;
-  const PlannedAction start =
-      onlyAction(roundWithPendingJob("adaptive:min_gpus=2,max_gpus=2", resources));
-  EXPECT_EQ(start.action.kind, ActionKind::kStart);
-  EXPECT_EQ(start.num_tasks, 0);
-  EXPECT_EQ(start.min_cpus, 0);
+  expectStart("adaptive:min_gpus=2,max_gpus=2", resources, 1, 0, 0);
 }
 
 TEST(RoundPlannerTest, AJobPlacedWhileItsLastRunEndsWaitsAsPlaced) {

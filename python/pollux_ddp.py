@@ -1,5 +1,5 @@
-"""A drop-in data-parallel training step for Pollux: DistributedDataParallel whose one
-all-reduce per gradient bucket also carries what the job must agree on.
+"""A drop-in data-parallel training step for Pollux: DistributedDataParallel whose gradient
+all-reduce, every few steps, also carries what the job must agree on.
 
     rank, replicas = pollux_torch.init_process_group()
     loader = pollux_data.AdaptiveDataLoader(dataset, init_batch_size=128)
@@ -33,8 +33,8 @@ import pollux_torch
 
 __all__ = ["AdaptiveDataParallel"]
 
-# Values appended to each bucket: |G_i|^2, stop, and rank 0's batch_size, local_bsz,
-# accum_steps, lr_scale.
+# Values appended to an agreeing step's gradients: |G_i|^2, stop, and rank 0's batch_size,
+# local_bsz, accum_steps, lr_scale.
 _EXTRA = 6
 AGREE_EVERY = 8
 
@@ -115,6 +115,7 @@ class AdaptiveDataParallel:
         self._step_full = True
         self._step_started = None
         self._agreement = None    # of this step, on an agreeing step
+        self._trained = [p for p in module.parameters() if p.requires_grad]
         self.model = module
         if self.replicas > 1:
             self.model = torch.nn.parallel.DistributedDataParallel(module)
@@ -141,8 +142,8 @@ class AdaptiveDataParallel:
                 loss = self._backward(loss_fn, inputs, targets, weight)
             if last:
                 self._agreement = _agreeing_all_reduce(
-                    [p for p in self.module.parameters() if p.requires_grad], self.replicas,
-                    self._checkpoint_wanted(), self._decision if self.loader.rank == 0 else None)
+                    self._trained, self.replicas, self._checkpoint_wanted(),
+                    self._decision if self.loader.rank == 0 else None)
         self._micro_batch += 1
         if last:
             self._finish_step()

@@ -1,6 +1,7 @@
 #include "round_planner.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "snapshot_builder.hpp"
@@ -73,15 +74,14 @@ bool waitsForItsLastRun(const SlurmJob& job) {
 }
 
 PlannedAction describe(Action action, const policy::Decision& decision,
-                       const std::vector<SlurmJob>& jobs) {
+                       const std::map<uint32_t, const SlurmJob*>& jobs) {
   PlannedAction planned;
   planned.action = std::move(action);
   const Action& a = planned.action;
   if (!a.nodes.empty()) planned.tres_per_node = tresPerNode(a);
   planned.node_list = commaSeparated(a.nodes);
-  const auto job = std::find_if(jobs.begin(), jobs.end(),
-                                [&](const SlurmJob& j) { return j.id == a.job_id; });
-  if (job != jobs.end()) setTaskCounts(planned, job->resources);
+  const auto job = jobs.find(a.job_id);
+  if (job != jobs.end()) setTaskCounts(planned, job->second->resources);
   planned.admin_comment = "pollux: " + a.why;
   const auto decided = decision.allocations.find(std::to_string(a.job_id));
   if (decided != decision.allocations.end() && decided->second.batch_size > 0) {
@@ -153,12 +153,14 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
   }
   auto actions = planActions(to_plan, decision, round.now, resizes_in_place, plan.problems);
   actions = deferWhileSlurmSettles(std::move(actions), jobs, round.nodes, settling, plan.problems);
+  std::map<uint32_t, const SlurmJob*> by_id;
+  for (const auto& job : jobs) by_id[job.id] = &job;
   for (auto& action : actions) {
-    plan.actions.push_back(describe(std::move(action), decision, jobs));
+    plan.actions.push_back(describe(std::move(action), decision, by_id));
   }
   const double failures_since = round.now - kNodeFailureWindowS;
   for (auto& action : planNodeFailureRequeues(jobs, round.nodes, failures_since)) {
-    plan.actions.push_back(describe(std::move(action), decision, jobs));
+    plan.actions.push_back(describe(std::move(action), decision, by_id));
   }
   for (const auto& problem : plan.problems) log(LogLevel::kError, problem);
   return plan;

@@ -20,6 +20,12 @@ double parseNumber(const std::string& text) {
   return *value;
 }
 
+policy::Objective parseObjective(const std::string& text) {
+  if (text == "goodput") return policy::Objective::kGoodput;
+  if (text == "jct") return policy::Objective::kJct;
+  throw std::invalid_argument("must be goodput or jct");
+}
+
 using Setter = std::function<void(PolicyConfig&, const std::string&)>;
 
 const std::map<std::string, Setter, std::less<>>& setters() {
@@ -28,6 +34,8 @@ const std::map<std::string, Setter, std::less<>>& setters() {
       {"pollux_restart_threshold", [](PolicyConfig& c, const std::string& v) { c.policy.restart_threshold = parseRange(v, 0, 10); }},
       {"pollux_min_change_interval", [](PolicyConfig& c, const std::string& v) { c.policy.min_change_interval_s = parseRange(v, 0, 86400 * 7); }},
       {"pollux_time_limit", [](PolicyConfig& c, const std::string& v) { c.policy.time_limit_s = parseRange(v, 0.01, 600); }},
+      {"pollux_objective", [](PolicyConfig& c, const std::string& v) { c.policy.objective = parseObjective(v); }},
+      {"pollux_jct_guard", [](PolicyConfig& c, const std::string& v) { c.policy.jct_guard = parseRange(v, 1, 100); }},
       {"pollux_default_speed", [](PolicyConfig& c, const std::string& v) { c.default_speed = parseRange(v, 1e-3, 1e3); }},
   };
   return table;

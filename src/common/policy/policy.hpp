@@ -56,6 +56,14 @@ struct Allocation {
   bool operator==(const Allocation& other) const;
 };
 
+// How long a job declared it is, in the unit of the goodput model's work done: examples at the
+// initial batch size, statistical efficiency applied (what goodput counts per second).
+struct DeclaredLength {
+  double progress = 0;  // done so far
+  double target = 0;    // done at completion
+  double remaining() const { return target - progress; }
+};
+
 struct Job {
   std::string id;
   double submit_time = 0;
@@ -72,9 +80,20 @@ struct Job {
   std::map<std::string, model::PerfParams> models;  // measured throughput model per GPU type
   model::GradParams grad{0, 0};
   model::BatchLimits limits{1, 1, 1, 1, false};
+  // Declared length; absent: undeclared. A length with progress at or beyond its target is
+  // scheduled as undeclared (validate() refuses negative or non-finite values).
+  std::optional<DeclaredLength> length;
 };
 
+// What the round maximises (DESIGN.md section 4): the power mean of goodput speedups, or, for
+// jobs that declared their length, the rate at which they complete (objective.hpp).
+enum class Objective { kGoodput, kJct };
+
 struct Params {
+  Objective objective = Objective::kJct;
+  // kJct: a declaring job keeps at least 1/jct_guard of the speedup the goodput objective
+  // gives it (>= 1; 1: exactly its goodput share or more).
+  double jct_guard = 2.0;
   double fairness_p = -1.0;             // power-mean exponent of speedups
   double restart_threshold = 0.05;      // a running job changes only for >= 5 % predicted gain
   // ... and not sooner than this after its last change. One round: the restart penalty already

@@ -35,6 +35,9 @@ std::map<std::string, const Node*> validateNodes(const std::vector<Node>& nodes)
 
 void validateParams(const Params& params) {
   requireFinite(params.fairness_p, "params.fairness_p");
+  if (!(params.jct_guard >= 1) || !std::isfinite(params.jct_guard)) {
+    throw InvalidInput("params.jct_guard must be a finite number >= 1");
+  }
   requireNonNegative(params.restart_threshold, "params.restart_threshold");
   requireNonNegative(params.min_change_interval_s, "params.min_change_interval_s");
   requirePositive(params.time_limit_s, "params.time_limit_s");
@@ -90,6 +93,12 @@ void validateJobFields(const Job& job) {
   if (job.gpu_type && job.gpu_type->empty()) throw InvalidInput(name + " has an empty gpu_type");
   validateDemand(job.demand, name);
   validateModels(job);
+  if (job.length) {
+    requireFinite(job.length->progress, name + " progress");
+    requireFinite(job.length->target, name + " target_progress");
+    requireNonNegative(job.length->progress, (name + " progress").c_str());
+    requirePositive(job.length->target, (name + " target_progress").c_str());
+  }
 }
 
 // Adds the job's current GPUs to `used`, checking them against the nodes.

@@ -67,7 +67,7 @@ TEST(JobStoreTest, ReplyCarriesTheDecisionAndAdaScaleGain) {
   EXPECT_EQ(reply.batch_size, 64);  // no decision yet: the initial batch size
   EXPECT_EQ(reply.local_bsz, 32);   // over the 2 replicas it runs on
   EXPECT_DOUBLE_EQ(reply.lr_scale, 1.0);
-  store.recordDecision("1", policy::JobDecision{{"a100", {{"n1", 4}}}, 256, 64, 0});
+  store.recordDecision("1", policy::JobDecision{{"a100", {{"n1", 4}}}, 256, 64, 0, std::nullopt});
   reply = store.acceptReport(sampleReport("1"));
   EXPECT_EQ(reply.batch_size, 256);
   EXPECT_EQ(reply.local_bsz, 64);
@@ -91,7 +91,7 @@ TEST(JobStoreTest, ActionsCountRestartsAndChanges) {
 TEST(JobStoreTest, OneShrinkInPlaceARunWhichTheReplyAnnounces) {
   JobStore store;
   store.syncWithSlurm({slurmJob(1, 1000, true)});
-  store.recordDecision("1", policy::JobDecision{{"a100", {{"n1", 4}}}, 256, 64, 0});
+  store.recordDecision("1", policy::JobDecision{{"a100", {{"n1", 4}}}, 256, 64, 0, std::nullopt});
   EXPECT_FALSE(store.acceptReport(sampleReport("1")).shrink_in_place);
   store.startShrink("1", {"a100", {{"n1", 4}}}, 500);
   EXPECT_TRUE(store.acceptReport(sampleReport("1")).shrink_in_place);

@@ -217,7 +217,7 @@ std::vector<Config> smallerConfigs(const Contender& contender, const Config& cho
 }
 
 JobDecision decide(Contender& contender, const Allocation& allocation) {
-  JobDecision decision{allocation, 0, 0, 0};
+  JobDecision decision{allocation, 0, 0, 0, std::nullopt};
   if (!contender.job->adaptive) return decision;
   if (const auto batch = contender.goodput.best(configOf(allocation))) {
     decision.batch_size = batch->batch_size;
@@ -229,7 +229,7 @@ JobDecision decide(Contender& contender, const Allocation& allocation) {
 
 void keepFixed(const Snapshot& snapshot, Decision& decision) {
   for (const auto& job : snapshot.jobs) {
-    if (isFixed(job)) decision.allocations[job.id] = JobDecision{*job.current, 0, 0, 0};
+    if (isFixed(job)) decision.allocations[job.id] = JobDecision{*job.current, 0, 0, 0, std::nullopt};
   }
 }
 

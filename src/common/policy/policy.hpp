@@ -124,6 +124,9 @@ struct JobDecision {
   long batch_size = 0;  // rigid jobs and jobs without a usable model: 0 (job keeps its own)
   int local_bsz = 0;
   int accum_steps = 0;
+  // Jobs with a declared length and a model: estimated seconds to completion at this
+  // allocation's goodput (a restart it needs included).
+  std::optional<double> remaining_s;
 };
 
 struct Stats {

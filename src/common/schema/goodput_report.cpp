@@ -22,9 +22,6 @@ model::Placement parsePlacement(const JsonField& root) {
   return placement;
 }
 
-
-
-
 TrainingProgress parseProgress(const JsonField& field) {
   field.requireOnlyKeys({"examples", "epochs"});
   return {field["examples"].nonNegativeNumber(), field["epochs"].nonNegativeNumber()};
@@ -32,13 +29,25 @@ TrainingProgress parseProgress(const JsonField& field) {
 
 }  // namespace
 
+policy::DeclaredLength parseDeclaredLength(const JsonField& field) {
+  field.requireOnlyKeys({"progress", "target_progress"});
+  return {field["progress"].nonNegativeNumber(), field["target_progress"].positiveNumber()};
+}
+
+Json::Value declaredLengthToJson(const policy::DeclaredLength& length) {
+  Json::Value out(Json::objectValue);
+  out["progress"] = length.progress;
+  out["target_progress"] = length.target;
+  return out;
+}
+
 GoodputReport parseGoodputReport(const std::string& body) {
   const Json::Value document = JsonField::parseDocument(body);
   const JsonField root(document, "");
   root.requireOnlyKeys({"job_id", "gpu_type", "num_nodes", "num_replicas", "perf_params",
                         "grad_params", "init_batch_size", "max_batch_size",
                         "local_bsz_bounds", "accumulation", "progress", "restart_cost_s",
-                        "in_place_resize"});
+                        "in_place_resize", "length"});
   GoodputReport report;
   report.job_id = root["job_id"].idString();
   report.gpu_type = root["gpu_type"].string();
@@ -51,6 +60,7 @@ GoodputReport parseGoodputReport(const std::string& body) {
     report.restart_cost_s = root["restart_cost_s"].nonNegativeNumber();
   }
   if (root.has("in_place_resize")) report.in_place_resize = root["in_place_resize"].boolean();
+  if (root.has("length")) report.length = parseDeclaredLength(root["length"]);
   return report;
 }
 
@@ -75,6 +85,7 @@ Json::Value reportToJson(const GoodputReport& report) {
   out["progress"]["epochs"] = report.progress.epochs;
   if (report.restart_cost_s) out["restart_cost_s"] = *report.restart_cost_s;
   if (report.in_place_resize) out["in_place_resize"] = true;
+  if (report.length) out["length"] = declaredLengthToJson(*report.length);
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include "common/model/goodput.hpp"
 #include "common/model/params.hpp"
 #include "common/policy/policy.hpp"
+#include "json_reader.hpp"
 
 namespace pollux::schema {
 
@@ -35,18 +36,29 @@ struct GoodputReport {
   // The job's steps are started by `pollux-agent --launch`, which restarts them inside the
   // job when sched/pollux shrinks it in place (optional key, false when absent).
   bool in_place_resize = false;
+  // The length the trainer declared and the work done towards it, both in the goodput
+  // model's unit (examples at the initial batch size, statistical efficiency applied); absent
+  // when the trainer declared none (and from agents older than the key). Key "length":
+  // {"progress": P >= 0, "target_progress": T > 0}; P >= T means the declared work is done.
+  std::optional<policy::DeclaredLength> length;
 };
 
-// Parses a report body. Every key but restart_cost_s and in_place_resize (absent or null)
-// is required; perf_params
+// Parses a report body. Every key but restart_cost_s, in_place_resize and length (absent or
+// null) is required; perf_params
 // may be {}. Throws pollux::InvalidInput naming the path of the offending value
-// ("perf_params.a100: ...", "progress.epochs: ...") on malformed JSON, unknown keys, NaN,
+// ("perf_params.a100: ...", "progress.epochs: ...", "length.target_progress: ...") on
+// malformed JSON, unknown keys, NaN,
 // infinite or negative numbers, inconsistent batch limits, or num_replicas < num_nodes.
 // It does not compare job_id with the URL: the REST handler does.
 GoodputReport parseGoodputReport(const std::string& body);
 
 // The JSON object parseGoodputReport reads (job_id as a string).
 Json::Value reportToJson(const GoodputReport& report);
+
+// {"progress": P, "target_progress": T}: the report's "length" (P >= 0, T > 0; unknown keys
+// refused). Throws pollux::InvalidInput naming the offending key.
+policy::DeclaredLength parseDeclaredLength(const JsonField& field);
+Json::Value declaredLengthToJson(const policy::DeclaredLength& length);
 
 // The plugin's current decision for the job.
 struct ReportReply {

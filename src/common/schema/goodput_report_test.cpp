@@ -81,6 +81,11 @@ void expectSameReport(const GoodputReport& a, const GoodputReport& b) {
   EXPECT_EQ(a.progress.epochs, b.progress.epochs);
   EXPECT_EQ(a.restart_cost_s, b.restart_cost_s);
   EXPECT_EQ(a.in_place_resize, b.in_place_resize);
+  ASSERT_EQ(a.length.has_value(), b.length.has_value());
+  if (a.length) {
+    EXPECT_EQ(a.length->progress, b.length->progress);
+    EXPECT_EQ(a.length->target, b.length->target);
+  }
 }
 
 TEST(GoodputReportTest, ParsesEveryField) {
@@ -112,6 +117,50 @@ TEST(GoodputReportTest, AcceptsStringJobIdAndOptionalParts) {
   EXPECT_TRUE(parseGoodputReport(reportWith("perf_params", "{}")).perf_params.empty());
   // Just moved to a type without a fit there yet: the plugin estimates it.
   EXPECT_EQ(parseGoodputReport(reportWith("gpu_type", R"("h100")")).gpu_type, "h100");
+}
+
+TEST(GoodputReportTest, LengthIsOptional) {
+  EXPECT_FALSE(parseGoodputReport(kReport).length.has_value());  // an older agent's report
+  EXPECT_FALSE(parseGoodputReport(reportWith("length", "null")).length.has_value());
+  const GoodputReport declared = parseGoodputReport(
+      reportWith("length", R"({"progress": 512000.5, "target_progress": 1.28e6})"));
+  ASSERT_TRUE(declared.length.has_value());
+  EXPECT_EQ(declared.length->progress, 512000.5);
+  EXPECT_EQ(declared.length->target, 1.28e6);
+  // Done (progress reached the target): still a valid report; the plugin sends it undeclared.
+  const GoodputReport done = parseGoodputReport(
+      reportWith("length", R"({"progress": 2e6, "target_progress": 1.28e6})"));
+  EXPECT_EQ(done.length->progress, 2e6);
+  EXPECT_EQ(parseGoodputReport(reportWith("length", R"({"progress": 0, "target_progress": 1})"))
+                .length->progress,
+            0);
+}
+
+TEST(GoodputReportTest, MalformedLengthIsRefusedNamingTheKey) {
+  const std::vector<std::pair<std::string, std::string>> cases = {  // length, expected message
+      {"5", "length: must be an object"},
+      {"[]", "length: must be an object"},
+      {R"({"progress": 1})", "length: missing required key 'target_progress'"},
+      {R"({"target_progress": 1})", "length: missing required key 'progress'"},
+      {R"({"progress": -1, "target_progress": 10})", "length.progress: must be >= 0"},
+      {R"({"progress": 1, "target_progress": 0})", "length.target_progress: must be > 0"},
+      {R"({"progress": 1, "target_progress": -10})", "length.target_progress: must be > 0"},
+      {R"({"progress": 1, "target_progress": "10"})", "length.target_progress: must be a number"},
+      {R"({"progress": true, "target_progress": 10})", "length.progress: must be a number"},
+      {R"({"progress": 1, "target_progress": 10, "epochs": 3})", "length: unknown key 'epochs'"},
+  };
+  for (const auto& [length, expected] : cases) {
+    try {
+      parseGoodputReport(reportWith("length", length));
+      ADD_FAILURE() << "accepted length " << length;
+    } catch (const InvalidInput& error) {
+      EXPECT_NE(std::string(error.what()).find(expected), std::string::npos)
+          << "message '" << error.what() << "' lacks '" << expected << "'";
+    }
+  }
+  const std::string infinite = reportReplacing(
+      "\"restart_cost_s\": 42.5", "\"length\": {\"progress\": 1, \"target_progress\": 1e999}");
+  EXPECT_THROW(parseGoodputReport(infinite), InvalidInput);
 }
 
 TEST(GoodputReportTest, RejectsBadValuesNamingTheirPath) {
@@ -175,6 +224,17 @@ TEST(GoodputReportTest, RoundTripsThroughJson) {
   EXPECT_TRUE(json["perf_params"].isObject());
   expectSameReport(parseGoodputReport(Json::writeString(Json::StreamWriterBuilder(), json)),
                    fresh);
+
+  GoodputReport declared = original;
+  declared.length = policy::DeclaredLength{1234.5, 1e6};
+  const Json::Value declared_json = reportToJson(declared);
+  EXPECT_EQ(declared_json["length"]["progress"].asDouble(), 1234.5);
+  EXPECT_EQ(declared_json["length"]["target_progress"].asDouble(), 1e6);
+  EXPECT_EQ(declared_json["length"].size(), 2u);
+  EXPECT_FALSE(reportToJson(original).isMember("length"));  // undeclared: as older agents
+  expectSameReport(parseGoodputReport(Json::writeString(Json::StreamWriterBuilder(),
+                                                        declared_json)),
+                   declared);
 
   GoodputReport launched = original;
   launched.in_place_resize = true;

@@ -46,7 +46,8 @@ policy::Job parseJob(const JsonField& field) {
   field.requireOnlyKeys({"id", "submit_time", "adaptive", "min_gpus", "max_gpus", "gpu_type",
                          "current", "last_change_time", "restarts", "restart_cost_s", "models",
                          "grad_params", "init_batch_size", "max_batch_size",
-                         "local_bsz_bounds", "accumulation", "node_demand", "partition"});
+                         "local_bsz_bounds", "accumulation", "node_demand", "partition",
+                         "progress", "target_progress"});
   policy::Job job;
   job.id = field["id"].idString();
   job.submit_time = field["submit_time"].nonNegativeNumber();
@@ -70,6 +71,13 @@ policy::Job parseJob(const JsonField& field) {
     job.restart_cost_s = field["restart_cost_s"].nonNegativeNumber();
   }
   if (field.has("node_demand")) job.demand = parseNodeDemand(field["node_demand"]);
+  if (field.has("progress") != field.has("target_progress")) {
+    throw InvalidInput(field.path() + ": progress and target_progress come together");
+  }
+  if (field.has("progress")) {
+    job.length = policy::DeclaredLength{field["progress"].nonNegativeNumber(),
+                                        field["target_progress"].positiveNumber()};
+  }
   if (!job.adaptive) return job;
   if (field.has("models")) {
     job.models = parsePerfParamsByType(field["models"]);
@@ -90,10 +98,29 @@ std::map<std::string, policy::NodeSet> parsePartitions(const JsonField& field) {
   return partitions;
 }
 
+policy::Objective parseObjective(const JsonField& field) {
+  const std::string name = field.string();
+  if (name == "goodput") return policy::Objective::kGoodput;
+  if (name == "jct") return policy::Objective::kJct;
+  throw InvalidInput(field.path() + ": must be \"goodput\" or \"jct\", got \"" + name + "\"");
+}
+
+const char* objectiveName(policy::Objective objective) {
+  return objective == policy::Objective::kGoodput ? "goodput" : "jct";
+}
+
 policy::Params parseParams(const JsonField& field) {
   field.requireOnlyKeys({"fairness_p", "restart_threshold", "min_change_interval_s",
-                         "time_limit_s", "relative_speeds"});
+                         "time_limit_s", "relative_speeds", "objective", "jct_guard"});
   policy::Params params;
+  if (field.has("objective")) params.objective = parseObjective(field["objective"]);
+  if (field.has("jct_guard")) {
+    const JsonField guard = field["jct_guard"];
+    params.jct_guard = guard.number();
+    if (params.jct_guard < 1) {
+      throw InvalidInput(guard.path() + ": must be >= 1, got " + std::to_string(params.jct_guard));
+    }
+  }
   if (field.has("fairness_p")) params.fairness_p = field["fairness_p"].number();
   if (field.has("restart_threshold")) {
     params.restart_threshold = field["restart_threshold"].nonNegativeNumber();
@@ -126,8 +153,6 @@ policy::Allocation parseAllocation(const JsonField& field) {
   return allocation;
 }
 
-
-
 policy::Snapshot parseSnapshot(const std::string& text) {
   const Json::Value document = JsonField::parseDocument(text);
   const JsonField root(document, "");
@@ -155,6 +180,93 @@ Json::Value allocationToJson(const policy::Allocation& allocation) {
   return out;
 }
 
+namespace {
+
+Json::Value nodeToJson(const policy::Node& node) {
+  Json::Value out;
+  out["name"] = node.name;
+  out["gpu_type"] = node.gpu_type;
+  out["gpus"] = node.gpus;
+  if (node.cpus) out["cpus"] = *node.cpus;
+  if (node.memory_mb) out["memory_mb"] = Json::Int64(*node.memory_mb);
+  return out;
+}
+
+Json::Value demandToJson(const policy::NodeDemand& demand) {
+  Json::Value out;
+  out["cpus"] = demand.cpus;
+  out["cpus_per_gpu"] = demand.cpus_per_gpu;
+  out["memory_mb"] = Json::Int64(demand.memory_mb);
+  out["memory_mb_per_cpu"] = Json::Int64(demand.memory_mb_per_cpu);
+  out["memory_mb_per_gpu"] = Json::Int64(demand.memory_mb_per_gpu);
+  out["whole_node_memory"] = demand.whole_node_memory;
+  return out;
+}
+
+Json::Value jobToJson(const policy::Job& job) {
+  Json::Value out;
+  out["id"] = job.id;
+  out["submit_time"] = job.submit_time;
+  out["adaptive"] = job.adaptive;
+  out["min_gpus"] = job.min_gpus;
+  out["max_gpus"] = job.max_gpus;
+  if (job.gpu_type) out["gpu_type"] = *job.gpu_type;
+  if (job.partition) out["partition"] = *job.partition;
+  if (job.current) out["current"] = allocationToJson(*job.current);
+  out["last_change_time"] = job.last_change_time;
+  out["restarts"] = job.restarts;
+  out["restart_cost_s"] = job.restart_cost_s;
+  out["node_demand"] = demandToJson(job.demand);
+  if (job.length) {
+    out["progress"] = job.length->progress;
+    out["target_progress"] = job.length->target;
+  }
+  if (!job.adaptive) return out;
+  out["models"] = Json::Value(Json::objectValue);
+  for (const auto& [type, params] : job.models) out["models"][type] = perfParamsToJson(params);
+  out["grad_params"]["sqr"] = job.grad.sqr;
+  out["grad_params"]["var"] = job.grad.var;
+  out["init_batch_size"] = Json::Int64(job.limits.init_batch_size);
+  out["max_batch_size"] = Json::Int64(job.limits.max_batch_size);
+  out["local_bsz_bounds"].append(job.limits.min_local_bsz);
+  out["local_bsz_bounds"].append(job.limits.max_local_bsz);
+  out["accumulation"] = job.limits.accumulation;
+  return out;
+}
+
+Json::Value paramsToJson(const policy::Params& params) {
+  Json::Value out;
+  out["objective"] = objectiveName(params.objective);
+  out["jct_guard"] = params.jct_guard;
+  out["fairness_p"] = params.fairness_p;
+  out["restart_threshold"] = params.restart_threshold;
+  out["min_change_interval_s"] = params.min_change_interval_s;
+  out["time_limit_s"] = params.time_limit_s;
+  out["relative_speeds"] = Json::Value(Json::objectValue);
+  for (const auto& [type, speed] : params.relative_speeds) out["relative_speeds"][type] = speed;
+  return out;
+}
+
+}  // namespace
+
+Json::Value snapshotToJson(const policy::Snapshot& snapshot) {
+  Json::Value out;
+  out["time"] = snapshot.time;
+  out["nodes"] = Json::Value(Json::arrayValue);
+  for (const auto& node : snapshot.nodes) out["nodes"].append(nodeToJson(node));
+  out["jobs"] = Json::Value(Json::arrayValue);
+  for (const auto& job : snapshot.jobs) out["jobs"].append(jobToJson(job));
+  out["params"] = paramsToJson(snapshot.params);
+  if (!snapshot.partitions.empty()) {
+    Json::Value& partitions = out["partitions"];
+    for (const auto& [name, nodes] : snapshot.partitions) {
+      partitions[name] = Json::Value(Json::arrayValue);
+      for (const auto& node : nodes) partitions[name].append(node);
+    }
+  }
+  return out;
+}
+
 Json::Value decisionToJson(const policy::Decision& decision) {
   Json::Value out;
   out["allocations"] = Json::Value(Json::objectValue);
@@ -164,6 +276,7 @@ Json::Value decisionToJson(const policy::Decision& decision) {
     entry["batch_size"] = Json::Int64(job.batch_size);
     entry["local_bsz"] = job.local_bsz;
     entry["accum_steps"] = job.accum_steps;
+    if (job.remaining_s) entry["remaining_s"] = *job.remaining_s;
   }
   Json::Value& stats = out["stats"];
   stats["solve_ms"] = decision.stats.solve_ms;

@@ -12,7 +12,14 @@ namespace pollux::schema {
 
 // Parses a snapshot document. Throws pollux::InvalidInput naming the offending path
 // ("jobs[2].models.a100.gamma: must be ...") on malformed JSON, unknown keys or bad values.
+// Optional keys: per job "progress" and "target_progress" (both or neither: the job's
+// declared length, policy::Job::length), in params "objective" ("goodput" or "jct") and
+// "jct_guard" (>= 1); absent, the job is undeclared and the params keep their defaults.
 policy::Snapshot parseSnapshot(const std::string& text);
+
+// The document parseSnapshot reads, every params key written (Params' own fields beyond the
+// document's, exact_jobs and partition_jobs, are not part of it).
+Json::Value snapshotToJson(const policy::Snapshot& snapshot);
 
 // {"gpu_type": TYPE, "nodes": {name: gpus}}: an allocation in every document that has one.
 Json::Value allocationToJson(const policy::Allocation& allocation);
@@ -20,7 +27,8 @@ Json::Value allocationToJson(const policy::Allocation& allocation);
 policy::Allocation parseAllocation(const JsonField& field);
 
 // {"allocations": {jobid: {gpu_type, nodes {name: gpus}, batch_size, local_bsz,
-//  accum_steps}}, "stats": {solve_ms, solver_status, kept_current, candidate_configs}}
+//  accum_steps[, remaining_s]}}, "stats": {solve_ms, solver_status, kept_current,
+//  candidate_configs}}; remaining_s only for jobs the policy estimated (declared lengths).
 Json::Value decisionToJson(const policy::Decision& decision);
 
 }  // namespace pollux::schema

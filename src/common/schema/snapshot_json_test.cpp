@@ -112,9 +112,107 @@ TEST(SnapshotJsonTest, BadDocumentsNameThePath) {
   }
 }
 
+TEST(SnapshotJsonTest, OldSnapshotsHaveNoLengthAndDefaultObjective) {
+  const policy::Snapshot snapshot = parseSnapshot(kSnapshot);
+  EXPECT_FALSE(snapshot.jobs[0].length.has_value());
+  EXPECT_FALSE(snapshot.jobs[1].length.has_value());
+  EXPECT_EQ(snapshot.params.objective, policy::Params().objective);
+  EXPECT_DOUBLE_EQ(snapshot.params.jct_guard, policy::Params().jct_guard);
+}
+
+TEST(SnapshotJsonTest, DeclaredLengthAndObjectiveKeys) {
+  std::string text = withChange("\"restarts\": 1,",
+                                "\"restarts\": 1, \"progress\": 1500.5, \"target_progress\": 64000,");
+  const auto at = text.find("\"fairness_p\": -1");
+  text.replace(at, 16, "\"fairness_p\": -1, \"objective\": \"goodput\", \"jct_guard\": 1.5");
+  const policy::Snapshot snapshot = parseSnapshot(text);
+  ASSERT_TRUE(snapshot.jobs[0].length.has_value());
+  EXPECT_DOUBLE_EQ(snapshot.jobs[0].length->progress, 1500.5);
+  EXPECT_DOUBLE_EQ(snapshot.jobs[0].length->target, 64000);
+  EXPECT_DOUBLE_EQ(snapshot.jobs[0].length->remaining(), 62499.5);
+  EXPECT_FALSE(snapshot.jobs[1].length.has_value());
+  EXPECT_EQ(snapshot.params.objective, policy::Objective::kGoodput);
+  EXPECT_DOUBLE_EQ(snapshot.params.jct_guard, 1.5);
+  // Progress at or beyond the target is read as written: the policy schedules it undeclared.
+  const policy::Snapshot done = parseSnapshot(
+      withChange("\"restarts\": 1,", "\"restarts\": 1, \"progress\": 9, \"target_progress\": 8,"));
+  EXPECT_DOUBLE_EQ(done.jobs[0].length->progress, 9);
+  EXPECT_EQ(parseSnapshot(withChange("\"fairness_p\": -1", "\"objective\": \"jct\""))
+                .params.objective,
+            policy::Objective::kJct);
+}
+
+TEST(SnapshotJsonTest, BadLengthAndObjectiveKeysNameThePath) {
+  const auto job = [](const std::string& keys) {
+    return withChange("\"restarts\": 1,", "\"restarts\": 1, " + keys + ",");
+  };
+  const auto params = [](const std::string& keys) {
+    return withChange("\"fairness_p\": -1", keys);
+  };
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {job("\"progress\": 10"), "jobs[0]: progress and target_progress come together"},
+      {job("\"target_progress\": 10"), "jobs[0]: progress and target_progress come together"},
+      {job("\"progress\": -1, \"target_progress\": 10"), "jobs[0].progress: must be >= 0"},
+      {job("\"progress\": 1, \"target_progress\": 0"), "jobs[0].target_progress: must be > 0"},
+      {job("\"progress\": 1, \"target_progress\": -5"), "jobs[0].target_progress"},
+      {job("\"progress\": 1, \"target_progress\": \"9\""), "jobs[0].target_progress: must be a number"},
+      {job("\"progress\": 1, \"target_progress\": 1e999"), "malformed JSON"},
+      {params("\"objective\": \"fast\""), "params.objective: must be \"goodput\" or \"jct\""},
+      {params("\"objective\": 1"), "params.objective: must be a string"},
+      {params("\"jct_guard\": 0.5"), "params.jct_guard: must be >= 1"},
+      {params("\"jct_guard\": \"2\""), "params.jct_guard: must be a number"},
+  };
+  for (const auto& [text, expected] : cases) {
+    try {
+      parseSnapshot(text);
+      ADD_FAILURE() << "accepted a snapshot that should fail with: " << expected;
+    } catch (const InvalidInput& error) {
+      EXPECT_NE(std::string(error.what()).find(expected), std::string::npos)
+          << "message '" << error.what() << "' lacks '" << expected << "'";
+    }
+  }
+}
+
+std::string written(const policy::Snapshot& snapshot) {
+  return Json::writeString(Json::StreamWriterBuilder(), snapshotToJson(snapshot));
+}
+
+TEST(SnapshotJsonTest, RoundTripsWithAndWithoutTheOptionalKeys) {
+  const policy::Snapshot plain = parseSnapshot(kSnapshot);
+  const Json::Value plain_json = snapshotToJson(plain);
+  EXPECT_FALSE(plain_json["jobs"][0].isMember("progress"));
+  EXPECT_FALSE(plain_json["jobs"][0].isMember("target_progress"));
+  const policy::Snapshot again = parseSnapshot(written(plain));
+  EXPECT_EQ(snapshotToJson(again), plain_json);
+  EXPECT_EQ(again.jobs[0].models.at("a100").gamma, 1.5);
+  EXPECT_EQ(again.jobs[0].demand.memoryFor(2), 64000);
+  EXPECT_EQ(*again.jobs[1].partition, "small");
+  EXPECT_EQ(again.partitions.at("small"), policy::NodeSet{"n2"});
+  EXPECT_EQ(again.nodes[0].memory_mb, 512000);
+  EXPECT_FALSE(again.jobs[0].length.has_value());
+
+  policy::Snapshot declared = plain;
+  declared.jobs[0].length = policy::DeclaredLength{123.25, 4096};
+  declared.params.objective = policy::Objective::kGoodput;
+  declared.params.jct_guard = 3;
+  const Json::Value declared_json = snapshotToJson(declared);
+  EXPECT_EQ(declared_json["jobs"][0]["progress"].asDouble(), 123.25);
+  EXPECT_EQ(declared_json["jobs"][0]["target_progress"].asDouble(), 4096);
+  EXPECT_EQ(declared_json["params"]["objective"].asString(), "goodput");
+  EXPECT_EQ(declared_json["params"]["jct_guard"].asDouble(), 3);
+  const policy::Snapshot parsed = parseSnapshot(written(declared));
+  ASSERT_TRUE(parsed.jobs[0].length.has_value());
+  EXPECT_EQ(parsed.jobs[0].length->progress, 123.25);
+  EXPECT_EQ(parsed.jobs[0].length->target, 4096);
+  EXPECT_FALSE(parsed.jobs[1].length.has_value());
+  EXPECT_EQ(parsed.params.objective, policy::Objective::kGoodput);
+  EXPECT_EQ(parsed.params.jct_guard, 3);
+  EXPECT_EQ(snapshotToJson(parsed), declared_json);
+}
+
 TEST(SnapshotJsonTest, DecisionHasTheDocumentedKeys) {
   policy::Decision decision;
-  decision.allocations["17"] = {{"a100", {{"n1", 4}}}, 512, 64, 1};
+  decision.allocations["17"] = {{"a100", {{"n1", 4}}}, 512, 64, 1, std::nullopt};
   decision.stats.solve_ms = 2.5;
   decision.stats.solver_status = "optimal";
   const Json::Value out = decisionToJson(decision);
@@ -127,6 +225,13 @@ TEST(SnapshotJsonTest, DecisionHasTheDocumentedKeys) {
   EXPECT_DOUBLE_EQ(out["stats"]["solve_ms"].asDouble(), 2.5);
   EXPECT_EQ(out["stats"]["solver_status"].asString(), "optimal");
   EXPECT_FALSE(out["stats"]["kept_current"].asBool());
+  EXPECT_FALSE(job.isMember("remaining_s"));  // no declared length, no estimate
+}
+
+TEST(SnapshotJsonTest, DecisionCarriesTheRemainingTimeOfDeclaredJobs) {
+  policy::Decision decision;
+  decision.allocations["17"] = {{"a100", {{"n1", 4}}}, 512, 64, 1, 3600.5};
+  EXPECT_DOUBLE_EQ(decisionToJson(decision)["allocations"]["17"]["remaining_s"].asDouble(), 3600.5);
 }
 
 }  // namespace

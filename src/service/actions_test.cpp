@@ -25,7 +25,7 @@ SlurmJob runningOn(uint32_t id, std::vector<std::string> nodes, const std::strin
 policy::Decision decide(const std::string& id, const std::string& type,
                         std::map<std::string, int> nodes) {
   policy::Decision decision;
-  decision.allocations[id] = {{type, nodes}, 256, 64, 0};
+  decision.allocations[id] = {{type, nodes}, 256, 64, 0, std::nullopt};
   return decision;
 }
 

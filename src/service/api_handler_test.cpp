@@ -140,6 +140,33 @@ TEST_F(ApiHandlerTest, ChecksRunInTheDocumentedOrder) {
   EXPECT_EQ(api(signedPost("9", reportBody("7"))).status, 400);
 }
 
+std::string withLength(const std::string& body, const std::string& length) {
+  std::string text = body;
+  return text.insert(text.rfind('}'), ", \"length\": " + length);
+}
+
+TEST_F(ApiHandlerTest, DeclaredLengthIsOptionalAndMalformedOnesGet400NamingTheKey) {
+  const ApiHandler api = handler(0);
+  EXPECT_EQ(api(signedPost("9", reportBody("9"))).status, 200);  // an older agent's report
+  EXPECT_FALSE(store_.records().at("9").report->length.has_value());
+  const std::string declared =
+      withLength(reportBody("9"), R"({"progress": 640, "target_progress": 64000})");
+  EXPECT_EQ(api(signedPost("9", declared)).status, 200);
+  ASSERT_TRUE(store_.records().at("9").report->length.has_value());
+  EXPECT_EQ(store_.records().at("9").report->length->target, 64000);
+  for (const auto& [length, message] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"progress": -1, "target_progress": 10})", "length.progress: must be >= 0"},
+           {R"({"progress": 1, "target_progress": 0})", "length.target_progress: must be > 0"},
+           {R"({"progress": 1})", "length: missing required key 'target_progress'"},
+           {R"("long")", "length: must be an object"}}) {
+    const HttpResponse response = api(signedPost("9", withLength(reportBody("9"), length)));
+    EXPECT_EQ(response.status, 400) << length;
+    EXPECT_NE(response.body.find(message), std::string::npos) << response.body;
+  }
+  // A refused report changes nothing: the last accepted declaration stands.
+  EXPECT_EQ(store_.records().at("9").report->length->target, 64000);
+}
+
 TEST_F(ApiHandlerTest, FloodGets429BeforeAnyMungeWork) {
   ApiHandler api = handler(12345, 1);
   EXPECT_EQ(api(signedPost("9", reportBody("9"))).status, 200);

@@ -141,6 +141,47 @@ TEST(JobStoreTest, StateSurvivesSaveAndRestore) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(JobStoreTest, KeepsTheDeclaredLengthOfTheLatestReportAndTheRoundsEstimate) {
+  JobStore store;
+  store.syncWithSlurm({slurmJob(1, 1000, true)});
+  schema::GoodputReport declared = sampleReport("1");
+  declared.length = policy::DeclaredLength{1000, 50000};
+  store.acceptReport(declared);
+  ASSERT_TRUE(store.records().at("1").report->length.has_value());
+  EXPECT_DOUBLE_EQ(store.records().at("1").report->length->target, 50000);
+  store.recordDecision("1", policy::JobDecision{{"a100", {{"n1", 2}}}, 128, 64, 0, 1800.0});
+  EXPECT_DOUBLE_EQ(*store.records().at("1").decision->remaining_s, 1800);
+  store.syncWithSlurm({slurmJob(1, 1000, true)});  // kept across rounds
+  EXPECT_DOUBLE_EQ(store.records().at("1").report->length->progress, 1000);
+  store.acceptReport(sampleReport("1"));  // the trainer no longer declares: undeclared
+  EXPECT_FALSE(store.records().at("1").report->length.has_value());
+}
+
+TEST(JobStoreTest, DeclaredLengthSurvivesSaveAndRestoreAndOldStateLoads) {
+  JobStore store;
+  store.syncWithSlurm({slurmJob(1, 1000, true), slurmJob(2, 1000, true)});
+  schema::GoodputReport declared = sampleReport("1");
+  declared.length = policy::DeclaredLength{1234.5, 50000};
+  store.acceptReport(declared);
+  store.acceptReport(sampleReport("2"));
+  const Json::Value saved = store.toJson();
+  EXPECT_TRUE(saved["1"]["report"].isMember("length"));
+  EXPECT_FALSE(saved["2"]["report"].isMember("length"));  // as state files before the key
+
+  JobStore restored;
+  restored.restore(saved);
+  const auto records = restored.records();
+  ASSERT_TRUE(records.at("1").report->length.has_value());
+  EXPECT_DOUBLE_EQ(records.at("1").report->length->progress, 1234.5);
+  EXPECT_DOUBLE_EQ(records.at("1").report->length->target, 50000);
+  ASSERT_TRUE(records.at("2").report.has_value());
+  EXPECT_FALSE(records.at("2").report->length.has_value());
+
+  Json::Value corrupt = saved;
+  corrupt["1"]["report"]["length"]["target_progress"] = -1;
+  EXPECT_THROW(restored.restore(corrupt), InvalidInput);
+}
+
 TEST(StateFileTest, MissingFileIsNoStateAndCorruptFileIsAnError) {
   char dir[] = "/tmp/pollux-state-XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);

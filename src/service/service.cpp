@@ -10,6 +10,7 @@
 #include "common/schema/snapshot_json.hpp"
 #include "round_json.hpp"
 #include "snapshot_builder.hpp"
+#include "status_view.hpp"
 #include "io/state_file.hpp"
 #include "io/text_file.hpp"
 
@@ -273,6 +274,10 @@ Json::Value Service::jobStatus(const SlurmJob& job, const std::map<std::string, 
     entry["progress"]["examples"] = known.report->progress.examples;
     entry["progress"]["epochs"] = known.report->progress.epochs;
     entry["restart_cost_s"] = known.report->restart_cost_s.value_or(0.0);
+    if (known.report->length) {
+      entry["length"] = lengthStatus(*known.report->length,
+                                     known.decision ? known.decision->remaining_s : std::nullopt);
+    }
   }
   return entry;
 }

@@ -23,7 +23,8 @@ model::RelativeSpeeds relativeSpeeds(const std::vector<SlurmNode>& nodes,
 // node. Running rigid jobs are not decided on: what they hold is simply not free. A job whose
 // partitions (`partitions`: name -> nodes) leave out some of the snapshot's nodes runs only
 // on theirs.
-// Relative speeds: the configured ones, default_speed for every other type present.
+// Relative speeds: the configured ones, default_speed for every other type present. A job's
+// declared length comes from its latest report, left out once its progress reached the target.
 policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
                                const std::vector<SlurmJob>& jobs,
                                const std::map<std::string, JobRecord>& records,

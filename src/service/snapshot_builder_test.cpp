@@ -97,6 +97,37 @@ TEST(SnapshotBuilderTest, ReportsAndRecordsFeedTheModel) {
   EXPECT_EQ(built.models.count("a100"), 1u);
 }
 
+TEST(SnapshotBuilderTest, DeclaredLengthFromTheReportUntilItsWorkIsDone) {
+  JobRecord record;
+  schema::GoodputReport report;
+  report.grad = {1, 3};
+  report.limits = {64, 1024, 16, 128, true};
+  record.report = report;
+  const auto build = [&] {
+    return buildSnapshot(100, cluster(), {job(1, JobState::kPending, schema::AdaptiveRequest{})},
+                         {{"1", record}}, config::PolicyConfig{})
+        .jobs.at(0);
+  };
+  EXPECT_FALSE(build().length.has_value());  // undeclared
+  record.report->length = policy::DeclaredLength{2500, 10000};
+  ASSERT_TRUE(build().length.has_value());
+  EXPECT_DOUBLE_EQ(build().length->progress, 2500);
+  EXPECT_DOUBLE_EQ(build().length->target, 10000);
+  record.report->length = policy::DeclaredLength{10000, 10000};  // reached: undeclared
+  EXPECT_FALSE(build().length.has_value());
+  record.report->length = policy::DeclaredLength{12000, 10000};
+  EXPECT_FALSE(build().length.has_value());
+}
+
+TEST(SnapshotBuilderTest, ObjectiveSettingsReachTheSnapshot) {
+  config::PolicyConfig config;
+  config.policy.objective = policy::Objective::kGoodput;
+  config.policy.jct_guard = 4;
+  const auto snapshot = buildSnapshot(100, cluster(), {}, {}, config);
+  EXPECT_EQ(snapshot.params.objective, policy::Objective::kGoodput);
+  EXPECT_DOUBLE_EQ(snapshot.params.jct_guard, 4);
+}
+
 TEST(SnapshotBuilderTest, JobWaitingForItsBeginTimeIsNotPlacedEarly) {
   SlurmJob later = job(1, JobState::kPending, schema::AdaptiveRequest{});
   later.eligible_time = 3700;

@@ -1,5 +1,9 @@
 #include "status_view.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
 namespace pollux::service {
 
 namespace {
@@ -15,7 +19,7 @@ Json::Value publicFields(const Json::Value& job) {
   for (const char* field : kPublicJobFields) {
     if (job.isMember(field)) visible[field] = job[field];
   }
-  visible["redacted"] = true;  // models, progress, local batch and restart cost: owner only
+  visible["redacted"] = true;  // models, progress, length, local batch, restart cost: owner only
   return visible;
 }
 
@@ -36,6 +40,43 @@ Json::Value statusFor(const Json::Value& status, const Viewer& viewer) {
     if (auto shown = jobFor(job, viewer)) visible["jobs"].append(*shown);
   }
   return visible;
+}
+
+Json::Value lengthStatus(const policy::DeclaredLength& length, std::optional<double> remaining_s) {
+  Json::Value out(Json::objectValue);
+  out["progress"] = length.progress;
+  out["target_progress"] = length.target;
+  const bool usable = remaining_s && std::isfinite(*remaining_s) && *remaining_s >= 0 &&
+                      length.progress < length.target;
+  out["remaining_s"] = usable ? Json::Value(*remaining_s) : Json::Value(Json::nullValue);
+  return out;
+}
+
+std::string durationText(double seconds) {
+  const long long total = std::llround(std::max(0.0, seconds));
+  const long long days = total / 86400, hours = total / 3600 % 24, minutes = total / 60 % 60;
+  char text[64];
+  if (days > 0) {
+    std::snprintf(text, sizeof text, "%lld-%02lld:%02lld:%02lld", days, hours, minutes, total % 60);
+  } else {
+    std::snprintf(text, sizeof text, "%02lld:%02lld:%02lld", hours, minutes, total % 60);
+  }
+  return text;
+}
+
+std::string lengthText(const Json::Value& job) {
+  if (!job.isObject() || !job["length"].isObject()) return "";
+  const Json::Value& length = job["length"];
+  if (!length["progress"].isNumeric() || !length["target_progress"].isNumeric()) return "";
+  const double progress = length["progress"].asDouble();
+  const double target = length["target_progress"].asDouble();
+  char text[160];
+  std::snprintf(text, sizeof text, "Progress=%.6g TargetProgress=%.6g (%.1f %%) Remaining=",
+                progress, target, target > 0 ? 100 * progress / target : 0.0);
+  std::string line = text;
+  if (progress >= target) return line + "unknown (target reached)";
+  if (!length["remaining_s"].isNumeric()) return line + "unknown";
+  return line + durationText(length["remaining_s"].asDouble());
 }
 
 }  // namespace pollux::service

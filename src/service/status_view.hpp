@@ -6,8 +6,11 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include <json/json.h>
+
+#include "common/policy/policy.hpp"
 
 namespace pollux::service {
 
@@ -22,5 +25,21 @@ std::optional<Json::Value> jobFor(const Json::Value& job, const Viewer& viewer);
 
 // The whole status document as `viewer` may see it.
 Json::Value statusFor(const Json::Value& status, const Viewer& viewer);
+
+// A declaring job's "length" entry of the status: {"progress": P, "target_progress": T,
+// "remaining_s": S or null}, P and T in the goodput model's unit (examples at the initial
+// batch size, statistical efficiency applied), S the last round's estimate of the seconds
+// left (null: unknown; no estimate yet, no allocation, or the declared work is done).
+// Owner and operators only, as the job's progress.
+Json::Value lengthStatus(const policy::DeclaredLength& length, std::optional<double> remaining_s);
+
+// The line `scontrol show pollux` prints for a job's "length" entry:
+// "Progress=P TargetProgress=T (X %) Remaining=[D-]HH:MM:SS", Remaining=unknown without an
+// estimate, "Remaining=unknown (target reached)" once the progress reached the target; "" for
+// a job without the entry.
+std::string lengthText(const Json::Value& job);
+
+// Seconds as Slurm writes durations: [D-]HH:MM:SS (rounded to the second).
+std::string durationText(double seconds);
 
 }  // namespace pollux::service

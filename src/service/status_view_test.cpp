@@ -22,6 +22,7 @@ Json::Value sampleJob(uint32_t owner) {
   job["models"]["a100"]["alpha_c"] = 0.1;
   job["progress"]["examples"] = 1000;
   job["restart_cost_s"] = 30;
+  job["length"] = lengthStatus({25000, 100000}, 5400.0);
   return job;
 }
 
@@ -34,8 +35,8 @@ TEST(StatusViewTest, OwnerAndOperatorsSeeEverything) {
 TEST(StatusViewTest, OtherUsersSeeOnlyWhatSlurmShowsThem) {
   const auto shown = jobFor(sampleJob(1000), {2000, false, false});
   ASSERT_TRUE(shown);
-  for (const char* hidden : {"models", "progress", "local_bsz", "accum_steps", "lr_scale",
-                             "restart_cost_s"}) {
+  for (const char* hidden : {"models", "progress", "length", "local_bsz", "accum_steps",
+                             "lr_scale", "restart_cost_s"}) {
     EXPECT_FALSE(shown->isMember(hidden)) << hidden;
   }
   for (const char* kept : {"job_id", "user_id", "state", "adaptive", "min_gpus", "allocation",
@@ -67,6 +68,41 @@ TEST(StatusViewTest, StatusFiltersEveryJobAndTheRoundsProblems) {
   ASSERT_EQ(shared["jobs"].size(), 2u);
   EXPECT_FALSE(shared["jobs"][0].isMember("progress"));
   EXPECT_EQ(statusFor(status, {0, true, true}), status);
+}
+
+TEST(StatusViewTest, LengthEntryCarriesTheRoundsEstimateOrNull) {
+  const Json::Value estimated = lengthStatus({25000, 100000}, 5400.0);
+  EXPECT_DOUBLE_EQ(estimated["progress"].asDouble(), 25000);
+  EXPECT_DOUBLE_EQ(estimated["target_progress"].asDouble(), 100000);
+  EXPECT_DOUBLE_EQ(estimated["remaining_s"].asDouble(), 5400);
+  // No estimate yet (the policy gave none, or the job holds no GPUs): null, shown as unknown.
+  const Json::Value unknown = lengthStatus({25000, 100000}, std::nullopt);
+  ASSERT_TRUE(unknown.isMember("remaining_s"));
+  EXPECT_TRUE(unknown["remaining_s"].isNull());
+  EXPECT_TRUE(lengthStatus({100000, 100000}, 10.0)["remaining_s"].isNull());  // work done
+}
+
+TEST(StatusViewTest, LengthLineShowsProgressTargetAndRemainingTime) {
+  Json::Value job = sampleJob(1000);
+  EXPECT_EQ(lengthText(job), "Progress=25000 TargetProgress=100000 (25.0 %) Remaining=01:30:00");
+  job["length"] = lengthStatus({25000, 100000}, std::nullopt);
+  EXPECT_EQ(lengthText(job), "Progress=25000 TargetProgress=100000 (25.0 %) Remaining=unknown");
+  job["length"] = lengthStatus({1.5e6, 1.28e6}, std::nullopt);
+  EXPECT_EQ(lengthText(job),
+            "Progress=1.5e+06 TargetProgress=1.28e+06 (117.2 %) Remaining=unknown (target reached)");
+  job["length"] = lengthStatus({1, 3}, 2 * 86400 + 3 * 3600 + 4 * 60 + 5.4);
+  EXPECT_EQ(lengthText(job), "Progress=1 TargetProgress=3 (33.3 %) Remaining=2-03:04:05");
+  job.removeMember("length");
+  EXPECT_EQ(lengthText(job), "");  // undeclared: no line
+}
+
+TEST(StatusViewTest, DurationsAsSlurmWritesThem) {
+  EXPECT_EQ(durationText(0), "00:00:00");
+  EXPECT_EQ(durationText(59.6), "00:01:00");
+  EXPECT_EQ(durationText(3599), "00:59:59");
+  EXPECT_EQ(durationText(86399), "23:59:59");
+  EXPECT_EQ(durationText(86400), "1-00:00:00");
+  EXPECT_EQ(durationText(-5), "00:00:00");
 }
 
 }  // namespace

@@ -200,8 +200,12 @@ void Agent::handleMessage(const std::string& text) {
     state_.measurements.setLimits(hello->limits);
     state_.report_now = true;
     state_.wake_reporter.notify_all();
+  } else if (const auto* length = std::get_if<LengthMessage>(&message)) {
+    declareLength(*length);
   } else if (const auto* step = std::get_if<StepMessage>(&message)) {
     std::lock_guard<std::mutex> guard(state_.mutex);
+    // Every step's examples count towards the declared length, the first one's too.
+    state_.measurements.recordProgress(*step, step_.placement.num_replicas);
     if (!first_step_seen_) {  // its time includes warm-up: it measures the restart instead
       first_step_seen_ = true;
       const double startup_s = secondsSince(started_);
@@ -215,7 +219,6 @@ void Agent::handleMessage(const std::string& text) {
       logLine(line);
       return;
     }
-    state_.measurements.recordProgress(*step);
     if (state_.gpu_type.empty()) return;  // cannot attribute the sample yet
     const int before = state_.measurements.distinctSamples();
     state_.measurements.addSample(state_.gpu_type, step_.placement, *step);
@@ -227,6 +230,36 @@ void Agent::handleMessage(const std::string& text) {
     logLine("trainer checkpointed " + std::to_string(secondsSince(*checkpoint_requested_)) +
             " s after the request");
   }
+}
+
+void Agent::declareLength(const LengthMessage& length) {
+  const std::string declared = describe(length);
+  std::optional<std::string> refused;
+  std::optional<double> target;
+  {
+    std::lock_guard<std::mutex> guard(state_.mutex);
+    if (declared == last_declaration_) return;  // every worker of the node sends it
+    refused = state_.measurements.declareLength(length);
+    target = state_.measurements.length().target(state_.measurements.totals());
+    state_.report_now = true;
+    state_.wake_reporter.notify_all();
+  }
+  last_declaration_ = refused ? "" : declared;
+  if (refused) {
+    logLine("declared length " + declared + " refused: " + *refused + "; the job runs undeclared");
+    return;
+  }
+  char line[256];
+  if (target) {
+    std::snprintf(line, sizeof line,
+                  "declared length %s: target %.9g examples at the initial batch size",
+                  declared.c_str(), *target);
+  } else {
+    std::snprintf(line, sizeof line,
+                  "declared length %s: target known once the trainer reports epochs",
+                  declared.c_str());
+  }
+  logLine(line);
 }
 
 void Agent::handleSignal() {

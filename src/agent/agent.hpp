@@ -38,6 +38,7 @@ class Agent {
   void serveOnce(int timeout_ms);
   void drainConnection(int fd);
   void handleMessage(const std::string& text);
+  void declareLength(const LengthMessage& length);
   void handleSignal();
   void requestCheckpoint();
   void pushDecision();
@@ -58,6 +59,7 @@ class Agent {
   std::optional<Clock::time_point> stopping_failed_;  // a worker failed: the others stop
   bool first_step_seen_ = false;
   long garbage_messages_ = 0;
+  std::string last_declaration_;  // the latest accepted, as the trainer wrote it
   JobState state_;
   ChannelServer channel_;
   std::unique_ptr<Reporter> reporter_;

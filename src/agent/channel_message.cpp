@@ -97,6 +97,29 @@ StepMessage parseStep(const Fields& fields) {
   return step;
 }
 
+// A declared amount: finite, > 0 and at most kMaxDeclared.
+std::optional<double> declaredAmount(const Fields& fields, const char* key) {
+  const auto found = fields.find(key);
+  if (found == fields.end()) return std::nullopt;
+  const auto value = parseFiniteNumber(found->second);
+  if (!value || !(*value > 0) || *value > kMaxDeclared)
+    throw InvalidInput(std::string("length ") + key + "=" + found->second +
+                       " is not a finite number > 0 (and at most 1e18)");
+  return value;
+}
+
+LengthMessage parseLength(const Fields& fields) {
+  LengthMessage length{declaredAmount(fields, "examples"), declaredAmount(fields, "epochs"),
+                       declaredAmount(fields, "examples_per_epoch")};
+  if (length.examples && length.epochs)
+    throw InvalidInput("length takes examples= or epochs=, not both");
+  if (!length.examples && !length.epochs)
+    throw InvalidInput("length needs examples= or epochs=");
+  if (length.examples_per_epoch && !length.epochs)
+    throw InvalidInput("length examples_per_epoch= goes with epochs= only");
+  return length;
+}
+
 }  // namespace
 
 TrainerMessage parseTrainerMessage(std::string_view text) {
@@ -105,6 +128,7 @@ TrainerMessage parseTrainerMessage(std::string_view text) {
   if (kind == "step") return parseStep(fields);
   if (kind == "hello") return parseHello(fields);
   if (kind == "checkpointed") return CheckpointedMessage{};
+  if (kind == "length") return parseLength(fields);
   if (kind.empty()) throw InvalidInput("empty message");
   throw InvalidInput("unknown message kind '" + kind + "'");
 }

@@ -31,7 +31,18 @@ struct StepMessage {
 // `checkpointed`: the trainer has written a checkpoint.
 struct CheckpointedMessage {};
 
-using TrainerMessage = std::variant<HelloMessage, StepMessage, CheckpointedMessage>;
+// `length`: how long the job is, in examples or in epochs (exactly one of the two), each
+// finite, > 0 and at most kMaxDeclared; examples_per_epoch (the data set's size) only with
+// epochs.
+struct LengthMessage {
+  std::optional<double> examples;
+  std::optional<double> epochs;
+  std::optional<double> examples_per_epoch;
+};
+inline constexpr double kMaxDeclared = 1e18;
+
+using TrainerMessage =
+    std::variant<HelloMessage, StepMessage, CheckpointedMessage, LengthMessage>;
 
 // Parses one message (a trailing newline is allowed). Throws pollux::InvalidInput saying what
 // is wrong: unknown kind, missing or malformed key, value out of range.

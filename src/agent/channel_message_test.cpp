@@ -1,5 +1,9 @@
 #include "channel_message.hpp"
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "common/invalid_input.hpp"
@@ -50,6 +54,47 @@ TEST(ChannelMessage, SingleStepGradientEstimatesMayBeNegative) {
 
 TEST(ChannelMessage, Checkpointed) {
   EXPECT_TRUE(std::holds_alternative<CheckpointedMessage>(parseTrainerMessage("checkpointed\n")));
+}
+
+TEST(ChannelMessage, LengthInExamplesOrEpochs) {
+  const auto examples = std::get<LengthMessage>(parseTrainerMessage("length examples=1.5e6\n"));
+  EXPECT_DOUBLE_EQ(*examples.examples, 1.5e6);
+  EXPECT_FALSE(examples.epochs);
+  EXPECT_FALSE(examples.examples_per_epoch);
+  const auto epochs = std::get<LengthMessage>(parseTrainerMessage("length epochs=90"));
+  EXPECT_DOUBLE_EQ(*epochs.epochs, 90);
+  EXPECT_FALSE(epochs.examples);
+  EXPECT_FALSE(epochs.examples_per_epoch);
+  const auto sized = std::get<LengthMessage>(
+      parseTrainerMessage("length epochs=2.5 examples_per_epoch=1497 later_key=1"));
+  EXPECT_DOUBLE_EQ(*sized.epochs, 2.5);
+  EXPECT_DOUBLE_EQ(*sized.examples_per_epoch, 1497);
+}
+
+TEST(ChannelMessage, BadLengthsAreRefusedSayingWhy) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"length", "length needs examples= or epochs="},
+      {"length examples_per_epoch=100", "length needs examples= or epochs="},
+      {"length examples=10 epochs=2", "not both"},
+      {"length examples=10 examples_per_epoch=5", "examples_per_epoch= goes with epochs= only"},
+      {"length examples=0", "length examples=0 is not a finite number > 0"},
+      {"length examples=-5", "length examples=-5 is not a finite number > 0"},
+      {"length epochs=nan", "length epochs=nan is not a finite number > 0"},
+      {"length epochs=inf", "length epochs=inf"},
+      {"length epochs=1e400", "length epochs=1e400"},
+      {"length examples=2e18", "at most 1e18"},
+      {"length epochs=3 examples_per_epoch=0", "length examples_per_epoch=0"},
+      {"length epochs=ten", "length epochs=ten"},
+  };
+  for (const auto& [text, reason] : cases) {
+    try {
+      parseTrainerMessage(text);
+      ADD_FAILURE() << "accepted '" << text << "'";
+    } catch (const InvalidInput& error) {
+      EXPECT_NE(std::string(error.what()).find(reason), std::string::npos)
+          << "'" << text << "': " << error.what();
+    }
+  }
 }
 
 TEST(ChannelMessage, GarbageIsRejectedWithAReason) {

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "common/invalid_input.hpp"
+#include "common/model/efficiency.hpp"
 #include "common/schema/json_reader.hpp"
 #include "common/schema/model_json.hpp"
 
@@ -22,13 +23,30 @@ void updateMean(double& mean, long& count, double value) {
 
 }  // namespace
 
-void Measurements::recordProgress(const StepMessage& step) {
+void Measurements::recordProgress(const StepMessage& step, int replicas) {
   if (step.per_example_grad) {
     if (!per_example_grad_) per_example_grad_ = step.per_example_grad;
     per_example_grad_->sqr += kGradSmoothing * (step.per_example_grad->sqr - per_example_grad_->sqr);
     per_example_grad_->var += kGradSmoothing * (step.per_example_grad->var - per_example_grad_->var);
   }
   progress_ = {step.examples, step.epochs};
+  length_.recordStep(step.examples, stepEfficiency(step, replicas));
+}
+
+std::optional<model::GradParams> Measurements::measuredGrad() const {
+  if (!limits_ || !per_example_grad_) return std::nullopt;
+  const double sqr = std::max(0.0, per_example_grad_->sqr);
+  const double var = std::max(0.0, per_example_grad_->var);
+  if (!(sqr > 0)) return std::nullopt;
+  return model::GradParams{sqr, var / static_cast<double>(limits_->init_batch_size)};
+}
+
+double Measurements::stepEfficiency(const StepMessage& step, int replicas) const {
+  const auto grad = measuredGrad();
+  if (!grad) return 1.0;
+  const double batch = static_cast<double>(std::max(replicas, 1)) * step.local_bsz *
+                       (step.accum_steps + 1);
+  return model::efficiency(*grad, static_cast<double>(limits_->init_batch_size), batch);
 }
 
 void Measurements::addSample(const std::string& gpu_type, const model::Placement& placement,
@@ -61,14 +79,10 @@ std::optional<schema::GoodputReport> Measurements::buildReport(
     const std::string& job_id, const std::string& gpu_type,
     const model::Placement& placement) const {
   if (!limits_) return std::nullopt;
-  model::GradParams grad{1.0, 0.0};
-  if (per_example_grad_) {
-    const double sqr = std::max(0.0, per_example_grad_->sqr);
-    const double var = std::max(0.0, per_example_grad_->var);
-    if (sqr > 0) grad = {sqr, var / static_cast<double>(limits_->init_batch_size)};
-  }
-  return schema::GoodputReport{job_id,    gpu_type, placement,    fitByType(),
-                               grad,      *limits_, progress_,    restartCost()};
+  const model::GradParams grad = measuredGrad().value_or(model::GradParams{1.0, 0.0});
+  return schema::GoodputReport{job_id,    gpu_type,  placement,     fitByType(),
+                               grad,      *limits_,  progress_,     restartCost(),
+                               false,     length_.length(progress_)};
 }
 
 Json::Value Measurements::toJson() const {
@@ -101,13 +115,14 @@ Json::Value Measurements::toJson() const {
   state["progress"]["epochs"] = progress_.epochs;
   if (startup_s_) state["startup_s"] = *startup_s_;
   state["checkpoint_s"] = checkpoint_s_;
+  state["length"] = length_.toJson();
   return state;
 }
 
 Measurements Measurements::fromJson(const Json::Value& document) {
   const schema::JsonField state(document, "state");
   state.requireOnlyKeys({"limits", "samples", "per_example_grad", "progress", "startup_s",
-                         "checkpoint_s"});
+                         "checkpoint_s", "length"});
   Measurements out;
   if (state.has("limits")) out.limits_ = schema::parseBatchLimits(state["limits"], true);
   const schema::JsonField samples = state["samples"];
@@ -135,6 +150,9 @@ Measurements Measurements::fromJson(const Json::Value& document) {
                    state["progress"]["epochs"].nonNegativeNumber()};
   if (state.has("startup_s")) out.startup_s_ = state["startup_s"].nonNegativeNumber();
   out.checkpoint_s_ = state["checkpoint_s"].nonNegativeNumber();
+  // State files of agents before declared lengths have none: the work done is then counted
+  // from the trainer's totals at its next step (at the efficiency of that step).
+  if (state.has("length")) out.length_ = LengthAccount::fromJson(state["length"]);
   return out;
 }
 

@@ -1,6 +1,7 @@
 // What the agent has measured of its job, kept across restarts: step times by GPU type and
-// placement, gradient noise, progress, batch limits and the time restarts take. Pure logic:
-// the agent saves toJson() in its state file and reports buildReport().
+// placement, gradient noise, progress, batch limits, the time restarts take and the declared
+// length with the work done towards it. Pure logic: the agent saves toJson() in its state
+// file and reports buildReport().
 #pragma once
 
 #include <map>
@@ -12,6 +13,7 @@
 
 #include "channel_message.hpp"
 #include "common/model/fit.hpp"
+#include "declared_length.hpp"
 #include "common/schema/goodput_report.hpp"
 
 namespace pollux::agent {
@@ -20,8 +22,22 @@ class Measurements {
  public:
   void setLimits(const model::BatchLimits& limits) { limits_ = limits; }
 
-  // Progress and gradient noise of a step, wherever it ran.
-  void recordProgress(const StepMessage& step);
+  // Progress and gradient noise of a step, wherever it ran, with `replicas` replicas (its
+  // batch: replicas x local_bsz x (accum_steps + 1)). The step's examples count towards the
+  // declared length at the statistical efficiency of that batch (stepEfficiency).
+  void recordProgress(const StepMessage& step, int replicas);
+  // model::efficiency of the step's batch against the initial one, with the gradient noise
+  // as reported (sqr, var / init_batch_size); 1.0 until the noise is measured (and before
+  // the trainer's hello).
+  double stepEfficiency(const StepMessage& step, int replicas) const;
+  // The trainer's `length` message; why it was refused (the job is then undeclared) or
+  // nullopt (see LengthAccount::declare).
+  std::optional<std::string> declareLength(const LengthMessage& declaration) {
+    return length_.declare(declaration, progress_);
+  }
+  const LengthAccount& length() const { return length_; }
+  // The trainer's latest totals (examples and epochs since the job first started).
+  const schema::TrainingProgress& totals() const { return progress_; }
   // Its time as a sample of `gpu_type` at `placement`.
   void addSample(const std::string& gpu_type, const model::Placement& placement,
                  const StepMessage& step);
@@ -35,7 +51,8 @@ class Measurements {
 
   // The report for the plugin (perf_params fitted per GPU type with samples); nullopt until
   // the trainer has said hello. Without gradient statistics the report assumes a larger batch
-  // brings no statistical progress (var 0), so Pollux never grows the batch on a guess.
+  // brings no statistical progress (var 0), so Pollux never grows the batch on a guess. The
+  // report has "length" when the trainer declared one that can be converted (LengthAccount).
   std::optional<schema::GoodputReport> buildReport(const std::string& job_id,
                                                    const std::string& gpu_type,
                                                    const model::Placement& placement) const;
@@ -53,6 +70,8 @@ class Measurements {
     long compute_count = 0;
   };
   std::map<std::string, model::PerfParams> fitByType() const;
+  // The gradient noise at the initial batch size; nullopt until measured (|g|^2 > 0).
+  std::optional<model::GradParams> measuredGrad() const;
 
   std::optional<model::BatchLimits> limits_;
   std::map<SampleKey, SampleMean> samples_;
@@ -62,6 +81,7 @@ class Measurements {
   schema::TrainingProgress progress_{0, 0};
   std::optional<double> startup_s_;
   double checkpoint_s_ = 0;
+  LengthAccount length_;
 };
 
 }  // namespace pollux::agent

@@ -25,7 +25,7 @@ Measurements measuredJob() {
         model::Placement{2, 8}}) {
     for (const int local_bsz : {32, 64, 128}) {
       for (int repeat = 0; repeat < 3; ++repeat)
-        measurements.recordProgress(stepAt(placement, local_bsz, 0)),
+        measurements.recordProgress(stepAt(placement, local_bsz, 0), placement.num_replicas),
             measurements.addSample("a100", placement, stepAt(placement, local_bsz, 0));
     }
   }
@@ -62,7 +62,7 @@ TEST(Measurements, WithoutGradientStatisticsALargerBatchIsWorthNothing) {
   measurements.setLimits(kLimits);
   StepMessage step = stepAt({1, 1}, 64, 0);
   step.per_example_grad.reset();
-  measurements.recordProgress(step);
+  measurements.recordProgress(step, 1);
   measurements.addSample("v100", {1, 1}, step);
   const auto report = measurements.buildReport("7", "v100", {1, 1});
   ASSERT_TRUE(report);
@@ -75,14 +75,14 @@ TEST(Measurements, NegativeSingleStepEstimatesAverageBeforeClamping) {
   measurements.setLimits(kLimits);
   StepMessage step = stepAt({1, 1}, 64, 0);
   step.per_example_grad = model::GradParams{-1.0, 512.0};
-  measurements.recordProgress(step);
+  measurements.recordProgress(step, 1);
   step.per_example_grad = model::GradParams{3.0, 256.0};
-  for (int i = 0; i < 200; ++i) measurements.recordProgress(step);
+  for (int i = 0; i < 200; ++i) measurements.recordProgress(step, 1);
   const auto report = measurements.buildReport("7", "a100", {1, 1});
   ASSERT_TRUE(report);
   EXPECT_NEAR(report->grad.sqr, 3.0, 0.01);
   EXPECT_NEAR(report->grad.var, 2.0, 0.01);
-  measurements.recordProgress({0.1, 64, 0, 0, 0, std::nullopt, model::GradParams{-50, 10}});
+  measurements.recordProgress({0.1, 64, 0, 0, 0, std::nullopt, model::GradParams{-50, 10}}, 1);
   EXPECT_GE(measurements.buildReport("7", "a100", {1, 1})->grad.sqr, 0.0);
 }
 

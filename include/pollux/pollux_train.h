@@ -19,6 +19,18 @@
  *       in `decision`: a step takes replicas x local_bsz x (accum_steps + 1) examples.
  *   checkpointed
  *       a checkpoint has been written (after a checkpoint request, or on its own).
+ *   length examples=X
+ *   length epochs=X [examples_per_epoch=N]
+ *       optional, any time (again after each restart; the latest wins): how long the job is,
+ *       in examples of training or in epochs of a data set of N examples (without N the agent
+ *       derives it from the step totals, examples / epochs, once epochs > 0). X and N are
+ *       finite, > 0 and at most 1e18. The agent counts the job's progress in the unit of the
+ *       goodput model, examples at the initial batch size with statistical efficiency
+ *       applied (each step adds its examples x efficiency of its batch size; at the initial
+ *       batch size that is the raw count), and takes the target in that unit: X examples, or
+ *       X x N for epochs. It reports both to sched/pollux, whose policy uses the remaining
+ *       work to shorten job completion times, and refuses (logs, leaves the job undeclared)
+ *       a target the progress already reached.
  *
  * agent -> trainer
  *   decision batch_size=N local_bsz=N accum_steps=N lr_scale=X
@@ -35,11 +47,13 @@
  * Outside pollux-agent (POLLUX_AGENT_SOCKET unset) every call is a cheap no-op, so the same
  * training script runs with and without it. Sends never block: a step the agent cannot take
  * at once is dropped, never delaying training; a message is delivered whole or not at all.
+ * A declared length the agent cannot take at once is kept and sent again before each step.
  */
 #ifndef POLLUX_TRAIN_H
 #define POLLUX_TRAIN_H
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,7 +94,13 @@ typedef struct pollux_trainer {
   int have_decision;
   pollux_decision decision;
   int checkpoint_requested;
+  double reported_examples; /* totals of the last step reported (declarations beyond them) */
+  double reported_epochs;
+  int length_pending; /* a declared length not sent yet: sent before the next step */
+  char length_line[128];
 } pollux_trainer;
+
+#define POLLUX_MAX_DECLARED 1e18
 
 /* Sends one line; 0 on success or when not under an agent, -1 if it could not be sent now. */
 static inline int pollux__send(pollux_trainer* trainer, const char* line, size_t length) {
@@ -149,9 +169,77 @@ static inline int pollux_connect(pollux_trainer* trainer, const pollux_limits* l
   return pollux__send(trainer, line, (size_t)length);
 }
 
+/* Sends a declared length still pending. */
+static inline void pollux__send_length(pollux_trainer* trainer) {
+  if (trainer->length_pending &&
+      pollux__send(trainer, trainer->length_line, strlen(trainer->length_line)) == 0)
+    trainer->length_pending = 0;
+}
+
+/* Non-zero if `value` is a declarable amount: finite, > 0, at most POLLUX_MAX_DECLARED. */
+static inline int pollux__declarable(double value) {
+  return isfinite(value) && value > 0 && value <= POLLUX_MAX_DECLARED;
+}
+
+static inline int pollux__refuse_length(const char* what, double value, const char* why) {
+  fprintf(stderr, "pollux_train: declared length refused: %s=%g %s; the job runs undeclared\n",
+          what, value, why);
+  errno = EINVAL;
+  return -1;
+}
+
+/* Queues the `length` line and sends it now if the agent takes it. */
+static inline int pollux__declare(pollux_trainer* trainer, const char* line) {
+  snprintf(trainer->length_line, sizeof trainer->length_line, "%s", line);
+  trainer->length_pending = trainer->fd >= 0;
+  pollux__send_length(trainer);
+  return 0;
+}
+
+/* Declares the job's length as `examples` examples of training (see `length` above). Returns
+ * 0 (also when not under an agent, or when the agent cannot take it at once: it is then sent
+ * before the next step), or -1 with errno EINVAL, a message on stderr and nothing sent when
+ * `examples` is not finite, not > 0, above 1e18 or not beyond the examples of the last step
+ * reported. A refused declaration leaves the job undeclared; training goes on. */
+static inline int pollux_declare_examples(pollux_trainer* trainer, double examples) {
+  if (!pollux__declarable(examples))
+    return pollux__refuse_length("examples", examples, "is not a finite number > 0 (at most 1e18)");
+  if (examples <= trainer->reported_examples)
+    return pollux__refuse_length("examples", examples, "is not beyond the examples already trained");
+  char line[128];
+  snprintf(line, sizeof line, "length examples=%.17g\n", examples);
+  return pollux__declare(trainer, line);
+}
+
+/* Declares the job's length as `epochs` epochs of a data set of `examples_per_epoch` examples
+ * (<= 0: unknown; the agent derives it from the steps' totals). Returns as
+ * pollux_declare_examples; refused (EINVAL) when `epochs` is not finite, not > 0, above 1e18
+ * or not beyond the epochs of the last step reported, or examples_per_epoch is not finite or
+ * above 1e18. */
+static inline int pollux_declare_epochs(pollux_trainer* trainer, double epochs,
+                                        double examples_per_epoch) {
+  if (!pollux__declarable(epochs))
+    return pollux__refuse_length("epochs", epochs, "is not a finite number > 0 (at most 1e18)");
+  if (epochs <= trainer->reported_epochs)
+    return pollux__refuse_length("epochs", epochs, "is not beyond the epochs already trained");
+  if (!isfinite(examples_per_epoch) || examples_per_epoch > POLLUX_MAX_DECLARED)
+    return pollux__refuse_length("examples_per_epoch", examples_per_epoch,
+                                 "is not a finite number (at most 1e18)");
+  char line[128];
+  if (examples_per_epoch > 0)
+    snprintf(line, sizeof line, "length epochs=%.17g examples_per_epoch=%.17g\n", epochs,
+             examples_per_epoch);
+  else
+    snprintf(line, sizeof line, "length epochs=%.17g\n", epochs);
+  return pollux__declare(trainer, line);
+}
+
 /* Reports one optimizer step and picks up any decision or checkpoint request. */
 static inline int pollux_report_step(pollux_trainer* trainer, const pollux_step* step) {
+  trainer->reported_examples = step->examples;
+  trainer->reported_epochs = step->epochs;
   if (trainer->fd < 0) return 0;
+  pollux__send_length(trainer);
   char line[POLLUX_MAX_LINE];
   int length = snprintf(line, sizeof line,
                         "step time=%.9g local_bsz=%d accum_steps=%d examples=%.17g epochs=%.9g",

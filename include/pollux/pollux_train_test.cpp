@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -26,6 +27,8 @@ extern "C" {
 int pollux_c_connect(pollux_trainer* trainer, const pollux_limits* limits);
 int pollux_c_report_step(pollux_trainer* trainer, const pollux_step* step);
 int pollux_c_decision_get(pollux_trainer* trainer, pollux_decision* out);
+int pollux_c_declare_examples(pollux_trainer* trainer, double examples);
+int pollux_c_declare_epochs(pollux_trainer* trainer, double epochs, double examples_per_epoch);
 }
 
 namespace {
@@ -134,6 +137,19 @@ TEST(PolluxTrainNoAgent, EveryCallIsANoOp) {
   EXPECT_EQ(pollux_checkpointed(&trainer), 0);
   pollux_close(&trainer);
   EXPECT_EQ(trainer.fd, -1);
+}
+
+TEST(PolluxTrainNoAgent, DeclarationsAreCheckedAndNothingIsSent) {
+  unsetenv("POLLUX_AGENT_SOCKET");
+  pollux_trainer trainer;
+  ASSERT_EQ(pollux_connect(&trainer, &kLimits), 0);
+  EXPECT_EQ(pollux_declare_epochs(&trainer, 30, 1497), 0);
+  EXPECT_EQ(pollux_declare_examples(&trainer, 1e6), 0);
+  EXPECT_EQ(trainer.length_pending, 0);
+  errno = 0;
+  EXPECT_EQ(pollux_declare_examples(&trainer, -1), -1);
+  EXPECT_EQ(errno, EINVAL);
+  pollux_close(&trainer);
 }
 
 TEST(PolluxTrainNoAgent, EmptyVariableMeansNoAgent) {
@@ -350,6 +366,66 @@ TEST_F(PolluxTrainTest, AgentGoneFailsTheSendWithoutSigpipe) {
   EXPECT_EQ(pollux_checkpoint_requested(&trainer_), 0);
 }
 
+TEST_F(PolluxTrainTest, DeclaredLengthLines) {
+  ASSERT_EQ(pollux_declare_examples(&trainer_, 1.5e6), 0);
+  EXPECT_EQ(agent_.receive(), "length examples=1500000\n");
+  ASSERT_EQ(pollux_declare_epochs(&trainer_, 30, 1497), 0);
+  EXPECT_EQ(agent_.receive(), "length epochs=30 examples_per_epoch=1497\n");
+  ASSERT_EQ(pollux_declare_epochs(&trainer_, 2.5, 0), 0);  // the agent derives the size
+  EXPECT_EQ(agent_.receive(), "length epochs=2.5\n");
+  ASSERT_EQ(pollux_declare_examples(&trainer_, 2.0 / 3.0 * 1e7), 0);  // 17 digits: exact
+  EXPECT_EQ(numberOf(fieldsOf(agent_.receive()), "examples"), 2.0 / 3.0 * 1e7);
+  // The step protocol is unchanged by a declaration.
+  ASSERT_EQ(pollux_report_step(&trainer_, &kPlainStep), 0);
+  EXPECT_EQ(agent_.receive(), kPlainStepLine);
+}
+
+TEST_F(PolluxTrainTest, BadDeclarationsAreRefusedWithEinvalAndNothingSent) {
+  const double nan = std::nan(""), inf = HUGE_VAL;
+  for (const double bad : {0.0, -1.0, nan, inf, -inf, 2e18}) {
+    errno = 0;
+    EXPECT_EQ(pollux_declare_examples(&trainer_, bad), -1) << bad;
+    EXPECT_EQ(errno, EINVAL) << bad;
+    errno = 0;
+    EXPECT_EQ(pollux_declare_epochs(&trainer_, bad, 100), -1) << bad;
+    EXPECT_EQ(errno, EINVAL) << bad;
+  }
+  for (const double bad_size : {nan, inf, 2e18}) {
+    EXPECT_EQ(pollux_declare_epochs(&trainer_, 3, bad_size), -1) << bad_size;
+  }
+  EXPECT_EQ(agent_.receive(100), "") << "nothing is sent for a refused declaration";
+  EXPECT_EQ(trainer_.length_pending, 0);
+  // Training goes on: steps are reported as before.
+  ASSERT_EQ(pollux_report_step(&trainer_, &kPlainStep), 0);
+  EXPECT_EQ(agent_.receive(), kPlainStepLine);
+}
+
+TEST_F(PolluxTrainTest, ATargetTheReportedTotalsReachedIsRefused) {
+  ASSERT_EQ(pollux_report_step(&trainer_, &kPlainStep), 0);  // 1000 examples, 0.25 epochs
+  EXPECT_EQ(agent_.receive(), kPlainStepLine);
+  EXPECT_EQ(pollux_declare_examples(&trainer_, 1000), -1);
+  EXPECT_EQ(errno, EINVAL);
+  EXPECT_EQ(pollux_declare_epochs(&trainer_, 0.25, 4000), -1);
+  EXPECT_EQ(agent_.receive(100), "");
+  EXPECT_EQ(pollux_declare_examples(&trainer_, 1001), 0);
+  EXPECT_EQ(agent_.receive(), "length examples=1001\n");
+  EXPECT_EQ(pollux_declare_epochs(&trainer_, 0.5, 0), 0);
+  EXPECT_EQ(agent_.receive(), "length epochs=0.5\n");
+}
+
+TEST_F(PolluxTrainTest, ADeclarationTheAgentCannotTakeNowIsSentBeforeTheNextStep) {
+  int sent = 0;
+  while (pollux_report_step(&trainer_, &kPlainStep) == 0 && sent < 100000) ++sent;  // full
+  ASSERT_GT(sent, 0);
+  ASSERT_EQ(pollux_declare_examples(&trainer_, 1e9), 0);
+  EXPECT_EQ(trainer_.length_pending, 1);
+  for (int i = 0; i < sent; ++i) ASSERT_EQ(agent_.receive(), kPlainStepLine);  // the agent reads
+  ASSERT_EQ(pollux_report_step(&trainer_, &kPlainStep), 0);
+  EXPECT_EQ(trainer_.length_pending, 0);
+  EXPECT_EQ(agent_.receive(), "length examples=1000000000\n");
+  EXPECT_EQ(agent_.receive(), kPlainStepLine);
+}
+
 TEST(PolluxTrainC, TheCBuildSendsAndReadsTheSameLines) {
   FakeAgent agent;
   pollux_trainer trainer;
@@ -367,6 +443,13 @@ TEST(PolluxTrainC, TheCBuildSendsAndReadsTheSameLines) {
   ASSERT_EQ(pollux_c_decision_get(&trainer, &decision), 1);
   EXPECT_EQ(decision.batch_size, 512);
   EXPECT_EQ(decision.lr_scale, 1.75);
+  ASSERT_EQ(pollux_c_declare_epochs(&trainer, 30, 1497), 0);
+  const std::string epochs_from_c = agent.receive();
+  ASSERT_EQ(pollux_declare_epochs(&trainer, 30, 1497), 0);
+  EXPECT_EQ(epochs_from_c, agent.receive());
+  ASSERT_EQ(pollux_c_declare_examples(&trainer, 1e6), 0);
+  EXPECT_EQ(agent.receive(), "length examples=1000000\n");
+  EXPECT_EQ(pollux_c_declare_examples(&trainer, -3), -1);
   pollux_close(&trainer);
 }
 

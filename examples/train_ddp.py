@@ -8,7 +8,8 @@ WORLD_SIZE, MASTER_ADDR...; gloo on CPU, nccl on GPUs) and trains through
 pollux_ddp.AdaptiveDataParallel: the agent's decisions change the batch size from the next step
 on, and when the agent asks for a checkpoint (Slurm is about to requeue or resize the job)
 every worker stops at the same step, rank 0 writes --checkpoint and the script exits 143. It
-resumes from that file, with any number of workers, at the next example. The last line is
+resumes from that file, with any number of workers, at the next example. It declares its
+length, --epochs epochs of the training set, to the agent. The last line is
 `final accuracy: X` (test set, 0..1).
 
     srun pollux-agent -- python3 train_ddp.py --checkpoint ckpt.pt --epochs 30   (job script)
@@ -86,8 +87,10 @@ def main(argv):
     with pollux_train.Trainer(init_batch_size=args.init_batch_size,
                               max_batch_size=args.max_batch_size, min_local_bsz=8,
                               max_local_bsz=256, accumulation=False) as trainer:
+        # epochs=: the job's declared length (AdaptDL's remaining_epochs_until), with which
+        # sched/pollux estimates the time the job has left.
         wrapped = pollux_ddp.AdaptiveDataParallel(model, optimizer, loader, trainer,
-                                                  lr_rule=args.lr_rule)
+                                                  lr_rule=args.lr_rule, epochs=args.epochs)
         if wrapped.restore(args.checkpoint) and rank == 0:
             print(f"resumed from {args.checkpoint} at epoch {loader.sampler.epoch}, example "
                   f"{loader.sampler.position} of {len(train_set)}, with {replicas} worker(s)",

@@ -6,8 +6,8 @@ to pollux-agent with its time and gradient noise (pollux_torch.half_batch_backwa
 decision (local batch size, gradient accumulation, learning-rate scale) applies from the next
 step on; when the agent asks for a checkpoint (Slurm is about to requeue or resize the job) the
 script saves model, optimizer and progress to --checkpoint, says so and exits 0. It resumes from
-that file on start and exits 0 once it has trained --epochs epochs. Without pollux-agent it
-simply trains.
+that file on start and exits 0 once it has trained --epochs epochs, the length it declares to
+the agent (--epochs epochs of --dataset-size examples). Without pollux-agent it simply trains.
 
     srun pollux-agent -- python3 train_torch.py --checkpoint ckpt.pt     (examples/*.sbatch)
     python3 train_torch.py --checkpoint /tmp/ckpt.pt                       (no agent)
@@ -213,6 +213,8 @@ def main(argv):
     args = parse_args(argv)
     with pollux_train.Trainer(args.init_batch_size, args.max_batch_size, args.min_local_bsz,
                               args.max_local_bsz, accumulation=True) as trainer:
+        # The job's length, so that sched/pollux can estimate the time it has left.
+        trainer.declare_target(epochs=args.epochs, examples_per_epoch=args.dataset_size)
         train(args, trainer)
     return 0
 

@@ -4,7 +4,8 @@ all-reduce, every few steps, also carries what the job must agree on.
     rank, replicas = pollux_torch.init_process_group()
     loader = pollux_data.AdaptiveDataLoader(dataset, init_batch_size=128)
     with pollux_train.Trainer(128, 4096, 16, 256, accumulation=True) as trainer:
-        model = AdaptiveDataParallel(net, optimizer, loader, trainer, lr_rule="adascale")
+        model = AdaptiveDataParallel(net, optimizer, loader, trainer, lr_rule="adascale",
+                                     epochs=10)           # the job's declared length
         model.restore("ckpt.pt")                          # model, optimizer, loader, progress
         for epoch in loader.epochs(10):
             for inputs, targets in loader:
@@ -22,6 +23,12 @@ same stop flag on every rank, and rank 0's decision to every rank, so that all r
 change batch size at the same step. The steps between are plain DDP, its all-reduce
 untouched: a checkpoint request waits at most agree_every - 1 steps. Alone, the noise comes
 from the two halves of each batch (pollux_torch.half_batch_backward).
+
+epochs=N (or examples=X) declares the job's length to the agent, as AdaptDL's
+remaining_epochs_until(N) states it: N epochs of the loader's data set
+(pollux_train.Trainer.declare_target with examples_per_epoch = the data set's size), so that
+sched/pollux can estimate the time the job has left. A bad value is refused there (a message
+on stderr, `declared` False) and training goes on undeclared.
 """
 
 import time
@@ -87,10 +94,11 @@ class AdaptiveDataParallel:
     """One optimizer step after the loader's accum_steps + 1 micro-batches, its learning rate
     by `lr_rule` (pollux_torch.LR_RULES), its time and gradient noise reported to `trainer`
     (a pollux_train.Trainer, or None), and the agent's decisions applied by every rank at the
-    same step."""
+    same step. `epochs` (of the loader's data set) or `examples`: the job's length, declared
+    to the agent through trainer.declare_target (see the module's doc)."""
 
     def __init__(self, module, optimizer, loader, trainer=None, lr_rule="adascale",
-                 smoothing=0.95, agree_every=AGREE_EVERY):
+                 smoothing=0.95, agree_every=AGREE_EVERY, epochs=None, examples=None):
         if lr_rule not in pollux_torch.LR_RULES:
             raise ValueError(f"unknown learning-rate rule {lr_rule!r}: one of "
                              f"{', '.join(pollux_torch.LR_RULES)}")
@@ -119,6 +127,12 @@ class AdaptiveDataParallel:
         self.model = module
         if self.replicas > 1:
             self.model = torch.nn.parallel.DistributedDataParallel(module)
+        # True once the job's length (epochs= or examples=) is declared to the agent.
+        self.declared = False
+        if trainer is not None and (epochs is not None or examples is not None):
+            self.declared = trainer.declare_target(
+                epochs=epochs, examples=examples,
+                examples_per_epoch=loader.sampler.dataset_size if epochs is not None else None)
 
     def train_step(self, loss_fn, inputs, targets):
         """Forward and backward of one micro-batch (loss_fn: a mean over the examples, as

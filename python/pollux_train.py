@@ -2,10 +2,19 @@
 
 The Python twin of include/pollux/pollux_train.h, which specifies the protocol: pollux-agent
 starts the training command with POLLUX_AGENT_SOCKET naming a UNIX SOCK_SEQPACKET socket; the
-trainer sends `hello` once, `step` after every optimizer step and `checkpointed` after writing a
-checkpoint; the agent sends `decision` (the batch configuration to use from the next step on)
-and `checkpoint` (write a checkpoint, send `checkpointed`, exit). The lines sent are
-byte-for-byte those of the C header (numbers in C-locale %.9g / %.17g).
+trainer sends `hello` once, `step` after every optimizer step, `checkpointed` after writing a
+checkpoint and, optionally, `length` (how long the job is: declare_target); the agent sends
+`decision` (the batch configuration to use from the next step on) and `checkpoint` (write a
+checkpoint, send `checkpointed`, exit). The lines sent are byte-for-byte those of the C
+header (numbers in C-locale %.9g / %.17g).
+
+A job that declares its length (declare_target(epochs=N, examples_per_epoch=D) or
+declare_target(examples=X), after each start: the agent keeps it across restarts too) lets
+sched/pollux estimate its remaining time and shorten job completion times. The agent counts
+progress in the goodput model's unit, examples at the initial batch size with statistical
+efficiency applied (each step adds its examples x the efficiency of its batch size), and takes
+the target in that unit: X examples, or N x D for epochs (without D, from the step totals,
+examples / epochs).
 
 Outside pollux-agent (POLLUX_AGENT_SOCKET unset or empty) every method is a cheap no-op, so the
 same script runs with and without it. Sends never block: a step the agent cannot take at once
@@ -16,6 +25,7 @@ and put back by close()).
 
     with pollux_train.Trainer(init_batch_size=256, max_batch_size=4096, min_local_bsz=16,
                               max_local_bsz=128, accumulation=True) as trainer:
+        trainer.declare_target(epochs=90, examples_per_epoch=len(dataset))  # optional
         for ...:
             ... one optimizer step ...
             trainer.report_step(step_time, local_bsz, accum_steps, examples, epochs)
@@ -25,15 +35,19 @@ and put back by close()).
 """
 
 import dataclasses
+import math
+import numbers
 import os
 import re
 import signal
 import socket
+import sys
 import threading
 
-__all__ = ["Decision", "Trainer", "MAX_LINE"]
+__all__ = ["Decision", "Trainer", "MAX_LINE", "MAX_DECLARED"]
 
 MAX_LINE = 1024  # POLLUX_MAX_LINE: the longest message either side sends
+MAX_DECLARED = 1e18  # POLLUX_MAX_DECLARED: the largest declared examples, epochs or data set
 
 _SEND_FLAGS = socket.MSG_DONTWAIT | socket.MSG_NOSIGNAL
 _INTEGER = re.compile(r"[+-]?[0-9]+")
@@ -66,6 +80,8 @@ class Trainer:
         self._socket = None
         self._decision = None
         self._checkpoint_requested = False
+        self._reported = (0.0, 0.0)  # examples and epochs of the last step reported
+        self._length_line = None     # a declared length the agent has not taken yet
         path = os.environ.get("POLLUX_AGENT_SOCKET")
         if not path:
             return
@@ -103,12 +119,38 @@ class Trainer:
         """
         if (grad_sqr is None) != (grad_var is None):
             raise ValueError("grad_sqr and grad_var come together")
+        self._reported = (examples, epochs)
         if self._socket is None:
             return True
+        self._send_length()
         sent = self._send(_step_line(step_time, local_bsz, accum_steps, examples, epochs,
                                      compute_time, grad_sqr, grad_var))
         self._drain()
         return sent
+
+    def declare_target(self, epochs=None, examples=None, examples_per_epoch=None):
+        """Declares how long the job is: `epochs` epochs (of a data set of
+        `examples_per_epoch` examples; None: the agent derives it from the step totals) or
+        `examples` examples, exactly one of the two. Call it after each start (the latest
+        declaration wins); AdaptDL's remaining_epochs_until(N) says the same.
+
+        Returns True if declared (sent, or sent before the next step if the agent cannot take
+        it at once; outside pollux-agent nothing is sent). A bad declaration is refused: False,
+        with the reason on stderr and nothing sent, and training goes on with the job
+        undeclared. Refused: neither or both of epochs and examples; a value that is not a
+        finite number > 0 (at most MAX_DECLARED); a target not beyond the totals of the last
+        step reported (the progress is already beyond it). The agent refuses (and logs) a
+        target its own count of the progress already reached.
+        """
+        problem = _length_problem(epochs, examples, examples_per_epoch, *self._reported)
+        if problem is not None:
+            print(f"pollux_train: declared length refused: {problem}; the job runs undeclared",
+                  file=sys.stderr, flush=True)
+            return False
+        if self._socket is not None:
+            self._length_line = _length_line(epochs, examples, examples_per_epoch)
+            self._send_length()
+        return True
 
     def decision(self):
         """The agent's latest Decision, or None if it has not sent one."""
@@ -143,6 +185,10 @@ class Trainer:
             return self._socket.send(line, _SEND_FLAGS) == len(line)
         except OSError:
             return False
+
+    def _send_length(self):
+        if self._length_line is not None and self._send(self._length_line):
+            self._length_line = None
 
     def _drain(self):
         """Applies whatever the agent has sent, without blocking."""
@@ -179,6 +225,45 @@ def _step_line(step_time, local_bsz, accum_steps, examples, epochs, compute_time
     if grad_var is not None and grad_var >= 0:
         line += b" grad_sqr=%.9g grad_var=%.9g" % (grad_sqr, grad_var)
     return line + b"\n"
+
+
+def _is_number(value):
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _amount_problem(name, value):
+    """Why `value` is no declarable amount (None if it is one)."""
+    if not _is_number(value) or not math.isfinite(value) or not 0 < value <= MAX_DECLARED:
+        return f"{name}={value!r} is not a finite number > 0 (at most 1e18)"
+    return None
+
+
+def _length_problem(epochs, examples, examples_per_epoch, reported_examples, reported_epochs):
+    """Why the declaration is refused, or None."""
+    if (epochs is None) == (examples is None):
+        return "give epochs or examples, exactly one of them"
+    if examples is not None:
+        if examples_per_epoch is not None:
+            return "examples_per_epoch goes with epochs only"
+        problem = _amount_problem("examples", examples)
+        if problem is None and examples <= reported_examples:
+            problem = (f"examples={examples!r} is not beyond the {reported_examples!r} "
+                       f"examples already trained")
+        return problem
+    problem = _amount_problem("epochs", epochs)
+    if problem is None and examples_per_epoch is not None:
+        problem = _amount_problem("examples_per_epoch", examples_per_epoch)
+    if problem is None and epochs <= reported_epochs:
+        problem = f"epochs={epochs!r} is not beyond the {reported_epochs!r} epochs already trained"
+    return problem
+
+
+def _length_line(epochs, examples, examples_per_epoch):
+    if examples is not None:
+        return b"length examples=%.17g\n" % examples
+    if examples_per_epoch is not None:
+        return b"length epochs=%.17g examples_per_epoch=%.17g\n" % (epochs, examples_per_epoch)
+    return b"length epochs=%.17g\n" % epochs
 
 
 def _parse(message):

@@ -33,7 +33,12 @@ class FakeTrainer:
 
     def __init__(self, decide_at=None, decision=None, stop_at=None):
         self.steps = []
+        self.declared = []
         self.decide_at, self._decision, self.stop_at = decide_at, decision, stop_at
+
+    def declare_target(self, epochs=None, examples=None, examples_per_epoch=None):
+        self.declared.append((epochs, examples, examples_per_epoch))
+        return True
 
     def report_step(self, step_time, local_bsz, accum_steps, examples, epochs, grad_sqr=None,
                     grad_var=None):
@@ -146,6 +151,41 @@ class AdaptiveDataParallelTest(unittest.TestCase):
         self.assertEqual(stops.index(True), 4)  # wanted by rank 1 in step 4, agreed in it
         self.assertEqual(saved["loader"]["local_bsz"], 8)
         self.assertGreater(saved["loader"]["sampler"]["position"], 0)
+
+    def test_epochs_declare_the_jobs_length_with_the_data_set_size(self):
+        loader = pollux_data.AdaptiveDataLoader(data(), init_batch_size=8, rank=0, replicas=1)
+        net = model()
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+        trainer = FakeTrainer()
+        wrapped = pollux_ddp.AdaptiveDataParallel(net, optimizer, loader, trainer, epochs=30)
+        self.assertEqual(trainer.declared, [(30, None, 64)])  # 64 examples in data()
+        self.assertTrue(wrapped.declared)
+        trainer = FakeTrainer()
+        wrapped = pollux_ddp.AdaptiveDataParallel(net, optimizer, loader, trainer, examples=5000)
+        self.assertEqual(trainer.declared, [(None, 5000, None)])
+        trainer = FakeTrainer()
+        self.assertFalse(pollux_ddp.AdaptiveDataParallel(net, optimizer, loader, trainer).declared)
+        self.assertEqual(trainer.declared, [])  # nothing declared unless asked
+
+    def test_a_bad_length_is_refused_and_training_goes_on_undeclared(self):
+        import contextlib
+        import io
+        loader = pollux_data.AdaptiveDataLoader(data(), init_batch_size=8, rank=0, replicas=1)
+        net = model()
+        saved = os.environ.pop("POLLUX_AGENT_SOCKET", None)
+        try:
+            with pollux_train.Trainer(8, 64, 1, 64, accumulation=False) as trainer, \
+                    contextlib.redirect_stderr(io.StringIO()) as written:
+                wrapped = pollux_ddp.AdaptiveDataParallel(
+                    net, torch.optim.SGD(net.parameters(), lr=0.1), loader, trainer, epochs=-1)
+                self.assertFalse(wrapped.declared)
+                inputs, targets = next(iter(loader))
+                wrapped.train_step(mse, inputs, targets)
+        finally:
+            if saved is not None:
+                os.environ["POLLUX_AGENT_SOCKET"] = saved
+        self.assertIn("epochs=-1 is not a finite number > 0", written.getvalue())
+        self.assertEqual(wrapped.examples, 8)
 
     def test_a_bad_rule_or_agreement_interval_is_refused(self):
         loader = pollux_data.AdaptiveDataLoader(data(), init_batch_size=8, rank=0, replicas=1)

@@ -115,6 +115,48 @@ class NoAgentTest(unittest.TestCase):
                 trainer.report_step(**PLAIN_STEP, grad_var=1.0)
 
 
+@contextlib.contextmanager
+def captured_stderr():
+    """What is written to sys.stderr meanwhile, in a list of one string."""
+    import io
+    saved, sys.stderr = sys.stderr, io.StringIO()
+    written = [""]
+    try:
+        yield written
+    finally:
+        written[0] = sys.stderr.getvalue()
+        sys.stderr = saved
+
+
+BAD_LENGTHS = [  # keyword arguments of declare_target, a word of the reason
+    (dict(), "exactly one"),
+    (dict(epochs=3, examples=100), "exactly one"),
+    (dict(examples=100, examples_per_epoch=10), "examples_per_epoch goes with epochs only"),
+    (dict(epochs=0), "epochs=0 is not a finite number > 0"),
+    (dict(epochs=-2), "epochs=-2 is not a finite number > 0"),
+    (dict(examples=float("nan")), "examples=nan is not a finite number > 0"),
+    (dict(examples=float("inf")), "examples=inf"),
+    (dict(examples=-float("inf")), "examples=-inf"),
+    (dict(examples=2e18), "examples=2e+18"),
+    (dict(examples="100"), "examples='100'"),
+    (dict(epochs=True), "epochs=True"),
+    (dict(epochs=3, examples_per_epoch=0), "examples_per_epoch=0"),
+    (dict(epochs=3, examples_per_epoch=float("nan")), "examples_per_epoch=nan"),
+]
+
+
+class DeclaredLengthWithoutAgentTest(unittest.TestCase):
+    def test_declarations_are_checked_and_nothing_is_sent(self):
+        with agent_socket_variable(None), pollux_train.Trainer(**LIMITS) as trainer:
+            self.assertTrue(trainer.declare_target(epochs=30, examples_per_epoch=1497))
+            self.assertTrue(trainer.declare_target(examples=1e6))
+            for arguments, reason in BAD_LENGTHS:
+                with captured_stderr() as written:
+                    self.assertFalse(trainer.declare_target(**arguments), arguments)
+                self.assertIn(reason, written[0], arguments)
+                self.assertIn("the job runs undeclared", written[0])
+
+
 class AgentTestCase(unittest.TestCase):
     """A trainer connected to a fake agent that has read the hello."""
 
@@ -195,6 +237,61 @@ class StepTest(AgentTestCase):
     def test_integers_given_as_floats_are_sent_as_integers(self):
         self.trainer.report_step(**{**PLAIN_STEP, "local_bsz": 32.0, "accum_steps": 4.0})
         self.assertEqual(self.agent.receive(), PLAIN_STEP_LINE)
+
+
+class DeclaredLengthTest(AgentTestCase):
+    def test_lines_are_those_of_the_c_header(self):
+        self.assertTrue(self.trainer.declare_target(examples=1.5e6))
+        self.assertEqual(self.agent.receive(), b"length examples=1500000\n")
+        self.assertTrue(self.trainer.declare_target(epochs=30, examples_per_epoch=1497))
+        self.assertEqual(self.agent.receive(), b"length epochs=30 examples_per_epoch=1497\n")
+        self.assertTrue(self.trainer.declare_target(epochs=2.5))  # the agent derives the size
+        self.assertEqual(self.agent.receive(), b"length epochs=2.5\n")
+        self.assertTrue(self.trainer.declare_target(examples=2.0 / 3.0 * 1e7))
+        self.assertEqual(float(fields_of(self.agent.receive())["examples"]), 2.0 / 3.0 * 1e7)
+        self.assertTrue(self.trainer.report_step(**PLAIN_STEP))  # steps as before
+        self.assertEqual(self.agent.receive(), PLAIN_STEP_LINE)
+
+    def test_bad_declarations_are_refused_and_training_goes_on(self):
+        for arguments, reason in BAD_LENGTHS:
+            with captured_stderr() as written:
+                self.assertFalse(self.trainer.declare_target(**arguments), arguments)
+            self.assertIn("pollux_train: declared length refused: ", written[0])
+            self.assertIn(reason, written[0], arguments)
+        self.assertEqual(self.agent.receive(timeout=0.1), b"", "nothing sent when refused")
+        self.assertTrue(self.trainer.report_step(**PLAIN_STEP))
+        self.assertEqual(self.agent.receive(), PLAIN_STEP_LINE)
+
+    def test_a_target_the_reported_totals_reached_is_refused(self):
+        self.trainer.report_step(**PLAIN_STEP)  # 1000 examples, 0.25 epochs
+        self.assertEqual(self.agent.receive(), PLAIN_STEP_LINE)
+        with captured_stderr() as written:
+            self.assertFalse(self.trainer.declare_target(examples=1000))
+            self.assertFalse(self.trainer.declare_target(epochs=0.25, examples_per_epoch=4000))
+        self.assertIn("is not beyond the 1000 examples already trained", written[0])
+        self.assertIn("is not beyond the 0.25 epochs already trained", written[0])
+        self.assertEqual(self.agent.receive(timeout=0.1), b"")
+        self.assertTrue(self.trainer.declare_target(examples=1001))
+        self.assertEqual(self.agent.receive(), b"length examples=1001\n")
+
+    def test_a_declaration_the_agent_cannot_take_now_is_sent_before_the_next_step(self):
+        sent = 0
+        while self.trainer.report_step(**PLAIN_STEP):
+            sent += 1
+        self.assertTrue(self.trainer.declare_target(examples=1e9))
+        for _ in range(sent):
+            self.assertEqual(self.agent.receive(), PLAIN_STEP_LINE)
+        self.assertTrue(self.trainer.report_step(**PLAIN_STEP))
+        self.assertEqual(self.agent.receive(), b"length examples=1000000000\n")
+        self.assertEqual(self.agent.receive(), PLAIN_STEP_LINE)
+
+    def test_the_line_reaches_the_agents_parser(self):
+        """The agent's own parser (channel_message.cpp) is tested with these lines; here the
+        line is checked against its grammar: `length` then key=value words, known keys only."""
+        self.trainer.declare_target(epochs=90, examples_per_epoch=1281167)
+        fields = fields_of(self.agent.receive())
+        self.assertEqual(fields.pop(""), "length")
+        self.assertEqual(fields, {"epochs": "90", "examples_per_epoch": "1281167"})
 
 
 class FromAgentTest(AgentTestCase):
@@ -297,6 +394,7 @@ class ExampleRun:
             env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.output = ""
         self.last_step = None  # the fields of the latest step message received
+        self.lengths = []      # the `length` messages received
         self._reader = threading.Thread(target=self._read_output)
         self._reader.start()
 
@@ -312,6 +410,8 @@ class ExampleRun:
                 raise AssertionError("the trainer stopped reporting:\n" + self.finish()[1])
             if line.startswith(b"step "):
                 steps.append(fields_of(line))
+            elif line.startswith(b"length "):
+                self.lengths.append(line)
         self.last_step = steps[-1]
         return steps
 
@@ -356,6 +456,7 @@ class ExampleScriptTest(unittest.TestCase):
         before = first.steps(3)
         self.assertEqual({step_config(step) for step in before}, {(64, 0)})
         self.assertEqual([float(step["examples"]) for step in before], [64, 128, 192])
+        self.assertEqual(first.lengths, [b"length epochs=100 examples_per_epoch=2048\n"])
         first.agent.send("decision batch_size=96 local_bsz=24 accum_steps=3 lr_scale=1.5\n")
         after = [step for step in first.steps(40) if step_config(step) == (24, 3)]
         self.assertGreaterEqual(len(after), 5, "the decision applies from the next step on")

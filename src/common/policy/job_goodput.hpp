@@ -24,7 +24,10 @@ class JobGoodput {
   // Best batch for `config`; nullopt if the job has no model on its type or no batch fits.
   std::optional<model::BatchChoice> best(const Config& config);
 
-  // Best goodput at `config` over the baseline: min_gpus on the job's fastest allowed type.
+  // Best goodput at the baseline: min_gpus on the job's fastest allowed type.
+  std::optional<double> baselineGoodput() const { return baseline_goodput_; }
+
+  // Best goodput at `config` over the baseline.
   std::optional<double> speedup(const Config& config);
 
  private:

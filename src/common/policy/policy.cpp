@@ -5,6 +5,7 @@
 #include <future>
 #include <thread>
 
+#include "completion_time.hpp"
 #include "configurations.hpp"
 #include "job_goodput.hpp"
 #include "milp.hpp"
@@ -219,12 +220,91 @@ std::vector<Config> smallerConfigs(const Contender& contender, const Config& cho
 JobDecision decide(Contender& contender, const Allocation& allocation) {
   JobDecision decision{allocation, 0, 0, 0, std::nullopt};
   if (!contender.job->adaptive) return decision;
-  if (const auto batch = contender.goodput.best(configOf(allocation))) {
+  const Config config = configOf(allocation);
+  if (const auto batch = contender.goodput.best(config)) {
     decision.batch_size = batch->batch_size;
     decision.local_bsz = batch->local_bsz;
     decision.accum_steps = batch->accum_steps;
   }
+  decision.remaining_s = remainingSeconds(*contender.job, contender.goodput, config);
   return decision;
+}
+
+// A declaring job's options in the completion-time pass, as MILP options over `fair_input`'s.
+struct CompletionJob {
+  int contender = 0;
+  CompletionOptions options;
+};
+
+std::vector<CompletionJob> completionJobs(std::vector<Contender>& contenders,
+                                          const MilpResult& fair, double guard) {
+  std::vector<CompletionJob> jobs;
+  for (std::size_t i = 0; i < contenders.size(); ++i) {
+    Contender& contender = contenders[i];
+    if (!declaresLength(*contender.job) || !contender.goodput.hasModel() || fair.kept[i]) continue;
+    CompletionOptions options = completionOptions(*contender.job, contender.options,
+                                                  contender.goodput, fair.chosen[i], guard);
+    if (!options.options.empty()) jobs.push_back({static_cast<int>(i), std::move(options)});
+  }
+  return jobs;
+}
+
+// The completion-time pass over the capacity the goodput round gave `jobs` or left free.
+MilpInput completionInput(const MilpInput& fair_input, const MilpResult& fair,
+                          const std::vector<CompletionJob>& jobs, double fairness_p) {
+  std::vector<int> others = fair.chosen;
+  for (const auto& job : jobs) others[job.contender] = -1;
+  MilpInput input;
+  input.types = leftoverCapacity(fair_input, others);
+  input.time_limit_s = fair_input.time_limit_s;
+  std::vector<CompletionOptions> options_of;
+  for (const auto& job : jobs) options_of.push_back(job.options);
+  const auto weights = completionWeights(options_of, fairness_p);
+  // Guarded jobs come first: their bonus exceeds every other weight together.
+  double guard_bonus = 1;
+  for (const auto& job_weights : weights) {
+    for (double weight : job_weights) guard_bonus += std::max(weight, 0.0);
+  }
+  for (std::size_t k = 0; k < jobs.size(); ++k) {
+    const CompletionJob& job = jobs[k];
+    std::vector<MilpOption> options;
+    input.current.push_back(-1);
+    for (std::size_t o = 0; o < job.options.options.size(); ++o) {
+      const int index = job.options.options[o].option;
+      if (index == fair_input.current[job.contender]) {
+        input.current.back() = static_cast<int>(options.size());
+      }
+      MilpOption option = fair_input.jobs[job.contender][index];
+      option.weight = weights[k][o] + (job.options.guarded ? guard_bonus : 0.0);
+      options.push_back(option);
+    }
+    input.jobs.push_back(std::move(options));
+  }
+  return input;
+}
+
+// The goodput round's result with the declaring jobs re-decided by completion time (Params::
+// objective == kJct); the goodput result itself if nothing declares or the pass fails.
+MilpResult byCompletionTime(std::vector<Contender>& contenders, const MilpInput& fair_input,
+                            const MilpResult& fair, const Snapshot& snapshot,
+                            const SplitLimits& limits) {
+  const auto jobs = completionJobs(contenders, fair, snapshot.params.jct_guard);
+  if (jobs.empty()) return fair;
+  const MilpResult pass = solvePartitioned(
+      completionInput(fair_input, fair, jobs, snapshot.params.fairness_p), limits);
+  if (!pass.outcome.hasSolution()) return fair;
+  MilpResult merged = fair;
+  merged.columns += pass.columns;
+  merged.partitions += pass.partitions;
+  for (std::size_t k = 0; k < jobs.size(); ++k) {
+    const int chosen = pass.chosen[k];
+    merged.chosen[jobs[k].contender] = chosen < 0 ? -1 : jobs[k].options.options[chosen].option;
+  }
+  merged.objective = 0;
+  for (std::size_t i = 0; i < contenders.size(); ++i) {
+    if (merged.chosen[i] >= 0) merged.objective += fair_input.jobs[i][merged.chosen[i]].weight;
+  }
+  return merged;
 }
 
 void keepFixed(const Snapshot& snapshot, Decision& decision) {
@@ -277,8 +357,11 @@ Decision schedule(const Snapshot& snapshot) {
     decision.stats.solver_status = "no_jobs";
   } else {
     const SplitLimits limits{snapshot.params.exact_jobs, snapshot.params.partition_jobs};
-    const MilpResult result =
-        solvePartitioned(milpInput(contenders, cluster, snapshot, reserved), limits);
+    const MilpInput input = milpInput(contenders, cluster, snapshot, reserved);
+    MilpResult result = solvePartitioned(input, limits);
+    if (snapshot.params.objective == Objective::kJct && result.outcome.hasSolution()) {
+      result = byCompletionTime(contenders, input, result, snapshot, limits);
+    }
     decision.stats.solver_status = result.outcome.describe();
     decision.stats.candidate_configs = result.columns;
     decision.stats.partitions = result.partitions;

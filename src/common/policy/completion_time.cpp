@@ -1,0 +1,73 @@
+#include "completion_time.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace pollux::policy {
+
+bool declaresLength(const Job& job) {
+  return job.adaptive && job.length && job.length->remaining() > 0;
+}
+
+std::optional<double> remainingSeconds(const Job& job, JobGoodput& goodput, const Config& config) {
+  if (!declaresLength(job)) return std::nullopt;
+  const auto batch = goodput.best(config);
+  if (!batch || !(batch->goodput > 0)) return std::nullopt;
+  const bool restarts = !job.current || configOf(*job.current) != config;
+  return job.length->remaining() / batch->goodput + (restarts ? job.restart_cost_s : 0.0);
+}
+
+CompletionOptions completionOptions(const Job& job, const std::vector<JobOption>& options,
+                                    JobGoodput& goodput, int fair_choice, double guard) {
+  CompletionOptions result;
+  const auto baseline = goodput.baselineGoodput();
+  if (!declaresLength(job) || !baseline || !(*baseline > 0)) return result;
+  result.baseline_s = job.length->remaining() / *baseline;
+  result.guarded = fair_choice >= 0;
+  const double floor = result.guarded ? options[fair_choice].speedup / guard : 0.0;
+  const std::optional<Config> current =
+      job.current ? std::optional<Config>(configOf(*job.current)) : std::nullopt;
+  std::optional<double> current_remaining;
+  if (current) current_remaining = remainingSeconds(job, goodput, *current);
+  for (int i = 0; i < static_cast<int>(options.size()); ++i) {
+    const JobOption& option = options[i];
+    if (option.speedup < floor && i != fair_choice) continue;
+    const auto remaining = remainingSeconds(job, goodput, option.config);
+    if (!remaining || !(*remaining > 0)) continue;
+    // A change must pay for its restart within the time the job has left, the more so the
+    // more often it restarted (each restart so far adds its cost again), or free GPUs.
+    const double owed = job.restart_cost_s * job.restarts;
+    const bool pays = !current || option.config == *current || !current_remaining ||
+                      *remaining + owed < *current_remaining || option.config.gpus < current->gpus;
+    if (!pays && i != fair_choice) continue;
+    const auto raw = goodput.speedup(option.config);
+    const double restart_factor = raw && *raw > 0 ? std::min(1.0, option.speedup / *raw) : 1.0;
+    result.options.push_back({i, *remaining, restart_factor});
+  }
+  return result;
+}
+
+std::vector<std::vector<double>> completionWeights(const std::vector<CompletionOptions>& jobs,
+                                                   double fairness_p) {
+  double shortest = std::numeric_limits<double>::infinity();
+  for (const auto& job : jobs) shortest = std::min(shortest, job.baseline_s);
+  std::vector<std::vector<double>> weights;
+  for (const auto& job : jobs) {
+    const double priority = std::pow(shortest / job.baseline_s, kShortJobExponent);
+    double lowest = 1.0;
+    for (const auto& option : job.options) {
+      lowest = std::min(lowest, option.restart_factor * job.baseline_s / option.remaining_s);
+    }
+    const double unallocated = utility(kUnallocatedFraction * lowest, fairness_p);
+    std::vector<double> job_weights;
+    for (const auto& option : job.options) {
+      const double speedup = option.restart_factor * job.baseline_s / option.remaining_s;
+      job_weights.push_back(priority * (utility(speedup, fairness_p) - unallocated));
+    }
+    weights.push_back(std::move(job_weights));
+  }
+  return weights;
+}
+
+}  // namespace pollux::policy

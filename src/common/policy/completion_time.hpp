@@ -1,0 +1,59 @@
+// The completion-time objective (Params::objective == kJct, DESIGN.md section 4).
+//
+// Jobs that declared their length are re-decided after the goodput round, in the GPUs the
+// goodput round gave them together plus what it left free. For such a job, an option's
+// speedup is how much sooner the job completes there than at its baseline (min_gpus on its
+// fastest type):
+//   remaining_s(option) = remaining declared work / goodput at the option (statistical
+//                         efficiency included) + the restart cost if the option changes GPUs
+//   speedup(option)     = remaining_s(baseline, no restart) / remaining_s(option)
+// and its weight is the power-mean utility of that speedup (objective.hpp) times
+//   (shortest baseline remaining time of the declaring jobs / the job's own) ^ kShortJobExponent,
+// so that among jobs gaining alike, the one closer to completion gets the GPUs (a
+// shortest-remaining-time-first order softened as heSRPT's optimum for concave speedups
+// is). A running job is offered another configuration only where it completes sooner,
+// restart included, or uses fewer GPUs. Guard: a job the goodput round gave GPUs keeps at
+// least 1/jct_guard of the goodput speedup that round gave it, and is always allocated.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "configurations.hpp"
+#include "job_goodput.hpp"
+#include "objective.hpp"
+#include "policy.hpp"
+
+namespace pollux::policy {
+
+inline constexpr double kShortJobExponent = 1.0;
+
+// Whether the job is re-decided by completion time: adaptive, length declared and not reached.
+bool declaresLength(const Job& job);
+
+// Seconds the job needs to complete at `config`, its restart cost included if `config` is not
+// its current one; nullopt if the job declared no length or has no goodput at `config`.
+std::optional<double> remainingSeconds(const Job& job, JobGoodput& goodput, const Config& config);
+
+struct TimedOption {
+  int option = 0;          // index into the job's goodput-round options
+  double remaining_s = 0;  // remainingSeconds there
+  double restart_factor = 1;  // the goodput round's restart factor of the option
+};
+
+struct CompletionOptions {
+  std::vector<TimedOption> options;
+  double baseline_s = 0;  // remaining seconds at the baseline, restart excluded
+  bool guarded = false;   // the goodput round gave the job GPUs: it must get one of `options`
+};
+
+// The options of a declaring job for the completion-time pass. `fair_choice`: the index of the
+// option the goodput round chose for it, or -1. None if the job has no goodput model.
+CompletionOptions completionOptions(const Job& job, const std::vector<JobOption>& options,
+                                    JobGoodput& goodput, int fair_choice, double guard);
+
+// MILP weights of each job's options (same order), as the header describes.
+std::vector<std::vector<double>> completionWeights(const std::vector<CompletionOptions>& jobs,
+                                                   double fairness_p);
+
+}  // namespace pollux::policy

@@ -266,6 +266,44 @@ TEST(EmulateCli, TimeScaleSetsTheWallTimeAndShortStepsAreReportedSparsely) {
   EXPECT_LE(reports, wall / 0.01 + 2) << model.state().steps << " steps";
 }
 
+// --epochs N: the job is N epochs of the data set long, counted as the agent counts a declared
+// length (examples at the initial batch size, statistical efficiency applied), and declares it
+// right after its hello; --declare declares the length it has.
+TEST(EmulateCli, EpochsSetTheLengthTheJobDeclares) {
+  const TempDir dir;
+  FakeAgent agent(dir);
+  std::vector<std::string> arguments = {
+      "--app", "cifar10", "--profiles", tracesDir(), "--time-scale", "1000", "--epochs", "0.5",
+      "--dataset-size", "10000", "--nodes", "1", "--gpus-per-node", "2",
+      "--checkpoint", dir.file("ckpt"), "--checkpoint-interval", "60"};
+  EmulatedJob model(cifar10(), {2}, 1, 1);
+  model.setTargetExamples(5000);  // 0.5 x 10,000 examples
+  while (!model.state().done) model.step(model.defaultBatch());
+
+  Emulator run(dir, arguments, agent.environment());
+  ASSERT_TRUE(agent.accept());
+  EXPECT_EQ(agent.receive().rfind("hello ", 0), 0u);
+  EXPECT_EQ(agent.receive(), "length epochs=0.5 examples_per_epoch=10000\n");
+  EXPECT_TRUE(isStep(agent.receive()));
+  EXPECT_EQ(run.exitStatus(), 0);
+  const auto finished = loadCheckpoint(dir.file("ckpt"), "cifar10");
+  ASSERT_TRUE(finished && finished->done);
+  EXPECT_EQ(finished->steps, model.state().steps);
+  EXPECT_GE(finished->progress * 128, 5000);  // progress counts iterations of 128 examples
+  EXPECT_LT((finished->progress - 1) * 128, 5000);
+
+  Emulator declared(dir, {"--app", "cifar10", "--profiles", tracesDir(), "--time-scale", "1000",
+                          "--target-fraction", "0.001", "--declare", "--nodes", "1",
+                          "--gpus-per-node", "1", "--checkpoint", dir.file("ckpt2")},
+                    agent.environment());
+  ASSERT_TRUE(agent.accept());
+  EXPECT_EQ(agent.receive().rfind("hello ", 0), 0u);
+  const std::string length = agent.receive();
+  EXPECT_EQ(length.rfind("length examples=", 0), 0u) << length;
+  EXPECT_DOUBLE_EQ(field(length, "examples"), EmulatedJob(cifar10(), {1}, 1, 0.001).targetExamples());
+  EXPECT_EQ(declared.exitStatus(), 0);
+}
+
 TEST(EmulateCli, StartupTimePassesBeforeTheFirstStep) {
   const TempDir dir;
   FakeAgent agent(dir);

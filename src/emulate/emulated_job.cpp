@@ -19,6 +19,12 @@ EmulatedJob::EmulatedJob(const trace::Application& app, trace::GpusPerNode place
     throw std::invalid_argument("target fraction must be in (0, 1]");
 }
 
+void EmulatedJob::setTargetExamples(double examples) {
+  if (!(examples > 0) || !std::isfinite(examples))
+    throw std::invalid_argument("the target must be a finite number of examples > 0");
+  target_ = examples / double(app_.curves.initBatchSize());
+}
+
 model::BatchLimits EmulatedJob::limits() const {
   return {app_.curves.initBatchSize(), app_.curves.maxBatchSize(), app_.minLocalBsz(),
           app_.commonMaxLocalBsz(), true};

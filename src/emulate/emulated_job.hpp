@@ -51,6 +51,12 @@ class EmulatedJob {
   // One optimizer step: progress grows by the statistical gain of the batch; done at target.
   void step(const BatchConfig& config);
   double target() const { return target_; }
+  // The target in examples at the initial batch size (progress x the initial batch): the
+  // unit in which the agent counts a declared length.
+  double targetExamples() const { return target_ * double(app_.curves.initBatchSize()); }
+  // Ends the job at `examples` examples at the initial batch size instead of a fraction of
+  // the application's training (--epochs). Throws std::invalid_argument unless finite, > 0.
+  void setTargetExamples(double examples);
   const TrainingState& state() const { return state_; }
   void restore(const TrainingState& state) { state_ = state; }
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <stdexcept>
 
 #include "applications.hpp"
@@ -141,6 +142,21 @@ TEST(EmulatedJob, ResumingFromACheckpointLosesNoProgress) {
   while (!after.state().done) after.step(decided);
   while (!straight.state().done) straight.step(decided);
   EXPECT_EQ(after.state().steps, straight.state().steps);
+}
+
+TEST(EmulatedJob, ATargetInExamplesAtTheInitialBatch) {
+  EmulatedJob job(cifar10(), {1}, 1, 0.5);
+  EXPECT_DOUBLE_EQ(job.targetExamples(), job.target() * 128);  // cifar10's initial batch
+  job.setTargetExamples(1280);
+  EXPECT_DOUBLE_EQ(job.target(), 10);
+  EXPECT_DOUBLE_EQ(job.targetExamples(), 1280);
+  // At the initial batch each step is one iteration: done after 10 steps of 128 examples.
+  while (!job.state().done) job.step(job.defaultBatch());
+  EXPECT_EQ(job.state().steps, 10);
+  EXPECT_DOUBLE_EQ(job.state().examples, 1280);
+  for (const double bad : {0.0, -1.0, std::nan(""), HUGE_VAL}) {
+    EXPECT_THROW(job.setTargetExamples(bad), std::invalid_argument) << bad;
+  }
 }
 
 TEST(EmulatedJob, BadArgumentsAreRefused) {

@@ -38,13 +38,14 @@ int run(const Options& options) {
       options.profiles.empty() ? pollux::trace::defaultProfilesDir() : options.profiles,
       options.app);
   EmulatedJob job(app, environment.placement, environment.speed, options.target_fraction);
+  const double dataset_size = options.dataset_size > 0 ? options.dataset_size : datasetSize(app);
+  if (options.epochs > 0) job.setTargetExamples(options.epochs * dataset_size);
   if (!resume(job, options.app, environment.checkpoint)) return 0;
-  const RunSettings settings{options.app,
-                             environment.checkpoint,
-                             options.time_scale,
-                             options.startup_s,
-                             options.checkpoint_interval_s,
-                             options.dataset_size > 0 ? options.dataset_size : datasetSize(app)};
+  RunSettings settings{options.app,           environment.checkpoint,
+                       options.time_scale,    options.startup_s,
+                       options.checkpoint_interval_s, dataset_size};
+  settings.declare_epochs = options.epochs;
+  settings.declare = options.declare;
   return runFirstTask(job, settings);
 }
 

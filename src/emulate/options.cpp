@@ -49,7 +49,7 @@ void addSpeed(Options& options, const std::string& text) {
 }
 
 enum Key { kApp = 1, kProfiles, kTimeScale, kTarget, kStartup, kInterval, kCheckpoint, kSpeed,
-           kNodes, kGpusPerNode, kDatasetSize, kHelp };
+           kNodes, kGpusPerNode, kDatasetSize, kEpochs, kDeclare, kHelp };
 
 void apply(Options& options, int key, const std::string& name, const std::string& value) {
   switch (key) {
@@ -64,12 +64,19 @@ void apply(Options& options, int key, const std::string& name, const std::string
     case kNodes: options.nodes = count(name, value); break;
     case kGpusPerNode: options.gpus_per_node = count(name, value); break;
     case kDatasetSize: options.dataset_size = positive(name, value); break;
+    case kEpochs:
+      options.epochs = positive(name, value);
+      if (options.epochs > 1e18) reject(name, value, "a number > 0 (at most 1e18)");
+      options.declare = true;
+      break;
   }
 }
 
 void requireConsistent(const Options& options) {
   if (options.app.empty()) throw InvalidInput("--app NAME is required");
   if (options.target_fraction > 1) throw InvalidInput("--target-fraction must be at most 1");
+  if (options.epochs > 0 && options.target_fraction != 1)
+    throw InvalidInput("--epochs and --target-fraction both set the job's length: give one");
 }
 
 }  // namespace
@@ -87,6 +94,8 @@ bool parseOptions(int argc, char** argv, Options& options) {
       {"nodes", required_argument, nullptr, kNodes},
       {"gpus-per-node", required_argument, nullptr, kGpusPerNode},
       {"dataset-size", required_argument, nullptr, kDatasetSize},
+      {"epochs", required_argument, nullptr, kEpochs},
+      {"declare", no_argument, nullptr, kDeclare},
       {"help", no_argument, nullptr, kHelp},
       {nullptr, 0, nullptr, 0}};
   optind = 1;
@@ -94,6 +103,10 @@ bool parseOptions(int argc, char** argv, Options& options) {
   int key, index = 0;
   while ((key = getopt_long(argc, argv, "", kOptions, &index)) != -1) {
     if (key == kHelp) return false;
+    if (key == kDeclare) {
+      options.declare = true;
+      continue;
+    }
     if (key == '?')
       throw InvalidInput(std::string("unknown option or missing value: ") + argv[optind - 1]);
     apply(options, key, kOptions[index].name, optarg);
@@ -104,9 +117,10 @@ bool parseOptions(int argc, char** argv, Options& options) {
 }
 
 const char* usage() {
-  return "usage: pollux-emulate --app NAME [--time-scale X] [--target-fraction F] [--startup S]\n"
-         "         [--checkpoint FILE] [--checkpoint-interval S] [--speed TYPE=FACTOR]...\n"
-         "         [--profiles DIR] [--nodes N --gpus-per-node G] [--dataset-size N]\n"
+  return "usage: pollux-emulate --app NAME [--time-scale X] [--target-fraction F | --epochs N]\n"
+         "         [--declare] [--startup S] [--checkpoint FILE] [--checkpoint-interval S]\n"
+         "         [--speed TYPE=FACTOR]... [--profiles DIR] [--nodes N --gpus-per-node G]\n"
+         "         [--dataset-size N]\n"
          "Replays application NAME's measured profile as a training job under pollux-agent.\n"
          "See pollux-emulate(1).\n";
 }

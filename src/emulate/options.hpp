@@ -18,6 +18,10 @@ struct Options {
   int nodes = 0;                         // 0: from Slurm's environment
   int gpus_per_node = 0;                 // 0: from Slurm's environment
   double dataset_size = 0;               // examples per epoch; 0: the application's dataset
+  // The job is this many epochs of the data set long (examples at the initial batch size,
+  // as its progress counts them) instead of --target-fraction, and declares it; 0: not given.
+  double epochs = 0;
+  bool declare = false;                  // declare the length (implied by --epochs)
 };
 
 // Throws pollux::InvalidInput with a message for the user. Returns false for --help.

@@ -57,6 +57,26 @@ TEST(Options, EveryOptionIsRead) {
   EXPECT_EQ(options.dataset_size, 1000);
 }
 
+TEST(Options, EpochsSetTheLengthAndDeclareIt) {
+  const Options epochs = parsed({"--app", "bert", "--epochs", "2.5"});
+  EXPECT_EQ(epochs.epochs, 2.5);
+  EXPECT_TRUE(epochs.declare);
+  const Options declared = parsed({"--app", "bert", "--declare"});
+  EXPECT_EQ(declared.epochs, 0);
+  EXPECT_TRUE(declared.declare);
+  EXPECT_FALSE(parsed({"--app", "bert"}).declare);
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"--app", "bert", "--epochs", "0"},
+        std::vector<std::string>{"--app", "bert", "--epochs", "-3"},
+        std::vector<std::string>{"--app", "bert", "--epochs", "nan"},
+        std::vector<std::string>{"--app", "bert", "--epochs", "2e18"},
+        std::vector<std::string>{"--app", "bert", "--epochs", "3", "--target-fraction", "0.5"},
+        std::vector<std::string>{"--app", "bert", "--declare=yes"}}) {
+    Options options;
+    EXPECT_THROW(parse(bad, options), InvalidInput) << bad.back();
+  }
+}
+
 TEST(Options, HelpIsNotARun) {
   Options options;
   EXPECT_FALSE(parse({"--help"}, options));

@@ -57,6 +57,11 @@ class Channel {
     return BatchConfig{latest.local_bsz, latest.accum_steps};
   }
   void reportStep(const pollux_step& step) { pollux_report_step(&trainer_, &step); }
+  // The job's declared length (pollux_train.h refuses bad values with a message on stderr).
+  void declareEpochs(double epochs, double dataset_size) {
+    pollux_declare_epochs(&trainer_, epochs, dataset_size);
+  }
+  void declareExamples(double examples) { pollux_declare_examples(&trainer_, examples); }
   // Tells the agent the checkpoint is written; the exit status of a stop.
   int acknowledgeStop() {
     pollux_checkpointed(&trainer_);
@@ -78,6 +83,7 @@ class FirstTask {
       : job_(job), settings_(settings), channel_(wireLimits(job.limits())) {}
 
   int run() {
+    declare();
     if (!channel_.waitUntil(started_ + settings_.startup_s)) return stop();
     StepSchedule schedule(settings_.time_scale, monotonicNow());
     while (!job_.state().done) {
@@ -97,6 +103,15 @@ class FirstTask {
     if (now - last_report_ >= kReportSpacing) report(config, wall_seconds), last_report_ = now;
     if (now - last_checkpoint_ >= settings_.checkpoint_interval_s) save(), last_checkpoint_ = now;
     if (now - last_line_ >= kProgressLineEvery) progressLine(config), last_line_ = now;
+  }
+
+  // The length, in the agent's unit: examples at the initial batch size, as progress counts.
+  void declare() {
+    if (settings_.declare_epochs > 0) {
+      channel_.declareEpochs(settings_.declare_epochs, settings_.dataset_size);
+    } else if (settings_.declare) {
+      channel_.declareExamples(job_.targetExamples());
+    }
   }
 
   void report(const BatchConfig& config, double wall_seconds) {

@@ -16,6 +16,10 @@ struct RunSettings {
   double startup_s;
   double checkpoint_interval_s;
   double dataset_size;  // examples per epoch, for the reported epochs
+  // Declares the job's length to the agent at the start: `declare_epochs` epochs of
+  // dataset_size examples (when > 0), else the job's target in examples (when `declare`).
+  double declare_epochs = 0;
+  bool declare = false;
 };
 
 // Trains `job` (already restored from its checkpoint) to its target. Returns the exit status:

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "fifo.hpp"
+#include "pollux_scheduler.hpp"
 #include "rigid.hpp"
 #include "simulation.hpp"
 #include "test_support.hpp"
@@ -77,6 +78,28 @@ TEST_F(BaselinesTest, IsolatedRunTimeIsTheRequestAloneOnTheCluster) {
   const Cluster cluster = Cluster::parse("t4:1x2");
   SimJob job({"j", 0, "toy", 2, 20}, app, 7);
   EXPECT_DOUBLE_EQ(isolatedRunTime(job, cluster), 107);
+}
+
+TEST_F(BaselinesTest, FairShareRunTimeIsAloneOnTheShare) {
+  const Cluster cluster = Cluster::parse("t4:1x2");
+  SimJob job({"j", 0, "toy", 2, 20}, app, 7);
+  EXPECT_DOUBLE_EQ(fairShareRunTime(job, cluster, 2), isolatedRunTime(job, cluster));
+  EXPECT_DOUBLE_EQ(fairShareRunTime(job, cluster, 2.5), fairShareRunTime(job, cluster, 2));
+  const double one_gpu = fairShareRunTime(job, cluster, 1);
+  EXPECT_GT(one_gpu, fairShareRunTime(job, cluster, 2));
+  EXPECT_DOUBLE_EQ(fairShareRunTime(job, cluster, 0.25), 4 * one_gpu);
+}
+
+TEST_F(BaselinesTest, DeclaredLengthIsTheTargetInExamplesAtTheInitialBatch) {
+  const Cluster cluster = Cluster::parse("t4:1x2");
+  SimJob job({"j", 0, "toy", 1, 10}, app, 0);
+  job.assign(Assignment{{{"t4-0", 1}}, 10, 0}, cluster, 0);
+  job.advance(0, 30);  // 1 s per step at the initial batch of 10: 30 steps
+  const auto length = declaredLength(job, {2.0, {}});
+  ASSERT_TRUE(length.has_value());
+  EXPECT_DOUBLE_EQ(length->progress, 300);
+  EXPECT_DOUBLE_EQ(length->target, 100 * 10 * 2.0);  // the toy's target, misjudged 2x
+  EXPECT_FALSE(declaredLength(job, {1.0, {"j"}}).has_value());
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "fifo.hpp"
 #include "metrics.hpp"
 #include "options.hpp"
+#include "pollux_scheduler.hpp"
 #include "report.hpp"
 #include "simulation.hpp"
 #include "test_support.hpp"
@@ -52,6 +53,37 @@ TEST(OptionsTest, ParsesAndRejects) {
   EXPECT_THROW(parse({"--workload", "w", "--policy", "fifo", "extra"}), std::invalid_argument);
 }
 
+TEST(OptionsTest, DeclarationsAndObjective) {
+  const Options defaults = parse({"--workload", "w", "--policy", "pollux-goodput"});
+  EXPECT_DOUBLE_EQ(defaults.declare_factor, 1);
+  EXPECT_DOUBLE_EQ(defaults.undeclared_share, 0);
+  EXPECT_EQ(defaults.params.objective, policy::Objective::kJct);
+  const Options options =
+      parse({"--workload", "w", "--policy", "pollux", "--declare-factor", "0.5",
+             "--undeclared-share", "0.5", "--params", "pollux_objective=goodput,pollux_jct_guard=3"});
+  EXPECT_DOUBLE_EQ(options.declare_factor, 0.5);
+  EXPECT_DOUBLE_EQ(options.undeclared_share, 0.5);
+  EXPECT_EQ(options.params.objective, policy::Objective::kGoodput);
+  EXPECT_DOUBLE_EQ(options.params.jct_guard, 3);
+  for (const char* bad : {"0", "-1", "nan", "x", "1000"}) {
+    EXPECT_THROW(parse({"--workload", "w", "--policy", "pollux", "--declare-factor", bad}),
+                 std::invalid_argument) << bad;
+  }
+  EXPECT_THROW(parse({"--workload", "w", "--policy", "pollux", "--undeclared-share", "1.5"}),
+               std::invalid_argument);
+  EXPECT_EQ(messageOf([] { parsePolicyParams("pollux_objective=fast"); }),
+            "--params: pollux_objective=fast: must be goodput or jct");
+  EXPECT_THROW(parsePolicyParams("pollux_jct_guard=0.5"), std::invalid_argument);
+}
+
+TEST(OptionsTest, UndeclaredJobsAreSpreadOverTheWorkload) {
+  std::vector<trace::WorkloadJob> workload;
+  for (int i = 0; i < 6; ++i) workload.push_back({"j" + std::to_string(i), double(i), "toy", 1, 10});
+  EXPECT_TRUE(undeclaredJobs(workload, 0).empty());
+  EXPECT_EQ(undeclaredJobs(workload, 0.5), (std::set<std::string>{"j1", "j3", "j5"}));
+  EXPECT_EQ(undeclaredJobs(workload, 1).size(), 6u);
+}
+
 TEST(OptionsTest, PolicyParamsUseTheSchedulerParameterKeys) {
   const Options options =
       parse({"--workload", "w", "--policy", "pollux", "--jobs", "jobs.csv", "--params",
@@ -72,13 +104,14 @@ TEST(OptionsTest, PolicyParamsUseTheSchedulerParameterKeys) {
 
 TEST(ReportTest, JobRowsCarryTheirCompletionTime) {
   const std::string path = testing::makeTempDir() + "/jobs.csv";
-  writeJobs(path, {{"j1", "toy", 10, 70, 2, 7200, 30}});
+  writeJobs(path, {{"j1", "toy", 10, 70, 2, 7200, 30, 45}});
   std::ifstream in(path);
   std::string header, row;
   std::getline(in, header);
   std::getline(in, row);
-  EXPECT_EQ(header, "name,application,submit_s,completion_s,jct_s,restarts,gpu_hours,isolated_s");
-  EXPECT_EQ(row, "j1,toy,10,70,60,2,2,30");
+  EXPECT_EQ(header,
+            "name,application,submit_s,completion_s,jct_s,restarts,gpu_hours,isolated_s,fair_share_s");
+  EXPECT_EQ(row, "j1,toy,10,70,60,2,2,30,45");
   EXPECT_THROW(writeJobs("/nonexistent/dir/jobs.csv", {}), std::runtime_error);
 }
 
@@ -145,6 +178,9 @@ TEST(ExperimentTest, ShippedWorkloadRunsToCompletion) {
       EXPECT_TRUE(json.isMember(key)) << key;
     }
     EXPECT_TRUE(json["round_ms"].isMember("p95"));
+    EXPECT_GE(json["max_restarts"].asInt(), 0);
+    EXPECT_GT(json["themis_ftf"]["max"].asDouble(), 0);
+    EXPECT_GE(json["themis_ftf"]["max"].asDouble(), json["themis_ftf"]["p99"].asDouble());
   }
 }
 

@@ -25,9 +25,15 @@ std::unique_ptr<Scheduler> makeScheduler(const Options& options, const Experimen
   const Cluster& cluster = experiment.cluster;
   if (policy == "fifo") return std::make_unique<FifoScheduler>(cluster);
   if (policy == "tiresias") return std::make_unique<TiresiasScheduler>(cluster);
+  // pollux-goodput is today's objective; pollux-unaware, Sia's Pollux baseline, too.
+  pollux::policy::Params params = options.params;
+  if (policy != "pollux") params.objective = pollux::policy::Objective::kGoodput;
+  const Declarations declarations{options.declare_factor,
+                                  undeclaredJobs(experiment.workload, options.undeclared_share)};
   return std::make_unique<PolluxScheduler>(
-      cluster, policy == "pollux", pollux::trace::estimateRelativeSpeeds(experiment.apps, cluster.gpuTypes()),
-      options.params);
+      cluster, policy != "pollux-unaware",
+      pollux::trace::estimateRelativeSpeeds(experiment.apps, cluster.gpuTypes()), params,
+      declarations);
 }
 
 void showProgress(double now, size_t completed, size_t total) {

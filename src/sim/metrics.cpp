@@ -25,6 +25,7 @@ Summary summarize(const SimulationResult& result) {
   summary.round_ms_max = quantile(result.round_ms, 1.0);
   if (result.jobs.empty()) return summary;
   std::vector<double> jcts;
+  std::vector<double> themis;
   double first_submit = std::numeric_limits<double>::infinity(), last_completion = 0;
   double restarts = 0, gpu_seconds = 0, ftf_sum = 0;
   for (const auto& job : result.jobs) {
@@ -33,6 +34,8 @@ Summary summarize(const SimulationResult& result) {
     first_submit = std::min(first_submit, job.submit_time);
     last_completion = std::max(last_completion, job.completion_time);
     restarts += job.restarts;
+    summary.max_restarts = std::max(summary.max_restarts, job.restarts);
+    themis.push_back(jct / job.fair_share_s);
     gpu_seconds += job.gpu_seconds;
     const double ftf = jct / job.isolated_s;
     ftf_sum += ftf;
@@ -46,6 +49,8 @@ Summary summarize(const SimulationResult& result) {
   summary.restarts_per_job = restarts / count;
   summary.gpu_hours_per_job = gpu_seconds / 3600 / count;
   summary.avg_ftf = ftf_sum / count;
+  summary.themis_ftf_p99 = quantile(themis, 0.99);
+  summary.themis_ftf_max = quantile(themis, 1.0);
   return summary;
 }
 

@@ -14,11 +14,15 @@ struct Summary {
   double p99_jct_s = 0;
   double makespan_s = 0;  // first submission to last completion
   double restarts_per_job = 0;
+  int max_restarts = 0;
   double gpu_hours_per_job = 0;
   // Finish-time fairness rho = JCT / isolated run time (requested GPUs and batch size, alone
   // on the cluster); rho > 1 means the job finished later than it would have alone.
   double avg_ftf = 0;
   double max_ftf = 0;
+  // Themis' finish-time fairness: JCT / run time alone with a 1/N share of the cluster.
+  double themis_ftf_p99 = 0;
+  double themis_ftf_max = 0;
   size_t rounds = 0;
   double round_ms_median = 0;
   double round_ms_p95 = 0;

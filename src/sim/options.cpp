@@ -13,11 +13,13 @@
 namespace pollux::sim {
 
 const char* const kUsage =
-    "usage: pollux-sim --workload FILE --policy pollux|pollux-unaware|tiresias|fifo\n"
+    "usage: pollux-sim --workload FILE\n"
+    "                  --policy pollux|pollux-goodput|pollux-unaware|tiresias|fifo\n"
     "                  [--cluster TYPE:NODESxGPUS,...] [--profiles DIR] [--json]\n"
     "                  [--timeline FILE.csv] [--plot FILE.png] [--round S]\n"
     "                  [--restart-cost APP=S,...] [--jobs FILE.csv]\n"
-    "                  [--params pollux_KEY=VALUE,...]\n";
+    "                  [--params pollux_KEY=VALUE,...]\n"
+    "                  [--declare-factor F] [--undeclared-share S]\n";
 
 namespace {
 
@@ -30,11 +32,24 @@ double parseSeconds(const std::string& text, const std::string& what, double min
 }
 
 void requireKnownPolicy(const std::string& policy) {
-  for (const char* known : {"pollux", "pollux-unaware", "tiresias", "fifo"}) {
+  for (const char* known : {"pollux", "pollux-goodput", "pollux-unaware", "tiresias", "fifo"}) {
     if (policy == known) return;
   }
-  throw std::invalid_argument("unknown policy '" + policy +
-                              "' (expected pollux, pollux-unaware, tiresias or fifo)");
+  throw std::invalid_argument(
+      "unknown policy '" + policy +
+      "' (expected pollux, pollux-goodput, pollux-unaware, tiresias or fifo)");
+}
+
+double parseBounded(const std::string& text, const std::string& what, double min_value,
+                    double max_value) {
+  const auto value = parseFiniteNumber(text);
+  if (!value || *value < min_value || *value > max_value) {
+    std::ostringstream range;
+    range << what << " needs a number in [" << min_value << ", " << max_value << "], got '"
+          << text << "'";
+    throw std::invalid_argument(range.str());
+  }
+  return *value;
 }
 
 }  // namespace
@@ -64,7 +79,7 @@ policy::Params parsePolicyParams(const std::string& tokens) {
   // finds on nodes without a speed of their own).
   static const std::vector<std::string> kPolicyKeys = {
       "pollux_fairness_p", "pollux_restart_threshold", "pollux_min_change_interval",
-      "pollux_time_limit"};
+      "pollux_time_limit", "pollux_objective", "pollux_jct_guard"};
   static const std::string kSpeedPrefix = "pollux_speed_";
   config::PolicyConfig config;
   std::stringstream list(tokens);
@@ -76,7 +91,8 @@ policy::Params parsePolicyParams(const std::string& tokens) {
       if (!is_speed && std::find(kPolicyKeys.begin(), kPolicyKeys.end(), key) == kPolicyKeys.end()) {
         throw std::invalid_argument("'" + key + "' is not a policy key (pollux_fairness_p, "
                                     "pollux_restart_threshold, pollux_min_change_interval, "
-                                    "pollux_time_limit, pollux_speed_TYPE)");
+                                    "pollux_time_limit, pollux_objective, pollux_jct_guard, "
+                                    "pollux_speed_TYPE)");
       }
       bool applied = false;
       try {
@@ -95,7 +111,7 @@ policy::Params parsePolicyParams(const std::string& tokens) {
 Options parseOptions(int argc, char** argv) {
   enum {
     kWorkload = 1, kPolicy, kCluster, kProfiles, kJson, kTimeline, kPlot, kRound, kRestart,
-    kJobs, kParams
+    kJobs, kParams, kDeclareFactor, kUndeclaredShare
   };
   static const option kLong[] = {{"workload", required_argument, nullptr, kWorkload},
                                  {"policy", required_argument, nullptr, kPolicy},
@@ -108,6 +124,8 @@ Options parseOptions(int argc, char** argv) {
                                  {"restart-cost", required_argument, nullptr, kRestart},
                                  {"jobs", required_argument, nullptr, kJobs},
                                  {"params", required_argument, nullptr, kParams},
+                                 {"declare-factor", required_argument, nullptr, kDeclareFactor},
+                                 {"undeclared-share", required_argument, nullptr, kUndeclaredShare},
                                  {nullptr, 0, nullptr, 0}};
   Options options;
   opterr = 0;
@@ -125,6 +143,12 @@ Options parseOptions(int argc, char** argv) {
       case kRestart: options.restart_cost_s = parseRestartCosts(optarg); break;
       case kJobs: options.jobs = optarg; break;
       case kParams: options.params = parsePolicyParams(optarg); break;
+      case kDeclareFactor:
+        options.declare_factor = parseBounded(optarg, "--declare-factor", 0.01, 100);
+        break;
+      case kUndeclaredShare:
+        options.undeclared_share = parseBounded(optarg, "--undeclared-share", 0, 1);
+        break;
       default:
         throw std::invalid_argument("unknown option or missing value: " +
                                     std::string(argv[optind - 1]));

@@ -11,7 +11,7 @@ namespace pollux::sim {
 
 struct Options {
   std::string workload;
-  std::string policy;  // pollux, pollux-unaware, tiresias or fifo
+  std::string policy;  // pollux, pollux-goodput, pollux-unaware, tiresias or fifo
   std::string cluster = "t4:16x4";
   std::string profiles;  // empty: the shipped AdaptDL traces
   bool json = false;
@@ -20,7 +20,11 @@ struct Options {
   std::string jobs;  // --jobs FILE.csv: one row per job
   double round_s = 60;
   std::map<std::string, double> restart_cost_s;  // --restart-cost overrides, by application
-  policy::Params params;  // --params: the policy settings of pollux and pollux-unaware
+  policy::Params params;  // --params: the policy settings of the pollux policies
+  // Declared lengths: each job declares its workload target times this factor ...
+  double declare_factor = 1;
+  // ... except this share of the jobs (spread evenly over the workload), which declares nothing.
+  double undeclared_share = 0;
 };
 
 extern const char* const kUsage;

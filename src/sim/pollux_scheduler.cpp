@@ -1,6 +1,7 @@
 #include "pollux_scheduler.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "common/model/fit.hpp"
 #include "rigid.hpp"
@@ -14,9 +15,24 @@ constexpr int kUnawareNodeGpus = 4;
 
 }  // namespace
 
+std::set<std::string> undeclaredJobs(const std::vector<trace::WorkloadJob>& workload,
+                                     double share) {
+  std::set<std::string> undeclared;
+  for (size_t i = 0; i < workload.size(); ++i) {
+    if (std::floor(double(i + 1) * share) > std::floor(double(i) * share)) {
+      undeclared.insert(workload[i].name);
+    }
+  }
+  return undeclared;
+}
+
 PolluxScheduler::PolluxScheduler(const Cluster& cluster, bool type_aware,
-                                 model::RelativeSpeeds speeds, policy::Params params)
-    : cluster_(cluster), type_aware_(type_aware), params_(std::move(params)) {
+                                 model::RelativeSpeeds speeds, policy::Params params,
+                                 Declarations declarations)
+    : cluster_(cluster),
+      type_aware_(type_aware),
+      params_(std::move(params)),
+      declarations_(std::move(declarations)) {
   if (type_aware_) {
     params_.relative_speeds.insert(speeds.begin(), speeds.end());  // keeps the given ones
   } else {
@@ -63,6 +79,16 @@ std::map<std::string, model::PerfParams> PolluxScheduler::fittedModels(const Sim
   return models;
 }
 
+std::optional<policy::DeclaredLength> declaredLength(const SimJob& job,
+                                                     const Declarations& declarations) {
+  if (declarations.undeclared.count(job.name())) return std::nullopt;
+  const auto& curves = job.app().curves;
+  const double examples_per_step = static_cast<double>(curves.initBatchSize());
+  return policy::DeclaredLength{
+      job.progress() * examples_per_step,
+      curves.targetProgress() * examples_per_step * declarations.factor};
+}
+
 policy::Job PolluxScheduler::snapshotJob(const SimJob& job) {
   const trace::Application& app = job.app();
   policy::Job snapshot_job;
@@ -81,6 +107,7 @@ policy::Job PolluxScheduler::snapshotJob(const SimJob& job) {
                                             job.progress());
   snapshot_job.limits = {app.curves.initBatchSize(), app.curves.maxBatchSize(), app.minLocalBsz(),
                          app.commonMaxLocalBsz(), true};
+  snapshot_job.length = declaredLength(job, declarations_);
   return snapshot_job;
 }
 

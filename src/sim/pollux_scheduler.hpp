@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,12 +21,28 @@ namespace pollux::sim {
 // Heterogeneity-unaware mode (Sia's "Pollux" baseline): the policy sees a single GPU type and
 // 8-GPU nodes as two 4-GPU nodes, and models pooled over every type; jobs still run at the
 // speed of the GPUs they land on (the slowest, if an allocation spans types).
+// Lengths the jobs declare, as their trainers would: the workload's target progress times
+// `factor` (users misjudge), except the jobs named in `undeclared`.
+struct Declarations {
+  double factor = 1;
+  std::set<std::string> undeclared;
+};
+
+// The jobs of `workload` (in order) that declare nothing: `share` of them, spread evenly.
+std::set<std::string> undeclaredJobs(const std::vector<trace::WorkloadJob>& workload,
+                                     double share);
+
+// What the job declares, in the goodput model's unit (examples at the initial batch size,
+// efficiency applied; the simulator's progress counts steps at the initial batch size).
+std::optional<policy::DeclaredLength> declaredLength(const SimJob& job,
+                                                     const Declarations& declarations);
+
 class PolluxScheduler : public Scheduler {
  public:
   // `speeds`: relative speed per GPU type, given to the policy in aware mode (where `params`
   // names a type's speed, that wins). `params`: the policy settings of every round.
   PolluxScheduler(const Cluster& cluster, bool type_aware, model::RelativeSpeeds speeds,
-                  policy::Params params = {});
+                  policy::Params params = {}, Declarations declarations = {});
   std::map<std::string, Assignment> decide(double now,
                                            const std::vector<const SimJob*>& active) override;
 
@@ -40,6 +57,7 @@ class PolluxScheduler : public Scheduler {
   const Cluster& cluster_;
   bool type_aware_;
   policy::Params params_;
+  Declarations declarations_;
   std::vector<policy::Node> nodes_;
   std::map<std::string, std::string> simulated_node_;  // policy node -> simulated node
   std::map<std::string, policy::Allocation> current_;   // job -> allocation the policy gave it

@@ -26,9 +26,12 @@ void printSummary(std::ostream& out, const std::string& policy, const Summary& s
   row("p99 JCT           ", "%.0f s", s.p99_jct_s);
   row("makespan          ", "%.0f s", s.makespan_s);
   row("restarts per job  ", "%.2f", s.restarts_per_job);
+  row("most restarts     ", "%d", s.max_restarts);
   row("GPU-hours per job ", "%.2f", s.gpu_hours_per_job);
   row("finish-time fairness (JCT / isolated run time): avg ", "%.2f", s.avg_ftf);
   row("finish-time fairness (JCT / isolated run time): max ", "%.2f", s.max_ftf);
+  row("Themis finish-time fairness (JCT / alone on a 1/N share): p99 ", "%.2f", s.themis_ftf_p99);
+  row("Themis finish-time fairness (JCT / alone on a 1/N share): max ", "%.2f", s.themis_ftf_max);
   std::snprintf(line, sizeof line, "%zu rounds, median %.2f ms, p95 %.2f ms, max %.2f ms",
                 s.rounds, s.round_ms_median, s.round_ms_p95, s.round_ms_max);
   out << "policy rounds     " << line << "\n";
@@ -43,9 +46,12 @@ Json::Value summaryJson(const std::string& policy, const Summary& s) {
   out["p99_jct_s"] = s.p99_jct_s;
   out["makespan_s"] = s.makespan_s;
   out["restarts_per_job"] = s.restarts_per_job;
+  out["max_restarts"] = s.max_restarts;
   out["gpu_hours_per_job"] = s.gpu_hours_per_job;
   out["ftf"]["avg"] = s.avg_ftf;
   out["ftf"]["max"] = s.max_ftf;
+  out["themis_ftf"]["p99"] = s.themis_ftf_p99;
+  out["themis_ftf"]["max"] = s.themis_ftf_max;
   out["rounds"] = Json::UInt64(s.rounds);
   out["round_ms"]["median"] = s.round_ms_median;
   out["round_ms"]["p95"] = s.round_ms_p95;
@@ -65,12 +71,13 @@ void writeTimeline(const std::string& path, const std::vector<TimelineRow>& time
 
 void writeJobs(const std::string& path, const std::vector<JobResult>& jobs) {
   std::ofstream out(path);
-  out << "name,application,submit_s,completion_s,jct_s,restarts,gpu_hours,isolated_s\n";
+  out << "name,application,submit_s,completion_s,jct_s,restarts,gpu_hours,isolated_s,fair_share_s\n";
   out.precision(10);  // millisecond resolution for a year of simulated time
   for (const auto& job : jobs) {
     out << job.name << "," << job.application << "," << job.submit_time << ","
         << job.completion_time << "," << job.completion_time - job.submit_time << ","
-        << job.restarts << "," << job.gpu_seconds / 3600 << "," << job.isolated_s << "\n";
+        << job.restarts << "," << job.gpu_seconds / 3600 << "," << job.isolated_s << ","
+        << job.fair_share_s << "\n";
   }
   if (!out.flush()) throw std::runtime_error(path + ": cannot write the job results");
 }

@@ -17,7 +17,8 @@ Json::Value summaryJson(const std::string& policy, const Summary& summary);
 // time,job,gpu_type,gpus,batch_size per job and round. Throws std::runtime_error on I/O errors.
 void writeTimeline(const std::string& path, const std::vector<TimelineRow>& timeline);
 
-// name,application,submit_s,completion_s,jct_s,restarts,gpu_hours,isolated_s per job, in
+// name,application,submit_s,completion_s,jct_s,restarts,gpu_hours,isolated_s,fair_share_s per
+// job, in
 // submit order. Throws std::runtime_error on I/O errors.
 void writeJobs(const std::string& path, const std::vector<JobResult>& jobs);
 

@@ -97,4 +97,17 @@ double isolatedRunTime(const SimJob& job, const Cluster& cluster) {
   return best;
 }
 
+double fairShareRunTime(const SimJob& job, const Cluster& cluster, double share_gpus) {
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& type : cluster.gpuTypes()) {
+    const int gpus = std::clamp(static_cast<int>(share_gpus), 1, cluster.gpusOfType(type));
+    const auto assignment = packRigid(job, cluster, allFree(cluster), type, gpus);
+    if (!assignment) continue;
+    SimJob alone(job.spec(), job.app(), job.restartCost());
+    alone.assign(assignment, cluster, 0);
+    best = std::min(best, alone.remainingTime());
+  }
+  return share_gpus < 1 ? best / share_gpus : best;
+}
+
 }  // namespace pollux::sim

@@ -41,4 +41,9 @@ std::optional<Assignment> packOnAnyType(const SimJob& job, const Cluster& cluste
 // its fastest GPU type, first start delay included (the reference of finish-time fairness).
 double isolatedRunTime(const SimJob& job, const Cluster& cluster);
 
+// Seconds the job would take alone with `share_gpus` GPUs (its 1/N share of the cluster, as
+// Themis defines finish-time fairness): whole GPUs on its fastest type with its requested
+// batch, slowed in proportion below one GPU.
+double fairShareRunTime(const SimJob& job, const Cluster& cluster, double share_gpus);
+
 }  // namespace pollux::sim

@@ -32,10 +32,17 @@ std::map<std::string, Assignment> timedDecision(Scheduler& scheduler, double now
   return decision;
 }
 
-JobResult resultOf(const SimJob& job, double isolated_s) {
+JobResult resultOf(const SimJob& job, double isolated_s, double fair_share_s) {
   return {job.name(), job.spec().application, job.spec().submit_time, *job.completionTime(),
-          job.restarts(), job.gpuSeconds(), isolated_s};
+          job.restarts(), job.gpuSeconds(), isolated_s, fair_share_s};
 }
+
+// Active jobs seen by each job, summed over the rounds it was active, and those rounds.
+struct Contention {
+  double jobs_seen = 0;
+  int rounds = 0;
+  double mean() const { return rounds == 0 ? 1.0 : jobs_seen / rounds; }
+};
 
 }  // namespace
 
@@ -45,6 +52,7 @@ SimulationResult simulate(const Cluster& cluster, std::vector<SimJob> jobs, Sche
   if (jobs.empty()) return result;
   std::vector<double> isolated;
   for (const auto& job : jobs) isolated.push_back(isolatedRunTime(job, cluster));
+  std::vector<Contention> contention(jobs.size());
   std::vector<size_t> active;  // indices into jobs, in submit order
   size_t arrived = 0, completed = 0;
   const double give_up = jobs.back().spec().submit_time + kGiveUpAfterS;
@@ -57,7 +65,11 @@ SimulationResult simulate(const Cluster& cluster, std::vector<SimJob> jobs, Sche
       active.push_back(arrived);
     }
     std::vector<const SimJob*> view;
-    for (size_t index : active) view.push_back(&jobs[index]);
+    for (size_t index : active) {
+      view.push_back(&jobs[index]);
+      contention[index].jobs_seen += static_cast<double>(active.size());
+      ++contention[index].rounds;
+    }
     const auto decision = timedDecision(scheduler, now, view, result.round_ms);
     checkFits(cluster, decision);
     for (size_t index : active) {
@@ -81,7 +93,10 @@ SimulationResult simulate(const Cluster& cluster, std::vector<SimJob> jobs, Sche
     active = std::move(still_active);
     if (options.on_round) options.on_round(now + options.round_s, completed, jobs.size());
   }
-  for (size_t i = 0; i < jobs.size(); ++i) result.jobs.push_back(resultOf(jobs[i], isolated[i]));
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const double share = cluster.totalGpus() / contention[i].mean();
+    result.jobs.push_back(resultOf(jobs[i], isolated[i], fairShareRunTime(jobs[i], cluster, share)));
+  }
   return result;
 }
 

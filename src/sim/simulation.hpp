@@ -19,6 +19,8 @@ struct JobResult {
   int restarts;
   double gpu_seconds;
   double isolated_s;  // run time alone with the requested GPUs and batch (isolatedRunTime)
+  double fair_share_s;  // run time alone with its 1/N share of the cluster (fairShareRunTime),
+                        // N the mean number of active jobs over the rounds it was active
 };
 
 // One job's allocation during one round.

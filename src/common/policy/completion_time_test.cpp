@@ -1,0 +1,155 @@
+#include "completion_time.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "common/invalid_input.hpp"
+#include "test_cluster.hpp"
+
+namespace pollux::policy {
+namespace {
+
+using testing::adaptiveJob;
+using testing::nodesOf;
+
+Job declaredJob(const std::string& id, double progress, double target) {
+  Job job = adaptiveJob(id, 1, 8, "t4");
+  job.length = DeclaredLength{progress, target};
+  return job;
+}
+
+int gpusOf(const Decision& decision, const std::string& id) {
+  const auto found = decision.allocations.find(id);
+  return found == decision.allocations.end() ? 0 : found->second.allocation.totalGpus();
+}
+
+TEST(CompletionTimeTest, OnlyAdaptiveJobsWithWorkLeftDeclare) {
+  EXPECT_FALSE(declaresLength(adaptiveJob("a", 1, 8, "t4")));
+  EXPECT_TRUE(declaresLength(declaredJob("a", 0, 100)));
+  EXPECT_FALSE(declaresLength(declaredJob("a", 100, 100)));  // reached: undeclared
+  EXPECT_FALSE(declaresLength(declaredJob("a", 150, 100)));  // beyond: undeclared
+  Job rigid = testing::rigidJob("r", 2);
+  rigid.length = DeclaredLength{0, 100};
+  EXPECT_FALSE(declaresLength(rigid));
+}
+
+TEST(CompletionTimeTest, RemainingSecondsIsWorkOverGoodputPlusAnyRestart) {
+  const auto nodes = nodesOf("t4", 1, 8, "n");
+  const ClusterShape cluster = shapeOf(nodes);
+  Job job = declaredJob("a", 2.5e5, 1e6);
+  job.restart_cost_s = 30;
+  job.current = Allocation{"t4", {{"n0", 2}}};
+  JobGoodput goodput(job, {}, cluster);
+  const model::GoodputModel model(job.models.at("t4"), job.grad, job.limits);
+  const double at4 = model.bestBatch({1, 4})->goodput;
+  const double at2 = model.bestBatch({1, 2})->goodput;
+  // 750,000 examples left: at its current 2 GPUs no restart, at 4 GPUs one restart.
+  EXPECT_NEAR(*remainingSeconds(job, goodput, {"t4", 2, 1}), 7.5e5 / at2, 1e-6);
+  EXPECT_NEAR(*remainingSeconds(job, goodput, {"t4", 4, 1}), 7.5e5 / at4 + 30, 1e-6);
+  EXPECT_FALSE(remainingSeconds(adaptiveJob("b", 1, 8, "t4"), goodput, {"t4", 4, 1}));
+}
+
+TEST(CompletionTimeTest, GrowthMustPayForItsRestartAndEarlierOnes) {
+  const auto nodes = nodesOf("t4", 1, 8, "n");
+  const ClusterShape cluster = shapeOf(nodes);
+  Job job = declaredJob("a", 0, 1e6);
+  job.current = Allocation{"t4", {{"n0", 4}}};
+  JobGoodput goodput(job, {}, cluster);
+  const std::vector<JobOption> options = {
+      {{"t4", 4, 1}, 1.0, 0}, {{"t4", 8, 1}, 1.5, 0}, {{"t4", 2, 1}, 0.6, 0}};
+  const double saving = *remainingSeconds(job, goodput, {"t4", 4, 1}) -
+                        *remainingSeconds(job, goodput, {"t4", 8, 1});
+  ASSERT_GT(saving, 0);
+  job.restart_cost_s = 0.4 * saving;  // one restart: growth pays
+  EXPECT_EQ(completionOptions(job, options, goodput, -1, 2).options.size(), 3u);
+  job.restarts = 2;  // the restart and the two before it cost more than the growth saves
+  const auto options_left = completionOptions(job, options, goodput, -1, 2).options;
+  ASSERT_EQ(options_left.size(), 2u);
+  EXPECT_EQ(options_left[0].option, 0);
+  EXPECT_EQ(options_left[1].option, 2);  // shrinking (to let others grow) stays possible
+}
+
+TEST(CompletionTimeTest, GuardDropsOptionsBelowTheFloor) {
+  const auto nodes = nodesOf("t4", 1, 8, "n");
+  const ClusterShape cluster = shapeOf(nodes);
+  Job job = declaredJob("a", 0, 1e6);
+  JobGoodput goodput(job, {}, cluster);
+  const std::vector<JobOption> options = {
+      {{"t4", 1, 1}, 1.0, 0}, {{"t4", 2, 1}, 1.9, 0}, {{"t4", 4, 1}, 3.5, 0}};
+  const auto guarded = completionOptions(job, options, goodput, 2, 2.0);
+  EXPECT_TRUE(guarded.guarded);
+  ASSERT_EQ(guarded.options.size(), 2u);  // 1 GPU is below 3.5 / 2
+  EXPECT_EQ(guarded.options[0].option, 1);
+  const auto free = completionOptions(job, options, goodput, -1, 2.0);
+  EXPECT_FALSE(free.guarded);
+  EXPECT_EQ(free.options.size(), 3u);
+}
+
+// One short and two long jobs on one 8-GPU node.
+Snapshot shortAndLong(double guard) {
+  Snapshot snapshot;
+  snapshot.nodes = nodesOf("t4", 1, 8, "n");
+  snapshot.jobs = {declaredJob("long1", 0, 2e7), declaredJob("short", 0, 2e5),
+                   declaredJob("long2", 0, 2e7)};
+  snapshot.params.jct_guard = guard;
+  return snapshot;
+}
+
+TEST(CompletionTimeTest, ShorterJobGetsMoreGpusAndTheLongOnesKeepTheirFloor) {
+  Snapshot fair = shortAndLong(2);
+  fair.params.objective = Objective::kGoodput;
+  const Decision by_goodput = schedule(fair);  // 4, 2, 2 GPUs in some order
+  ASSERT_EQ(gpusOf(by_goodput, "long1") + gpusOf(by_goodput, "long2"), 6);
+  ASSERT_EQ(gpusOf(by_goodput, "short"), 2);
+  const Decision by_jct = schedule(shortAndLong(2));
+  EXPECT_EQ(gpusOf(by_jct, "short"), 4);
+  EXPECT_EQ(gpusOf(by_jct, "long1"), 2);  // guarded: half its goodput share at worst
+  EXPECT_EQ(gpusOf(by_jct, "long2"), 2);
+  // At guard 1 no job may fall below its goodput share: the goodput decision stands.
+  const Decision tight = schedule(shortAndLong(1));
+  for (const char* id : {"long1", "short", "long2"}) {
+    EXPECT_EQ(gpusOf(tight, id), gpusOf(by_goodput, id)) << id;
+  }
+}
+
+TEST(CompletionTimeTest, DecisionCarriesRemainingTimeOfDeclaredJobsOnly) {
+  Snapshot snapshot = shortAndLong(2);
+  snapshot.jobs.push_back(adaptiveJob("quiet", 1, 8, "t4"));
+  const Decision decision = schedule(snapshot);
+  ASSERT_TRUE(decision.allocations.at("short").remaining_s.has_value());
+  EXPECT_GT(*decision.allocations.at("short").remaining_s, 0);
+  if (decision.allocations.count("quiet")) {
+    EXPECT_FALSE(decision.allocations.at("quiet").remaining_s.has_value());
+  }
+}
+
+TEST(CompletionTimeTest, WithoutDeclarationsBothObjectivesDecideAlike) {
+  Snapshot snapshot;
+  snapshot.nodes = nodesOf("t4", 2, 8, "n");
+  for (const char* id : {"a", "b", "c"}) snapshot.jobs.push_back(adaptiveJob(id, 1, 16, "t4"));
+  snapshot.jobs.push_back(declaredJob("done", 5e5, 5e5));  // reached its target: undeclared
+  const Decision by_jct = schedule(snapshot);
+  snapshot.params.objective = Objective::kGoodput;
+  const Decision by_goodput = schedule(snapshot);
+  for (const char* id : {"a", "b", "c", "done"}) {
+    EXPECT_EQ(gpusOf(by_jct, id), gpusOf(by_goodput, id)) << id;
+  }
+}
+
+TEST(CompletionTimeTest, AbsurdDeclarationsAreRefused) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (const DeclaredLength& length : {DeclaredLength{-1, 10}, DeclaredLength{nan, 10},
+                                       DeclaredLength{0, 0}, DeclaredLength{0, -5},
+                                       DeclaredLength{0, std::numeric_limits<double>::infinity()}}) {
+    Snapshot snapshot = shortAndLong(2);
+    snapshot.jobs[0].length = length;
+    EXPECT_THROW(schedule(snapshot), InvalidInput);
+  }
+  Snapshot snapshot = shortAndLong(0.5);
+  EXPECT_THROW(schedule(snapshot), InvalidInput);
+}
+
+}  // namespace
+}  // namespace pollux::policy

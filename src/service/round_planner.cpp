@@ -105,7 +105,7 @@ void logSolverTrouble(const policy::Stats& stats, const Log& log) {
 }  // namespace
 
 RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyConfig& config,
-                    bool settling, const Log& log) {
+                    bool settling, const Log& log, policy::Snapshot* seen) {
   std::vector<SlurmJob> jobs = round.jobs;
   resolveGpuTypes(jobs, round.nodes);
   store.syncWithSlurm(jobs);
@@ -131,8 +131,10 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
   }
   policy::Decision decision;
   try {
-    decision = policy::schedule(
-        buildSnapshot(round.now, round.nodes, as_seen, records, config, round.partitions));
+    policy::Snapshot snapshot =
+        buildSnapshot(round.now, round.nodes, as_seen, records, config, round.partitions);
+    if (seen) *seen = snapshot;
+    decision = policy::schedule(snapshot);
   } catch (const std::exception& problem) {
     throw PolicyFailed(problem.what());
   }

@@ -101,5 +101,33 @@ TEST(RoundPlannerTest, AJobPlacedWhileItsLastRunEndsWaitsAsPlaced) {
   EXPECT_EQ(moved.action.nodes, std::vector<std::string>{"n2"});
 }
 
+TEST(RoundPlannerTest, TheSnapshotCarriesTheDeclaredLengthOfTheJobsReport) {
+  const Round round = roundWithPendingJob("adaptive:min_gpus=2,max_gpus=2", tasksPerNode(1, 1));
+  JobStore store;
+  store.syncWithSlurm(round.jobs);
+  schema::GoodputReport report;
+  report.job_id = "7";
+  report.gpu_type = "a100";
+  report.placement = {1, 2};
+  report.grad = {1, 3};
+  report.limits = {64, 1024, 16, 128, true};
+  report.progress = {6400, 1};
+  report.length = policy::DeclaredLength{6400, 64000};
+  store.acceptReport(report);
+  const Log quiet = [](LogLevel, const std::string&) {};
+  policy::Snapshot seen;
+  planRound(store, round, config::PolicyConfig{}, false, quiet, &seen);
+  ASSERT_EQ(seen.jobs.size(), 1u);
+  ASSERT_TRUE(seen.jobs[0].length.has_value());
+  EXPECT_DOUBLE_EQ(seen.jobs[0].length->progress, 6400);
+  EXPECT_DOUBLE_EQ(seen.jobs[0].length->target, 64000);
+  ASSERT_TRUE(store.records().at("7").decision.has_value());  // the round's, remaining_s with it
+
+  report.length.reset();  // the trainer stopped declaring (or an older agent)
+  store.acceptReport(report);
+  planRound(store, round, config::PolicyConfig{}, false, quiet, &seen);
+  EXPECT_FALSE(seen.jobs[0].length.has_value());
+}
+
 }  // namespace
 }  // namespace pollux::service

@@ -3,11 +3,20 @@
 #include <glpk.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cmath>
 #include <csetjmp>
 
 namespace pollux::policy {
+
+// How far glp_intopt's branch and bound may go. Counted at GLP_ISELECT, which GLPK raises once
+// before each subproblem it explores (the root included).
+struct BranchAndBoundSearch {
+  int node_limit;  // 0: none
+  int nodes;       // subproblems explored so far
+  bool stopped;    // the callback stopped the search at node_limit
+};
 
 namespace {
 
@@ -31,6 +40,17 @@ glp_prob* createProblem() {
   return glp_create_prob();
 }
 
+extern "C" void onSearchEvent(glp_tree* tree, void* info) {
+  if (glp_ios_reason(tree) != GLP_ISELECT) return;
+  auto& search = *static_cast<BranchAndBoundSearch*>(info);
+  if (search.node_limit > 0 && search.nodes >= search.node_limit) {
+    search.stopped = true;
+    glp_ios_terminate(tree);  // glp_intopt returns GLP_ESTOP, keeping its best solution
+    return;
+  }
+  ++search.nodes;
+}
+
 int toMilliseconds(double seconds) {
   if (!(seconds > 0)) return 1;
   return static_cast<int>(std::clamp(std::ceil(seconds * 1000.0), 1.0, double(INT_MAX)));
@@ -42,6 +62,7 @@ std::string SolveOutcome::describe() const {
   switch (status) {
     case SolveStatus::kOptimal: return "optimal";
     case SolveStatus::kFeasible: return "feasible";
+    case SolveStatus::kWorkLimit: return "work_limit";
     case SolveStatus::kTimeLimit: return "time_limit";
     case SolveStatus::kInfeasible: return "infeasible";
     case SolveStatus::kFailed: break;
@@ -82,8 +103,7 @@ void GlpkProblem::flattenMatrix() {
   }
 }
 
-// Only GLPK calls and trivially destructible locals here: GLPK's error hook may longjmp out.
-int GlpkProblem::loadAndRun(int time_limit_ms, bool relaxation) {
+void GlpkProblem::load(bool relaxation) {
   glp_term_out(GLP_OFF);
   glp_set_obj_dir(problem_, GLP_MAX);
   if (columns() > 0) glp_add_cols(problem_, columns());
@@ -107,24 +127,46 @@ int GlpkProblem::loadAndRun(int time_limit_ms, bool relaxation) {
   }
   glp_load_matrix(problem_, static_cast<int>(coefficient_.size()) - 1, row_index_.data(),
                   column_index_.data(), coefficient_.data());
-  if (relaxation) {
-    glp_smcp simplex;
-    glp_init_smcp(&simplex);
-    simplex.msg_lev = GLP_MSG_OFF;
-    simplex.presolve = GLP_ON;
-    simplex.tm_lim = time_limit_ms;
-    glp_scale_prob(problem_, GLP_SF_AUTO);
-    return glp_simplex(problem_, &simplex);
+  glp_scale_prob(problem_, GLP_SF_AUTO);
+}
+
+// Only GLPK calls and trivially destructible locals here: GLPK's error hook may longjmp out.
+// GLPK spends its work the same way for the same problem and parameters; only the time limits
+// (tm_lim) depend on the host.
+SolveOutcome GlpkProblem::loadAndRun(const SolveLimits& limits, bool relaxation,
+                                     BranchAndBoundSearch& search) {
+  const auto start = std::chrono::steady_clock::now();
+  load(relaxation);
+  glp_smcp simplex;
+  glp_init_smcp(&simplex);
+  simplex.msg_lev = GLP_MSG_OFF;
+  // The MILP's root LP runs without the LP presolver: glp_intopt goes on from its basis.
+  simplex.presolve = relaxation ? GLP_ON : GLP_OFF;
+  if (limits.simplex_iterations > 0) simplex.it_lim = limits.simplex_iterations;
+  simplex.tm_lim = toMilliseconds(limits.time_limit_s);
+  const int simplex_code = glp_simplex(problem_, &simplex);
+  SolveOutcome outcome = translateSimplex(simplex_code);
+  if (relaxation || outcome.status != SolveStatus::kOptimal) {
+    outcome.simplex_iterations = glp_get_it_cnt(problem_);
+    return outcome;
   }
   glp_iocp parameters;
   glp_init_iocp(&parameters);
   parameters.msg_lev = GLP_MSG_OFF;
-  parameters.presolve = GLP_ON;
-  parameters.tm_lim = time_limit_ms;
-  return glp_intopt(problem_, &parameters);
+  parameters.presolve = GLP_OFF;
+  const double spent_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  parameters.tm_lim = toMilliseconds(limits.time_limit_s - spent_s);
+  parameters.cb_func = onSearchEvent;
+  parameters.cb_info = &search;
+  const int intopt_code = glp_intopt(problem_, &parameters);
+  outcome = translateIntopt(intopt_code, search.stopped);
+  outcome.nodes = search.nodes;
+  outcome.simplex_iterations = glp_get_it_cnt(problem_);
+  return outcome;
 }
 
-SolveOutcome GlpkProblem::translate(int intopt_code) const {
+SolveOutcome GlpkProblem::translateIntopt(int intopt_code, bool stopped_by_node_limit) const {
   switch (intopt_code) {
     case 0:
     case GLP_EMIPGAP:
@@ -134,28 +176,34 @@ SolveOutcome GlpkProblem::translate(int intopt_code) const {
         case GLP_NOFEAS: return {SolveStatus::kInfeasible, ""};
         default: return {SolveStatus::kFailed, "no integer solution found"};
       }
-    case GLP_ETMLIM: return {SolveStatus::kTimeLimit, ""};
+    case GLP_ESTOP:
+      if (!stopped_by_node_limit) return {SolveStatus::kFailed, "search stopped"};
+      if (glp_mip_status(problem_) == GLP_FEAS) return {SolveStatus::kFeasible, "", true};
+      return {SolveStatus::kWorkLimit, "", true};
+    case GLP_ETMLIM: return {SolveStatus::kTimeLimit, "", false, true};
     case GLP_ENOPFS: return {SolveStatus::kInfeasible, ""};
     case GLP_ENODFS: return {SolveStatus::kFailed, "LP relaxation is unbounded"};
     case GLP_EBOUND: return {SolveStatus::kFailed, "invalid bounds"};
     case GLP_EROOT: return {SolveStatus::kFailed, "no optimal basis for the LP relaxation"};
     case GLP_EFAIL: return {SolveStatus::kFailed, "solver failure"};
-    case GLP_ESTOP: return {SolveStatus::kFailed, "search stopped"};
     default: return {SolveStatus::kFailed, "glp_intopt returned " + std::to_string(intopt_code)};
   }
 }
 
-SolveOutcome GlpkProblem::translateRelaxation(int simplex_code) const {
+SolveOutcome GlpkProblem::translateSimplex(int simplex_code) const {
   switch (simplex_code) {
     case 0:
       switch (glp_get_status(problem_)) {
         case GLP_OPT: return {SolveStatus::kOptimal, ""};
         case GLP_NOFEAS: return {SolveStatus::kInfeasible, ""};
+        case GLP_UNBND: return {SolveStatus::kFailed, "LP relaxation is unbounded"};
         default: return {SolveStatus::kFailed, "LP relaxation not solved to optimality"};
       }
-    case GLP_ETMLIM: return {SolveStatus::kTimeLimit, ""};
+    case GLP_EITLIM: return {SolveStatus::kWorkLimit, "", true};
+    case GLP_ETMLIM: return {SolveStatus::kTimeLimit, "", false, true};
     case GLP_ENOPFS: return {SolveStatus::kInfeasible, ""};
     case GLP_ENODFS: return {SolveStatus::kFailed, "LP relaxation is unbounded"};
+    case GLP_EBOUND: return {SolveStatus::kFailed, "invalid bounds"};
     default: return {SolveStatus::kFailed, "glp_simplex returned " + std::to_string(simplex_code)};
   }
 }
@@ -170,14 +218,14 @@ void GlpkProblem::readSolution(bool relaxation) {
   }
 }
 
-SolveOutcome GlpkProblem::solve(double time_limit_s) { return run(time_limit_s, false); }
+SolveOutcome GlpkProblem::solve(const SolveLimits& limits) { return run(limits, false); }
 
-SolveOutcome GlpkProblem::solveRelaxation(double time_limit_s) { return run(time_limit_s, true); }
+SolveOutcome GlpkProblem::solveRelaxation(const SolveLimits& limits) { return run(limits, true); }
 
-SolveOutcome GlpkProblem::run(double time_limit_s, bool relaxation) {
+SolveOutcome GlpkProblem::run(const SolveLimits& limits, bool relaxation) {
   if (problem_ == nullptr) return {SolveStatus::kFailed, "GLPK environment was lost earlier"};
-  const int time_limit_ms = toMilliseconds(time_limit_s);
   flattenMatrix();
+  BranchAndBoundSearch search{limits.node_limit > 0 ? limits.node_limit : 0, 0, false};
   ErrorTrap trap;
   glp_error_hook(onGlpkError, &trap);
   if (setjmp(trap.resume) != 0) {
@@ -186,8 +234,7 @@ SolveOutcome GlpkProblem::run(double time_limit_s, bool relaxation) {
     glp_free_env();
     return {SolveStatus::kFailed, "GLPK internal error"};
   }
-  const int code = loadAndRun(time_limit_ms, relaxation);
-  const SolveOutcome outcome = relaxation ? translateRelaxation(code) : translate(code);
+  const SolveOutcome outcome = loadAndRun(limits, relaxation, search);
   if (outcome.hasSolution()) readSolution(relaxation);
   glp_error_hook(nullptr, nullptr);
   return outcome;

@@ -1,5 +1,10 @@
 // A small RAII wrapper around one GLPK integer program with binary columns and <= rows.
 // GLPK internal errors never abort the process: they are trapped and reported as a status.
+//
+// Same input, same answer: a solve is bounded by its own work (simplex iterations and
+// branch-and-bound subproblems, SolveLimits), which GLPK spends the same way on every run, so
+// the outcome does not depend on how busy the host is. The wall-clock limit is only a safety
+// net; hitting it makes the outcome time-dependent, which SolveOutcome::time_limit_hit tells.
 #pragma once
 
 #include <string>
@@ -10,14 +15,32 @@ struct glp_prob;
 
 namespace pollux::policy {
 
-enum class SolveStatus { kOptimal, kFeasible, kTimeLimit, kInfeasible, kFailed };
+struct BranchAndBoundSearch;  // glp_intopt's callback state (glpk_problem.cpp)
+
+// kFeasible: a solution without optimality proof (the node limit stopped the search after it
+// had found one). kWorkLimit: a work limit stopped the solve before any solution was found.
+// kTimeLimit: the wall-clock safety net stopped it (any solution found is not used).
+enum class SolveStatus { kOptimal, kFeasible, kWorkLimit, kTimeLimit, kInfeasible, kFailed };
+
+// What bounds one solve. A limit <= 0 means none.
+struct SolveLimits {
+  double time_limit_s = 10;    // wall clock, the safety net (at least 1 ms is given)
+  int node_limit = 0;          // branch-and-bound subproblems solve() may explore, root included
+  int simplex_iterations = 0;  // simplex iterations of solveRelaxation()'s LP and of solve()'s
+                               // root LP (the re-optimisations at the other nodes are bounded
+                               // through node_limit)
+};
 
 struct SolveOutcome {
   SolveStatus status = SolveStatus::kFailed;
   std::string detail;  // why it failed, for kFailed
-  // "optimal", "feasible", "time_limit", "infeasible" or "failed: <detail>".
+  bool work_limit_hit = false;  // node_limit or simplex_iterations stopped the solve
+  bool time_limit_hit = false;  // the wall-clock limit stopped it (status kTimeLimit)
+  int nodes = 0;                // branch-and-bound subproblems explored (solve())
+  int simplex_iterations = 0;   // simplex iterations, all LPs of the solve together
+  // "optimal", "feasible", "work_limit", "time_limit", "infeasible" or "failed: <detail>".
   std::string describe() const;
-  // Whether an integer solution is available.
+  // Whether a solution is available (kOptimal or kFeasible).
   bool hasSolution() const;
 };
 
@@ -40,11 +63,14 @@ class GlpkProblem {
 
   int columns() const { return static_cast<int>(objective_.size()); }
 
-  // Solves with glp_intopt (presolver on) within `time_limit_s` seconds of wall time.
-  // Call it once per problem (either solve() or solveRelaxation()).
-  SolveOutcome solve(double time_limit_s);
-  // Solves only the LP relaxation (columns in [0, 1]) with glp_simplex; kOptimal on success.
-  SolveOutcome solveRelaxation(double time_limit_s);
+  // Solves the LP relaxation with glp_simplex (at most limits.simplex_iterations), then
+  // branches and bounds with glp_intopt from its optimal basis, exploring at most
+  // limits.node_limit subproblems: stopped there, the best solution found so far is kFeasible
+  // (kWorkLimit without one). Call it once per problem (either solve() or solveRelaxation()).
+  SolveOutcome solve(const SolveLimits& limits);
+  // Solves only the LP relaxation (columns in [0, 1]) with glp_simplex (presolver on, at most
+  // limits.simplex_iterations); kOptimal on success.
+  SolveOutcome solveRelaxation(const SolveLimits& limits);
 
   // Valid after a solve() whose outcome hasSolution().
   bool chosen(int column) const { return values_.at(column) > 0.5; }
@@ -60,12 +86,15 @@ class GlpkProblem {
 
   void flattenMatrix();
   // Loads the model (objective scaled by 1 / its largest |coefficient|, rows and columns
-  // scaled by GLPK) and runs glp_intopt, or glp_simplex if `relaxation`; returns its code.
+  // scaled by GLPK).
+  void load(bool relaxation);
+  // Loads and solves; returns the outcome (status, detail and the limit flags set).
   // May longjmp out on error.
-  int loadAndRun(int time_limit_ms, bool relaxation);
-  SolveOutcome run(double time_limit_s, bool relaxation);
-  SolveOutcome translate(int intopt_code) const;
-  SolveOutcome translateRelaxation(int simplex_code) const;
+  SolveOutcome loadAndRun(const SolveLimits& limits, bool relaxation,
+                          BranchAndBoundSearch& search);
+  SolveOutcome run(const SolveLimits& limits, bool relaxation);
+  SolveOutcome translateIntopt(int intopt_code, bool stopped_by_node_limit) const;
+  SolveOutcome translateSimplex(int simplex_code) const;
   void readSolution(bool relaxation);
 
   glp_prob* problem_;

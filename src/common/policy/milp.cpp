@@ -1,7 +1,6 @@
 #include "milp.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <utility>
 
 namespace pollux::policy {
@@ -69,6 +68,18 @@ std::vector<std::vector<std::pair<int, int>>> build(const MilpInput& input,
   return column_of;
 }
 
+SolveLimits limitsOf(const MilpInput& input) {
+  return {input.time_limit_s, input.node_limit, input.simplex_iterations};
+}
+
+// Counts one GLPK solve's work and limits into `result`.
+void account(const SolveOutcome& outcome, MilpResult& result) {
+  result.work_limit_hits += outcome.work_limit_hit;
+  result.time_limit_hits += outcome.time_limit_hit;
+  result.nodes += outcome.nodes;
+  result.simplex_iterations += outcome.simplex_iterations;
+}
+
 }  // namespace
 
 MilpResult solveMilp(const MilpInput& input) {
@@ -76,8 +87,9 @@ MilpResult solveMilp(const MilpInput& input) {
   const auto column_of = build(input, problem);
   MilpResult result;
   result.columns = problem.columns();
-  result.outcome = result.columns > 0 ? problem.solve(input.time_limit_s)
+  result.outcome = result.columns > 0 ? problem.solve(limitsOf(input))
                                       : SolveOutcome{SolveStatus::kOptimal, ""};
+  account(result.outcome, result);
   if (!result.outcome.hasSolution()) return result;
   result.chosen.assign(input.jobs.size(), -1);
   result.kept.assign(input.jobs.size(), false);
@@ -191,7 +203,6 @@ void fillGreedily(const MilpInput& input, MilpResult& result) {
 }
 
 MilpResult solveByRounding(const MilpInput& input) {
-  const auto start = std::chrono::steady_clock::now();
   MilpResult result;
   std::vector<int> fractional;  // jobs the LP splits between options
   {
@@ -204,7 +215,8 @@ MilpResult solveByRounding(const MilpInput& input) {
       result.kept.assign(input.jobs.size(), false);
       return result;
     }
-    result.outcome = relaxation.solveRelaxation(input.time_limit_s);
+    result.outcome = relaxation.solveRelaxation(limitsOf(input));
+    account(result.outcome, result);
     if (!result.outcome.hasSolution()) return result;
     result.chosen.assign(input.jobs.size(), -1);
     result.kept.assign(input.jobs.size(), false);
@@ -219,15 +231,21 @@ MilpResult solveByRounding(const MilpInput& input) {
     }
   }
   result.fractional_jobs = static_cast<int>(fractional.size());
-  // The fractional jobs, exactly, in what the integral ones leave.
+  // The fractional jobs, exactly, in what the integral ones leave, with the same limits (the
+  // wall-clock one too: what the LP took does not shorten it, so the result does not depend
+  // on the host's speed unless the safety net itself is hit).
   MilpInput rest;
   rest.types = leftoverCapacity(input, result.chosen);
   for (int job : fractional) rest.jobs.push_back(input.jobs[job]);
-  const double spent_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  rest.time_limit_s = std::max(input.time_limit_s - spent_s, 1e-3);
+  rest.node_limit = input.node_limit;
+  rest.simplex_iterations = input.simplex_iterations;
+  rest.time_limit_s = input.time_limit_s;
   const MilpResult exact = solveMilp(rest);
   result.columns += exact.columns;
+  result.work_limit_hits += exact.work_limit_hits;
+  result.time_limit_hits += exact.time_limit_hits;
+  result.nodes += exact.nodes;
+  result.simplex_iterations += exact.simplex_iterations;
   result.outcome = {SolveStatus::kFeasible, ""};
   if (exact.outcome.hasSolution()) {
     for (std::size_t i = 0; i < fractional.size(); ++i) {

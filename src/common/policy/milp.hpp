@@ -24,7 +24,31 @@ struct MilpInput {
   std::vector<MilpTypeCapacity> types;
   std::vector<std::vector<MilpOption>> jobs;  // options per job
   std::vector<int> current;  // per job: index of the option it runs with now, -1 none (or empty)
+  // Limits, each per GLPK solve (solveMilp: one; solveByRounding: the LP relaxation, then the
+  // MILP over its fractional jobs; solvePartitioned: those of every group), never divided or
+  // shortened by the time other solves took.
+  // The work limits bound the search by its own work, so the same input gets the same answer
+  // however busy the host is. Stopped at node_limit, a MILP's best solution so far is used
+  // ("feasible"); without one, or stopped at simplex_iterations, the solve ends "work_limit".
+  // <= 0: no limit.
+  int node_limit = kDefaultNodeLimit;  // branch-and-bound subproblems (root included)
+  // Simplex iterations of an LP relaxation, and of a MILP's root LP (the re-optimisations at
+  // the other subproblems are bounded through node_limit).
+  int simplex_iterations = kDefaultSimplexIterations;
+  // The wall-clock safety net: the work limits normally end a solve long before it. When hit,
+  // the solve ends "time_limit" (any solution found is not used) and
+  // MilpResult::time_limit_hits counts it: the result then depends on the host's speed.
   double time_limit_s = 10;
+
+  // Measured (issue 17): exact MILPs of today's tests, pollux-sim workloads and
+  // bench/policy-latency explore a median of 1 and a 99th percentile of about 100
+  // subproblems, 1 in 1,300 more than 2,000 (GLPK's best solution there was within 0.07 % of
+  // the optimum); LP relaxations of 250-job groups take at most about 1,500 iterations.
+  // A 50-job instance that needs far more stops at 2,000 subproblems in about 0.4 s of CPU;
+  // 10,000 iterations of a 250-job group's LP take about 0.5 s. (One group of 1,500 jobs,
+  // partition_jobs = 0, needs about 6,500 iterations: larger single groups need more.)
+  static constexpr int kDefaultNodeLimit = 2000;
+  static constexpr int kDefaultSimplexIterations = 10000;
 };
 
 struct MilpResult {
@@ -34,20 +58,30 @@ struct MilpResult {
   double objective = 0;     // sum of the chosen weights
   int columns = 0;
   int partitions = 1;       // sub-problems solved (see partition.hpp)
-  int failed_partitions = 0;  // sub-problems that failed or timed out (their jobs are kept)
+  int failed_partitions = 0;  // sub-problems without a solution (failed, or stopped at a
+                              // limit before finding one): their jobs are kept
   int kept_jobs = 0;          // jobs kept on their current option because their part failed
   int fractional_jobs = 0;    // jobs the LP relaxation left fractional (solveByRounding)
+  // GLPK solves (over every step and group) that a work limit stopped (MilpInput::node_limit,
+  // simplex_iterations), and that the wall-clock limit stopped: any time_limit_hits make the
+  // result depend on the host's speed, and are worth logging.
+  int work_limit_hits = 0;
+  int time_limit_hits = 0;
+  int nodes = 0;               // branch-and-bound subproblems explored, every solve together
+  int simplex_iterations = 0;  // simplex iterations, every solve together
 };
 
 // Options that use more GPUs of a type than another option of the same job and type without
-// a higher weight are dropped first (never needed at an optimum); then GLPK solves the rest.
+// a higher weight are dropped first (never needed at an optimum); then GLPK solves the rest:
+// "optimal", "feasible" (the node limit stopped the search after a solution was found),
+// "work_limit", "time_limit", "infeasible" or "failed: ...".
 MilpResult solveMilp(const MilpInput& input);
 
 // LP-guided rounding, for instances too big for solveMilp within a round: solves the LP
 // relaxation once, fixes every job the LP assigns integrally, solves the few fractional jobs
 // exactly in the capacity left, then fillGreedily(). "feasible" at best (no optimality proof);
-// if the small MILP fails the fractional jobs keep their current option. Fails only if the
-// LP fails.
+// if the small MILP finds no solution (work or time limit, failure) the fractional jobs keep
+// their current option. Fails only if the LP fails ("work_limit", "time_limit", ...).
 MilpResult solveByRounding(const MilpInput& input);
 
 // GPUs and whole nodes per type that the chosen options leave free (negative: over capacity).

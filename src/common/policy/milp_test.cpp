@@ -58,6 +58,22 @@ MilpInput randomInstance(std::mt19937& random) {
   return input;
 }
 
+// Jobs with one option each on one type: a knapsack whose branch and bound explores 1,051
+// subproblems (even GPU counts, an odd capacity, gains close to proportional to the GPUs).
+MilpInput hardKnapsack() {
+  MilpInput input;
+  int total = 0;
+  for (int job = 0; job < 20; ++job) {
+    const int gpus = 2 * (500 + (job * 263 + 17) % 501);
+    const double weight = gpus * (1.0 + 0.01 * ((job * 59 + 3) % 101) / 100.0);
+    input.jobs.push_back({{0, gpus, 0, weight}});
+    total += gpus;
+  }
+  input.types = {{(total / 2) | 1, 0}};
+  input.time_limit_s = 60;  // generous: only the work limits may stop these solves
+  return input;
+}
+
 TEST(MilpTest, MatchesBruteForceOnRandomInstances) {
   std::mt19937 random(7);
   for (int instance = 0; instance < 200; ++instance) {
@@ -89,6 +105,72 @@ TEST(MilpTest, DominatedOptionsAreNotOffered) {
   const MilpResult result = solveMilp(input);
   EXPECT_EQ(result.columns, 2);
   EXPECT_EQ(result.chosen, std::vector<int>{2});
+}
+
+TEST(MilpTest, NodeLimitGivesTheSameFeasibleChoiceOnEveryRun) {
+  MilpInput input = hardKnapsack();
+  input.node_limit = 50;
+  const MilpResult first = solveMilp(input);
+  EXPECT_EQ(first.outcome.describe(), "feasible");
+  EXPECT_EQ(first.work_limit_hits, 1);
+  EXPECT_EQ(first.time_limit_hits, 0);
+  EXPECT_EQ(first.nodes, 50);
+  EXPECT_TRUE(withinCapacity(input, first.chosen));
+  for (int run = 1; run < 3; ++run) {
+    const MilpResult again = solveMilp(input);
+    EXPECT_EQ(again.outcome.describe(), "feasible") << run;
+    EXPECT_EQ(again.chosen, first.chosen) << run;
+    EXPECT_EQ(again.objective, first.objective) << run;
+    EXPECT_EQ(again.nodes, first.nodes) << run;
+    EXPECT_EQ(again.simplex_iterations, first.simplex_iterations) << run;
+  }
+  input.node_limit = 0;  // no limit: proven optimal, at least as good
+  const MilpResult optimal = solveMilp(input);
+  EXPECT_EQ(optimal.outcome.describe(), "optimal");
+  EXPECT_EQ(optimal.work_limit_hits, 0);
+  EXPECT_EQ(optimal.time_limit_hits, 0);
+  EXPECT_GT(optimal.nodes, 50);
+  EXPECT_GE(optimal.objective, first.objective);
+}
+
+TEST(MilpTest, DefaultLimitsLeaveTheHardKnapsackToTheSearch) {
+  const MilpResult result = solveMilp(hardKnapsack());
+  EXPECT_EQ(result.outcome.describe(), "optimal");
+  EXPECT_EQ(result.work_limit_hits, 0);
+  EXPECT_LT(result.nodes, MilpInput::kDefaultNodeLimit);
+  EXPECT_LT(result.simplex_iterations, MilpInput::kDefaultSimplexIterations);
+}
+
+TEST(MilpTest, WallClockLimitIsCountedOnlyWhenHit) {
+  MilpInput input = hardKnapsack();
+  input.node_limit = 0;
+  input.time_limit_s = 1e-3;  // GLPK checks it before each subproblem: stops at the root
+  const MilpResult timed_out = solveMilp(input);
+  EXPECT_EQ(timed_out.outcome.describe(), "time_limit");
+  EXPECT_EQ(timed_out.time_limit_hits, 1);
+  EXPECT_EQ(timed_out.work_limit_hits, 0);
+  EXPECT_TRUE(timed_out.chosen.empty());
+  input.time_limit_s = 60;
+  input.node_limit = 50;
+  const MilpResult limited = solveMilp(input);
+  EXPECT_EQ(limited.time_limit_hits, 0);
+  EXPECT_EQ(limited.work_limit_hits, 1);
+}
+
+TEST(MilpTest, RoundingReportsItsLpStoppingAtTheIterationLimit) {
+  std::mt19937 random(3);
+  MilpInput input = randomInstance(random);
+  input.simplex_iterations = 1;
+  const MilpResult limited = solveByRounding(input);
+  EXPECT_EQ(limited.outcome.describe(), "work_limit");
+  EXPECT_EQ(limited.work_limit_hits, 1);
+  EXPECT_EQ(limited.time_limit_hits, 0);
+  EXPECT_TRUE(limited.chosen.empty());
+  input.simplex_iterations = MilpInput::kDefaultSimplexIterations;
+  const MilpResult rounded = solveByRounding(input);
+  EXPECT_EQ(rounded.outcome.describe(), "feasible");
+  EXPECT_EQ(rounded.work_limit_hits, 0);
+  EXPECT_TRUE(withinCapacity(input, rounded.chosen));
 }
 
 }  // namespace

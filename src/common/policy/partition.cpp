@@ -12,7 +12,9 @@ int shareOf(int total, int k, int parts) {
   return static_cast<int>(whole * (k + 1) / parts - whole * k / parts);
 }
 
-// Jobs k, k + parts, k + 2 * parts, ... with their share of every type's capacity.
+// Jobs k, k + parts, k + 2 * parts, ... with their share of every type's capacity and the
+// input's limits (neither divided among the groups nor shortened by the time earlier groups
+// took: each group's result depends on its own input only).
 MilpInput partitionOf(const MilpInput& input, int k, int parts) {
   MilpInput part;
   for (const MilpTypeCapacity& capacity : input.types) {
@@ -23,7 +25,9 @@ MilpInput partitionOf(const MilpInput& input, int k, int parts) {
     part.jobs.push_back(input.jobs[job]);
     if (!input.current.empty()) part.current.push_back(input.current[job]);
   }
-  part.time_limit_s = input.time_limit_s / parts;
+  part.node_limit = input.node_limit;
+  part.simplex_iterations = input.simplex_iterations;
+  part.time_limit_s = input.time_limit_s;
   return part;
 }
 
@@ -46,6 +50,10 @@ MilpResult solvePartitioned(const MilpInput& input, const SplitLimits& limits,
     const MilpResult part = solve_group(partitionOf(input, k, parts));
     result.columns += part.columns;
     result.fractional_jobs += part.fractional_jobs;
+    result.work_limit_hits += part.work_limit_hits;
+    result.time_limit_hits += part.time_limit_hits;
+    result.nodes += part.nodes;
+    result.simplex_iterations += part.simplex_iterations;
     for (std::size_t job = k, i = 0; job < input.jobs.size(); job += parts, ++i) {
       if (!part.outcome.hasSolution()) {
         failed_jobs.push_back(int(job));

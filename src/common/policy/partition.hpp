@@ -5,10 +5,14 @@
 // thousands of GPUs while the LP relaxation leaves only a handful of jobs fractional.
 // Above `partition_jobs` jobs, the jobs are also dealt round-robin into
 // K = ceil(jobs / partition_jobs) groups (POP, Narayanan et al., SOSP 2021), each with 1/K of
-// every type's free GPUs and whole nodes and 1/K of the time limit, since the simplex grows
-// faster than linearly with the jobs; a greedy pass then hands out what the groups left.
-// A group whose solve fails or times out does not fail the others: its jobs keep their
-// current option (MilpInput::current).
+// every type's free GPUs and whole nodes, since the simplex grows faster than linearly with
+// the jobs; a greedy pass then hands out what the groups left.
+// Every group gets the input's limits whole (MilpInput::node_limit, simplex_iterations and
+// the wall-clock safety net time_limit_s, per GLPK solve), so the result is the same on every
+// run unless a solve hits the safety net.
+// A group whose solve fails or stops at a limit without a solution does not fail the others:
+// its jobs keep their current option (MilpInput::current). MilpResult sums the groups'
+// work_limit_hits, time_limit_hits, nodes and simplex_iterations.
 #pragma once
 
 #include <functional>

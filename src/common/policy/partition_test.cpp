@@ -146,12 +146,53 @@ TEST(PartitionTest, EveryGroupFailingFailsTheWhole) {
   EXPECT_TRUE(result.chosen.empty());
 }
 
+TEST(PartitionTest, EveryGroupGetsTheWholeLimitsAndTheirHitsAreSummed) {
+  MilpInput input = randomInput(40, 5);
+  input.node_limit = 123;
+  input.simplex_iterations = 4567;
+  input.time_limit_s = 30;
+  std::vector<MilpInput> groups;
+  const GroupSolver recordsAndStops = [&groups](const MilpInput& group) {
+    groups.push_back(group);
+    MilpResult result = solveByRounding(group);
+    result.work_limit_hits = 2;  // as if the LP and the small MILP had stopped at a limit
+    result.time_limit_hits = groups.size() == 3 ? 1 : 0;
+    return result;
+  };
+  const MilpResult result = solvePartitioned(input, {0, 10}, recordsAndStops);
+  ASSERT_EQ(groups.size(), 4u);
+  for (const MilpInput& group : groups) {
+    EXPECT_EQ(group.node_limit, 123);  // whole, not divided among the groups
+    EXPECT_EQ(group.simplex_iterations, 4567);
+    EXPECT_EQ(group.time_limit_s, 30);  // whole, not shortened by the groups before
+  }
+  EXPECT_EQ(result.outcome.describe(), "feasible");
+  EXPECT_EQ(result.work_limit_hits, 8);
+  EXPECT_EQ(result.time_limit_hits, 1);
+}
+
+TEST(PartitionTest, EveryGroupStoppedByTheWorkLimitFailsTheWhole) {
+  MilpInput input = randomInput(40, 6);
+  input.simplex_iterations = 1;  // every group's LP relaxation stops at once
+  const MilpResult result = solvePartitioned(input, {0, 10});
+  EXPECT_EQ(result.outcome.describe(), "work_limit");
+  EXPECT_EQ(result.partitions, 4);
+  EXPECT_EQ(result.failed_partitions, 4);
+  EXPECT_EQ(result.work_limit_hits, 4);
+  EXPECT_EQ(result.time_limit_hits, 0);
+  EXPECT_TRUE(result.chosen.empty());
+}
+
 TEST(PartitionTest, RoundingIsDeterministic) {
   const MilpInput input = randomInput(60, 9);
   const MilpResult first = solvePartitioned(input, {0, 25});
   const MilpResult second = solvePartitioned(input, {0, 25});
   EXPECT_EQ(first.chosen, second.chosen);
   EXPECT_DOUBLE_EQ(first.objective, second.objective);
+  EXPECT_EQ(first.nodes, second.nodes);
+  EXPECT_EQ(first.simplex_iterations, second.simplex_iterations);
+  EXPECT_EQ(first.work_limit_hits, 0);
+  EXPECT_EQ(first.time_limit_hits, 0);
 }
 
 // `jobs` adaptive jobs (a quarter running) on 2,048 GPUs of three types.
@@ -226,7 +267,8 @@ TEST(PartitionTest, DecomposedScheduleIsDeterministic) {
 // prints the measured gaps).
 TEST(PartitionTest, RoundingCostsLittleObjective) {
   double total_gap[2] = {0, 0};
-  // Seeds whose exact MILP finishes well within its time limit (3 and 4 do not).
+  // Seeds whose exact MILP is proven optimal within the default node limit (563 subproblems
+  // at most; 3 and 4 need 18,000 and 27,000 and stop there).
   const std::vector<unsigned> seeds{0, 1, 2, 5, 6};
   for (unsigned seed : seeds) {
     const Snapshot snapshot = clusterOf2048Gpus(120, seed);

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 
+#include <fstream>
 #include <functional>
 #include <map>
 #include <sstream>
@@ -34,6 +35,7 @@ using Setter = std::function<void(Config&, const std::string&)>;
 const std::map<std::string, Setter, std::less<>>& setters() {
   static const std::map<std::string, Setter, std::less<>> table = {
       {"pollux_interval", [](Config& c, const std::string& v) { c.interval_s = parseIntIn(v, 1, 86400); }},
+      {"pollux_event_delay", [](Config& c, const std::string& v) { c.event_delay_s = parseIntIn(v, 0, 3600); }},
       {"pollux_rest_addr", [](Config& c, const std::string& v) { c.rest_addr = parseAddress(v); }},
       {"pollux_rest_port", [](Config& c, const std::string& v) { c.rest_port = parseIntIn(v, 1, 65535); }},
       {"pollux_backfill", [](Config& c, const std::string& v) { c.backfill = parseIntIn(v, 0, 1) == 1; }},
@@ -99,3 +101,19 @@ ParsedConfig parseConfig(const std::string& conf_file_text, const std::string& s
 }
 
 }  // namespace pollux::settings
+
+extern "C" int pollux_settings_event_delay(const char* pollux_conf_path, const char* scheduler_parameters) {
+  try {
+    std::string conf_text;
+    if (pollux_conf_path) {
+      std::ifstream file(pollux_conf_path);
+      std::ostringstream text;
+      text << file.rdbuf();
+      conf_text = text.str();
+    }
+    return pollux::settings::parseConfig(conf_text, scheduler_parameters ? scheduler_parameters : "")
+        .config.event_delay_s;
+  } catch (...) {
+    return pollux::settings::Config{}.event_delay_s;
+  }
+}

@@ -13,6 +13,9 @@ namespace pollux::settings {
 
 struct Config : config::PolicyConfig {
   int interval_s = 60;                   // pollux_interval: seconds between rounds
+  int event_delay_s = 1;                 // pollux_event_delay: new work starts a round within
+                                         // this many seconds, at most one such round per
+                                         // this many seconds; 0: rounds only every interval
   std::string rest_addr = "127.0.0.1";   // pollux_rest_addr
   int rest_port = 6830;                  // pollux_rest_port
   bool backfill = true;                  // pollux_backfill: host Slurm's sched/backfill
@@ -41,3 +44,11 @@ void applySetting(Config& config, const std::string& token);
 ParsedConfig parseConfig(const std::string& conf_file_text, const std::string& scheduler_parameters);
 
 }  // namespace pollux::settings
+
+extern "C" {
+// For the sched/pollux C shim, whose scheduling thread needs the value itself: pollux_event_delay
+// as parseConfig() sees it in pollux.conf at `pollux_conf_path` (a missing file is fine) and
+// `scheduler_parameters` (may be NULL). Its default (1) on any problem; the service logs bad
+// keys. Never throws. Declared for C in plugins/sched/pollux/event_rounds.h.
+int pollux_settings_event_delay(const char* pollux_conf_path, const char* scheduler_parameters);
+}

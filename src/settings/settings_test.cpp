@@ -1,6 +1,8 @@
 #include "settings.hpp"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 namespace pollux::settings {
 namespace {
@@ -9,6 +11,7 @@ TEST(ConfigTest, DefaultsWithoutAnyToken) {
   const ParsedConfig parsed = parseConfig("", "bf_interval=30,bf_max_job_test=100");
   EXPECT_TRUE(parsed.errors.empty());
   EXPECT_EQ(parsed.config.interval_s, 60);
+  EXPECT_EQ(parsed.config.event_delay_s, 1);
   EXPECT_EQ(parsed.config.rest_addr, "127.0.0.1");
   EXPECT_EQ(parsed.config.rest_port, 6830);
   EXPECT_TRUE(parsed.config.backfill);
@@ -79,6 +82,31 @@ TEST(ConfigTest, OneSettingAppliesOrThrowsNamingIt) {
   EXPECT_THROW(applySetting(config, "pollux_interval"), std::invalid_argument);
   const Config defaults;
   EXPECT_EQ(config.interval_s, defaults.interval_s);
+}
+
+TEST(ConfigTest, EventDelayTakesZeroToAnHour) {
+  EXPECT_EQ(parseConfig("pollux_event_delay=5\n", "").config.event_delay_s, 5);
+  EXPECT_EQ(parseConfig("pollux_event_delay=5\n", "pollux_event_delay=0").config.event_delay_s, 0);
+  const ParsedConfig bad = parseConfig("", "pollux_event_delay=-1,pollux_event_delay=3601");
+  ASSERT_EQ(bad.errors.size(), 2u);
+  EXPECT_NE(bad.errors[0].find("pollux_event_delay=-1: must be an integer in [0, 3600]"),
+            std::string::npos) << bad.errors[0];
+  EXPECT_EQ(bad.config.event_delay_s, 1);
+}
+
+TEST(ConfigTest, EventDelayForTheShimReadsPolluxConfAndSchedulerParameters) {
+  char path[] = "/tmp/pollux-settings-test-XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  const std::string text = "pollux_event_delay=7\npollux_interval=bad\n";
+  ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  close(fd);
+  EXPECT_EQ(pollux_settings_event_delay(path, nullptr), 7);
+  EXPECT_EQ(pollux_settings_event_delay(path, "bf_interval=30,pollux_event_delay=2"), 2);
+  EXPECT_EQ(pollux_settings_event_delay(path, "pollux_event_delay=never"), 7);
+  unlink(path);
+  EXPECT_EQ(pollux_settings_event_delay(path, ""), 1);  // no pollux.conf
+  EXPECT_EQ(pollux_settings_event_delay(nullptr, "pollux_event_delay=0"), 0);
 }
 
 }  // namespace

@@ -4,8 +4,9 @@
  * This shim owns what touches Slurm: the plugin symbols, one scheduling thread started in
  * init() and joined in fini(), the libslurm calls that load jobs and nodes and act on jobs,
  * and the hosted sched/backfill for rigid jobs. slurm_round.c turns Slurm's records into the
- * round the service plans; everything else (REST endpoint, models, policy, state) is the C++
- * service behind pollux_service.h.
+ * round the service plans; event_rounds.c says when new work starts a round before the next
+ * regular one; everything else (REST endpoint, models, policy, state) is the C++ service
+ * behind pollux_service.h.
  * init() and sched_p_reconfig() run under slurmctld's locks: they make no RPC.
  */
 #include <dlfcn.h>
@@ -24,6 +25,7 @@
 
 #include "service/pollux_service.h"
 #include "plugins/slurm_compat.h"
+#include "event_rounds.h"
 #include "slurm_round.h"
 
 const char plugin_name[] = "Pollux goodput-optimising scheduler";
@@ -32,6 +34,11 @@ const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
 /* slurmctld's parsed slurm.conf (defined in the libslurmfull it has loaded). */
 extern slurm_conf_t slurm_conf;
+/* slurmctld's own: asks its main scheduler to run now (it only queues the request and wakes
+ * the scheduler's thread; the same `void schedule(bool full_queue)` in 22.05 through 26.05).
+ * A job update only asks for it at the next background pass, up to batch_sched_delay (3 s)
+ * after the last one: a job the plugin placed would wait that long. */
+extern void schedule(bool full_queue);
 
 typedef struct {
   void *handle;
@@ -57,6 +64,11 @@ static bool memory_consumable;    /* SelectTypeParameters CR_*_Memory */
 static uint64_t cluster_cpus_per_gpu;   /* slurm.conf DefCpuPerGPU, NO_VAL64 if unset */
 static uint64_t cluster_memory_per_gpu; /* slurm.conf DefMemPerGPU (MB), NO_VAL64 if unset */
 static pollux_service_t *service; /* used by the scheduler thread only after init */
+/* Event rounds, the scheduler thread's alone after init: pollux_event_delay, what the last
+ * round saw, and Slurm's time of the last job load (a round's or a look for new work's). */
+static int event_delay_s = 1;
+static event_memory_t last_round_jobs;
+static time_t jobs_loaded_at;
 static hosted_plugin_t backfill;
 
 static void log_line(int level, const char *message)
@@ -105,6 +117,7 @@ static pollux_service_t *create_service(void)
   pollux_service_t *created;
 
   pthread_mutex_lock(&state_lock);
+  event_delay_s = pollux_settings_event_delay(conf_path_copy, sched_params_copy);
   pollux_settings_t settings = {
     .scheduler_parameters = sched_params_copy,
     .pollux_conf_path = conf_path_copy,
@@ -319,15 +332,48 @@ static int fill_views(round_views_t *views, const node_info_msg_t *nodes,
   return 0;
 }
 
-/* Carries out the plan's actions in order, noting Slurm's answer to each. */
-static void carry_out(pollux_plan_t *plan)
+/* Carries out the plan's actions in order, noting Slurm's answer to each and, in `acted`
+ * (room for action_count, or NULL), what each did. Jobs it placed are started by Slurm's
+ * main scheduler, which is asked to run now. */
+static void carry_out(pollux_plan_t *plan, event_action_t *acted)
 {
+  bool placed = false;
+
   for (size_t i = 0; i < plan->action_count; i++) {
     pollux_action_t *action = &plan->actions[i];
+    bool places = action->num_nodes &&
+                  (action->kind == POLLUX_ACTION_START || action->kind == POLLUX_ACTION_REQUEUE);
 
     action->error_code = perform(action);
     action->error_text = action->error_code ? slurm_strerror(action->error_code) : NULL;
+    placed |= places && !action->error_code;
+    if (acted) {
+      acted[i].job_id = action->job_id;
+      acted[i].started = action->kind == POLLUX_ACTION_START && !action->error_code;
+    }
   }
+  if (placed)
+    schedule(false);
+}
+
+/* Remembers the round's jobs and those it acted on: later looks for new work leave them out. */
+static void remember_round(const job_info_msg_t *jobs, const event_action_t *acted,
+                           size_t acted_count)
+{
+  event_job_t *briefs = malloc((jobs->record_count + 1) * sizeof(*briefs));
+
+  jobs_loaded_at = jobs->last_update;
+  if (briefs) {
+    for (uint32_t i = 0; i < jobs->record_count; i++)
+      slurm_round_event_job(&jobs->job_array[i], &briefs[i]);
+  }
+  if (!briefs || event_memory_record(&last_round_jobs, briefs, jobs->record_count, acted,
+                                     acted_count) != 0) {
+    /* Every pending adaptive job then looks new: one more round at most. */
+    event_memory_free(&last_round_jobs);
+    slurm_error("sched/pollux: cannot remember the round's jobs: out of memory");
+  }
+  free(briefs);
 }
 
 /* Plans a round on Slurm's records and carries the plan out. */
@@ -336,16 +382,23 @@ static void plan_and_act(const node_info_msg_t *nodes, const partition_info_msg_
 {
   round_views_t views;
   pollux_plan_t *plan = NULL;
+  event_action_t *acted = NULL;
+  size_t acted_count = 0;
 
   if (fill_views(&views, nodes, partitions, jobs) != 0) {
     slurm_error("sched/pollux: cannot describe the round: %s", strerror(errno));
   } else if (pollux_service_plan(service, &views.round, &plan) == 0) {
-    carry_out(plan);
+    acted = malloc((plan->action_count + 1) * sizeof(*acted));
+    carry_out(plan, acted);
+    if (acted)
+      acted_count = plan->action_count;
     pollux_plan_finish(service, plan);
   } else if (errno != EIO) { /* EIO: the service has logged why */
     slurm_error("sched/pollux: round not planned: %s", strerror(errno));
   }
   free_views(&views);
+  remember_round(jobs, acted, acted_count);
+  free(acted);
 }
 
 static void run_round(void)
@@ -381,40 +434,122 @@ static void apply_reconfig(void)
     slurm_info("sched/pollux: configuration reloaded");
 }
 
-/* Sleeps until the next round, a reconfig or stop; returns false when asked to stop. */
-static bool wait_for_round(int interval_s)
+/* Whether Slurm's jobs show new work since the last round, with the reason in `reason`. Slurm
+ * sends its jobs only if any changed since the last load (else SLURM_NO_CHANGE_IN_DATA, a
+ * cheap answer), so an idle or quiet cluster costs one small RPC per look. */
+static bool look_for_new_work(char *reason, size_t reason_size)
 {
-  struct timespec until;
-  bool reconfig, stopping;
+  job_info_msg_t *jobs = NULL;
+  event_job_t *briefs;
+  bool found = false;
 
-  clock_gettime(CLOCK_REALTIME, &until);
-  until.tv_sec += interval_s;
-  pthread_mutex_lock(&state_lock);
-  while (!stop_requested && !reconfig_requested &&
-         pthread_cond_timedwait(&wake_up, &state_lock, &until) == 0)
-    ;
-  reconfig = reconfig_requested;
-  reconfig_requested = false;
-  stopping = stop_requested;
-  pthread_mutex_unlock(&state_lock);
-  if (reconfig && !stopping)
-    apply_reconfig();
-  return !stopping;
+  if (slurm_load_jobs(jobs_loaded_at, &jobs, SHOW_ALL) != SLURM_SUCCESS) {
+    if (errno != SLURM_NO_CHANGE_IN_DATA)
+      slurm_debug("sched/pollux: cannot look for new work: %s", slurm_strerror(errno));
+    return false;
+  }
+  jobs_loaded_at = jobs->last_update;
+  briefs = malloc((jobs->record_count + 1) * sizeof(*briefs));
+  if (briefs) {
+    for (uint32_t i = 0; i < jobs->record_count; i++)
+      slurm_round_event_job(&jobs->job_array[i], &briefs[i]);
+    found = event_new_work(&last_round_jobs, briefs, jobs->record_count, reason, reason_size);
+  }
+  free(briefs);
+  free_jobs(jobs);
+  return found;
 }
 
+static int64_t monotonic_ms(void)
+{
+  struct timespec now;
+
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+enum wake_reason { WAKE_TIME, WAKE_RECONFIG, WAKE_STOP };
+
+/* Sleeps until `until_ms` (monotonic), a reconfig or stop. The condition variable waits on
+ * the real-time clock, so the wait is recomputed from the monotonic one after each wake. */
+static int sleep_until(int64_t until_ms)
+{
+  int reason = WAKE_TIME;
+
+  pthread_mutex_lock(&state_lock);
+  while (!stop_requested && !reconfig_requested) {
+    int64_t left_ms = until_ms - monotonic_ms();
+    struct timespec until;
+
+    if (left_ms <= 0)
+      break;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += left_ms / 1000;
+    until.tv_nsec += (left_ms % 1000) * 1000000;
+    if (until.tv_nsec >= 1000000000) {
+      until.tv_sec++;
+      until.tv_nsec -= 1000000000;
+    }
+    pthread_cond_timedwait(&wake_up, &state_lock, &until);
+  }
+  if (stop_requested)
+    reason = WAKE_STOP;
+  else if (reconfig_requested)
+    reason = WAKE_RECONFIG;
+  reconfig_requested = false;
+  pthread_mutex_unlock(&state_lock);
+  return reason;
+}
+
+static int interval_s(void)
+{
+  return service ? pollux_service_interval(service) : 60;
+}
+
+/* Regular rounds every pollux_interval seconds (and at once after a reconfigure); between
+ * them, with pollux_event_delay, a look for new work every delay and a round when there is
+ * some, at most one per delay. */
 static void *scheduler_main(void *unused)
 {
   (void)unused;
   bool listening = service && pollux_service_start_rest(service) == 0;
+  event_clock_t clock;
+  char reason[256] = "";
 
-  while (wait_for_round(service ? pollux_service_interval(service) : 60)) {
+  event_clock_start(&clock, monotonic_ms(), interval_s(), event_delay_s);
+  for (;;) {
+    int wake = sleep_until(event_clock_wake(&clock, event_delay_s));
+    int due = EVENT_DUE_ROUND;
+    int64_t now = monotonic_ms();
+
+    if (wake == WAKE_STOP)
+      break;
+    if (wake == WAKE_RECONFIG)
+      apply_reconfig();
+    else
+      due = event_clock_due(&clock, now, event_delay_s);
+    if (due == EVENT_DUE_NOTHING)
+      continue;
+    if (due == EVENT_DUE_CHECK) {
+      event_clock_checked(&clock, now, event_delay_s,
+                          service && look_for_new_work(reason, sizeof(reason)));
+      continue;
+    }
     if (!service)
       service = create_service();
     if (service && !listening)
       listening = pollux_service_start_rest(service) == 0;
-    if (service)
+    if (service) {
+      if (due == EVENT_DUE_EVENT_ROUND)
+        slurm_info("sched/pollux: event round: %s", reason);
       run_round();
+    }
+    /* From the round's end, as before event rounds: a round longer than the interval is
+     * followed by a pause, not by the next round at once. */
+    event_clock_ran(&clock, monotonic_ms(), interval_s(), event_delay_s);
   }
+  event_memory_free(&last_round_jobs);
+  jobs_loaded_at = 0;
   return NULL;
 }
 

@@ -254,6 +254,17 @@ int slurm_round_job(const slurm_job_info_t *job, const partition_info_msg_t *par
   return 0;
 }
 
+void slurm_round_event_job(const slurm_job_info_t *job, event_job_t *brief)
+{
+  uint32_t base = job->job_state & JOB_STATE_BASE;
+
+  brief->job_id = job->job_id;
+  brief->state = base == JOB_PENDING ? EVENT_JOB_PENDING :
+                 base == JOB_RUNNING || base == JOB_SUSPENDED ? EVENT_JOB_ACTIVE : EVENT_JOB_DONE;
+  brief->adaptive = event_adaptive_comment(job->comment);
+  brief->completing = (job->job_state & JOB_COMPLETING) != 0;
+}
+
 void slurm_round_job_free(pollux_job_view_t *view)
 {
   free_names(&view->partitions);

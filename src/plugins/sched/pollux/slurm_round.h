@@ -14,6 +14,7 @@
 
 #include "service/pollux_service.h"
 #include "plugins/slurm_compat.h"
+#include "event_rounds.h"
 
 /* What of slurm.conf the conversions apply. */
 typedef struct {
@@ -38,6 +39,9 @@ int slurm_round_job(const slurm_job_info_t *job, const partition_info_msg_t *par
 /* The value of a JOB_DEF_* entry (DefCpuPerGPU, DefMemPerGPU) of a job defaults list (of
  * slurm.conf or a partition), or NO_VAL64. */
 uint64_t slurm_round_job_default(list_t *defaults, uint16_t type);
+
+/* What a look for new work (event_rounds.h) needs of a job. */
+void slurm_round_event_job(const slurm_job_info_t *job, event_job_t *brief);
 
 /* Frees what slurm_round_partition() and slurm_round_job() allocated for a view. */
 void slurm_round_partition_free(pollux_partition_view_t *view);

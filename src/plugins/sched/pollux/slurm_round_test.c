@@ -170,11 +170,37 @@ static void test_job(void)
   slurm_list_destroy(partition_array[1].job_defaults_list);
 }
 
+static void test_event_job(void)
+{
+  slurm_job_info_t job;
+  event_job_t brief;
+
+  memset(&job, 0, sizeof(job));
+  job.job_id = 9;
+  job.job_state = JOB_PENDING | JOB_COMPLETING | JOB_REQUEUE; /* requeued, still releasing */
+  job.comment = "adaptive:max_gpus=8";
+  slurm_round_event_job(&job, &brief);
+  CHECK(brief.job_id == 9 && brief.state == EVENT_JOB_PENDING && brief.adaptive && brief.completing);
+  job.job_state = JOB_SUSPENDED;
+  job.comment = "adaptively tuned";
+  slurm_round_event_job(&job, &brief);
+  CHECK(brief.state == EVENT_JOB_ACTIVE && !brief.adaptive && !brief.completing);
+  job.job_state = JOB_RUNNING;
+  job.comment = NULL;
+  slurm_round_event_job(&job, &brief);
+  CHECK(brief.state == EVENT_JOB_ACTIVE && !brief.adaptive);
+  job.job_state = JOB_COMPLETE;
+  job.comment = "adaptive";
+  slurm_round_event_job(&job, &brief);
+  CHECK(brief.state == EVENT_JOB_DONE && brief.adaptive && !brief.completing);
+}
+
 int main(void)
 {
   test_node();
   test_partition();
   test_job();
+  test_event_job();
   if (failures)
     fprintf(stderr, "slurm_round_test: %d check(s) failed\n", failures);
   else

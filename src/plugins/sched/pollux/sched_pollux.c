@@ -334,8 +334,9 @@ static int fill_views(round_views_t *views, const node_info_msg_t *nodes,
 
 /* Carries out the plan's actions in order, noting Slurm's answer to each and, in `acted`
  * (room for action_count, or NULL), what each did. Jobs it placed are started by Slurm's
- * main scheduler, which is asked to run now. */
-static void carry_out(pollux_plan_t *plan, event_action_t *acted)
+ * main scheduler, which is asked to run now if `start_now` (not while nodes re-register after
+ * a restart: Slurm's own pace then, as before). */
+static void carry_out(pollux_plan_t *plan, event_action_t *acted, bool start_now)
 {
   bool placed = false;
 
@@ -352,7 +353,7 @@ static void carry_out(pollux_plan_t *plan, event_action_t *acted)
       acted[i].started = action->kind == POLLUX_ACTION_START && !action->error_code;
     }
   }
-  if (placed)
+  if (placed && start_now)
     schedule(false);
 }
 
@@ -389,7 +390,7 @@ static void plan_and_act(const node_info_msg_t *nodes, const partition_info_msg_
     slurm_error("sched/pollux: cannot describe the round: %s", strerror(errno));
   } else if (pollux_service_plan(service, &views.round, &plan) == 0) {
     acted = malloc((plan->action_count + 1) * sizeof(*acted));
-    carry_out(plan, acted);
+    carry_out(plan, acted, slurm_round_nodes_registered(nodes));
     if (acted)
       acted_count = plan->action_count;
     pollux_plan_finish(service, plan);
@@ -434,9 +435,24 @@ static void apply_reconfig(void)
     slurm_info("sched/pollux: configuration reloaded");
 }
 
+/* Whether every node that looks up has registered with this slurmctld (false also when
+ * the nodes cannot be loaded). */
+static bool nodes_registered(void)
+{
+  node_info_msg_t *nodes = NULL;
+  bool registered;
+
+  if (slurm_load_node((time_t)0, &nodes, SHOW_ALL) != SLURM_SUCCESS)
+    return false;
+  registered = slurm_round_nodes_registered(nodes);
+  slurm_free_node_info_msg(nodes);
+  return registered;
+}
+
 /* Whether Slurm's jobs show new work since the last round, with the reason in `reason`. Slurm
  * sends its jobs only if any changed since the last load (else SLURM_NO_CHANGE_IN_DATA, a
- * cheap answer), so an idle or quiet cluster costs one small RPC per look. */
+ * cheap answer), so an idle or quiet cluster costs one small RPC per look. New work found
+ * while nodes re-register after a restart waits for them (the next look sees it again). */
 static bool look_for_new_work(char *reason, size_t reason_size)
 {
   job_info_msg_t *jobs = NULL;
@@ -448,12 +464,17 @@ static bool look_for_new_work(char *reason, size_t reason_size)
       slurm_debug("sched/pollux: cannot look for new work: %s", slurm_strerror(errno));
     return false;
   }
-  jobs_loaded_at = jobs->last_update;
   briefs = malloc((jobs->record_count + 1) * sizeof(*briefs));
   if (briefs) {
     for (uint32_t i = 0; i < jobs->record_count; i++)
       slurm_round_event_job(&jobs->job_array[i], &briefs[i]);
     found = event_new_work(&last_round_jobs, briefs, jobs->record_count, reason, reason_size);
+  }
+  if (found && !nodes_registered()) {
+    slurm_debug("sched/pollux: new work (%s) waits until the nodes have registered", reason);
+    found = false;
+  } else {
+    jobs_loaded_at = jobs->last_update;
   }
   free(briefs);
   free_jobs(jobs);

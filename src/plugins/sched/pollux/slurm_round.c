@@ -254,6 +254,17 @@ int slurm_round_job(const slurm_job_info_t *job, const partition_info_msg_t *par
   return 0;
 }
 
+bool slurm_round_nodes_registered(const node_info_msg_t *nodes)
+{
+  for (uint32_t i = 0; i < nodes->record_count; i++) {
+    const node_info_t *node = &nodes->node_array[i];
+
+    if (node->name && node_usable(node->node_state) && !node->slurmd_start_time)
+      return false;
+  }
+  return true;
+}
+
 void slurm_round_event_job(const slurm_job_info_t *job, event_job_t *brief)
 {
   uint32_t base = job->job_state & JOB_STATE_BASE;

@@ -40,6 +40,13 @@ int slurm_round_job(const slurm_job_info_t *job, const partition_info_msg_t *par
  * slurm.conf or a partition), or NO_VAL64. */
 uint64_t slurm_round_job_default(list_t *defaults, uint16_t type);
 
+/* Whether every node that looks up (not down, drained, failed, not responding, future or
+ * unknown) has registered with this slurmctld. After a restart slurmctld shows nodes in their
+ * saved state until their slurmd registers again (seconds later), and a job started on one
+ * before can fail (its step: "Invalid generic resource (gres) specification"). slurmctld does
+ * not save a node's slurmd start time: it is 0 until the slurmd registers (22.05 to 26.05). */
+bool slurm_round_nodes_registered(const node_info_msg_t *nodes);
+
 /* What a look for new work (event_rounds.h) needs of a job. */
 void slurm_round_event_job(const slurm_job_info_t *job, event_job_t *brief);
 

@@ -170,6 +170,29 @@ static void test_job(void)
   slurm_list_destroy(partition_array[1].job_defaults_list);
 }
 
+static void test_nodes_registered(void)
+{
+  node_info_t node_array[3];
+  node_info_msg_t nodes = {.record_count = 3, .node_array = node_array};
+
+  memset(node_array, 0, sizeof(node_array));
+  node_array[0].name = "n1";
+  node_array[0].node_state = NODE_STATE_IDLE;
+  node_array[0].slurmd_start_time = 1000;
+  node_array[1].name = "n2";
+  node_array[1].node_state = NODE_STATE_DOWN | NODE_STATE_NO_RESPOND; /* never mind it */
+  node_array[2].name = "n3";
+  node_array[2].node_state = NODE_STATE_UNKNOWN; /* fresh start: not usable anyway */
+  CHECK(slurm_round_nodes_registered(&nodes));
+  /* Restored from saved state after a restart, its slurmd not registered again yet. */
+  node_array[2].node_state = NODE_STATE_MIXED | NODE_STATE_COMPLETING;
+  CHECK(!slurm_round_nodes_registered(&nodes));
+  node_array[2].slurmd_start_time = 2000;
+  CHECK(slurm_round_nodes_registered(&nodes));
+  nodes.record_count = 0;
+  CHECK(slurm_round_nodes_registered(&nodes));
+}
+
 static void test_event_job(void)
 {
   slurm_job_info_t job;
@@ -200,6 +223,7 @@ int main(void)
   test_node();
   test_partition();
   test_job();
+  test_nodes_registered();
   test_event_job();
   if (failures)
     fprintf(stderr, "slurm_round_test: %d check(s) failed\n", failures);

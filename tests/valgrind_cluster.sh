@@ -45,7 +45,10 @@ ctld=$(cat run/slurmctld.bgpid)
 step "a reconfigure with an adaptive job placed"
 # First, not mid-run: where slurmctld execs itself (23.11 on), valgrind starts the PID's log
 # afresh, and the new image must then carry the rest of the run to the leak check.
-job=$(submit_adaptive cifar10 20 0.4)
+# Long enough to still run when the plugin may grow it after the reconfigure (requeues wait
+# until 30 s after slurmctld started; with event rounds it starts ~2 s sooner and 0.4 of
+# cifar10 sometimes ended first).
+job=$(submit_adaptive cifar10 20 0.8)
 # Once its step runs: a step being created while valgrind's slurmctld reconfigures can fail.
 wait_until 120 "job $job reported" grep -q "report accepted" "job-$job.out"
 scontrol reconfigure

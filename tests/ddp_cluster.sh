@@ -9,7 +9,8 @@
 # 1 point). The script declares its epochs, and under pollux_objective=jct a growth must pay
 # for its restart in the time the job has left: 1,000 epochs (about 1 min on one worker) leave
 # it that time once its model is fitted (at 300 the job was at 87 % before the goodput model
-# grew it, and the jct objective rightly kept it). A second job of 4 GPUs trains on two nodes (2 workers each); one of its workers
+# grew it, and the jct objective rightly kept it); scontrol show pollux shows its length and
+# remaining time. A second job of 4 GPUs trains on two nodes (2 workers each); one of its workers
 # is killed: its agent stops the sibling and exits with the worker's status,
 # srun --kill-on-bad-exit ends the step, the job fails and nothing hangs.
 set -eu
@@ -58,6 +59,13 @@ wait_until 60 "job $job running" is_running "$job"
 grows_across() { grep -q "JobId=$job requeue: resize 1xa100 on n[12] -> 2xa100 on n1,n2" log/slurmctld.log; }
 wait_until 120 "job $job grown by requeue to n1,n2" grows_across
 echo "   $(grep -o "JobId=$job requeue: .*" log/slurmctld.log | head -n 1)"
+# The declared epochs reach scontrol show pollux as progress, target and remaining time.
+shows_length() {
+  "$build/src/cli/scontrol" show pollux "job=$job" > length.txt &&
+    grep -Eq "^   Length Progress=[0-9.e+]+ TargetProgress=[0-9.e+]+ \([0-9.]+ %\) Remaining=([0-9]+-)?[0-9]{2}:[0-9]{2}:[0-9]{2}$" length.txt
+}
+wait_until 60 "scontrol show pollux shows job $job's length" shows_length
+echo "   length: $(sed -n "s/^ *Length //p" length.txt)"
 wait_until 300 "job $job complete" all_finished "$job"
 scancel $blockers
 state=$(job_field "$job" JobState)

@@ -14,6 +14,7 @@
 #include "client/endpoint.hpp"
 #include "client/http_client.hpp"
 #include "client/status_request.hpp"
+#include "client/status_text.hpp"
 #include "common/auth/munge_credential.hpp"
 #include "common/schema/json_reader.hpp"
 
@@ -83,6 +84,9 @@ void printJob(const Json::Value& job) {
   if (job.isMember("progress")) {
     std::cout << "   Progress Examples=" << scalar(job["progress"]["examples"])
               << " Epochs=" << scalar(job["progress"]["epochs"]) << "\n";
+  }
+  if (const std::string length = pollux::client::lengthText(job); !length.empty()) {
+    std::cout << "   Length " << length << "\n";
   }
   for (const auto& type : job["models"].getMemberNames()) {
     const Json::Value& model = job["models"][type];

@@ -33,13 +33,4 @@ Json::Value statusFor(const Json::Value& status, const Viewer& viewer);
 // Owner and operators only, as the job's progress.
 Json::Value lengthStatus(const policy::DeclaredLength& length, std::optional<double> remaining_s);
 
-// The line `scontrol show pollux` prints for a job's "length" entry:
-// "Progress=P TargetProgress=T (X %) Remaining=[D-]HH:MM:SS", Remaining=unknown without an
-// estimate, "Remaining=unknown (target reached)" once the progress reached the target; "" for
-// a job without the entry.
-std::string lengthText(const Json::Value& job);
-
-// Seconds as Slurm writes durations: [D-]HH:MM:SS (rounded to the second).
-std::string durationText(double seconds);
-
 }  // namespace pollux::service

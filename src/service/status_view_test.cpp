@@ -82,28 +82,5 @@ TEST(StatusViewTest, LengthEntryCarriesTheRoundsEstimateOrNull) {
   EXPECT_TRUE(lengthStatus({100000, 100000}, 10.0)["remaining_s"].isNull());  // work done
 }
 
-TEST(StatusViewTest, LengthLineShowsProgressTargetAndRemainingTime) {
-  Json::Value job = sampleJob(1000);
-  EXPECT_EQ(lengthText(job), "Progress=25000 TargetProgress=100000 (25.0 %) Remaining=01:30:00");
-  job["length"] = lengthStatus({25000, 100000}, std::nullopt);
-  EXPECT_EQ(lengthText(job), "Progress=25000 TargetProgress=100000 (25.0 %) Remaining=unknown");
-  job["length"] = lengthStatus({1.5e6, 1.28e6}, std::nullopt);
-  EXPECT_EQ(lengthText(job),
-            "Progress=1.5e+06 TargetProgress=1.28e+06 (117.2 %) Remaining=unknown (target reached)");
-  job["length"] = lengthStatus({1, 3}, 2 * 86400 + 3 * 3600 + 4 * 60 + 5.4);
-  EXPECT_EQ(lengthText(job), "Progress=1 TargetProgress=3 (33.3 %) Remaining=2-03:04:05");
-  job.removeMember("length");
-  EXPECT_EQ(lengthText(job), "");  // undeclared: no line
-}
-
-TEST(StatusViewTest, DurationsAsSlurmWritesThem) {
-  EXPECT_EQ(durationText(0), "00:00:00");
-  EXPECT_EQ(durationText(59.6), "00:01:00");
-  EXPECT_EQ(durationText(3599), "00:59:59");
-  EXPECT_EQ(durationText(86399), "23:59:59");
-  EXPECT_EQ(durationText(86400), "1-00:00:00");
-  EXPECT_EQ(durationText(-5), "00:00:00");
-}
-
 }  // namespace
 }  // namespace pollux::service

@@ -90,6 +90,8 @@ PlannedAction describe(Action action, const policy::Decision& decision,
   return planned;
 }
 
+}  // namespace
+
 void logSolverTrouble(const policy::Stats& stats, const Log& log) {
   if (stats.kept_current) {
     log(LogLevel::kError,
@@ -100,9 +102,16 @@ void logSolverTrouble(const policy::Stats& stats, const Log& log) {
                               std::to_string(stats.kept_jobs) +
                               " job(s) keep their current allocation");
   }
+  if (stats.time_limit_hits > 0) {
+    log(LogLevel::kError, "solver wall-clock limit hit in " +
+                              std::to_string(stats.time_limit_hits) +
+                              " GLPK solve(s): this round depends on how busy the host was");
+  }
+  if (stats.work_limit_hits > 0) {
+    log(LogLevel::kInfo, "solver work limit hit in " + std::to_string(stats.work_limit_hits) +
+                             " GLPK solve(s), as it would be on any host");
+  }
 }
-
-}  // namespace
 
 RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyConfig& config,
                     bool settling, const Log& log, policy::Snapshot* seen) {

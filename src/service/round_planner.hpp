@@ -54,4 +54,9 @@ class PolicyFailed : public std::runtime_error {
 RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyConfig& config,
                     bool settling, const Log& log, policy::Snapshot* seen = nullptr);
 
+// Logs what went wrong in the policy's solver this round, one line each: current allocations
+// kept (error), the wall-clock safety net hit (error: the decision depended on the host's
+// speed), the deterministic work limit hit (info).
+void logSolverTrouble(const policy::Stats& stats, const Log& log);
+
 }  // namespace pollux::service

@@ -129,5 +129,36 @@ TEST(RoundPlannerTest, TheSnapshotCarriesTheDeclaredLengthOfTheJobsReport) {
   EXPECT_FALSE(seen.jobs[0].length.has_value());
 }
 
+// The lines logSolverTrouble writes for `stats`, as "LEVEL message".
+std::vector<std::string> troubleLines(const policy::Stats& stats) {
+  std::vector<std::string> lines;
+  logSolverTrouble(stats, [&](LogLevel level, const std::string& message) {
+    lines.push_back(std::string(level == LogLevel::kError ? "error " : "info ") + message);
+  });
+  return lines;
+}
+
+TEST(RoundPlannerTest, SolverLimitsHitAreLoggedOneLineEach) {
+  policy::Stats stats;
+  stats.solver_status = "optimal";
+  EXPECT_TRUE(troubleLines(stats).empty());
+
+  stats.solver_status = "feasible";
+  stats.work_limit_hits = 2;
+  EXPECT_EQ(troubleLines(stats),
+            std::vector<std::string>{"info solver work limit hit in 2 GLPK solve(s), as it "
+                                     "would be on any host"});
+
+  stats.solver_status = "time_limit";
+  stats.work_limit_hits = 0;
+  stats.time_limit_hits = 1;
+  stats.kept_current = true;
+  EXPECT_EQ(troubleLines(stats),
+            (std::vector<std::string>{
+                "error solver time_limit: round keeps every current allocation",
+                "error solver wall-clock limit hit in 1 GLPK solve(s): this round depends on "
+                "how busy the host was"}));
+}
+
 }  // namespace
 }  // namespace pollux::service

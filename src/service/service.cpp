@@ -214,6 +214,8 @@ Json::Value Service::buildStatus() const {
   round["solver_status"] = round_plan_.stats.solver_status;
   round["solve_ms"] = round_plan_.stats.solve_ms;
   round["kept_current"] = round_plan_.stats.kept_current;
+  round["work_limit_hits"] = round_plan_.stats.work_limit_hits;
+  round["time_limit_hits"] = round_plan_.stats.time_limit_hits;
   round["actions"] = static_cast<Json::UInt64>(round_plan_.actions.size());
   round["problems"] = Json::Value(Json::arrayValue);
   for (const auto& problem : round_plan_.problems) round["problems"].append(problem);

@@ -292,8 +292,10 @@ MilpResult byCompletionTime(std::vector<Contender>& contenders, const MilpInput&
   if (jobs.empty()) return fair;
   const MilpResult pass = solvePartitioned(
       completionInput(fair_input, fair, jobs, snapshot.params.fairness_p), limits);
-  if (!pass.outcome.hasSolution()) return fair;
   MilpResult merged = fair;
+  merged.work_limit_hits += pass.work_limit_hits;
+  merged.time_limit_hits += pass.time_limit_hits;
+  if (!pass.outcome.hasSolution()) return merged;
   merged.columns += pass.columns;
   merged.partitions += pass.partitions;
   for (std::size_t k = 0; k < jobs.size(); ++k) {
@@ -369,6 +371,8 @@ Decision schedule(const Snapshot& snapshot) {
     decision.stats.fractional_jobs = result.fractional_jobs;
     decision.stats.failed_partitions = result.failed_partitions;
     decision.stats.kept_jobs = result.kept_jobs;
+    decision.stats.work_limit_hits = result.work_limit_hits;
+    decision.stats.time_limit_hits = result.time_limit_hits;
     if (result.outcome.status == SolveStatus::kOptimal ||
         result.outcome.status == SolveStatus::kFeasible) {
       placeChosen(snapshot, fixed, contenders, result, decision);

@@ -99,7 +99,9 @@ struct Params {
   // ... and not sooner than this after its last change. One round: the restart penalty already
   // charges each change its measured cost; 300 s held new jobs 5 min per doubling (sim-quality).
   double min_change_interval_s = 60;
-  double time_limit_s = 10.0;           // MILP time limit; on timeout keep current allocations
+  // Wall-clock safety net per GLPK solve (MilpInput's work limits bound the search itself);
+  // a solve it stops keeps its jobs' current allocations.
+  double time_limit_s = 10.0;
   // Up to this many contending jobs the MILP is solved exactly; above, by LP-guided rounding,
   // which keeps large rounds fast at a small loss (see partition.hpp).
   int exact_jobs = 50;
@@ -131,7 +133,8 @@ struct JobDecision {
 
 struct Stats {
   double solve_ms = 0;        // wall time of the whole round
-  std::string solver_status;  // "optimal", "feasible", "time_limit", "failed: ...", "no_jobs"
+  // "optimal", "feasible", "work_limit", "time_limit", "infeasible", "failed: ...", "no_jobs"
+  std::string solver_status;
   bool kept_current = false;  // the solver failed or timed out: current allocations kept
   int candidate_configs = 0;  // binary variables in the MILP
   int partitions = 0;         // MILP sub-problems solved: 1 exact or rounded, more split, 0 none
@@ -140,6 +143,9 @@ struct Stats {
   int failed_partitions = 0;  // sub-problems that failed or timed out ...
   int kept_jobs = 0;          // ... whose jobs kept their current allocation (others proceed)
   double objective = 0;       // sum of the chosen options' weights (0 when kept_current)
+  int work_limit_hits = 0;    // GLPK solves stopped by their work limits (deterministic)
+  int time_limit_hits = 0;    // GLPK solves stopped by time_limit_s: the round then depends on
+                              // how fast the host was
   int placement_fallbacks = 0;  // jobs the nodes could not take as the MILP chose (kept their
                                 // current allocation, got a smaller one, or none)
 };

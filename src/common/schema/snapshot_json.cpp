@@ -283,6 +283,8 @@ Json::Value decisionToJson(const policy::Decision& decision) {
   stats["solver_status"] = decision.stats.solver_status;
   stats["kept_current"] = decision.stats.kept_current;
   stats["candidate_configs"] = decision.stats.candidate_configs;
+  stats["work_limit_hits"] = decision.stats.work_limit_hits;
+  stats["time_limit_hits"] = decision.stats.time_limit_hits;
   return out;
 }
 

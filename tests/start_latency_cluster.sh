@@ -4,7 +4,8 @@
 # cluster runs within a few seconds; the round it needed does not start more rounds by
 # itself (a quiet cluster runs none); a burst of submissions costs a bounded number of rounds
 # (pollux_rounds_total of GET /metrics); GPUs freed by a finished job and a job requeued by its
-# user start rounds too; pollux_event_delay=0 leaves jobs to the regular rounds.
+# user start rounds too, and the requeued job keeps running however soon it is requeued
+# again; pollux_event_delay=0 leaves jobs to the regular rounds.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster/lib.sh"
@@ -127,6 +128,21 @@ grep "sched/pollux: event round: " log/slurmctld.log | tail -n +$((events_before
   grep -q "JobId=$requeued adaptive, pending since the last round" ||
   fail "no event round for the requeued job $requeued"
 quiet 5
+is_running "$requeued" || fail "job $requeued did not stay running: $(job_state "$requeued")"
+
+step "a job requeued again and again restarts every time and keeps running"
+# slurmd refuses a launch whose credential is not newer, to the second, than the revocation
+# of the job's last run, and Slurm then ends the job COMPLETED: the plugin lets a job that ran
+# before begin only from the next second.
+for attempt in 1 2 3 4; do
+  start=$(now)
+  scontrol requeue "$requeued"
+  took=$(wait_running 20 "$requeued")
+  sleep 2
+  is_running "$requeued" ||
+    fail "job $requeued ended $(job_field "$requeued" JobState) after restart $attempt"
+  echo "   restart $attempt: running ${took}s after the requeue, still running 2 s later"
+done
 
 step "pollux_event_delay=0: no event rounds, a new job waits for the regular round"
 scancel $(squeue -h -o %i)

@@ -1,12 +1,16 @@
 /*
  * Event rounds (pollux_event_delay): new work starts a round before the next regular one.
  * New work is an adaptive job pending (and done completing) that the last round did not see
- * so (a new submission, a job requeued by a user or by Slurm), or a job that held resources at
+ * so, or that has been requeued since (a new submission, a job requeued by a user or by
+ * Slurm, even one the round had started or was waiting), or a job that held resources at
  * the last round (or was started by it) and has ended since, while an adaptive job is pending
- * or the ended job was adaptive. What the last round did (start, requeue, hold or shrink a
- * job) is no new work, so the plugin's own actions never start a round. Pure logic on brief job records and a
- * monotonic clock in milliseconds: no Slurm call, so event_rounds_test.c runs it on made-up
- * jobs. sched_pollux.c loads the jobs (slurm_round_event_job() converts them) and sleeps.
+ * or the ended job was adaptive. What the last round did (start, hold, shrink a job, or
+ * requeue one to be held) is no new work, so those actions never start a round; a job it
+ * requeued to restart on new nodes is, once its last run is done: Slurm then pushes the job's
+ * begin time out by its requeue delay (two minutes), and a round lets it begin. Pure logic
+ * on brief job records and a monotonic clock in milliseconds: no Slurm call, so
+ * event_rounds_test.c runs it on made-up jobs. sched_pollux.c loads the jobs
+ * (slurm_round_event_job() converts them) and sleeps.
  */
 #ifndef POLLUX_EVENT_ROUNDS_H
 #define POLLUX_EVENT_ROUNDS_H
@@ -22,23 +26,35 @@ enum event_job_state {
   EVENT_JOB_DONE    /* anything else */
 };
 typedef struct {
-  uint32_t job_id;
+  uint32_t job_id; /* first, as in event_seen_t */
   int state;       /* enum event_job_state */
   bool adaptive;   /* its comment is "adaptive" or "adaptive:..." */
   bool completing; /* still releasing its nodes */
+  uint16_t restarts; /* Slurm's restart count: requeues so far */
 } event_job_t;
 
 /* A job a round acted on. */
 typedef struct {
   uint32_t job_id;
-  bool started; /* a pending job it placed (and Slurm took the update): it will hold nodes */
+  bool started;  /* a pending job it placed (and Slurm took the update): it will hold nodes */
+  bool requeued; /* a running job it requeued (Slurm took it) ... */
+  bool restarts; /* ... and placed anew to restart (Slurm took both); else it is held */
 } event_action_t;
+
+/* A job waiting at the last round, with its restart count then. */
+typedef struct {
+  uint32_t job_id;
+  uint16_t restarts;
+} event_seen_t;
 
 /* What the last round saw (sorted job ids). Zeroed: no round yet (every pending adaptive job
  * is then new work). */
 typedef struct {
-  uint32_t *waiting;   /* adaptive jobs pending and done completing, and jobs it acted on */
+  event_seen_t *waiting; /* adaptive jobs pending and done completing, and jobs it acted on
+                          * (but those it requeued to restart) */
   size_t waiting_count;
+  uint32_t *restarting; /* jobs it requeued to restart */
+  size_t restarting_count;
   uint32_t *holding;   /* jobs active or completing that it did not act on, and those it
                         * started */
   size_t holding_count;

@@ -2,17 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check.h"
 #include "event_rounds.h"
-
-static int failures;
-
-#define CHECK(condition)                                                     \
-  do {                                                                       \
-    if (!(condition)) {                                                      \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #condition); \
-      failures++;                                                            \
-    }                                                                        \
-  } while (0)
 
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
@@ -34,8 +25,8 @@ static void test_no_round_yet(void)
 {
   event_memory_t memory = {0};
   char reason[200] = "";
-  const event_job_t idle[] = {{1, ACTIVE, true, false}, {2, PENDING, false, false}};
-  const event_job_t submitted[] = {{1, ACTIVE, true, false}, {3, PENDING, true, false}};
+  const event_job_t idle[] = {{1, ACTIVE, true, false, 0}, {2, PENDING, false, false, 0}};
+  const event_job_t submitted[] = {{1, ACTIVE, true, false, 0}, {3, PENDING, true, false, 0}};
 
   CHECK(!event_new_work(&memory, NULL, 0, reason, sizeof(reason)));
   /* A running adaptive job and a pending rigid one are nothing new for Pollux. */
@@ -49,23 +40,23 @@ static void test_new_and_requeued_jobs(void)
   event_memory_t memory = {0};
   char reason[200] = "";
   const event_job_t round[] = {
-    {10, PENDING, true, false}, /* held by the round: it waits */
-    {11, ACTIVE, true, false},
-    {12, ACTIVE, false, false},
+    {10, PENDING, true, false, 0}, /* held by the round: it waits */
+    {11, ACTIVE, true, false, 0},
+    {12, ACTIVE, false, false, 0},
   };
   const event_job_t same[] = {
-    {10, PENDING, true, false}, {11, ACTIVE, true, false}, {12, ACTIVE, false, false},
+    {10, PENDING, true, false, 0}, {11, ACTIVE, true, false, 0}, {12, ACTIVE, false, false, 0},
   };
   const event_job_t burst[] = {
-    {10, PENDING, true, false}, {11, ACTIVE, true, false}, {12, ACTIVE, false, false},
-    {20, PENDING, true, false}, {21, PENDING, true, false}, {22, PENDING, true, false},
-    {23, PENDING, false, false}, /* rigid: Slurm's backfill's */
+    {10, PENDING, true, false, 0}, {11, ACTIVE, true, false, 0}, {12, ACTIVE, false, false, 0},
+    {20, PENDING, true, false, 0}, {21, PENDING, true, false, 0}, {22, PENDING, true, false, 0},
+    {23, PENDING, false, false, 0}, /* rigid: Slurm's backfill's */
   };
   const event_job_t requeued_completing[] = {
-    {10, PENDING, true, false}, {11, PENDING, true, true}, {12, ACTIVE, false, false},
+    {10, PENDING, true, false, 0}, {11, PENDING, true, true, 0}, {12, ACTIVE, false, false, 0},
   };
   const event_job_t requeued[] = {
-    {10, PENDING, true, false}, {11, PENDING, true, false}, {12, ACTIVE, false, false},
+    {10, PENDING, true, false, 0}, {11, PENDING, true, false, 0}, {12, ACTIVE, false, false, 0},
   };
 
   CHECK(event_memory_record(&memory, round, COUNT(round), NULL, 0) == 0);
@@ -84,50 +75,103 @@ static void test_new_and_requeued_jobs(void)
   CHECK(memory.waiting == NULL && memory.waiting_count == 0 && memory.holding_count == 0);
 }
 
-/* What the round did never starts a round: a job it requeued (pending again), one it
- * started (running), one it shrank, one it held, a placement Slurm did not take. A job it
- * started that then ends is new work. */
+/* What a round did is no new work: a job it started (running), one it shrank, one it held, one
+ * it requeued to be held, a placement Slurm did not take. A job it requeued to restart on new
+ * nodes is, once its last run is done (Slurm then pushes its begin time out); a job it
+ * started that then ends is too. */
 static void test_own_actions(void)
 {
   event_memory_t memory = {0};
   char reason[200] = "";
   const event_job_t round[] = {
-    {30, ACTIVE, true, false},  /* requeued by the round to grow */
-    {31, PENDING, true, false}, /* started by the round */
-    {32, ACTIVE, true, false},  /* shrunk in place by the round */
-    {33, ACTIVE, false, false},
-    {34, PENDING, true, false}, /* held by the round */
-    {35, PENDING, true, false}, /* placed, but Slurm refused the update */
+    {30, ACTIVE, true, false, 0},  /* requeued by the round to grow */
+    {31, PENDING, true, false, 0}, /* started by the round */
+    {32, ACTIVE, true, false, 0},  /* shrunk in place by the round */
+    {33, ACTIVE, false, false, 0},
+    {34, PENDING, true, false, 0}, /* held by the round */
+    {35, PENDING, true, false, 0}, /* placed, but Slurm refused the update */
+    {36, ACTIVE, true, false, 0},  /* requeued by the round to be held (preempted) */
   };
-  const event_action_t acted[] = {{32, false}, {31, true}, {30, false}, {34, false}, {35, false}};
+  const event_action_t acted[] = {
+    {32, false, false, false}, {31, true, false, false}, {30, false, true, true},
+    {34, false, false, false}, {35, false, false, false}, {36, false, true, false},
+  };
+  const event_action_t let_begin[] = {{30, true, false, false}};
   const event_job_t during_requeue[] = {
-    {30, PENDING, true, true}, {31, ACTIVE, true, false}, {32, ACTIVE, true, false},
-    {33, ACTIVE, false, false}, {34, PENDING, true, false}, {35, PENDING, true, false},
+    {30, PENDING, true, true, 0}, {31, ACTIVE, true, false, 0}, {32, ACTIVE, true, false, 0},
+    {33, ACTIVE, false, false, 0}, {34, PENDING, true, false, 0}, {35, PENDING, true, false, 0},
+    {36, PENDING, true, true, 0},
+  };
+  const event_job_t preempted_done[] = {
+    {30, PENDING, true, true, 0}, {31, ACTIVE, true, false, 0}, {32, ACTIVE, true, false, 0},
+    {33, ACTIVE, false, false, 0}, {34, PENDING, true, false, 0}, {35, PENDING, true, false, 0},
+    {36, PENDING, true, false, 0},
   };
   const event_job_t after_requeue[] = {
-    {30, PENDING, true, false}, {31, ACTIVE, true, false}, {32, ACTIVE, true, false},
-    {33, ACTIVE, false, false}, {34, PENDING, true, false}, {35, PENDING, true, false},
+    {30, PENDING, true, false, 0}, {31, ACTIVE, true, false, 0}, {32, ACTIVE, true, false, 0},
+    {33, ACTIVE, false, false, 0}, {34, PENDING, true, false, 0}, {35, PENDING, true, false, 0},
+    {36, PENDING, true, false, 0},
   };
   const event_job_t restarted[] = {
-    {30, ACTIVE, true, false}, {31, ACTIVE, true, false}, {32, ACTIVE, true, false},
-    {33, ACTIVE, false, false}, {34, PENDING, true, false}, {35, PENDING, true, false},
+    {30, ACTIVE, true, false, 0}, {31, ACTIVE, true, false, 0}, {32, ACTIVE, true, false, 0},
+    {33, ACTIVE, false, false, 0}, {34, PENDING, true, false, 0}, {35, PENDING, true, false, 0},
+    {36, PENDING, true, false, 0},
   };
   const event_job_t started_then_ended[] = {
-    {30, ACTIVE, true, false}, {31, DONE, true, false}, {32, ACTIVE, true, false},
-    {33, ACTIVE, false, false}, {34, PENDING, true, false}, {35, PENDING, true, false},
+    {30, ACTIVE, true, false, 0}, {31, DONE, true, false, 0}, {32, ACTIVE, true, false, 0},
+    {33, ACTIVE, false, false, 0}, {34, PENDING, true, false, 0}, {35, PENDING, true, false, 0},
+    {36, PENDING, true, false, 0},
   };
 
   CHECK(event_memory_record(&memory, round, COUNT(round), acted, COUNT(acted)) == 0);
   CHECK(!event_new_work(&memory, round, COUNT(round), reason, sizeof(reason)));
   CHECK(!event_new_work(&memory, during_requeue, COUNT(during_requeue), reason, sizeof(reason)));
-  CHECK(!event_new_work(&memory, after_requeue, COUNT(after_requeue), reason, sizeof(reason)));
+  CHECK(!event_new_work(&memory, preempted_done, COUNT(preempted_done), reason, sizeof(reason)));
+  CHECK(event_new_work(&memory, after_requeue, COUNT(after_requeue), reason, sizeof(reason)));
+  CHECK(!strcmp(reason, "JobId=30 requeued to restart, its last run done (1 such job)"));
   CHECK(!event_new_work(&memory, restarted, COUNT(restarted), reason, sizeof(reason)));
   CHECK(event_new_work(&memory, started_then_ended, COUNT(started_then_ended), reason,
                        sizeof(reason)));
-  CHECK(!strcmp(reason, "JobId=31 ended (1 job since the last round), 2 adaptive jobs pending"));
+  CHECK(!strcmp(reason, "JobId=31 ended (1 job since the last round), 3 adaptive jobs pending"));
+  /* The round that let job 30 begin placed it again: it waits like any job a round started. */
+  CHECK(event_memory_record(&memory, after_requeue, COUNT(after_requeue), let_begin,
+                            COUNT(let_begin)) == 0);
+  CHECK(!event_new_work(&memory, after_requeue, COUNT(after_requeue), reason, sizeof(reason)));
   /* The next round then sees them all running: still nothing new. */
   CHECK(event_memory_record(&memory, restarted, COUNT(restarted), NULL, 0) == 0);
   CHECK(!event_new_work(&memory, restarted, COUNT(restarted), reason, sizeof(reason)));
+  event_memory_free(&memory);
+}
+
+/* A job requeued (by its user or by Slurm) after the round started it, or while it waited,
+ * is new work again once its last run is done: Slurm's restart count tells. */
+static void test_requeued_again(void)
+{
+  event_memory_t memory = {0};
+  char reason[200] = "";
+  const event_job_t round[] = {{40, PENDING, true, false, 1}, {41, PENDING, true, false, 0}};
+  const event_action_t acted[] = {{40, true, false, false}}; /* started again by the round */
+  const event_action_t held[] = {{41, false, true, false}};
+  const event_job_t running[] = {{40, ACTIVE, true, false, 1}, {41, PENDING, true, false, 0}};
+  const event_job_t completing[] = {{40, PENDING, true, true, 2}, {41, PENDING, true, false, 0}};
+  const event_job_t requeued[] = {{40, PENDING, true, false, 2}, {41, PENDING, true, false, 0}};
+  const event_job_t waiting_requeued[] = {{40, ACTIVE, true, false, 1},
+                                          {41, PENDING, true, false, 1}};
+
+  CHECK(event_memory_record(&memory, round, COUNT(round), acted, COUNT(acted)) == 0);
+  CHECK(!event_new_work(&memory, round, COUNT(round), reason, sizeof(reason)));
+  CHECK(!event_new_work(&memory, running, COUNT(running), reason, sizeof(reason)));
+  CHECK(!event_new_work(&memory, completing, COUNT(completing), reason, sizeof(reason)));
+  CHECK(event_new_work(&memory, requeued, COUNT(requeued), reason, sizeof(reason)));
+  CHECK(!strcmp(reason, "JobId=40 adaptive, pending since the last round (1 such job)"));
+  /* A pending job Slurm requeued (a failed launch): a round places it again. */
+  CHECK(event_new_work(&memory, waiting_requeued, COUNT(waiting_requeued), reason,
+                       sizeof(reason)));
+  CHECK(!strncmp(reason, "JobId=41 adaptive", 17));
+  /* Requeued by the round to be held: it waits, with the count the requeue gave it. */
+  CHECK(event_memory_record(&memory, round, COUNT(round), held, COUNT(held)) == 0);
+  CHECK(!event_new_work(&memory, waiting_requeued, COUNT(waiting_requeued), reason,
+                        sizeof(reason)));
   event_memory_free(&memory);
 }
 
@@ -136,33 +180,33 @@ static void test_ended_jobs(void)
   event_memory_t memory = {0};
   char reason[200] = "";
   const event_job_t round[] = {
-    {40, PENDING, true, false}, /* waits for GPUs */
-    {41, ACTIVE, false, false}, /* rigid */
-    {42, ACTIVE, true, false},
-    {43, DONE, false, true},    /* ended, still completing at the round */
+    {40, PENDING, true, false, 0}, /* waits for GPUs */
+    {41, ACTIVE, false, false, 0}, /* rigid */
+    {42, ACTIVE, true, false, 0},
+    {43, DONE, false, true, 0},    /* ended, still completing at the round */
   };
   const event_job_t rigid_completing[] = {
-    {40, PENDING, true, false}, {41, DONE, false, true}, {42, ACTIVE, true, false},
-    {43, DONE, false, true},
+    {40, PENDING, true, false, 0}, {41, DONE, false, true, 0}, {42, ACTIVE, true, false, 0},
+    {43, DONE, false, true, 0},
   };
   const event_job_t rigid_done[] = {
-    {40, PENDING, true, false}, {41, DONE, false, false}, {42, ACTIVE, true, false},
-    {43, DONE, false, true},
+    {40, PENDING, true, false, 0}, {41, DONE, false, false, 0}, {42, ACTIVE, true, false, 0},
+    {43, DONE, false, true, 0},
   };
   const event_job_t completed_earlier[] = {
-    {40, PENDING, true, false}, {41, ACTIVE, false, false}, {42, ACTIVE, true, false},
-    {43, DONE, false, false},
+    {40, PENDING, true, false, 0}, {41, ACTIVE, false, false, 0}, {42, ACTIVE, true, false, 0},
+    {43, DONE, false, false, 0},
   };
   const event_job_t purged[] = {
-    {40, PENDING, true, false}, {41, ACTIVE, false, false}, {42, ACTIVE, true, false},
+    {40, PENDING, true, false, 0}, {41, ACTIVE, false, false, 0}, {42, ACTIVE, true, false, 0},
   };
   const event_job_t nobody_waits_rigid[] = {
-    {40, ACTIVE, true, false}, {41, DONE, false, false}, {42, ACTIVE, true, false},
-    {43, DONE, false, true},
+    {40, ACTIVE, true, false, 0}, {41, DONE, false, false, 0}, {42, ACTIVE, true, false, 0},
+    {43, DONE, false, true, 0},
   };
   const event_job_t nobody_waits_adaptive[] = {
-    {40, ACTIVE, true, false}, {41, ACTIVE, false, false}, {42, DONE, true, false},
-    {43, DONE, false, true},
+    {40, ACTIVE, true, false, 0}, {41, ACTIVE, false, false, 0}, {42, DONE, true, false, 0},
+    {43, DONE, false, true, 0},
   };
 
   CHECK(event_memory_record(&memory, round, COUNT(round), NULL, 0) == 0);
@@ -255,7 +299,7 @@ static void test_burst_is_rate_limited(void)
   event_clock_start(&clock, 0, 300, 1);
   for (int64_t now = 0; now <= 10000; now += 50) {
     if (now >= 500 && now < 3500 && count < COUNT(jobs)) { /* two submissions per 100 ms */
-      jobs[count] = (event_job_t){(uint32_t)(100 + count), PENDING, true, false};
+      jobs[count] = (event_job_t){(uint32_t)(100 + count), PENDING, true, false, 0};
       count++;
     }
     switch (event_clock_due(&clock, now, 1)) {
@@ -286,13 +330,10 @@ int main(void)
   test_no_round_yet();
   test_new_and_requeued_jobs();
   test_own_actions();
+  test_requeued_again();
   test_ended_jobs();
   test_clock_without_events();
   test_clock_with_events();
   test_burst_is_rate_limited();
-  if (failures)
-    fprintf(stderr, "event_rounds_test: %d check(s) failed\n", failures);
-  else
-    printf("event_rounds_test: all checks passed\n");
-  return failures ? 1 : 0;
+  return check_summary("event_rounds_test");
 }

@@ -69,6 +69,7 @@ static pollux_service_t *service; /* used by the scheduler thread only after ini
 static int event_delay_s = 1;
 static event_memory_t last_round_jobs;
 static time_t jobs_loaded_at;
+static time_t schedule_due;       /* placed jobs begin then: ask the main scheduler (0: none) */
 static hosted_plugin_t backfill;
 
 static void log_line(int level, const char *message)
@@ -192,11 +193,11 @@ static int hold_job(uint32_t job_id, bool requeued)
   return update_or_errno(&desc);
 }
 
-/* Gives a pending job its size, GPUs and nodes, and lets it start now. The GPU request is
- * untyped: the nodes decide the type (22.05 leaves a pending job unrunnable, BadConstraints,
- * when its typed request changes type). Its task and CPU counts follow its nodes: Slurm
- * raises them for more nodes but keeps them for fewer, BadConstraints again. */
-static int place_job(const pollux_action_t *action)
+/* Gives a pending job its size, GPUs and nodes, and lets it start at `begin`. The GPU request
+ * is untyped: the nodes decide the type (22.05 leaves a pending job unrunnable,
+ * BadConstraints, when its typed request changes type). Its task and CPU counts follow its
+ * nodes: Slurm raises them for more nodes but keeps them for fewer, BadConstraints again. */
+static int place_job(const pollux_action_t *action, time_t begin)
 {
   job_desc_msg_t desc;
 
@@ -212,15 +213,18 @@ static int place_job(const pollux_action_t *action)
   }
   desc.admin_comment = (char *)action->admin_comment;
   desc.priority = INFINITE;
-  desc.begin_time = time(NULL);
+  desc.begin_time = begin;
   return update_or_errno(&desc);
 }
 
-static int requeue_job(const pollux_action_t *action)
+/* Requeues a running job and places it for its restart. Once its last run is done, Slurm
+ * pushes its begin time out by its requeue delay (every release): a later round (an event
+ * round, see event_rounds.h) lets it begin. */
+static int requeue_job(const pollux_action_t *action, time_t begin)
 {
   if (pollux_requeue(action->job_id) != SLURM_SUCCESS)
     return errno;
-  return action->num_nodes ? place_job(action) : hold_job(action->job_id, true);
+  return action->num_nodes ? place_job(action, begin) : hold_job(action->job_id, true);
 }
 
 /* Asks a running job's steps to checkpoint; its batch script's `pollux-agent --launch` then
@@ -232,12 +236,12 @@ static int shrink_job(const pollux_action_t *action)
   return pollux_signal_steps(action->job_id, SIGTERM) == SLURM_SUCCESS ? 0 : errno;
 }
 
-static int perform(const pollux_action_t *action)
+static int perform(const pollux_action_t *action, time_t begin)
 {
   switch (action->kind) {
   case POLLUX_ACTION_HOLD: return hold_job(action->job_id, false);
-  case POLLUX_ACTION_START: return place_job(action);
-  case POLLUX_ACTION_REQUEUE: return requeue_job(action);
+  case POLLUX_ACTION_START: return place_job(action, begin);
+  case POLLUX_ACTION_REQUEUE: return requeue_job(action, begin);
   case POLLUX_ACTION_SHRINK: return shrink_job(action);
   default: return SLURM_ERROR;
   }
@@ -332,29 +336,63 @@ static int fill_views(round_views_t *views, const node_info_msg_t *nodes,
   return 0;
 }
 
+/* Whether Slurm's job `job_id` has run before (requeued by a round, its user or Slurm). */
+static bool ran_before(const job_info_msg_t *jobs, uint32_t job_id)
+{
+  for (uint32_t i = 0; i < jobs->record_count; i++) {
+    if (jobs->job_array[i].job_id == job_id)
+      return jobs->job_array[i].restart_cnt > 0;
+  }
+  return false;
+}
+
+/* When a job placed now may begin: at once if it never ran, else from the next second.
+ * slurmd refuses a batch launch whose credential is not newer, to the second, than the
+ * revocation of the job's last run, and slurmctld then records the job COMPLETED ("race
+ * condition on job termination"): a job requeued and started again within one second ended
+ * that way. (Its last run is done when a round starts it, so the revocation is in the past.) */
+static time_t begin_time(const pollux_action_t *action, const job_info_msg_t *jobs, time_t now)
+{
+  bool restarts = action->kind == POLLUX_ACTION_REQUEUE ||
+                  (action->kind == POLLUX_ACTION_START && ran_before(jobs, action->job_id));
+
+  return restarts ? now + 1 : now;
+}
+
 /* Carries out the plan's actions in order, noting Slurm's answer to each and, in `acted`
  * (room for action_count, or NULL), what each did. Jobs it placed are started by Slurm's
- * main scheduler, which is asked to run now if `start_now` (not while nodes re-register after
- * a restart: Slurm's own pace then, as before). */
-static void carry_out(pollux_plan_t *plan, event_action_t *acted, bool start_now)
+ * main scheduler, which is asked to run now, and again when placed jobs may begin, if
+ * `start_now` (not while nodes re-register after a restart: Slurm's own pace then). */
+static void carry_out(pollux_plan_t *plan, const job_info_msg_t *jobs, event_action_t *acted,
+                      bool start_now)
 {
+  time_t now = time(NULL), latest_begin = now;
   bool placed = false;
 
   for (size_t i = 0; i < plan->action_count; i++) {
     pollux_action_t *action = &plan->actions[i];
     bool places = action->num_nodes &&
                   (action->kind == POLLUX_ACTION_START || action->kind == POLLUX_ACTION_REQUEUE);
+    time_t begin = begin_time(action, jobs, now);
 
-    action->error_code = perform(action);
+    action->error_code = perform(action, begin);
     action->error_text = action->error_code ? slurm_strerror(action->error_code) : NULL;
-    placed |= places && !action->error_code;
+    if (places && !action->error_code) {
+      placed = true;
+      if (begin > latest_begin)
+        latest_begin = begin;
+    }
     if (acted) {
       acted[i].job_id = action->job_id;
       acted[i].started = action->kind == POLLUX_ACTION_START && !action->error_code;
+      acted[i].requeued = action->kind == POLLUX_ACTION_REQUEUE && !action->error_code;
+      acted[i].restarts = acted[i].requeued && action->num_nodes;
     }
   }
   if (placed && start_now)
     schedule(false);
+  if (start_now && latest_begin > now)
+    schedule_due = latest_begin;
 }
 
 /* Remembers the round's jobs and those it acted on: later looks for new work leave them out. */
@@ -390,7 +428,7 @@ static void plan_and_act(const node_info_msg_t *nodes, const partition_info_msg_
     slurm_error("sched/pollux: cannot describe the round: %s", strerror(errno));
   } else if (pollux_service_plan(service, &views.round, &plan) == 0) {
     acted = malloc((plan->action_count + 1) * sizeof(*acted));
-    carry_out(plan, acted, slurm_round_nodes_registered(nodes));
+    carry_out(plan, jobs, acted, slurm_round_nodes_registered(nodes));
     if (acted)
       acted_count = plan->action_count;
     pollux_plan_finish(service, plan);
@@ -489,6 +527,25 @@ static int64_t monotonic_ms(void)
   return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
 }
 
+/* The monotonic time (ms) at which the real-time clock reaches `wall` (seconds). */
+static int64_t monotonic_at(time_t wall)
+{
+  struct timespec now;
+
+  clock_gettime(CLOCK_REALTIME, &now);
+  return monotonic_ms() + (int64_t)(wall - now.tv_sec) * 1000 - now.tv_nsec / 1000000;
+}
+
+/* Asks Slurm's main scheduler to run once the jobs placed to begin later may begin (a job
+ * update alone would wait for its next pass). */
+static void start_jobs_due(void)
+{
+  if (schedule_due && time(NULL) >= schedule_due) {
+    schedule_due = 0;
+    schedule(false);
+  }
+}
+
 enum wake_reason { WAKE_TIME, WAKE_RECONFIG, WAKE_STOP };
 
 /* Sleeps until `until_ms` (monotonic), a reconfig or stop. The condition variable waits on
@@ -539,12 +596,17 @@ static void *scheduler_main(void *unused)
 
   event_clock_start(&clock, monotonic_ms(), interval_s(), event_delay_s);
   for (;;) {
-    int wake = sleep_until(event_clock_wake(&clock, event_delay_s));
-    int due = EVENT_DUE_ROUND;
-    int64_t now = monotonic_ms();
+    int64_t wake_at = event_clock_wake(&clock, event_delay_s);
+    int wake, due = EVENT_DUE_ROUND;
+    int64_t now;
 
+    if (schedule_due && monotonic_at(schedule_due) + 5 < wake_at)
+      wake_at = monotonic_at(schedule_due) + 5; /* 5 ms: past the second, not just before */
+    wake = sleep_until(wake_at);
+    now = monotonic_ms();
     if (wake == WAKE_STOP)
       break;
+    start_jobs_due();
     if (wake == WAKE_RECONFIG)
       apply_reconfig();
     else
@@ -571,6 +633,7 @@ static void *scheduler_main(void *unused)
   }
   event_memory_free(&last_round_jobs);
   jobs_loaded_at = 0;
+  schedule_due = 0;
   return NULL;
 }
 

@@ -274,6 +274,7 @@ void slurm_round_event_job(const slurm_job_info_t *job, event_job_t *brief)
                  base == JOB_RUNNING || base == JOB_SUSPENDED ? EVENT_JOB_ACTIVE : EVENT_JOB_DONE;
   brief->adaptive = event_adaptive_comment(job->comment);
   brief->completing = (job->job_state & JOB_COMPLETING) != 0;
+  brief->restarts = job->restart_cnt;
 }
 
 void slurm_round_job_free(pollux_job_view_t *view)

@@ -3,17 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "slurm_round.h"
-
-static int failures;
-
-#define CHECK(condition)                                                     \
-  do {                                                                       \
-    if (!(condition)) {                                                      \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #condition); \
-      failures++;                                                            \
-    }                                                                        \
-  } while (0)
 
 static int has_names(pollux_names_t names, const char *const *expected, size_t count)
 {
@@ -202,8 +193,10 @@ static void test_event_job(void)
   job.job_id = 9;
   job.job_state = JOB_PENDING | JOB_COMPLETING | JOB_REQUEUE; /* requeued, still releasing */
   job.comment = "adaptive:max_gpus=8";
+  job.restart_cnt = 2;
   slurm_round_event_job(&job, &brief);
   CHECK(brief.job_id == 9 && brief.state == EVENT_JOB_PENDING && brief.adaptive && brief.completing);
+  CHECK(brief.restarts == 2);
   job.job_state = JOB_SUSPENDED;
   job.comment = "adaptively tuned";
   slurm_round_event_job(&job, &brief);
@@ -225,9 +218,5 @@ int main(void)
   test_job();
   test_nodes_registered();
   test_event_job();
-  if (failures)
-    fprintf(stderr, "slurm_round_test: %d check(s) failed\n", failures);
-  else
-    printf("slurm_round_test: all checks passed\n");
-  return failures ? 1 : 0;
+  return check_summary("slurm_round_test");
 }

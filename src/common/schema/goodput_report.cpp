@@ -74,13 +74,8 @@ Json::Value reportToJson(const GoodputReport& report) {
   for (const auto& [type, params] : report.perf_params) {
     out["perf_params"][type] = perfParamsToJson(params);
   }
-  out["grad_params"]["sqr"] = report.grad.sqr;
-  out["grad_params"]["var"] = report.grad.var;
-  out["init_batch_size"] = Json::Int64(report.limits.init_batch_size);
-  out["max_batch_size"] = Json::Int64(report.limits.max_batch_size);
-  out["local_bsz_bounds"].append(report.limits.min_local_bsz);
-  out["local_bsz_bounds"].append(report.limits.max_local_bsz);
-  out["accumulation"] = report.limits.accumulation;
+  out["grad_params"] = gradParamsToJson(report.grad);
+  writeBatchLimits(report.limits, out);
   out["progress"]["examples"] = report.progress.examples;
   out["progress"]["epochs"] = report.progress.epochs;
   if (report.restart_cost_s) out["restart_cost_s"] = *report.restart_cost_s;

@@ -58,6 +58,22 @@ model::GradParams parseGradParams(const JsonField& field) {
   return {field["sqr"].nonNegativeNumber(), field["var"].nonNegativeNumber()};
 }
 
+Json::Value gradParamsToJson(const model::GradParams& grad) {
+  Json::Value out;
+  out["sqr"] = grad.sqr;
+  out["var"] = grad.var;
+  return out;
+}
+
+void writeBatchLimits(const model::BatchLimits& limits, Json::Value& holder) {
+  holder["init_batch_size"] = Json::Int64(limits.init_batch_size);
+  holder["max_batch_size"] = Json::Int64(limits.max_batch_size);
+  holder["local_bsz_bounds"] = Json::Value(Json::arrayValue);
+  holder["local_bsz_bounds"].append(limits.min_local_bsz);
+  holder["local_bsz_bounds"].append(limits.max_local_bsz);
+  holder["accumulation"] = limits.accumulation;
+}
+
 model::BatchLimits parseBatchLimits(const JsonField& holder, bool accumulation_required) {
   const JsonField bounds = holder["local_bsz_bounds"];
   if (bounds.arraySize() != 2) throw InvalidInput(bounds.path() + ": must be [min, max]");

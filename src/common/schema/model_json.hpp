@@ -19,8 +19,11 @@ Json::Value perfParamsToJson(const model::PerfParams& params);
 std::map<std::string, model::PerfParams> parsePerfParamsByType(const JsonField& field);
 // {sqr, var}
 model::GradParams parseGradParams(const JsonField& field);
+Json::Value gradParamsToJson(const model::GradParams& grad);
 // init_batch_size, max_batch_size, local_bsz_bounds [min, max] and accumulation, read from
 // the object that holds them; `accumulation` defaults to false unless required.
 model::BatchLimits parseBatchLimits(const JsonField& holder, bool accumulation_required);
+// Writes those keys into `holder`.
+void writeBatchLimits(const model::BatchLimits& limits, Json::Value& holder);
 
 }  // namespace pollux::schema

@@ -224,13 +224,8 @@ Json::Value jobToJson(const policy::Job& job) {
   if (!job.adaptive) return out;
   out["models"] = Json::Value(Json::objectValue);
   for (const auto& [type, params] : job.models) out["models"][type] = perfParamsToJson(params);
-  out["grad_params"]["sqr"] = job.grad.sqr;
-  out["grad_params"]["var"] = job.grad.var;
-  out["init_batch_size"] = Json::Int64(job.limits.init_batch_size);
-  out["max_batch_size"] = Json::Int64(job.limits.max_batch_size);
-  out["local_bsz_bounds"].append(job.limits.min_local_bsz);
-  out["local_bsz_bounds"].append(job.limits.max_local_bsz);
-  out["accumulation"] = job.limits.accumulation;
+  out["grad_params"] = gradParamsToJson(job.grad);
+  writeBatchLimits(job.limits, out);
   return out;
 }
 

@@ -67,6 +67,19 @@ std::string withChange(const std::string& from, const std::string& to) {
   return text.replace(at, from.size(), to);
 }
 
+// Each (snapshot text, expected part of the message) must be refused with that message.
+void expectRefused(const std::vector<std::pair<std::string, std::string>>& cases) {
+  for (const auto& [text, expected] : cases) {
+    try {
+      parseSnapshot(text);
+      ADD_FAILURE() << "accepted a snapshot that should fail with: " << expected;
+    } catch (const InvalidInput& error) {
+      EXPECT_NE(std::string(error.what()).find(expected), std::string::npos)
+          << "message '" << error.what() << "' lacks '" << expected << "'";
+    }
+  }
+}
+
 TEST(SnapshotJsonTest, BadDocumentsNameThePath) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"{", "malformed JSON"},
@@ -101,15 +114,7 @@ TEST(SnapshotJsonTest, BadDocumentsNameThePath) {
       {withChange("[\"n2\"]", "[2]"), "partitions.small[0]"},
       {withChange("\"partition\": \"small\"", "\"partition\": \"\""), "jobs[1].partition"},
   };
-  for (const auto& [text, expected] : cases) {
-    try {
-      parseSnapshot(text);
-      ADD_FAILURE() << "accepted a snapshot that should fail with: " << expected;
-    } catch (const InvalidInput& error) {
-      EXPECT_NE(std::string(error.what()).find(expected), std::string::npos)
-          << "message '" << error.what() << "' lacks '" << expected << "'";
-    }
-  }
+  expectRefused(cases);
 }
 
 TEST(SnapshotJsonTest, OldSnapshotsHaveNoLengthAndDefaultObjective) {
@@ -162,15 +167,7 @@ TEST(SnapshotJsonTest, BadLengthAndObjectiveKeysNameThePath) {
       {params("\"jct_guard\": 0.5"), "params.jct_guard: must be >= 1"},
       {params("\"jct_guard\": \"2\""), "params.jct_guard: must be a number"},
   };
-  for (const auto& [text, expected] : cases) {
-    try {
-      parseSnapshot(text);
-      ADD_FAILURE() << "accepted a snapshot that should fail with: " << expected;
-    } catch (const InvalidInput& error) {
-      EXPECT_NE(std::string(error.what()).find(expected), std::string::npos)
-          << "message '" << error.what() << "' lacks '" << expected << "'";
-    }
-  }
+  expectRefused(cases);
 }
 
 std::string written(const policy::Snapshot& snapshot) {

@@ -86,7 +86,8 @@ PY
 # Starts this run's cluster with sched/pollux, job_submit/pollux and the settings the tests
 # with agents share (2 s rounds, no minimum time between changes, a100 3x as fast as v100),
 # sources its env, enters the run dir and writes train.sh. EXTRA: more slurm.conf lines,
-# separated by a literal \n. With POLLUX_DUMP_ROUNDS=DIR set, the plugin writes every round
+# separated by a literal \n. POLLUX_TEST_PARAMS: more SchedulerParameters (comma-separated).
+# With POLLUX_DUMP_ROUNDS=DIR set, the plugin writes every round
 # to DIR/<run>/ for pollux-replay (how tests/data/rounds/ was recorded).
 start_pollux_cluster() {  # start_pollux_cluster [EXTRA]
   dump=
@@ -95,7 +96,7 @@ start_pollux_cluster() {  # start_pollux_cluster [EXTRA]
     dump=",pollux_dump_rounds=$POLLUX_DUMP_ROUNDS/$(basename "$run")"
   fi
   "$here/cluster/cluster.sh" start "$run" sched/pollux \
-    "pollux_interval=2,pollux_rest_port=$port,pollux_min_change_interval=0,pollux_speed_a100=3$dump" \
+    "pollux_interval=2,pollux_rest_port=$port,pollux_min_change_interval=0,pollux_speed_a100=3$dump${POLLUX_TEST_PARAMS:+,$POLLUX_TEST_PARAMS}" \
     "$plugins" "JobSubmitPlugins=pollux\\nMinJobAge=600${1:+\\n$1}"
   . "$run/env"
   cd "$run"

@@ -27,9 +27,7 @@ start_pollux_cluster
 step "1. slurmctld SIGKILLed between a requeue and the restart of the job"
 first=$(submit_adaptive cifar10 10 0.6)  # long enough to outlast the munged outage
 requeued() { grep -q "JobId=$first requeue: resize" log/slurmctld.log; }
-# slurmd reports the end of a run to slurmctld, retrying for up to MessageTimeout; its log line
-# reads "sent epilog complete msg" or "Unable to send epilog complete message".
-run_end_reported() { grep -q "epilog complete m" log/slurmd-*.log; }
+run_ended() { grep -q "pollux-agent\[$first.0\]: training stopped" "job-$first.out"; }
 wait_until 60 "job $first requeued to grow" requeued
 "$cluster" stop-ctld "$run" --kill
 echo "   killed slurmctld right after: $(grep -o "JobId=$first requeue: .*" log/slurmctld.log | tail -n 1)"
@@ -37,8 +35,10 @@ echo "   killed slurmctld right after: $(grep -o "JobId=$first requeue: .*" log/
 # reaches a restarted slurmctld whose saved state predates the requeue takes the node from a
 # job it believes RUNNING, and the job's next start fails its steps (invalid gres); 26.05.3
 # restarts it. That window is Slurm's (sched_pollux(8), FAILURES); the plugin's is the
-# one tested here, so slurmctld comes back once the node is done reporting.
-wait_until 30 "slurmd to report the end of job $first's run" run_end_reported
+# one tested here, so slurmctld comes back once the node is done reporting: slurmd retries
+# that report for MessageTimeout (10 s, Slurm's default) after the run ends.
+wait_until 30 "job $first's run to end on its node" run_ended
+sleep 12
 "$cluster" start-ctld "$run"
 grep -q "sched/pollux: restored state of [1-9][0-9]* jobs" log/slurmctld.log ||
   fail "the plugin did not restore its state after the SIGKILL"

@@ -36,9 +36,10 @@ echo "   killed slurmctld right after: $(grep -o "JobId=$first requeue: .*" log/
 # job it believes RUNNING, and the job's next start fails its steps (invalid gres); 26.05.3
 # restarts it. That window is Slurm's (sched_pollux(8), FAILURES); the plugin's is the
 # one tested here, so slurmctld comes back once the node is done reporting: slurmd retries
-# that report for MessageTimeout (10 s, Slurm's default) after the run ends.
+# that report for MessageTimeout (Slurm's default 10 s unless slurm.conf sets it).
 wait_until 30 "job $first's run to end on its node" run_ended
-sleep 12
+message_timeout=$(sed -n 's/^MessageTimeout=//p' etc/slurm.conf)
+sleep $((${message_timeout:-10} + 2))
 "$cluster" start-ctld "$run"
 grep -q "sched/pollux: restored state of [1-9][0-9]* jobs" log/slurmctld.log ||
   fail "the plugin did not restore its state after the SIGKILL"

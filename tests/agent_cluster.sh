@@ -2,7 +2,8 @@
 # End to end on a real local cluster (tests/cluster/cluster.sh) with sched/pollux: adaptive
 # jobs run `srun pollux-agent -- pollux-emulate`, their agents report, Pollux resizes them
 # through requeue, they resume from their checkpoints without losing progress, the agents
-# ride out a slurmctld restart, and every job completes.
+# ride out a slurmctld restart, a run that fails at its start after a requeue (as when its
+# srun meets that restart) is requeued once more, and every job completes.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster/lib.sh"
@@ -14,6 +15,7 @@ start_pollux_cluster
 step "two adaptive jobs start on their minimum and report"
 first=$(submit_adaptive cifar10 20 0.5)
 second=$(submit_adaptive ncf 20 0.5)
+touch "fail-after-requeue-$first" "fail-after-requeue-$second"
 wait_until 30 "job $first running" is_running "$first"
 wait_until 30 "job $first reported" grep -q "report accepted" "job-$first.out"
 
@@ -31,6 +33,13 @@ step "slurmctld restarts mid-run; the agents carry on"
 wait_until 30 "a report accepted by the restarted slurmctld" \
   sh -c "curl -s http://127.0.0.1:$port/metrics | grep -q 'pollux_reports_total{code=\"200\"} [1-9]'"
 echo "   reports accepted since the restart: $(curl -s "http://127.0.0.1:$port/metrics" | sed -n 's/pollux_reports_total{code="200"} //p')"
+
+step "the run after the requeue failed at its start; Pollux requeued the job once more"
+repeated() { grep -q "JobId=$resized requeue: ended FAILED before its run after" log/slurmctld.log; }
+wait_until 60 "job $resized requeued once more" repeated
+grep -q "^train.sh: this run fails at its start" "job-$resized.out" ||
+  fail "job $resized's run after the requeue did not fail as asked"
+echo "   $(grep -o "JobId=$resized requeue: ended FAILED.*" log/slurmctld.log | head -n 1 | cut -c1-100)"
 
 step "every job completes"
 wait_until 240 "jobs $first and $second complete" all_finished "$first" "$second"

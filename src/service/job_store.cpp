@@ -14,16 +14,34 @@ void JobStore::syncWithSlurm(const std::vector<SlurmJob>& jobs) {
   std::lock_guard<std::mutex> guard(mutex_);
   std::map<std::string, JobRecord> current;
   for (const auto& job : jobs) {
-    if (job.state == JobState::kOther) continue;
     const std::string id = std::to_string(job.id);
-    JobRecord& record = current[id];
     const auto known = jobs_.find(id);
+    const bool repeat_due = known != jobs_.end() && known->second.requeued_time > 0 &&
+                            !known->second.requeue_repeated && job.failed;
+    if (job.state == JobState::kOther && !repeat_due) continue;
+    JobRecord& record = current[id];
     if (known != jobs_.end()) record = std::move(known->second);
     record.owner_uid = job.uid;
     record.adaptive = job.adaptive.has_value();
     if (job.state == JobState::kPending) record.shrunk_in_place = false;  // requeued
   }
   jobs_ = std::move(current);
+}
+
+void JobStore::endRequeues(const std::vector<SlurmJob>& jobs, double now) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  for (const auto& job : jobs) {
+    const auto found = jobs_.find(std::to_string(job.id));
+    if (found == jobs_.end() || found->second.requeued_time <= 0) continue;
+    JobRecord& record = found->second;
+    // Slurm's start times are whole seconds; an older start is the run the requeue stopped.
+    const bool runs_since = job.state == JobState::kRunning &&
+                            job.start_time >= std::floor(record.requeued_time);
+    if (runs_since && now - job.start_time >= kRunAfterRequeueS) {
+      record.requeued_time = 0;
+      record.requeue_repeated = false;
+    }
+  }
 }
 
 std::map<std::string, JobRecord> JobStore::records() const {
@@ -46,6 +64,14 @@ void JobStore::recordAction(const std::string& id, const std::string& status, bo
   found->second.status = status;
   if (placed) found->second.last_change_time = now;
   if (restarted) ++found->second.restarts;
+}
+
+void JobStore::recordRequeue(const std::string& id, double now) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  const auto found = jobs_.find(id);
+  if (found == jobs_.end()) return;
+  found->second.requeue_repeated = found->second.requeued_time > 0;
+  found->second.requeued_time = now;
 }
 
 void JobStore::startShrink(const std::string& id, const policy::Allocation& target, double now) {
@@ -117,6 +143,8 @@ Json::Value JobStore::toJson() const {
     job["status"] = record.status;
     if (record.shrunk_in_place) job["shrunk_in_place"] = true;
     if (record.in_place_failed) job["in_place_failed"] = true;
+    if (record.requeued_time > 0) job["requeued_time"] = record.requeued_time;
+    if (record.requeue_repeated) job["requeue_repeated"] = true;
     if (record.shrink) {
       job["shrink"]["target"] = schema::allocationToJson(record.shrink->target);
       job["shrink"]["requested_time"] = record.shrink->requested_time;
@@ -141,6 +169,8 @@ void JobStore::restore(const Json::Value& saved) {
     }
     record.shrunk_in_place = job.has("shrunk_in_place") && job["shrunk_in_place"].boolean();
     record.in_place_failed = job.has("in_place_failed") && job["in_place_failed"].boolean();
+    if (job.has("requeued_time")) record.requeued_time = job["requeued_time"].nonNegativeNumber();
+    record.requeue_repeated = job.has("requeue_repeated") && job["requeue_repeated"].boolean();
     if (job.has("shrink")) {
       record.shrink = PendingShrink{schema::parseAllocation(job["shrink"]["target"]),
                                     job["shrink"]["requested_time"].nonNegativeNumber()};

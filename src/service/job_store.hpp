@@ -32,14 +32,27 @@ struct JobRecord {
   // until it is requeued (22.05 refuses it, 26.05.3 corrupted slurmctld's heap), so its
   // next resize is a requeue.
   bool shrunk_in_place = false;
+  // When Pollux last requeued it, until its next run has lasted kRunAfterRequeueS (0: no
+  // requeue in flight). A job that ends FAILED before then is requeued once more: its
+  // restart met a slurmctld restart (its srun could not reach slurmctld, or Slurm counted
+  // the stopped run's end as the job's).
+  double requeued_time = 0;
+  bool requeue_repeated = false;  // the requeue in flight repeats one that ended so
 };
+
+// How long a run started after Pollux's requeue must last to end that requeue.
+inline constexpr double kRunAfterRequeueS = 30;
 
 enum class JobLookup { kUnknown, kNotAdaptive, kFound };
 
 class JobStore {
  public:
-  // Adds jobs Slurm reports, refreshes owner and adaptivity, drops jobs Slurm no longer has.
+  // Adds jobs Slurm reports, refreshes owner and adaptivity, drops jobs Slurm no longer has
+  // and finished ones (except those that ended FAILED with a requeue by Pollux in flight
+  // that is not a repeat already: see JobRecord::requeued_time).
   void syncWithSlurm(const std::vector<SlurmJob>& jobs);
+  // Ends the requeues in flight of jobs whose run since has lasted kRunAfterRequeueS by `now`.
+  void endRequeues(const std::vector<SlurmJob>& jobs, double now);
   // A copy of every record, for building a round's snapshot.
   std::map<std::string, JobRecord> records() const;
 
@@ -47,6 +60,9 @@ class JobStore {
   // `placed`: the job was started or resized now; `restarted`: that cost it a restart.
   void recordAction(const std::string& id, const std::string& status, bool placed,
                     bool restarted, double now);
+
+  // Pollux requeued the job now (a repeat if a requeue of it was already in flight).
+  void recordRequeue(const std::string& id, double now);
 
   void startShrink(const std::string& id, const policy::Allocation& target, double now);
   // `failed`: the job did not shrink in time; later resizes of it go through requeue.
@@ -56,8 +72,8 @@ class JobStore {
   // Stores the report and returns the reply for the job (its current decision).
   schema::ReportReply acceptReport(const schema::GoodputReport& report);
 
-  // Persistent part (owner, report, restarts, last change, status, in-place shrink state) as
-  // JSON, and back.
+  // Persistent part (owner, report, restarts, last change, status, in-place shrink state,
+  // requeue in flight) as JSON, and back.
   // restore() throws pollux::InvalidInput on a malformed document and then keeps nothing.
   Json::Value toJson() const;
   void restore(const Json::Value& saved);

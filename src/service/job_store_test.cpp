@@ -88,6 +88,46 @@ TEST(JobStoreTest, ActionsCountRestartsAndChanges) {
   EXPECT_EQ(record.status, "requeue failed");
 }
 
+// A job that ends FAILED while Pollux's requeue of it is in flight keeps its record (to be
+// requeued again); one that ends otherwise does not.
+TEST(JobStoreTest, ARequeueInFlightKeepsAFailedJob) {
+  JobStore store;
+  store.syncWithSlurm({slurmJob(1, 1000, true), slurmJob(2, 1000, true)});
+  store.acceptReport(sampleReport("1"));
+  store.recordRequeue("1", 500.7);
+  store.recordRequeue("2", 500.7);
+  SlurmJob failed = slurmJob(1, 1000, true, JobState::kOther);
+  failed.failed = true;
+  SlurmJob completed = slurmJob(2, 1000, true, JobState::kOther);
+  store.syncWithSlurm({failed, completed});
+  ASSERT_EQ(store.records().count("1"), 1u);
+  EXPECT_TRUE(store.records().at("1").report.has_value());
+  EXPECT_EQ(store.records().count("2"), 0u);
+  store.recordRequeue("1", 520);  // the repeat
+  EXPECT_TRUE(store.records().at("1").requeue_repeated);
+  store.syncWithSlurm({failed});  // failed again: left to its user
+  EXPECT_EQ(store.records().count("1"), 0u);
+}
+
+// The requeue ends once the job's next run has lasted kRunAfterRequeueS; the run it stopped,
+// still shown by a restarted slurmctld whose state predates the requeue, does not end it.
+TEST(JobStoreTest, ARequeueEndsWhenTheNextRunHasLasted) {
+  JobStore store;
+  SlurmJob running = slurmJob(1, 1000, true);
+  running.start_time = 400;
+  store.syncWithSlurm({running});
+  store.recordRequeue("1", 500.7);
+  store.recordRequeue("1", 501);
+  store.endRequeues({running}, 600);
+  EXPECT_DOUBLE_EQ(store.records().at("1").requeued_time, 501);
+  running.start_time = 501;
+  store.endRequeues({running}, 501 + kRunAfterRequeueS - 1);
+  EXPECT_DOUBLE_EQ(store.records().at("1").requeued_time, 501);
+  store.endRequeues({running}, 501 + kRunAfterRequeueS);
+  EXPECT_DOUBLE_EQ(store.records().at("1").requeued_time, 0);
+  EXPECT_FALSE(store.records().at("1").requeue_repeated);
+}
+
 TEST(JobStoreTest, OneShrinkInPlaceARunWhichTheReplyAnnounces) {
   JobStore store;
   store.syncWithSlurm({slurmJob(1, 1000, true)});
@@ -114,6 +154,8 @@ TEST(JobStoreTest, StateSurvivesSaveAndRestore) {
   store.acceptReport(sampleReport("1"));
   store.recordAction("1", "resize 1xa100 -> 4xa100", true, true, 500);
   store.startShrink("1", {"a100", {{"n1", 4}}}, 500);
+  store.recordRequeue("1", 510);
+  store.recordRequeue("1", 520);
   char dir[] = "/tmp/pollux-state-XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);
   const std::string path = std::string(dir) + "/pollux_state.json";
@@ -136,6 +178,9 @@ TEST(JobStoreTest, StateSurvivesSaveAndRestore) {
   EXPECT_EQ(job.shrink->target.nodes.at("n1"), 4);
   EXPECT_DOUBLE_EQ(job.shrink->requested_time, 500);
   EXPECT_FALSE(job.in_place_failed);
+  EXPECT_DOUBLE_EQ(job.requeued_time, 520);  // a restart must not lose a requeue in flight
+  EXPECT_TRUE(job.requeue_repeated);
+  EXPECT_DOUBLE_EQ(records.at("2").requeued_time, 0);
   EXPECT_FALSE(records.at("2").adaptive);
   EXPECT_FALSE(records.at("2").shrunk_in_place);
   std::filesystem::remove_all(dir);

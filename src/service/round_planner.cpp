@@ -73,6 +73,29 @@ bool waitsForItsLastRun(const SlurmJob& job) {
          !job.requested_nodes.empty();
 }
 
+// Adaptive jobs that ended FAILED while a requeue by Pollux was in flight (see JobRecord::
+// requeued_time), each requeued once more to resume from its checkpoint. Once only: a job
+// that fails so again is left to its user.
+std::vector<Action> planRepeatedRequeues(const std::vector<SlurmJob>& jobs,
+                                        const std::map<std::string, JobRecord>& records) {
+  std::vector<Action> actions;
+  for (const auto& job : jobs) {
+    const auto record = records.find(std::to_string(job.id));
+    if (!job.adaptive || job.state != JobState::kOther || !job.failed ||
+        record == records.end() || record->second.requeued_time <= 0 ||
+        record->second.requeue_repeated) {
+      continue;
+    }
+    Action requeue;
+    requeue.job_id = job.id;
+    requeue.kind = ActionKind::kRequeue;
+    requeue.why = "ended FAILED before its run after Pollux's requeue got going (a slurmctld "
+                  "restart meanwhile?); requeued once more to resume from its checkpoint";
+    actions.push_back(requeue);
+  }
+  return actions;
+}
+
 PlannedAction describe(Action action, const policy::Decision& decision,
                        const std::map<uint32_t, const SlurmJob*>& jobs) {
   PlannedAction planned;
@@ -118,6 +141,7 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
   std::vector<SlurmJob> jobs = round.jobs;
   resolveGpuTypes(jobs, round.nodes);
   store.syncWithSlurm(jobs);
+  store.endRequeues(jobs, round.now);
   settleShrinks(store, round, log);
   const auto records = store.records();
   // A job shrinking in place is seen on its target (where it will be in a moment) and waits.
@@ -169,8 +193,14 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
   for (auto& action : actions) {
     plan.actions.push_back(describe(std::move(action), decision, by_id));
   }
+  std::set<uint32_t> requeued;
+  for (auto& action : planRepeatedRequeues(jobs, records)) {
+    requeued.insert(action.job_id);
+    plan.actions.push_back(describe(std::move(action), decision, by_id));
+  }
   const double failures_since = round.now - kNodeFailureWindowS;
   for (auto& action : planNodeFailureRequeues(jobs, round.nodes, failures_since)) {
+    if (requeued.count(action.job_id)) continue;
     plan.actions.push_back(describe(std::move(action), decision, by_id));
   }
   for (const auto& problem : plan.problems) log(LogLevel::kError, problem);

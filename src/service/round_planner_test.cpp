@@ -138,6 +138,36 @@ std::vector<std::string> troubleLines(const policy::Stats& stats) {
   return lines;
 }
 
+// Pollux requeued job 7, then slurmctld restarted as the job started again: its srun could
+// not reach slurmctld and the job ended FAILED. It is requeued once more, and only once.
+TEST(RoundPlannerTest, AJobThatFailsRightAfterARequeueIsRequeuedOnceMore) {
+  Round round = roundWithPendingJob("adaptive:min_gpus=2,max_gpus=2", tasksPerNode(1, 1));
+  SlurmJob& job = round.jobs[0];
+  JobStore store;
+  store.syncWithSlurm(round.jobs);
+  store.recordRequeue("7", 990);
+  job.state = JobState::kOther;
+  job.failed = true;
+  job.end_time = 995;
+  const Log quiet = [](LogLevel, const std::string&) {};
+  const RoundPlan first = planRound(store, round, config::PolicyConfig{}, false, quiet);
+  ASSERT_EQ(first.actions.size(), 1u);
+  EXPECT_EQ(first.actions[0].action.kind, ActionKind::kRequeue);
+  EXPECT_TRUE(first.actions[0].action.nodes.empty());  // placed again by the next round
+  EXPECT_NE(first.actions[0].admin_comment.find("requeued once more"), std::string::npos);
+
+  store.recordRequeue("7", 1000);  // the repeat was dropped as well
+  EXPECT_TRUE(planRound(store, round, config::PolicyConfig{}, false, quiet).actions.empty());
+
+  JobStore completed;  // a run that ended otherwise (its trainer finished, or a cancel)
+  job.state = JobState::kPending;
+  completed.syncWithSlurm(round.jobs);
+  completed.recordRequeue("7", 990);
+  job.state = JobState::kOther;
+  job.failed = false;
+  EXPECT_TRUE(planRound(completed, round, config::PolicyConfig{}, false, quiet).actions.empty());
+}
+
 TEST(RoundPlannerTest, SolverLimitsHitAreLoggedOneLineEach) {
   policy::Stats stats;
   stats.solver_status = "optimal";

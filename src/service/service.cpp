@@ -167,6 +167,7 @@ void Service::recordOutcome(const Action& a, const ActionOutcome& outcome) {
   const bool placed = a.kind != ActionKind::kHold && !a.nodes.empty();
   const bool restarted = a.kind == ActionKind::kRequeue || a.kind == ActionKind::kShrink;
   store_.recordAction(id, a.why, placed, restarted, round_.now);
+  if (a.kind == ActionKind::kRequeue) store_.recordRequeue(id, round_.now);
   if (a.kind == ActionKind::kShrink) store_.startShrink(id, targetOf(a), round_.now);
 }
 

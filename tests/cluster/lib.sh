@@ -43,12 +43,17 @@ all_finished() { [ -z "$(squeue -h -j "$(echo "$@" | tr ' ' ',')" -o %i 2> /dev/
 # command (arguments: APP TIME_SCALE TARGET_FRACTION). Call after setup_test_cluster. With
 # `launch`, the script runs `pollux-agent --launch` (which can be shrunk in place) instead of
 # `srun pollux-agent`. pollux-emulate plays all of a node's GPUs in one process, so one worker
-# per node (--nproc-per-node 1).
+# per node (--nproc-per-node 1). A run after a requeue fails at its start, once, while the
+# file $run/fail-after-requeue-JOBID exists (as when its srun meets a slurmctld restart).
 write_train_script() {  # write_train_script [launch]
   agent="srun '$build/src/agent/pollux-agent'"
   [ "${1:-}" != launch ] || agent="'$build/src/agent/pollux-agent' --launch"
   cat > "$run/train.sh" <<EOF
 #!/bin/sh
+if [ "\${SLURM_RESTART_COUNT:-0}" -gt 0 ] && rm "$run/fail-after-requeue-\$SLURM_JOB_ID" 2> /dev/null; then
+  echo "train.sh: this run fails at its start, as asked"
+  exit 1
+fi
 $agent --nproc-per-node 1 --report-interval 1 --grace 10 -v -- \\
   "$build/src/emulate/pollux-emulate" --profiles "${POLLUX_TRACES:?}" --app "\$1" \\
   --time-scale "\$2" --target-fraction "\$3" --startup 1 --speed a100=3 \\

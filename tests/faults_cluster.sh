@@ -25,7 +25,10 @@ step "start a cluster with sched/pollux and job_submit/pollux"
 start_pollux_cluster
 
 step "1. slurmctld SIGKILLed between a requeue and the restart of the job"
-first=$(submit_adaptive cifar10 10 0.6)  # long enough to outlast the munged outage
+# Long enough (about 80 s on 4 GPUs) to outlast both outages even when its run after the
+# requeue starts before the SIGKILL and trains on while slurmctld is down: its agent, whose
+# retries back off to 32 s by then, must still be running to report again.
+first=$(submit_adaptive cifar10 3 0.6)
 requeued() { grep -q "JobId=$first requeue: resize" log/slurmctld.log; }
 run_ended() { grep -q "pollux-agent\[$first.0\]: training stopped" "job-$first.out"; }
 wait_until 60 "job $first requeued to grow" requeued

@@ -37,11 +37,13 @@ slurm_plugins=$(slurm_plugindir)
 PATH="$slurm_prefix/sbin:$slurm_prefix/bin:$PATH"
 export PATH
 
+# Below Linux's ephemeral ports (32768-60999), which any outgoing connection may take between
+# this probe and the daemons' bind, and apart from the python tests' (python/tests/ports.py).
 free_port_block() {  # prints a base port P with P..P+15 free on 127.0.0.1
   python3 - <<'PY'
 import random, socket
 for _ in range(200):
-    base = random.randrange(20000, 60000, 16)
+    base = random.randrange(26000, 32768 - 16, 16)
     try:
         socks = []
         for p in range(base, base + 16):

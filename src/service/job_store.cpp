@@ -10,14 +10,18 @@
 
 namespace pollux::service {
 
+bool requeueRepeatDue(const JobRecord& record, const SlurmJob& job) {
+  return job.state == JobState::kOther && job.failed && record.requeued_time > 0 &&
+         !record.requeue_repeated;
+}
+
 void JobStore::syncWithSlurm(const std::vector<SlurmJob>& jobs) {
   std::lock_guard<std::mutex> guard(mutex_);
   std::map<std::string, JobRecord> current;
   for (const auto& job : jobs) {
     const std::string id = std::to_string(job.id);
     const auto known = jobs_.find(id);
-    const bool repeat_due = known != jobs_.end() && known->second.requeued_time > 0 &&
-                            !known->second.requeue_repeated && job.failed;
+    const bool repeat_due = known != jobs_.end() && requeueRepeatDue(known->second, job);
     if (job.state == JobState::kOther && !repeat_due) continue;
     JobRecord& record = current[id];
     if (known != jobs_.end()) record = std::move(known->second);

@@ -43,13 +43,16 @@ struct JobRecord {
 // How long a run started after Pollux's requeue must last to end that requeue.
 inline constexpr double kRunAfterRequeueS = 30;
 
+// The job ended FAILED with a requeue by Pollux in flight that is not a repeat already: it is
+// to be requeued once more (see JobRecord::requeued_time).
+bool requeueRepeatDue(const JobRecord& record, const SlurmJob& job);
+
 enum class JobLookup { kUnknown, kNotAdaptive, kFound };
 
 class JobStore {
  public:
   // Adds jobs Slurm reports, refreshes owner and adaptivity, drops jobs Slurm no longer has
-  // and finished ones (except those that ended FAILED with a requeue by Pollux in flight
-  // that is not a repeat already: see JobRecord::requeued_time).
+  // and finished ones (except those with requeueRepeatDue).
   void syncWithSlurm(const std::vector<SlurmJob>& jobs);
   // Ends the requeues in flight of jobs whose run since has lasted kRunAfterRequeueS by `now`.
   void endRequeues(const std::vector<SlurmJob>& jobs, double now);

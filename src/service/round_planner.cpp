@@ -73,17 +73,14 @@ bool waitsForItsLastRun(const SlurmJob& job) {
          !job.requested_nodes.empty();
 }
 
-// Adaptive jobs that ended FAILED while a requeue by Pollux was in flight (see JobRecord::
-// requeued_time), each requeued once more to resume from its checkpoint. Once only: a job
-// that fails so again is left to its user.
+// Adaptive jobs with requeueRepeatDue, each requeued once more to resume from its
+// checkpoint.
 std::vector<Action> planRepeatedRequeues(const std::vector<SlurmJob>& jobs,
                                         const std::map<std::string, JobRecord>& records) {
   std::vector<Action> actions;
   for (const auto& job : jobs) {
     const auto record = records.find(std::to_string(job.id));
-    if (!job.adaptive || job.state != JobState::kOther || !job.failed ||
-        record == records.end() || record->second.requeued_time <= 0 ||
-        record->second.requeue_repeated) {
+    if (!job.adaptive || record == records.end() || !requeueRepeatDue(record->second, job)) {
       continue;
     }
     Action requeue;

@@ -12,11 +12,23 @@ struct Scored {
   double speedup;
 };
 
-std::vector<Scored> modelFreeOptions(const Job& job, const std::vector<Config>& candidates) {
+double speedOf(const model::RelativeSpeeds& speeds, const std::string& gpu_type) {
+  const auto found = speeds.find(gpu_type);
+  return found == speeds.end() ? 1.0 : found->second;
+}
+
+// A job without a model starts on min_gpus of any type; its baseline is the fastest type, so a
+// slower one is worth its relative speed (new jobs go where the admin's speeds say it is fast).
+std::vector<Scored> modelFreeOptions(const Job& job, const std::vector<Config>& candidates,
+                                     const model::RelativeSpeeds& speeds) {
   if (job.current) return {{configOf(*job.current), 1.0}};
+  double fastest = 0;
+  for (const auto& config : candidates) fastest = std::max(fastest, speedOf(speeds, config.gpu_type));
   std::vector<Scored> options;
   for (const auto& config : candidates) {
-    if (config.gpus == job.min_gpus) options.push_back({config, 1.0});
+    if (config.gpus == job.min_gpus) {
+      options.push_back({config, speedOf(speeds, config.gpu_type) / fastest});
+    }
   }
   return options;
 }
@@ -97,7 +109,7 @@ std::vector<JobOption> adaptiveOptions(const Job& job, const std::vector<Config>
                                        const WaitingRigidTypes& rigid_waiting) {
   std::vector<Scored> scored;
   if (!goodput.hasModel()) {
-    scored = modelFreeOptions(job, candidates);
+    scored = modelFreeOptions(job, candidates, snapshot.params.relative_speeds);
   } else if (job.current) {
     scored = runningOptions(job, candidates, goodput, snapshot, rigid_waiting);
   } else {

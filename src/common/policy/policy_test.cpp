@@ -1,5 +1,8 @@
 #include "policy.hpp"
 
+#include <algorithm>
+#include <set>
+
 #include <gtest/gtest.h>
 
 #include "common/invalid_input.hpp"
@@ -218,6 +221,44 @@ TEST(PolicyTest, EstimatedFasterTypeIsPreferred) {
   snapshot.params.relative_speeds = {{"t4", 1.0}, {"a100", 3.0}};
   snapshot.jobs = {adaptiveJob("a", 1, 4, "t4")};
   EXPECT_EQ(schedule(snapshot).allocations.at("a").allocation.gpu_type, "a100");
+}
+
+// One node of `slow_gpus` k80 GPUs and one of `fast_gpus` v100 GPUs, v100 3x as fast (the
+// slower type sorts first, where the solver would break a tie).
+Snapshot twoTypeSnapshot(int slow_gpus, int fast_gpus) {
+  Snapshot snapshot;
+  snapshot.nodes = nodesOf("k80", 1, slow_gpus, "k");
+  const auto v100 = nodesOf("v100", 1, fast_gpus, "v");
+  snapshot.nodes.insert(snapshot.nodes.end(), v100.begin(), v100.end());
+  snapshot.params.relative_speeds = {{"k80", 1.0}, {"v100", 3.0}};
+  return snapshot;
+}
+
+Job modelFreeJob(const std::string& id) {
+  Job job = adaptiveJob(id, 1, 4, "k80");
+  job.models.clear();
+  return job;
+}
+
+TEST(PolicyTest, JobWithoutModelStartsOnTheFastestType) {
+  for (const bool fast_node_first : {false, true}) {
+    Snapshot snapshot = twoTypeSnapshot(4, 4);
+    if (fast_node_first) std::reverse(snapshot.nodes.begin(), snapshot.nodes.end());
+    snapshot.jobs = {modelFreeJob("a")};
+    const Decision decision = schedule(snapshot);
+    const JobDecision& a = decision.allocations.at("a");
+    EXPECT_EQ(a.allocation.gpu_type, "v100");
+    EXPECT_EQ(a.allocation.totalGpus(), 1);
+  }
+}
+
+TEST(PolicyTest, JobsWithoutModelTakeTheSlowerTypeWhenTheFastestIsFull) {
+  Snapshot snapshot = twoTypeSnapshot(4, 1);
+  snapshot.jobs = {modelFreeJob("a"), modelFreeJob("b")};
+  const Decision decision = schedule(snapshot);
+  std::multiset<std::string> types;
+  for (const char* id : {"a", "b"}) types.insert(decision.allocations.at(id).allocation.gpu_type);
+  EXPECT_EQ(types, (std::multiset<std::string>{"k80", "v100"}));
 }
 
 Snapshot largeSnapshot() {

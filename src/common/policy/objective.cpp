@@ -23,7 +23,9 @@ std::vector<Scored> modelFreeOptions(const Job& job, const std::vector<Config>& 
                                      const model::RelativeSpeeds& speeds) {
   if (job.current) return {{configOf(*job.current), 1.0}};
   double fastest = 0;
-  for (const auto& config : candidates) fastest = std::max(fastest, speedOf(speeds, config.gpu_type));
+  for (const auto& config : candidates) {
+    fastest = std::max(fastest, speedOf(speeds, config.gpu_type));
+  }
   std::vector<Scored> options;
   for (const auto& config : candidates) {
     if (config.gpus == job.min_gpus) {

@@ -33,11 +33,11 @@ double utility(double speedup, double fairness_p);
 double restartFactor(const Job& job, double time);
 
 // Options of an adaptive job. Pending: every candidate (a job without a model: its min_gpus
-// on each allowed type, its speedup there the type's relative speed over the fastest's). Running: its current configuration, plus, once
-// min_change_interval_s has passed since its last change, every candidate that either gains
-// more than restart_threshold in speedup or uses fewer GPUs (to let others grow). When a
-// rigid job waits for its GPU type, a running job may always shrink (GPUs above its minimum
-// are opportunistic).
+// on each allowed type, its speedup there the type's relative speed over the fastest's).
+// Running: its current configuration, plus, once min_change_interval_s has passed since its
+// last change, every candidate that either gains more than restart_threshold in speedup or
+// uses fewer GPUs (to let others grow). When a rigid job waits for its GPU type, a running job
+// may always shrink (GPUs above its minimum are opportunistic).
 // GPU types waiting rigid jobs ask for; "" stands for a rigid job that takes any type.
 using WaitingRigidTypes = std::set<std::string>;
 std::vector<JobOption> adaptiveOptions(const Job& job, const std::vector<Config>& candidates,

@@ -15,6 +15,12 @@ bool requeueRepeatDue(const JobRecord& record, const SlurmJob& job) {
          !record.requeue_repeated;
 }
 
+bool stoppedRunStillShown(const JobRecord& record, const SlurmJob& job, double now) {
+  return job.state == JobState::kRunning && record.requeued_time > 0 &&
+         !record.requeue_repeated && job.start_time < std::floor(record.requeued_time) &&
+         now - record.requeued_time >= kRunAfterRequeueS;
+}
+
 void JobStore::syncWithSlurm(const std::vector<SlurmJob>& jobs) {
   std::lock_guard<std::mutex> guard(mutex_);
   std::map<std::string, JobRecord> current;

@@ -47,6 +47,12 @@ inline constexpr double kRunAfterRequeueS = 30;
 // to be requeued once more (see JobRecord::requeued_time).
 bool requeueRepeatDue(const JobRecord& record, const SlurmJob& job);
 
+// kRunAfterRequeueS after Pollux's requeue in flight (not a repeat already), Slurm still shows
+// the job RUNNING from a start before it: the run that requeue stopped, restored from state
+// slurmctld saved before the requeue and then lost to a restart. Nothing runs; it is to be
+// requeued once more.
+bool stoppedRunStillShown(const JobRecord& record, const SlurmJob& job, double now);
+
 enum class JobLookup { kUnknown, kNotAdaptive, kFound };
 
 class JobStore {

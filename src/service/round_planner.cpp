@@ -73,21 +73,29 @@ bool waitsForItsLastRun(const SlurmJob& job) {
          !job.requested_nodes.empty();
 }
 
-// Adaptive jobs with requeueRepeatDue, each requeued once more to resume from its
-// checkpoint.
+// Adaptive jobs a requeue by Pollux did not restart, each requeued once more to resume from
+// its checkpoint: those with requeueRepeatDue, and, once slurmctld has settled after its
+// start, those with stoppedRunStillShown.
 std::vector<Action> planRepeatedRequeues(const std::vector<SlurmJob>& jobs,
-                                        const std::map<std::string, JobRecord>& records) {
+                                        const std::map<std::string, JobRecord>& records,
+                                        double now, bool settling) {
   std::vector<Action> actions;
   for (const auto& job : jobs) {
     const auto record = records.find(std::to_string(job.id));
-    if (!job.adaptive || record == records.end() || !requeueRepeatDue(record->second, job)) {
-      continue;
-    }
+    if (!job.adaptive || record == records.end()) continue;
     Action requeue;
     requeue.job_id = job.id;
     requeue.kind = ActionKind::kRequeue;
-    requeue.why = "ended FAILED before its run after Pollux's requeue got going (a slurmctld "
-                  "restart meanwhile?); requeued once more to resume from its checkpoint";
+    if (requeueRepeatDue(record->second, job)) {
+      requeue.why = "ended FAILED before its run after Pollux's requeue got going (a slurmctld "
+                    "restart meanwhile?); requeued once more to resume from its checkpoint";
+    } else if (!settling && stoppedRunStillShown(record->second, job, now)) {
+      requeue.why = "shown RUNNING from the run Pollux's requeue stopped (slurmctld restarted "
+                    "from state saved before it); requeued once more to resume from its "
+                    "checkpoint";
+    } else {
+      continue;
+    }
     actions.push_back(requeue);
   }
   return actions;
@@ -191,8 +199,9 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
     plan.actions.push_back(describe(std::move(action), decision, by_id));
   }
   std::set<uint32_t> requeued;
-  for (auto& action : planRepeatedRequeues(jobs, records)) {
-    requeued.insert(action.job_id);
+  for (const auto& planned : plan.actions) requeued.insert(planned.action.job_id);
+  for (auto& action : planRepeatedRequeues(jobs, records, round.now, settling)) {
+    if (!requeued.insert(action.job_id).second) continue;
     plan.actions.push_back(describe(std::move(action), decision, by_id));
   }
   const double failures_since = round.now - kNodeFailureWindowS;

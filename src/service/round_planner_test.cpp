@@ -168,6 +168,43 @@ TEST(RoundPlannerTest, AJobThatFailsRightAfterARequeueIsRequeuedOnceMore) {
   EXPECT_TRUE(planRound(completed, round, config::PolicyConfig{}, false, quiet).actions.empty());
 }
 
+// Pollux requeued running job 7 at 960, then slurmctld was killed before it saved that: back,
+// it shows the job RUNNING from its start at 950, though the requeue stopped that run. Once
+// slurmctld has settled and 30 s have passed since the requeue, the job is requeued once more.
+TEST(RoundPlannerTest, AStoppedRunStillShownRunningIsRequeuedOnceMore) {
+  Round round = roundWithPendingJob("adaptive:min_gpus=2,max_gpus=2", tasksPerNode(1, 1));
+  SlurmJob& job = round.jobs[0];
+  job.state = JobState::kRunning;
+  job.held = false;
+  job.start_time = 950;
+  job.nodes = {"n1", "n2"};
+  JobStore store;
+  store.syncWithSlurm(round.jobs);
+  store.recordRequeue("7", 960.4);
+  const Log quiet = [](LogLevel, const std::string&) {};
+  const auto actions = [&](double now, bool settling) {
+    round.now = now;
+    return planRound(store, round, config::PolicyConfig{}, settling, quiet).actions;
+  };
+  EXPECT_TRUE(actions(985, false).empty());  // the requeue may still be under way
+  EXPECT_TRUE(actions(1000, true).empty());  // slurmctld settles after its start
+  const auto repeat = actions(1000, false);
+  ASSERT_EQ(repeat.size(), 1u);
+  EXPECT_EQ(repeat[0].action.kind, ActionKind::kRequeue);
+  EXPECT_TRUE(repeat[0].action.nodes.empty());
+  EXPECT_NE(repeat[0].admin_comment.find("requeued once more"), std::string::npos);
+
+  store.recordRequeue("7", 1000);  // and that requeue was lost too: not again
+  EXPECT_TRUE(actions(1040, false).empty());
+
+  JobStore restarted;  // the run after the requeue (started at 960) is not a stopped one
+  restarted.syncWithSlurm(round.jobs);
+  restarted.recordRequeue("7", 960.4);
+  job.start_time = 960;
+  round.now = 1000;
+  EXPECT_TRUE(planRound(restarted, round, config::PolicyConfig{}, false, quiet).actions.empty());
+}
+
 TEST(RoundPlannerTest, SolverLimitsHitAreLoggedOneLineEach) {
   policy::Stats stats;
   stats.solver_status = "optimal";

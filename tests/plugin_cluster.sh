@@ -116,7 +116,7 @@ step "scontrol reconfigure keeps the plugin's state"
 restores() { grep -c "sched/pollux: restored state of" "$run/log/slurmctld.log" || true; }
 restored_before=$(restores)
 restored_again() { [ "$(restores)" -gt "$restored_before" ]; }
-scontrol reconfigure
+reconfigure_slurmctld
 wait_until 20 "the plugin's state restored after reconfigure" restored_again
 wait_until 20 "plugin answering after reconfigure" restarts_are "$before"
 

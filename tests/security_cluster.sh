@@ -82,7 +82,7 @@ check "another user, whole status" 200 \
 check "  ... sees no job's model or progress" redacted "$(shows_details)"
 read_as_nobody() { read_status "/v1/jobs/$mine" "$(status_credential "/v1/jobs/$mine" nobody)"; }
 echo "PrivateData=jobs" >> etc/slurm.conf
-scontrol reconfigure
+reconfigure_slurmctld
 for _ in $(seq 20); do [ "$(read_as_nobody)" = 404 ] && break; sleep 1; done
 check "another user under PrivateData=jobs" 404 "$(read_as_nobody)"
 check "job's owner under PrivateData=jobs" 200 \

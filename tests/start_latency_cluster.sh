@@ -148,7 +148,7 @@ step "pollux_event_delay=0: no event rounds, a new job waits for the regular rou
 scancel $(squeue -h -o %i)
 wait_until 20 "all jobs gone" sh -c '[ -z "$(squeue -h -o %i)" ]'
 sed -i 's/^SchedulerParameters=\(.*\)$/SchedulerParameters=\1,pollux_event_delay=0/' etc/slurm.conf
-scontrol reconfigure
+reconfigure_slurmctld
 wait_until 30 "the plugin answering after reconfigure" sh -c \
   "grep -q 'pollux_event_delay=0' etc/slurm.conf && curl -sf '$api/metrics' > /dev/null"
 sleep 2

@@ -17,6 +17,16 @@ wait_until() {
   fail "timed out after ${limit}s waiting for: $what"
 }
 
+# From 23.11 on, slurmctld answers `scontrol reconfigure` once the new slurmctld it execs has
+# started, which can take longer than MessageTimeout on a busy machine while the reconfigure
+# itself goes on (seen on 25.11 with two test clusters running): a reply that timed out is
+# waited out here, and callers check the reconfigure's effect.
+reconfigure_slurmctld() {
+  if scontrol reconfigure 2> reconfigure.err; then return 0; fi
+  grep -q "timed out" reconfigure.err || fail "scontrol reconfigure: $(cat reconfigure.err)"
+  wait_until 60 "slurmctld answering after a reconfigure whose reply timed out" scontrol ping
+}
+
 job_field() { scontrol show job "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1; }
 job_state() { squeue -h -j "$1" -o %T 2> /dev/null; }
 is_running() { [ "$(job_state "$1")" = RUNNING ]; }

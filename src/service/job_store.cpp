@@ -10,15 +10,27 @@
 
 namespace pollux::service {
 
+namespace {
+
+// A requeue by Pollux is in flight and is not a repeat already.
+bool repeatableRequeue(const JobRecord& record) {
+  return record.requeued_time > 0 && !record.requeue_repeated;
+}
+
+// Slurm's start times are whole seconds; an older start is the run the requeue stopped.
+bool startedSinceRequeue(const SlurmJob& job, const JobRecord& record) {
+  return job.start_time >= std::floor(record.requeued_time);
+}
+
+}  // namespace
+
 bool requeueRepeatDue(const JobRecord& record, const SlurmJob& job) {
-  return job.state == JobState::kOther && job.failed && record.requeued_time > 0 &&
-         !record.requeue_repeated;
+  return job.state == JobState::kOther && job.failed && repeatableRequeue(record);
 }
 
 bool stoppedRunStillShown(const JobRecord& record, const SlurmJob& job, double now) {
-  return job.state == JobState::kRunning && record.requeued_time > 0 &&
-         !record.requeue_repeated && job.start_time < std::floor(record.requeued_time) &&
-         now - record.requeued_time >= kRunAfterRequeueS;
+  return job.state == JobState::kRunning && repeatableRequeue(record) &&
+         !startedSinceRequeue(job, record) && now - record.requeued_time >= kRunAfterRequeueS;
 }
 
 void JobStore::syncWithSlurm(const std::vector<SlurmJob>& jobs) {
@@ -44,9 +56,7 @@ void JobStore::endRequeues(const std::vector<SlurmJob>& jobs, double now) {
     const auto found = jobs_.find(std::to_string(job.id));
     if (found == jobs_.end() || found->second.requeued_time <= 0) continue;
     JobRecord& record = found->second;
-    // Slurm's start times are whole seconds; an older start is the run the requeue stopped.
-    const bool runs_since = job.state == JobState::kRunning &&
-                            job.start_time >= std::floor(record.requeued_time);
+    const bool runs_since = job.state == JobState::kRunning && startedSinceRequeue(job, record);
     if (runs_since && now - job.start_time >= kRunAfterRequeueS) {
       record.requeued_time = 0;
       record.requeue_repeated = false;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 namespace pollux::policy {
 
@@ -50,11 +49,13 @@ CompletionOptions completionOptions(const Job& job, const std::vector<JobOption>
 
 std::vector<std::vector<double>> completionWeights(const std::vector<CompletionOptions>& jobs,
                                                    double fairness_p) {
-  double shortest = std::numeric_limits<double>::infinity();
-  for (const auto& job : jobs) shortest = std::min(shortest, job.baseline_s);
   std::vector<std::vector<double>> weights;
   for (const auto& job : jobs) {
-    const double priority = std::pow(shortest / job.baseline_s, kShortJobExponent);
+    const auto behind = std::count_if(jobs.begin(), jobs.end(), [&](const CompletionOptions& other) {
+      return other.baseline_s >= job.baseline_s;
+    });
+    const double priority =
+        std::pow(static_cast<double>(behind) / static_cast<double>(jobs.size()), kRankExponent);
     double lowest = 1.0;
     for (const auto& option : job.options) {
       lowest = std::min(lowest, option.restart_factor * job.baseline_s / option.remaining_s);

@@ -97,6 +97,30 @@ Snapshot shortAndLong(double guard) {
   return snapshot;
 }
 
+// Options at the baseline speedup 1: under fairness p = -1 each weight is the job's priority
+// times (utility(1) - utility(0.5)) = -1 + 2 = 1.
+CompletionOptions atBaseline(double baseline_s) {
+  CompletionOptions job;
+  job.baseline_s = baseline_s;
+  job.options.push_back({0, baseline_s, 1.0});
+  return job;
+}
+
+TEST(CompletionTimeTest, WeightsGoByRankOfRemainingTimeNotBySize) {
+  const auto weights =
+      completionWeights({atBaseline(10), atBaseline(20), atBaseline(1e6), atBaseline(20)}, -1);
+  ASSERT_EQ(weights.size(), 4u);
+  // Jobs with at least as long a baseline: 4, 3, 1, 3 of 4.
+  EXPECT_NEAR(weights[0][0], 1.0, 1e-12);
+  EXPECT_NEAR(weights[1][0], std::pow(0.75, kRankExponent), 1e-12);
+  EXPECT_NEAR(weights[2][0], std::pow(0.25, kRankExponent), 1e-12);
+  EXPECT_NEAR(weights[3][0], weights[1][0], 1e-12);
+  // A job 100 times longer than the next weighs as one just longer would: rank, not size.
+  const auto just_longer =
+      completionWeights({atBaseline(10), atBaseline(20), atBaseline(21), atBaseline(20)}, -1);
+  EXPECT_NEAR(just_longer[2][0], weights[2][0], 1e-12);
+}
+
 TEST(CompletionTimeTest, ShorterJobGetsMoreGpusAndTheLongOnesKeepTheirFloor) {
   Snapshot fair = shortAndLong(2);
   fair.params.objective = Objective::kGoodput;

@@ -74,6 +74,33 @@ TEST_F(BaselinesTest, TiresiasPreemptsJobsWithMoreAttainedService) {
   EXPECT_EQ(result.timeline[1].gpus, 1);
 }
 
+TEST_F(BaselinesTest, EventRoundsFollowArrivalsAndCompletions) {
+  const Cluster cluster = Cluster::parse("t4:1x1");
+  FifoScheduler fifo(cluster);
+  SimulationOptions options;
+  options.event_delay_s = 1;
+  options.record_timeline = true;
+  const auto result = simulate(cluster,
+                               jobs({{"a", 0, "toy", 1, 10},     // 100 s on the GPU
+                                     {"b", 10, "toy", 1, 10},    // waits for a
+                                     {"c", 10.5, "toy", 1, 10}}),  // waits for b
+                               fifo, options);
+  const auto done = completions(result);
+  // Rounds at 0, 11 (b's arrival; c's half a second later is within the delay), 71 (regular),
+  // 101 (a done at 100), 161, 202 (b done at 201), 262; without event rounds b starts at 120.
+  EXPECT_DOUBLE_EQ(done.at("a"), 100);
+  EXPECT_DOUBLE_EQ(done.at("b"), 201);
+  EXPECT_DOUBLE_EQ(done.at("c"), 302);
+  EXPECT_EQ(result.round_ms.size(), 7u);
+  ASSERT_EQ(result.timeline.size(), 7u);  // a at 0, 11, 71; b at 101, 161; c at 202, 262
+  EXPECT_DOUBLE_EQ(result.timeline[0].seconds, 11);
+  EXPECT_DOUBLE_EQ(result.timeline[1].seconds, 60);
+  EXPECT_DOUBLE_EQ(result.timeline[2].time, 71);
+  EXPECT_DOUBLE_EQ(result.timeline[2].seconds, 30);
+  EXPECT_EQ(result.timeline[3].job, "b");
+  EXPECT_DOUBLE_EQ(result.timeline[3].time, 101);
+}
+
 TEST_F(BaselinesTest, IsolatedRunTimeIsTheRequestAloneOnTheCluster) {
   const Cluster cluster = Cluster::parse("t4:1x2");
   SimJob job({"j", 0, "toy", 2, 20}, app, 7);

@@ -42,6 +42,13 @@ TEST(OptionsTest, ParsesAndRejects) {
   EXPECT_DOUBLE_EQ(options.round_s, 30);
   EXPECT_DOUBLE_EQ(options.restart_cost_s.at("ncf"), 2.5);
   EXPECT_TRUE(options.json);
+  EXPECT_DOUBLE_EQ(options.event_delay_s, 0);
+  EXPECT_DOUBLE_EQ(
+      parse({"--workload", "w", "--policy", "pollux", "--event-delay", "1"}).event_delay_s, 1);
+  EXPECT_THROW(parse({"--workload", "w", "--policy", "fifo", "--event-delay", "-1"}),
+               std::invalid_argument);
+  EXPECT_THROW(parse({"--workload", "w", "--policy", "fifo", "--event-delay", "soon"}),
+               std::invalid_argument);
   EXPECT_NE(messageOf([] { parse({"--workload", "w", "--policy", "sjf"}); }).find("unknown policy"),
             std::string::npos);
   EXPECT_THROW(parse({"--policy", "fifo"}), std::invalid_argument);

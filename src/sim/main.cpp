@@ -65,12 +65,13 @@ int main(int argc, char** argv) {
     const auto scheduler = makeScheduler(options, experiment);
     SimulationOptions sim_options;
     sim_options.round_s = options.round_s;
+    sim_options.event_delay_s = options.event_delay_s;
     sim_options.record_timeline = !options.timeline.empty() || !options.plot.empty();
     if (isatty(STDERR_FILENO)) sim_options.on_round = showProgress;
     const SimulationResult result =
         simulate(experiment.cluster, experiment.jobs(), *scheduler, sim_options);
     if (!options.timeline.empty()) writeTimeline(options.timeline, result.timeline);
-    if (!options.plot.empty()) plotTimeline(options.plot, result, options.round_s);
+    if (!options.plot.empty()) plotTimeline(options.plot, result);
     if (!options.jobs.empty()) writeJobs(options.jobs, result.jobs);
     const Summary summary = summarize(result);
     if (options.json) {

@@ -17,6 +17,7 @@ const char* const kUsage =
     "                  --policy pollux|pollux-goodput|pollux-unaware|tiresias|fifo\n"
     "                  [--cluster TYPE:NODESxGPUS,...] [--profiles DIR] [--json]\n"
     "                  [--timeline FILE.csv] [--plot FILE.png] [--round S]\n"
+    "                  [--event-delay S]\n"
     "                  [--restart-cost APP=S,...] [--jobs FILE.csv]\n"
     "                  [--params pollux_KEY=VALUE,...]\n"
     "                  [--declare-factor F] [--undeclared-share S]\n";
@@ -110,8 +111,8 @@ policy::Params parsePolicyParams(const std::string& tokens) {
 
 Options parseOptions(int argc, char** argv) {
   enum {
-    kWorkload = 1, kPolicy, kCluster, kProfiles, kJson, kTimeline, kPlot, kRound, kRestart,
-    kJobs, kParams, kDeclareFactor, kUndeclaredShare
+    kWorkload = 1, kPolicy, kCluster, kProfiles, kJson, kTimeline, kPlot, kRound, kEventDelay,
+    kRestart, kJobs, kParams, kDeclareFactor, kUndeclaredShare
   };
   static const option kLong[] = {{"workload", required_argument, nullptr, kWorkload},
                                  {"policy", required_argument, nullptr, kPolicy},
@@ -121,6 +122,7 @@ Options parseOptions(int argc, char** argv) {
                                  {"timeline", required_argument, nullptr, kTimeline},
                                  {"plot", required_argument, nullptr, kPlot},
                                  {"round", required_argument, nullptr, kRound},
+                                 {"event-delay", required_argument, nullptr, kEventDelay},
                                  {"restart-cost", required_argument, nullptr, kRestart},
                                  {"jobs", required_argument, nullptr, kJobs},
                                  {"params", required_argument, nullptr, kParams},
@@ -140,6 +142,7 @@ Options parseOptions(int argc, char** argv) {
       case kTimeline: options.timeline = optarg; break;
       case kPlot: options.plot = optarg; break;
       case kRound: options.round_s = parseSeconds(optarg, "--round", 1); break;
+      case kEventDelay: options.event_delay_s = parseSeconds(optarg, "--event-delay", 0); break;
       case kRestart: options.restart_cost_s = parseRestartCosts(optarg); break;
       case kJobs: options.jobs = optarg; break;
       case kParams: options.params = parsePolicyParams(optarg); break;

@@ -19,6 +19,7 @@ struct Options {
   std::string plot;
   std::string jobs;  // --jobs FILE.csv: one row per job
   double round_s = 60;
+  double event_delay_s = 0;  // --event-delay: rounds on arrivals and completions (0: none)
   std::map<std::string, double> restart_cost_s;  // --restart-cost overrides, by application
   policy::Params params;  // --params: the policy settings of the pollux policies
   // Declared lengths: each job declares its workload target times this factor ...

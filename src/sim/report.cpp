@@ -61,10 +61,10 @@ Json::Value summaryJson(const std::string& policy, const Summary& s) {
 
 void writeTimeline(const std::string& path, const std::vector<TimelineRow>& timeline) {
   std::ofstream out(path);
-  out << "time,job,gpu_type,gpus,batch_size\n";
+  out << "time,job,gpu_type,gpus,batch_size,seconds\n";
   for (const auto& row : timeline) {
     out << row.time << "," << row.job << "," << row.gpu_type << "," << row.gpus << ","
-        << row.batch_size << "\n";
+        << row.batch_size << "," << row.seconds << "\n";
   }
   if (!out.flush()) throw std::runtime_error(path + ": cannot write the timeline");
 }
@@ -107,7 +107,7 @@ std::string quoted(const std::string& text) {
 
 }  // namespace
 
-void plotTimeline(const std::string& png_path, const SimulationResult& result, double round_s) {
+void plotTimeline(const std::string& png_path, const SimulationResult& result) {
   std::map<std::string, size_t> row_of_job;
   for (const auto& job : result.jobs) row_of_job.emplace(job.name, row_of_job.size());
   char dir_template[] = "/tmp/pollux-sim-plot-XXXXXX";
@@ -116,7 +116,7 @@ void plotTimeline(const std::string& png_path, const SimulationResult& result, d
   {
     std::ofstream data(dir / "timeline.dat");
     for (const auto& row : result.timeline) {  // x y dx dy gpus: one bar per job and round
-      data << row.time / 3600 << " " << row_of_job.at(row.job) << " " << round_s / 3600 << " 0 "
+      data << row.time / 3600 << " " << row_of_job.at(row.job) << " " << row.seconds / 3600 << " 0 "
            << row.gpus << "\n";
     }
     std::ofstream script(dir / "plot.gp");

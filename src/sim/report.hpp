@@ -30,6 +30,6 @@ void requireWritable(const std::string& path);
 void requireGnuplot();
 // Draws each job's GPUs over time (one row per job, colour = GPUs) into a PNG with gnuplot.
 // Throws std::runtime_error if gnuplot fails.
-void plotTimeline(const std::string& png_path, const SimulationResult& result, double round_s);
+void plotTimeline(const std::string& png_path, const SimulationResult& result);
 
 }  // namespace pollux::sim

@@ -1,5 +1,6 @@
 #include "simulation.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 
@@ -37,12 +38,24 @@ JobResult resultOf(const SimJob& job, double isolated_s, double fair_share_s) {
           job.restarts(), job.gpuSeconds(), isolated_s, fair_share_s};
 }
 
-// Active jobs seen by each job, summed over the rounds it was active, and those rounds.
+// Active jobs seen by each job, integrated over the time it was active, and that time.
 struct Contention {
   double jobs_seen = 0;
-  int rounds = 0;
-  double mean() const { return rounds == 0 ? 1.0 : jobs_seen / rounds; }
+  double seconds = 0;
+  double mean() const { return seconds <= 0 ? 1.0 : jobs_seen / seconds; }
 };
+
+// When the round after the one at `now` runs: round_s later, or event_delay_s after the first
+// arrival or completion before that (not sooner than event_delay_s after `now`).
+double nextRound(double now, const std::vector<SimJob>& jobs, const std::vector<size_t>& active,
+                 size_t arrived, const SimulationOptions& options) {
+  const double regular = now + options.round_s;
+  if (options.event_delay_s <= 0) return regular;
+  double event = regular;
+  if (arrived < jobs.size()) event = std::min(event, jobs[arrived].spec().submit_time);
+  for (size_t index : active) event = std::min(event, now + jobs[index].remainingTime());
+  return std::min(regular, std::max(event, now) + options.event_delay_s);
+}
 
 }  // namespace
 
@@ -56,7 +69,7 @@ SimulationResult simulate(const Cluster& cluster, std::vector<SimJob> jobs, Sche
   std::vector<size_t> active;  // indices into jobs, in submit order
   size_t arrived = 0, completed = 0;
   const double give_up = jobs.back().spec().submit_time + kGiveUpAfterS;
-  for (double now = 0; completed < jobs.size(); now += options.round_s) {
+  for (double now = 0, next = 0; completed < jobs.size(); now = next) {
     if (now > give_up) throw std::runtime_error("jobs still unfinished a year after the last arrival");
     if (active.empty() && arrived < jobs.size() && jobs[arrived].spec().submit_time > now) {
       now = jobs[arrived].spec().submit_time;  // idle cluster: skip ahead to the next arrival
@@ -65,22 +78,24 @@ SimulationResult simulate(const Cluster& cluster, std::vector<SimJob> jobs, Sche
       active.push_back(arrived);
     }
     std::vector<const SimJob*> view;
-    for (size_t index : active) {
-      view.push_back(&jobs[index]);
-      contention[index].jobs_seen += static_cast<double>(active.size());
-      ++contention[index].rounds;
-    }
+    for (size_t index : active) view.push_back(&jobs[index]);
     const auto decision = timedDecision(scheduler, now, view, result.round_ms);
     checkFits(cluster, decision);
     for (size_t index : active) {
       SimJob& job = jobs[index];
       const auto found = decision.find(job.name());
       job.assign(found == decision.end() ? std::nullopt : std::optional(found->second), cluster, now);
+    }
+    next = nextRound(now, jobs, active, arrived, options);
+    for (size_t index : active) {
+      SimJob& job = jobs[index];
+      contention[index].jobs_seen += static_cast<double>(active.size()) * (next - now);
+      contention[index].seconds += next - now;
       if (options.record_timeline && job.assignment()) {
-        result.timeline.push_back({now, job.name(), job.gpuType(), job.assignment()->totalGpus(),
-                                   job.assignment()->batchSize()});
+        result.timeline.push_back({now, next - now, job.name(), job.gpuType(),
+                                   job.assignment()->totalGpus(), job.assignment()->batchSize()});
       }
-      job.advance(now, options.round_s);
+      job.advance(now, next - now);
     }
     std::vector<size_t> still_active;
     for (size_t index : active) {
@@ -91,7 +106,7 @@ SimulationResult simulate(const Cluster& cluster, std::vector<SimJob> jobs, Sche
       }
     }
     active = std::move(still_active);
-    if (options.on_round) options.on_round(now + options.round_s, completed, jobs.size());
+    if (options.on_round) options.on_round(next, completed, jobs.size());
   }
   for (size_t i = 0; i < jobs.size(); ++i) {
     const double share = cluster.totalGpus() / contention[i].mean();

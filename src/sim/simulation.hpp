@@ -20,12 +20,13 @@ struct JobResult {
   double gpu_seconds;
   double isolated_s;  // run time alone with the requested GPUs and batch (isolatedRunTime)
   double fair_share_s;  // run time alone with its 1/N share of the cluster (fairShareRunTime),
-                        // N the mean number of active jobs over the rounds it was active
+                        // N the mean number of active jobs over the time it was active
 };
 
 // One job's allocation during one round.
 struct TimelineRow {
   double time;
+  double seconds;  // until the next round
   std::string job;
   std::string gpu_type;
   int gpus;
@@ -40,6 +41,10 @@ struct SimulationResult {
 
 struct SimulationOptions {
   double round_s = 60;
+  // Event rounds, as sched/pollux's pollux_event_delay: this many seconds after a job arrives
+  // or completes, a round runs before the regular one (at most one per event_delay_s after
+  // the last round; a round of either kind starts round_s again). 0: regular rounds only.
+  double event_delay_s = 0;
   bool record_timeline = false;
   // Called after every round with the simulated time and the jobs completed so far.
   std::function<void(double now, size_t completed, size_t total)> on_round;

@@ -1,6 +1,6 @@
 #!/bin/sh
 # pollux-sim end to end: a shipped workload under fifo and tiresias gives the JSON summary;
-# pollux writes per-job rows and honours --params; bad input exits 2 with a message and
+# pollux writes per-job rows and honours --params; event rounds start jobs sooner; bad input exits 2 with a message and
 # nothing on stdout.
 set -eu
 sim="${POLLUX_BUILDDIR:-..}/src/sim/pollux-sim"
@@ -23,7 +23,7 @@ assert summary["jobs"] == 160
 assert set(summary["round_ms"]) >= {"median", "p95", "max"}
 assert summary["p99_jct_s"] >= summary["avg_jct_s"] > 0
 PY
-  head -1 "$work/timeline.csv" | grep -q '^time,job,gpu_type,gpus,batch_size$' \
+  head -1 "$work/timeline.csv" | grep -q '^time,job,gpu_type,gpus,batch_size,seconds$' \
     || fail "$policy: timeline header"
 done
 "$sim" --workload "$workload" --policy fifo --profiles "$traces" > "$work/text"
@@ -49,6 +49,18 @@ assert abs(jct - summary["avg_jct_s"]) < 1e-3 * jct, (jct, summary["avg_jct_s"])
 assert summary["restarts_per_job"] > 0 and pinned["restarts_per_job"] == 0, (summary, pinned)
 PY
 
+# Event rounds (--event-delay 1): a round a second after each arrival, so the same jobs under
+# fifo start sooner than at the next 60 s round, in more rounds.
+"$sim" --workload "$work/small.csv" --policy fifo --profiles "$traces" --json > "$work/regular.json"
+"$sim" --workload "$work/small.csv" --policy fifo --profiles "$traces" --json --event-delay 1 \
+  > "$work/events.json"
+python3 - "$work/regular.json" "$work/events.json" <<'PY' || fail "--event-delay"
+import json, sys
+regular, events = (json.load(open(path)) for path in sys.argv[1:])
+assert events["avg_jct_s"] < regular["avg_jct_s"], (events["avg_jct_s"], regular["avg_jct_s"])
+assert events["rounds"] > regular["rounds"], (events["rounds"], regular["rounds"])
+PY
+
 expect_usage_error() {
   status=0
   "$sim" "$@" > "$work/stdout" 2> "$work/stderr" || status=$?
@@ -63,6 +75,7 @@ expect_usage_error --workload "$workload" --policy sjf
 expect_usage_error --workload /nonexistent.csv --policy fifo --profiles "$traces"
 expect_usage_error --workload "$workload" --policy fifo --profiles "$traces" --cluster t4:16
 expect_usage_error --workload "$workload" --policy fifo --profiles "$traces" --round 0
+expect_usage_error --workload "$workload" --policy fifo --profiles "$traces" --event-delay -1
 expect_usage_error --workload "$workload" --policy fifo --profiles "$traces" --restart-cost gpt=5
 expect_usage_error --workload "$workload" --policy pollux --profiles "$traces" --params pollux_rest_port=1
 grep -q "'pollux_rest_port' is not a policy key" "$work/stderr" || fail "non-policy key not named"

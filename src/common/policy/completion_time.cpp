@@ -51,9 +51,10 @@ std::vector<std::vector<double>> completionWeights(const std::vector<CompletionO
                                                    double fairness_p) {
   std::vector<std::vector<double>> weights;
   for (const auto& job : jobs) {
-    const auto behind = std::count_if(jobs.begin(), jobs.end(), [&](const CompletionOptions& other) {
-      return other.baseline_s >= job.baseline_s;
-    });
+    const auto behind =
+        std::count_if(jobs.begin(), jobs.end(), [&](const CompletionOptions& other) {
+          return other.baseline_s >= job.baseline_s;
+        });
     const double priority =
         std::pow(static_cast<double>(behind) / static_cast<double>(jobs.size()), kRankExponent);
     double lowest = 1.0;

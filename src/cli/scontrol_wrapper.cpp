@@ -77,7 +77,8 @@ void printJob(const Json::Value& job) {
     if (job.isMember(key)) std::cout << " " << fieldName(key) << "=" << scalar(job[key]);
   }
   std::cout << "\n  ";
-  for (const char* key : {"restarts", "restart_cost_s", "reported", "status", "comment_error"}) {
+  for (const char* key :
+       {"restarts", "restart_cost_s", "reported", "waiting", "status", "comment_error"}) {
     if (job.isMember(key)) std::cout << " " << fieldName(key) << "=" << scalar(job[key]);
   }
   std::cout << "\n";

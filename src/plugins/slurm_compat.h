@@ -98,4 +98,14 @@ static inline int pollux_signal_steps(uint32_t job_id, uint16_t signal_number)
 #define POLLUX_JOB_MODIFY_ERR_MSG NULL
 #endif
 
+/* The name of a pending job's reason (squeue's Reason): libslurm's slurm_job_reason_string
+ * in 22.05, slurm_job_state_reason_string from 24.11 on (neither declared in slurm.h). */
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(24, 11, 0)
+extern const char *slurm_job_state_reason_string(enum job_state_reason reason);
+#define pollux_job_reason(reason) slurm_job_state_reason_string(reason)
+#else
+extern char *slurm_job_reason_string(enum job_state_reason reason);
+#define pollux_job_reason(reason) ((const char *)slurm_job_reason_string(reason))
+#endif
+
 #endif /* POLLUX_SLURM_COMPAT_H */

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "site_policy.hpp"
+
 namespace pollux::service {
 
 namespace {
@@ -47,7 +49,7 @@ bool alreadyRequested(const SlurmJob& job, const policy::Allocation& target, int
 }
 
 std::optional<Action> planPending(const SlurmJob& job, const policy::JobDecision* decided,
-                                  double now) {
+                                  double now, const std::map<std::string, std::string>& waiting) {
   if (decided &&
       alreadyRequested(job, decided->allocation, uniformGpusPerNode(decided->allocation), now)) {
     return std::nullopt;
@@ -57,8 +59,10 @@ std::optional<Action> planPending(const SlurmJob& job, const policy::JobDecision
     action.why = "placed on " + describe(decided->allocation);
     return action;
   }
-  if (job.held) return std::nullopt;
-  return Action{job.id, ActionKind::kHold, "", 0, {}, "waiting for GPUs"};
+  if (heldByPollux(job)) return std::nullopt;
+  const auto why = waiting.find(std::to_string(job.id));
+  return Action{job.id, ActionKind::kHold, "", 0, {},
+                why == waiting.end() ? "waiting for GPUs" : "waiting: Reason=" + why->second};
 }
 
 // The target keeps some of the job's nodes, its batch host among them (Slurm never removes
@@ -128,7 +132,8 @@ policy::Allocation targetOf(const Action& action) {
 
 std::vector<Action> planActions(const std::vector<SlurmJob>& jobs, const policy::Decision& decision,
                                 double now, const std::set<uint32_t>& resizes_in_place,
-                                std::vector<std::string>& problems) {
+                                std::vector<std::string>& problems,
+                                const std::map<std::string, std::string>& waiting) {
   std::vector<Action> actions;
   for (const auto& job : jobs) {
     if (!job.adaptive || job.state == JobState::kOther) continue;
@@ -142,7 +147,7 @@ std::vector<Action> planActions(const std::vector<SlurmJob>& jobs, const policy:
       continue;
     }
     const auto action = job.state == JobState::kPending
-                            ? planPending(job, decided, now)
+                            ? planPending(job, decided, now, waiting)
                             : planRunning(job, decided, resizes_in_place.count(job.id) > 0);
     if (action) actions.push_back(*action);
   }

@@ -29,7 +29,8 @@ const char* toString(ActionKind kind);
 std::string tresPerNode(const Action& action);
 
 // Adaptive jobs only (rigid jobs are Slurm's backfill's). Pending: start where placed (unless
-// its request says so already), else hold. Running: nothing if unchanged, else requeue to the
+// its request says so already), else hold (unless Pollux holds it already; `waiting` says
+// why, by job id, where the round knows). Running: nothing if unchanged, else requeue to the
 // target (or requeue and hold when the policy gave it nothing). A job in `resizes_in_place`
 // (its steps run under `pollux-agent --launch`) whose target keeps some of its nodes, its
 // batch host among them, with the same GPUs on each, is shrunk in place instead: Slurm
@@ -38,7 +39,8 @@ std::string tresPerNode(const Action& action);
 // GPUs per node cannot be expressed to Slurm and is skipped with a message in `problems`.
 std::vector<Action> planActions(const std::vector<SlurmJob>& jobs, const policy::Decision& decision,
                                 double now, const std::set<uint32_t>& resizes_in_place,
-                                std::vector<std::string>& problems);
+                                std::vector<std::string>& problems,
+                                const std::map<std::string, std::string>& waiting = {});
 
 // The allocation an action gives its job (empty nodes for a hold or a requeue without nodes).
 policy::Allocation targetOf(const Action& action);

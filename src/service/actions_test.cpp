@@ -1,4 +1,5 @@
 #include "actions.hpp"
+#include "site_policy.hpp"
 
 #include <gtest/gtest.h>
 
@@ -48,11 +49,21 @@ TEST(ActionsTest, PendingJobIsStartedWherePlaced) {
 
 TEST(ActionsTest, UnplacedPendingJobIsHeldOnce) {
   SlurmJob job = adaptiveJob(7, JobState::kPending);
+  job.held = true;  // its user's hold is no hold of Pollux's: Pollux adds its own
   auto actions = plan({job}, policy::Decision{});
   ASSERT_EQ(actions.size(), 1u);
   EXPECT_EQ(actions[0].kind, ActionKind::kHold);
-  job.held = true;
+  job.eligible_time = kPolluxHoldTime;
   EXPECT_TRUE(plan({job}, policy::Decision{}).empty());
+}
+
+TEST(ActionsTest, AHoldSaysWhyTheJobWaits) {
+  const SlurmJob job = adaptiveJob(7, JobState::kPending);
+  std::vector<std::string> problems;
+  const auto actions =
+      planActions({job}, policy::Decision{}, 100, {}, problems, {{"7", "QOSMaxGRESPerUser"}});
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].why, "waiting: Reason=QOSMaxGRESPerUser");
 }
 
 TEST(ActionsTest, PendingJobAlreadyAskingForItsPlacementIsLeftAlone) {

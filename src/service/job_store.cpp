@@ -7,6 +7,7 @@
 #include "common/model/efficiency.hpp"
 #include "common/schema/json_reader.hpp"
 #include "common/schema/snapshot_json.hpp"
+#include "site_policy.hpp"
 
 namespace pollux::service {
 
@@ -42,12 +43,38 @@ void JobStore::syncWithSlurm(const std::vector<SlurmJob>& jobs) {
     const bool repeat_due = known != jobs_.end() && requeueRepeatDue(known->second, job);
     if (job.state == JobState::kOther && !repeat_due) continue;
     JobRecord& record = current[id];
-    if (known != jobs_.end()) record = std::move(known->second);
+    if (known != jobs_.end()) {
+      record = std::move(known->second);
+    } else if (job.state == JobState::kPending) {
+      record.user_nodes = job.requested_nodes;
+      if (!heldByPollux(job)) record.user_begin_time = job.eligible_time;
+    }
     record.owner_uid = job.uid;
     record.adaptive = job.adaptive.has_value();
     if (job.state == JobState::kPending) record.shrunk_in_place = false;  // requeued
   }
   jobs_ = std::move(current);
+}
+
+void JobStore::recordRefusal(const std::string& id, const Refusal& refusal) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  const auto found = jobs_.find(id);
+  if (found != jobs_.end()) found->second.refused = refusal;
+}
+
+void JobStore::dropStaleRefusals(std::uint64_t circumstances) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  for (auto& [id, record] : jobs_) {
+    if (record.refused && record.refused->circumstances != circumstances) record.refused.reset();
+  }
+}
+
+void JobStore::recordWaiting(const std::map<std::string, std::string>& waiting) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  for (auto& [id, record] : jobs_) {
+    const auto reason = waiting.find(id);
+    record.waiting = reason == waiting.end() ? "" : reason->second;
+  }
 }
 
 void JobStore::endRequeues(const std::vector<SlurmJob>& jobs, double now) {
@@ -165,6 +192,10 @@ Json::Value JobStore::toJson() const {
     if (record.in_place_failed) job["in_place_failed"] = true;
     if (record.requeued_time > 0) job["requeued_time"] = record.requeued_time;
     if (record.requeue_repeated) job["requeue_repeated"] = true;
+    if (!record.user_nodes.empty()) {
+      for (const auto& node : record.user_nodes) job["user_nodes"].append(node);
+    }
+    if (record.user_begin_time > 0) job["user_begin_time"] = record.user_begin_time;
     if (record.shrink) {
       job["shrink"]["target"] = schema::allocationToJson(record.shrink->target);
       job["shrink"]["requested_time"] = record.shrink->requested_time;
@@ -191,6 +222,15 @@ void JobStore::restore(const Json::Value& saved) {
     record.in_place_failed = job.has("in_place_failed") && job["in_place_failed"].boolean();
     if (job.has("requeued_time")) record.requeued_time = job["requeued_time"].nonNegativeNumber();
     record.requeue_repeated = job.has("requeue_repeated") && job["requeue_repeated"].boolean();
+    if (job.has("user_nodes")) {
+      const schema::JsonField nodes = job["user_nodes"];
+      for (Json::ArrayIndex i = 0; i < nodes.arraySize(); ++i) {
+        record.user_nodes.push_back(nodes.at(i).string());
+      }
+    }
+    if (job.has("user_begin_time")) {
+      record.user_begin_time = job["user_begin_time"].nonNegativeNumber();
+    }
     if (job.has("shrink")) {
       record.shrink = PendingShrink{schema::parseAllocation(job["shrink"]["target"]),
                                     job["shrink"]["requested_time"].nonNegativeNumber()};

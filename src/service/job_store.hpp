@@ -18,6 +18,14 @@
 
 namespace pollux::service {
 
+// A placement Slurm refused to start (its Reason), not to be made again until circumstances
+// change (jobs start or end, nodes or reservations change).
+struct Refusal {
+  std::string reason;          // squeue's Reason, e.g. "QOSMaxGRESPerUser"
+  int gpus = 0;                // the size refused
+  std::uint64_t circumstances = 0;  // circumstancesOf() when it was refused
+};
+
 struct JobRecord {
   uint32_t owner_uid = 0;
   bool adaptive = false;
@@ -38,6 +46,12 @@ struct JobRecord {
   // the stopped run's end as the job's).
   double requeued_time = 0;
   bool requeue_repeated = false;  // the requeue in flight repeats one that ended so
+  // Kept from the job's submission, before Pollux placed it: its user's --nodelist and --begin.
+  std::vector<std::string> user_nodes;
+  double user_begin_time = 0;
+  std::optional<Refusal> refused;  // the last placement Slurm refused, while it stands; not
+                                   // saved: after a restart the job is tried again
+  std::string waiting;             // why it waits (a Slurm Reason), for operators; not saved
 };
 
 // How long a run started after Pollux's requeue must last to end that requeue.
@@ -57,9 +71,16 @@ enum class JobLookup { kUnknown, kNotAdaptive, kFound };
 
 class JobStore {
  public:
-  // Adds jobs Slurm reports, refreshes owner and adaptivity, drops jobs Slurm no longer has
-  // and finished ones (except those with requeueRepeatDue).
+  // Adds jobs Slurm reports (keeping a new pending job's node list and begin time as its
+  // user's), refreshes owner and adaptivity, drops jobs Slurm no longer has and finished ones
+  // (except those with requeueRepeatDue).
   void syncWithSlurm(const std::vector<SlurmJob>& jobs);
+  // Slurm refused to start the job where Pollux placed it; `circumstances` as of now.
+  void recordRefusal(const std::string& id, const Refusal& refusal);
+  // Drops the refusals made under other circumstances than `circumstances`.
+  void dropStaleRefusals(std::uint64_t circumstances);
+  // Sets each job's waiting reason (empty for those not in `waiting`).
+  void recordWaiting(const std::map<std::string, std::string>& waiting);
   // Ends the requeues in flight of jobs whose run since has lasted kRunAfterRequeueS by `now`.
   void endRequeues(const std::vector<SlurmJob>& jobs, double now);
   // A copy of every record, for building a round's snapshot.
@@ -82,7 +103,7 @@ class JobStore {
   schema::ReportReply acceptReport(const schema::GoodputReport& report);
 
   // Persistent part (owner, report, restarts, last change, status, in-place shrink state,
-  // requeue in flight) as JSON, and back.
+  // requeue in flight, the user's node list and begin time) as JSON, and back.
   // restore() throws pollux::InvalidInput on a malformed document and then keeps nothing.
   Json::Value toJson() const;
   void restore(const Json::Value& saved);

@@ -10,6 +10,7 @@
 
 #include "common/auth/auth_info.hpp"
 #include "service.hpp"
+#include "site_policy.hpp"
 #include "io/text_file.hpp"
 
 struct pollux_service {
@@ -143,6 +144,7 @@ pollux::service::SlurmNode nodeFrom(const pollux_node_view_t& view) {
   node.free_cpus = view.free_cpus;
   node.memory_mb = megabytes(view.memory_mb);
   node.free_memory_mb = megabytes(view.free_memory_mb);
+  node.features = pollux::service::splitFeatures(text(view.features));
   return node;
 }
 
@@ -152,9 +154,12 @@ pollux::service::SlurmJob jobFrom(const pollux_job_view_t& view) {
   job.uid = view.user_id;
   job.state = stateOf(view.state);
   job.held = view.held != 0;
+  job.priority = view.priority;
+  job.state_reason = text(view.state_reason);
   job.submit_time = static_cast<double>(view.submit_time);
   job.start_time = static_cast<double>(view.start_time);
   job.eligible_time = static_cast<double>(view.eligible_time);
+  job.time_limit_min = static_cast<int>(std::min<uint32_t>(view.time_limit_min, 1u << 30));
   job.end_time = static_cast<double>(view.end_time);
   job.failed = view.failed != 0;
   job.completing = view.completing != 0;
@@ -163,6 +168,10 @@ pollux::service::SlurmJob jobFrom(const pollux_job_view_t& view) {
   job.nodes = namesOf(view.nodes, "job nodes");
   job.batch_host = text(view.batch_host);
   job.requested_nodes = namesOf(view.requested_nodes, "job requested nodes");
+  job.excluded_nodes = namesOf(view.excluded_nodes, "job excluded nodes");
+  job.features = text(view.features);
+  job.reservation = text(view.reservation);
+  job.dependency = text(view.dependency);
   job.num_nodes = static_cast<int>(view.num_nodes);
   job.gpu_request = gpuRequestOf(view);
   job.resources = resourcesOf(view);
@@ -185,6 +194,16 @@ pollux::service::Round roundFrom(const pollux_round_t& view) {
   }
   const auto* jobs = arrayOf(view.jobs, view.job_count, "round jobs");
   for (size_t i = 0; i < view.job_count; ++i) round.jobs.push_back(jobFrom(jobs[i]));
+  const auto* reservations =
+      arrayOf(view.reservations, view.reservation_count, "round reservations");
+  for (size_t i = 0; i < view.reservation_count; ++i) {
+    if (!reservations[i].name) continue;
+    round.reservations.push_back({reservations[i].name,
+                                  namesOf(reservations[i].nodes, "reservation nodes"),
+                                  static_cast<double>(reservations[i].start_time),
+                                  static_cast<double>(reservations[i].end_time),
+                                  reservations[i].maintenance != 0});
+  }
   return round;
 }
 
@@ -216,6 +235,8 @@ std::unique_ptr<OwnedPlan> planFrom(std::vector<pollux::service::PlannedAction> 
                                               static_cast<uint32_t>(p.num_tasks),
                                               static_cast<uint32_t>(p.min_cpus),
                                               p.admin_comment.c_str(),
+                                              p.release ? 1 : 0,
+                                              static_cast<uint32_t>(p.time_limit_min),
                                               0,
                                               nullptr});
   }

@@ -52,16 +52,25 @@ typedef struct {
   size_t count;
 } pollux_names_t;
 
+/* A pending adaptive job begins no earlier than this (2100-01-01) while Pollux holds it: its
+ * begin time, not its priority, so that users' and admins' holds stay theirs and Slurm keeps
+ * computing the job's priority. A begin time at or after it is Pollux's hold. */
+#define POLLUX_HOLD_TIME ((time_t)4102444800)
+
 /* Slurm's view of one job, as the shim loaded it. Strings may be NULL. */
 enum pollux_job_state { POLLUX_JOB_PENDING, POLLUX_JOB_RUNNING, POLLUX_JOB_OTHER };
 typedef struct {
   uint32_t job_id;
   uint32_t user_id;
   int state;             /* enum pollux_job_state */
-  int held;              /* priority 0 */
+  int held;              /* priority 0: held by its user, an admin or Slurm */
+  uint32_t priority;     /* Slurm's priority (multifactor), 0 while held */
+  const char *state_reason; /* why it pends, as squeue's Reason ("Resources", ...) */
   time_t submit_time;
   time_t start_time;
-  time_t eligible_time;  /* pending: when it may start (a requeue pushes this out) */
+  time_t eligible_time;  /* pending: when it may start (a requeue pushes this out;
+                          * POLLUX_HOLD_TIME or later while Pollux holds it) */
+  uint32_t time_limit_min; /* --time in minutes, 0 if unlimited */
   time_t end_time;       /* finished jobs */
   int failed;            /* finished as FAILED or NODE_FAIL, no longer completing */
   int completing;        /* its last run still releases its nodes (a requeued job: PENDING) */
@@ -70,6 +79,10 @@ typedef struct {
   pollux_names_t nodes;           /* allocated nodes */
   const char *batch_host;         /* node running the batch script (running jobs) */
   pollux_names_t requested_nodes; /* ReqNodeList */
+  pollux_names_t excluded_nodes;  /* ExcNodeList (--exclude) */
+  const char *features;           /* --constraint, e.g. "ib&nvlink" */
+  const char *reservation;        /* --reservation */
+  const char *dependency;         /* unfulfilled dependencies, e.g. "afterok:6(unfulfilled)" */
   /* The GPU request in each form Slurm takes, NULL where not given: */
   const char *tres_per_node;   /* --gres=gpu:a100:2, --gpus-per-node: "gres:gpu:a100:2" */
   const char *tres_per_job;    /* --gpus */
@@ -104,6 +117,7 @@ typedef struct {
   int free_cpus;            /* CPUs no job holds (a node without any takes no job) */
   int64_t memory_mb;        /* RealMemory - MemSpecLimit; -1 if memory is not consumable */
   int64_t free_memory_mb;   /* of it, what no job holds; -1 if memory is not consumable */
+  const char *features;     /* active features, e.g. "ib,nvlink"; may be NULL */
 } pollux_node_view_t;
 
 /* Slurm's view of one partition. */
@@ -111,6 +125,15 @@ typedef struct {
   const char *name;
   pollux_names_t nodes;
 } pollux_partition_view_t;
+
+/* One of Slurm's advance reservations. */
+typedef struct {
+  const char *name;
+  pollux_names_t nodes;
+  time_t start_time;
+  time_t end_time;
+  int maintenance; /* Flags=MAINT */
+} pollux_reservation_view_t;
 
 /* Everything a scheduling round reads from Slurm, at one time. */
 typedef struct {
@@ -121,12 +144,16 @@ typedef struct {
   size_t partition_count;
   const pollux_job_view_t *jobs;
   size_t job_count;
+  const pollux_reservation_view_t *reservations;
+  size_t reservation_count;
 } pollux_round_t;
 
 /* What the shim must do to one job. */
 enum pollux_action_kind {
-  POLLUX_ACTION_HOLD,    /* keep a pending adaptive job held until it is placed */
-  POLLUX_ACTION_START,   /* pending job: set size, GPUs and nodes, release, begin now */
+  POLLUX_ACTION_HOLD,    /* keep a pending adaptive job from starting until it is placed
+                          * (its begin time set to POLLUX_HOLD_TIME; its priority and any
+                          * hold of its user's or an admin's are left as they are) */
+  POLLUX_ACTION_START,   /* pending job: set size, GPUs and nodes, begin now */
   POLLUX_ACTION_REQUEUE, /* running job: requeue, then as START (or HOLD if no nodes) */
   POLLUX_ACTION_SHRINK   /* running job: SIGTERM to its steps (not the batch script), whose
                           * checkpoint lets `pollux-agent --launch` shrink the job to
@@ -144,6 +171,12 @@ typedef struct {
   uint32_t num_tasks;
   uint32_t min_cpus;
   const char *admin_comment; /* status for scontrol show job */
+  /* START and REQUEUE: also release the hold Slurm set when it found an earlier placement
+   * unusable (Reason=BadConstraints); no other hold is ever released. */
+  int release;
+  /* REQUEUE: the time limit (minutes) its next run gets, the training time the job has left
+   * plus its restart, so requeues neither extend nor cut its --time; 0: left as it is. */
+  uint32_t time_limit_min;
   /* Set by the shim once it has acted: 0, or Slurm's error code and its text. */
   int error_code;
   const char *error_text;

@@ -58,12 +58,13 @@ Json::Value nodeToJson(const SlurmNode& node) {
   out["free_cpus"] = node.free_cpus;
   if (node.memory_mb) out["memory_mb"] = Json::Int64(*node.memory_mb);
   if (node.free_memory_mb) out["free_memory_mb"] = Json::Int64(*node.free_memory_mb);
+  if (!node.features.empty()) out["features"] = namesToJson(node.features);
   return out;
 }
 
 SlurmNode parseNode(const JsonField& field) {
   field.requireOnlyKeys({"name", "gpus", "gpus_used", "usable", "registered", "free_cpus",
-                         "memory_mb", "free_memory_mb"});
+                         "memory_mb", "free_memory_mb", "features"});
   SlurmNode node;
   node.name = field["name"].string();
   node.gpus = parseGpuGresJson(field["gpus"]);
@@ -73,7 +74,25 @@ SlurmNode parseNode(const JsonField& field) {
   node.free_cpus = count(field["free_cpus"]);
   if (field.has("memory_mb")) node.memory_mb = megabytes(field["memory_mb"]);
   if (field.has("free_memory_mb")) node.free_memory_mb = megabytes(field["free_memory_mb"]);
+  if (field.has("features")) node.features = parseNames(field["features"]);
   return node;
+}
+
+Json::Value reservationToJson(const SlurmReservation& reservation) {
+  Json::Value out;
+  out["name"] = reservation.name;
+  out["nodes"] = namesToJson(reservation.nodes);
+  out["start_time"] = reservation.start_time;
+  out["end_time"] = reservation.end_time;
+  out["maintenance"] = reservation.maintenance;
+  return out;
+}
+
+SlurmReservation parseReservation(const JsonField& field) {
+  field.requireOnlyKeys({"name", "nodes", "start_time", "end_time", "maintenance"});
+  return SlurmReservation{field["name"].string(), parseNames(field["nodes"]),
+                          seconds(field["start_time"]), seconds(field["end_time"]),
+                          field["maintenance"].boolean()};
 }
 
 JobState parseState(const JsonField& field) {
@@ -153,10 +172,13 @@ Json::Value jobToJson(const SlurmJob& job) {
   out["user_id"] = job.uid;
   out["state"] = toString(job.state);
   out["held"] = job.held;
+  if (job.priority > 0) out["priority"] = job.priority;
+  putText(out, "state_reason", job.state_reason);
   out["submit_time"] = job.submit_time;
   out["start_time"] = job.start_time;
   out["eligible_time"] = job.eligible_time;
   out["end_time"] = job.end_time;
+  if (job.time_limit_min > 0) out["time_limit_min"] = job.time_limit_min;
   out["failed"] = job.failed;
   out["completing"] = job.completing;
   putText(out, "comment", job.comment);
@@ -164,6 +186,10 @@ Json::Value jobToJson(const SlurmJob& job) {
   out["nodes"] = namesToJson(job.nodes);
   putText(out, "batch_host", job.batch_host);
   out["requested_nodes"] = namesToJson(job.requested_nodes);
+  if (!job.excluded_nodes.empty()) out["excluded_nodes"] = namesToJson(job.excluded_nodes);
+  putText(out, "features", job.features);
+  putText(out, "reservation", job.reservation);
+  putText(out, "dependency", job.dependency);
   out["num_nodes"] = job.num_nodes;
   out["gpu_request"] = gpuRequestToJson(job.gpu_request);
   out["resources"] = resourcesToJson(job.resources);
@@ -171,19 +197,28 @@ Json::Value jobToJson(const SlurmJob& job) {
 }
 
 SlurmJob parseJob(const JsonField& field) {
-  field.requireOnlyKeys({"job_id", "user_id", "state", "held", "submit_time", "start_time",
-                         "eligible_time", "end_time", "failed", "completing", "comment", "partitions", "nodes",
-                         "batch_host", "requested_nodes", "num_nodes", "gpu_request",
-                         "resources"});
+  field.requireOnlyKeys({"job_id", "user_id", "state", "held", "priority", "state_reason",
+                         "submit_time", "start_time", "eligible_time", "end_time",
+                         "time_limit_min", "failed", "completing", "comment", "partitions",
+                         "nodes", "batch_host", "requested_nodes", "excluded_nodes", "features",
+                         "reservation", "dependency", "num_nodes", "gpu_request", "resources"});
   SlurmJob job;
   job.id = static_cast<uint32_t>(field["job_id"].integer(1, 0xFFFFFFFFL));
   job.uid = static_cast<uint32_t>(field["user_id"].integer(0, 0xFFFFFFFFL));
   job.state = parseState(field["state"]);
   job.held = field["held"].boolean();
+  // Rounds recorded before the plugin read Slurm's site policy lack its fields.
+  if (field.has("priority")) {
+    job.priority = static_cast<uint32_t>(field["priority"].integer(0, 0xFFFFFFFFL));
+  }
+  job.state_reason = optionalText(field, "state_reason");
   job.submit_time = seconds(field["submit_time"]);
   job.start_time = seconds(field["start_time"]);
   job.eligible_time = seconds(field["eligible_time"]);
   job.end_time = seconds(field["end_time"]);
+  if (field.has("time_limit_min")) {
+    job.time_limit_min = static_cast<int>(field["time_limit_min"].integer(0, 1L << 30));
+  }
   job.failed = field["failed"].boolean();
   // Rounds recorded before the plugin read COMPLETING lack it.
   job.completing = field.has("completing") && field["completing"].boolean();
@@ -192,6 +227,10 @@ SlurmJob parseJob(const JsonField& field) {
   job.nodes = parseNames(field["nodes"]);
   job.batch_host = optionalText(field, "batch_host");
   job.requested_nodes = parseNames(field["requested_nodes"]);
+  if (field.has("excluded_nodes")) job.excluded_nodes = parseNames(field["excluded_nodes"]);
+  job.features = optionalText(field, "features");
+  job.reservation = optionalText(field, "reservation");
+  job.dependency = optionalText(field, "dependency");
   job.num_nodes = count(field["num_nodes"]);
   job.gpu_request = parseGpuRequest(field["gpu_request"]);
   job.resources = parseResources(field["resources"]);
@@ -231,12 +270,17 @@ Json::Value roundToJson(const Round& round) {
   }
   out["jobs"] = Json::Value(Json::arrayValue);
   for (const auto& job : round.jobs) out["jobs"].append(jobToJson(job));
+  if (!round.reservations.empty()) {
+    for (const auto& reservation : round.reservations) {
+      out["reservations"].append(reservationToJson(reservation));
+    }
+  }
   return out;
 }
 
 Round parseRound(const Json::Value& document) {
   const JsonField root(document, "round");
-  root.requireOnlyKeys({"now", "nodes", "partitions", "jobs"});
+  root.requireOnlyKeys({"now", "nodes", "partitions", "jobs", "reservations"});
   Round round;
   round.now = seconds(root["now"]);
   const JsonField nodes = root["nodes"];
@@ -248,6 +292,12 @@ Round parseRound(const Json::Value& document) {
   }
   const JsonField jobs = root["jobs"];
   for (Json::ArrayIndex i = 0; i < jobs.arraySize(); ++i) round.jobs.push_back(parseJob(jobs.at(i)));
+  if (root.has("reservations")) {
+    const JsonField reservations = root["reservations"];
+    for (Json::ArrayIndex i = 0; i < reservations.arraySize(); ++i) {
+      round.reservations.push_back(parseReservation(reservations.at(i)));
+    }
+  }
   return round;
 }
 

@@ -1,9 +1,13 @@
 #include "round_planner.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 
+#include "site_policy.hpp"
 #include "snapshot_builder.hpp"
 
 namespace pollux::service {
@@ -101,15 +105,76 @@ std::vector<Action> planRepeatedRequeues(const std::vector<SlurmJob>& jobs,
   return actions;
 }
 
+// What Slurm's jobs, nodes and reservations are now, as one number: a refused placement is
+// tried again once it changes (a job started or ended, a node or a reservation changed).
+std::uint64_t circumstancesOf(const Round& round) {
+  std::string text;
+  for (const auto& job : round.jobs) {
+    if (job.state != JobState::kRunning) continue;
+    text += std::to_string(job.id) + ":";
+    for (const auto& node : job.nodes) text += node + ",";
+  }
+  for (const auto& node : round.nodes) text += node.name + (node.usable ? "+" : "-");
+  for (const auto& reservation : round.reservations) {
+    text += reservation.name + "@" + std::to_string(reservation.start_time);
+  }
+  return std::hash<std::string>{}(text);
+}
+
+// Pending adaptive jobs Pollux placed that Slurm refuses to start there (their Reason): each
+// refusal is recorded, so the job is taken back (held again, its GPUs free) and not placed so
+// again until circumstances change.
+void recordRefusals(JobStore& store, const Round& round, std::uint64_t circumstances,
+                    const Log& log) {
+  const auto records = store.records();
+  for (const auto& job : round.jobs) {
+    const auto record = records.find(std::to_string(job.id));
+    if (!job.adaptive || job.state != JobState::kPending || record == records.end() ||
+        record->second.last_change_time <= 0 || heldByPollux(job) ||
+        job.requested_nodes.empty() || !refusesPlacement(job.state_reason) ||
+        record->second.refused) {
+      continue;
+    }
+    const int gpus = job.gpus_per_node ? job.gpus_per_node->count *
+                                             static_cast<int>(job.requested_nodes.size())
+                                       : 0;
+    store.recordRefusal(record->first, Refusal{job.state_reason, gpus, circumstances});
+    log(LogLevel::kInfo, "JobId=" + record->first + " refused by Slurm where placed (Reason=" +
+                             job.state_reason + ", " + std::to_string(gpus) +
+                             " GPUs): taken back, not placed so again until jobs, nodes or "
+                             "reservations change");
+  }
+}
+
+// The time limit (minutes) of a requeued job's next run: what its --time has left, plus
+// the restart; 0 where it has none.
+int timeLimitAfterRequeue(const SlurmJob& job, const JobRecord* record, double now) {
+  if (job.time_limit_min <= 0 || job.state != JobState::kRunning) return 0;
+  const double restart_s =
+      record && record->report ? record->report->restart_cost_s.value_or(0.0) : 0.0;
+  const double left_s = job.time_limit_min * 60.0 - (now - job.start_time) + restart_s;
+  return std::max(1, static_cast<int>(std::ceil(left_s / 60.0)));
+}
+
 PlannedAction describe(Action action, const policy::Decision& decision,
-                       const std::map<uint32_t, const SlurmJob*>& jobs) {
+                       const std::map<uint32_t, const SlurmJob*>& jobs,
+                       const std::map<std::string, JobRecord>& records, double now) {
   PlannedAction planned;
   planned.action = std::move(action);
   const Action& a = planned.action;
   if (!a.nodes.empty()) planned.tres_per_node = tresPerNode(a);
   planned.node_list = commaSeparated(a.nodes);
   const auto job = jobs.find(a.job_id);
-  if (job != jobs.end()) setTaskCounts(planned, job->second->resources);
+  if (job != jobs.end()) {
+    setTaskCounts(planned, job->second->resources);
+    const bool places = a.kind == ActionKind::kStart || a.kind == ActionKind::kRequeue;
+    planned.release = places && !a.nodes.empty() && heldForBadPlacement(*job->second);
+    if (a.kind == ActionKind::kRequeue) {
+      const auto record = records.find(std::to_string(a.job_id));
+      planned.time_limit_min = timeLimitAfterRequeue(
+          *job->second, record == records.end() ? nullptr : &record->second, now);
+    }
+  }
   planned.admin_comment = "pollux: " + a.why;
   const auto decided = decision.allocations.find(std::to_string(a.job_id));
   if (decided != decision.allocations.end() && decided->second.batch_size > 0) {
@@ -148,6 +213,9 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
   store.syncWithSlurm(jobs);
   store.endRequeues(jobs, round.now);
   settleShrinks(store, round, log);
+  const std::uint64_t circumstances = circumstancesOf(round);
+  store.dropStaleRefusals(circumstances);
+  recordRefusals(store, round, circumstances, log);
   const auto records = store.records();
   // A job shrinking in place is seen on its target (where it will be in a moment) and waits.
   std::vector<SlurmJob> as_seen;
@@ -168,14 +236,16 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
     }
   }
   policy::Decision decision;
+  std::map<std::string, std::string> why_waiting;
   try {
-    policy::Snapshot snapshot =
-        buildSnapshot(round.now, round.nodes, as_seen, records, config, round.partitions);
+    policy::Snapshot snapshot = buildSnapshot(round.now, round.nodes, as_seen, records, config,
+                                              round.partitions, round.reservations, &why_waiting);
     if (seen) *seen = snapshot;
     decision = policy::schedule(snapshot);
   } catch (const std::exception& problem) {
     throw PolicyFailed(problem.what());
   }
+  store.recordWaiting(why_waiting);
   RoundPlan plan;
   plan.stats = decision.stats;
   logSolverTrouble(decision.stats, log);
@@ -191,23 +261,24 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
                                  ? std::nullopt
                                  : std::optional<policy::JobDecision>(decided->second));
   }
-  auto actions = planActions(to_plan, decision, round.now, resizes_in_place, plan.problems);
+  auto actions =
+      planActions(to_plan, decision, round.now, resizes_in_place, plan.problems, why_waiting);
   actions = deferWhileSlurmSettles(std::move(actions), jobs, round.nodes, settling, plan.problems);
   std::map<uint32_t, const SlurmJob*> by_id;
   for (const auto& job : jobs) by_id[job.id] = &job;
   for (auto& action : actions) {
-    plan.actions.push_back(describe(std::move(action), decision, by_id));
+    plan.actions.push_back(describe(std::move(action), decision, by_id, records, round.now));
   }
   std::set<uint32_t> requeued;
   for (const auto& planned : plan.actions) requeued.insert(planned.action.job_id);
   for (auto& action : planRepeatedRequeues(jobs, records, round.now, settling)) {
     if (!requeued.insert(action.job_id).second) continue;
-    plan.actions.push_back(describe(std::move(action), decision, by_id));
+    plan.actions.push_back(describe(std::move(action), decision, by_id, records, round.now));
   }
   const double failures_since = round.now - kNodeFailureWindowS;
   for (auto& action : planNodeFailureRequeues(jobs, round.nodes, failures_since)) {
     if (requeued.count(action.job_id)) continue;
-    plan.actions.push_back(describe(std::move(action), decision, by_id));
+    plan.actions.push_back(describe(std::move(action), decision, by_id, records, round.now));
   }
   for (const auto& problem : plan.problems) log(LogLevel::kError, problem);
   return plan;

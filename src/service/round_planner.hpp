@@ -22,6 +22,7 @@ struct Round {
   std::vector<SlurmNode> nodes;
   std::map<std::string, policy::NodeSet> partitions;
   std::vector<SlurmJob> jobs;
+  std::vector<SlurmReservation> reservations;
 };
 
 // An action with the strings Slurm is given for it.
@@ -32,6 +33,8 @@ struct PlannedAction {
   int num_tasks = 0;          // on those nodes, with min_cpus; 0: left as Slurm has them
   int min_cpus = 0;
   std::string admin_comment;  // "pollux: WHY[ batch_size=N]", for scontrol show job
+  bool release = false;       // also release Slurm's BadConstraints hold of an earlier placement
+  int time_limit_min = 0;     // requeue: the limit of its next run (0: left as it is)
 };
 
 struct RoundPlan {

@@ -1,4 +1,5 @@
 #include "round_planner.hpp"
+#include "site_policy.hpp"
 
 #include <gtest/gtest.h>
 
@@ -21,7 +22,7 @@ Round roundWithPendingJob(const std::string& comment, const ResourceRequest& res
   SlurmJob job;
   job.id = 7;
   job.state = JobState::kPending;
-  job.held = true;
+  job.eligible_time = kPolluxHoldTime;
   job.submit_time = 900;
   job.comment = comment;
   job.partitions = {"gpu"};
@@ -203,6 +204,87 @@ TEST(RoundPlannerTest, AStoppedRunStillShownRunningIsRequeuedOnceMore) {
   job.start_time = 960;
   round.now = 1000;
   EXPECT_TRUE(planRound(restarted, round, config::PolicyConfig{}, false, quiet).actions.empty());
+}
+
+// The pending job of roundWithPendingJob as Pollux placed it on n1 (2 GPUs), Slurm's
+// Reason `reason`; `store` knows Pollux placed it.
+Round placedAndRefused(JobStore& store, const std::string& reason) {
+  Round round = roundWithPendingJob("adaptive:min_gpus=1,max_gpus=2", tasksPerNode(1, 1));
+  SlurmJob& job = round.jobs.front();
+  job.eligible_time = 995;
+  job.requested_nodes = {"n1"};
+  job.num_nodes = 1;
+  job.gpu_request.nodes = 1;
+  job.state_reason = reason;
+  readRequests(job);
+  store.syncWithSlurm(round.jobs);
+  store.recordAction("7", "start", true, false, 995);
+  return round;
+}
+
+TEST(RoundPlannerTest, APlacementSlurmRefusesIsTakenBackAndNotMadeAgain) {
+  JobStore store;
+  const Log quiet = [](LogLevel, const std::string&) {};
+  Round round = placedAndRefused(store, "AssocMaxJobsLimit");
+  RoundPlan plan = planRound(store, round, config::PolicyConfig{}, false, quiet);
+  ASSERT_EQ(plan.actions.size(), 1u);
+  EXPECT_EQ(plan.actions[0].action.kind, ActionKind::kHold);
+  EXPECT_EQ(plan.actions[0].action.why, "waiting: Reason=AssocMaxJobsLimit");
+  EXPECT_EQ(store.records().at("7").waiting, "AssocMaxJobsLimit");
+  // Held by Pollux now, under the same circumstances: left waiting, not placed so again.
+  round.jobs[0].eligible_time = kPolluxHoldTime;
+  round.jobs[0].state_reason = "BeginTime";
+  EXPECT_TRUE(planRound(store, round, config::PolicyConfig{}, false, quiet).actions.empty());
+  // Another job ended: circumstances changed, the job is placed again.
+  round.nodes[1].usable = false;
+  plan = planRound(store, round, config::PolicyConfig{}, false, quiet);
+  ASSERT_EQ(plan.actions.size(), 1u);
+  EXPECT_EQ(plan.actions[0].action.kind, ActionKind::kStart);
+  EXPECT_TRUE(store.records().at("7").waiting.empty());
+}
+
+TEST(RoundPlannerTest, ARefusalOfItsSizeLeavesTheJobASmallerPlacement) {
+  JobStore store;
+  const Log quiet = [](LogLevel, const std::string&) {};
+  const Round round = placedAndRefused(store, "QOSMaxGRESPerUser");
+  const RoundPlan plan = planRound(store, round, config::PolicyConfig{}, false, quiet);
+  ASSERT_EQ(plan.actions.size(), 1u);
+  EXPECT_EQ(plan.actions[0].action.kind, ActionKind::kStart);
+  EXPECT_EQ(plan.actions[0].action.gpus_per_node * plan.actions[0].action.nodes.size(), 1u);
+}
+
+TEST(RoundPlannerTest, OnlySlurmsHoldOfABadPlacementIsReleased) {
+  Round round = roundWithPendingJob("adaptive:min_gpus=2,max_gpus=2", tasksPerNode(1, 1));
+  round.jobs[0].held = true;
+  round.jobs[0].state_reason = "BadConstraints";
+  PlannedAction start = onlyAction(round);
+  EXPECT_EQ(start.action.kind, ActionKind::kStart);
+  EXPECT_TRUE(start.release);
+  round.jobs[0].state_reason = "JobHeldUser";  // its user's hold: not placed, not released
+  EXPECT_TRUE(plan(round).actions.empty());
+  round.jobs[0].held = false;
+  round.jobs[0].state_reason = "BeginTime";
+  start = onlyAction(round);
+  EXPECT_EQ(start.action.kind, ActionKind::kStart);
+  EXPECT_FALSE(start.release);
+}
+
+TEST(RoundPlannerTest, ARequeueKeepsWhatTheTimeLimitHasLeft) {
+  Round round = roundWithPendingJob("adaptive:min_gpus=2,max_gpus=2", tasksPerNode(1, 1));
+  SlurmJob& job = round.jobs[0];
+  job.state = JobState::kRunning;
+  job.eligible_time = 0;
+  job.start_time = round.now - 600;  // 10 of its 30 minutes used
+  job.time_limit_min = 30;
+  job.nodes = {"n1"};
+  job.batch_host = "n1";
+  job.num_nodes = 1;
+  job.gpu_request.nodes = 1;
+  job.excluded_nodes = {"n1"};  // excluded since: moved to n2 by requeue
+  readRequests(job);
+  const PlannedAction requeue = onlyAction(round);
+  EXPECT_EQ(requeue.action.kind, ActionKind::kRequeue);
+  EXPECT_EQ(requeue.time_limit_min, 20);
 }
 
 TEST(RoundPlannerTest, SolverLimitsHitAreLoggedOneLineEach) {

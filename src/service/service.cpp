@@ -270,6 +270,7 @@ Json::Value Service::jobStatus(const SlurmJob& job, const std::map<std::string, 
   entry["lr_scale"] = reply.lr_scale;
   entry["restarts"] = known.restarts;
   entry["status"] = known.status;
+  if (!known.waiting.empty()) entry["waiting"] = known.waiting;
   if (reply.shrink_in_place) entry["shrink_in_place"] = true;
   entry["reported"] = known.report.has_value();
   if (known.report) {

@@ -33,6 +33,16 @@ struct SlurmNode {
   std::optional<std::int64_t> free_memory_mb = std::nullopt;
   int gpus_used = 0;  // GPUs jobs hold, as Slurm counts them: any job, completing ones too
   bool registered = true;  // its slurmd has registered since slurmctld started
+  std::vector<std::string> features = {};  // active features (--constraint matches them)
+};
+
+// One of Slurm's advance reservations.
+struct SlurmReservation {
+  std::string name;
+  std::vector<std::string> nodes;
+  double start_time = 0;
+  double end_time = 0;
+  bool maintenance = false;  // Flags=MAINT
 };
 
 // The CPU and memory fields of a job's request, Slurm's defaults applied.
@@ -80,10 +90,13 @@ struct SlurmJob {
   uint32_t id = 0;
   uint32_t uid = 0;
   JobState state = JobState::kOther;
-  bool held = false;
+  bool held = false;                                // priority 0: its user's, an admin's, Slurm's
+  uint32_t priority = 0;                            // Slurm's (multifactor)
+  std::string state_reason;                         // squeue's Reason
   double submit_time = 0;
   double start_time = 0;
-  double eligible_time = 0;
+  double eligible_time = 0;                         // kPolluxHoldTime on: Pollux holds it
+  int time_limit_min = 0;                           // --time, 0 if unlimited
   double end_time = 0;                              // finished jobs
   bool failed = false;                              // finished as FAILED or NODE_FAIL
   bool completing = false;                          // its last run still releases its nodes
@@ -92,6 +105,10 @@ struct SlurmJob {
   std::vector<std::string> nodes;                   // allocated nodes (running jobs)
   std::string batch_host;                           // runs the batch script (running jobs)
   std::vector<std::string> requested_nodes;         // ReqNodeList
+  std::vector<std::string> excluded_nodes;          // --exclude
+  std::string features;                             // --constraint
+  std::string reservation;                          // --reservation
+  std::string dependency;                           // unfulfilled dependencies
   int num_nodes = 0;
   GpuRequest gpu_request;
   ResourceRequest resources;

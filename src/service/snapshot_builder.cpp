@@ -1,6 +1,9 @@
 #include "snapshot_builder.hpp"
 
 #include <algorithm>
+#include <limits>
+
+#include "site_policy.hpp"
 
 namespace pollux::service {
 
@@ -116,6 +119,7 @@ bool placedBefore(const JobRecord* record) { return record && record->last_chang
 // Where a pending adaptive job Pollux has placed (released, ReqNodeList and GPUs set) is
 // about to start. The policy treats it as the job's current allocation, so anti-thrashing
 // keeps it while Slurm starts the job rather than re-deciding it every round. A placement
+// Slurm refuses (its Reason) is none either, nor is a job held by anyone. A placement
 // the nodes cannot take now (down since, or their GPUs, CPUs or memory taken) is no
 // placement: Slurm would not start it there, so it is redone. A job Pollux placed before
 // keeps its placement when its eligibility lies ahead: Slurm's requeue pushed it out after
@@ -123,8 +127,8 @@ bool placedBefore(const JobRecord* record) { return record && record->last_chang
 std::optional<policy::Allocation> startingAllocation(
     const SlurmJob& job, const std::map<std::string, std::string>& types, StartingRoom& room,
     double now, bool placed_before) {
-  if (job.state != JobState::kPending || !job.adaptive || job.held ||
-      (job.eligible_time > now && !placed_before) ||
+  if (job.state != JobState::kPending || !job.adaptive || job.held || heldByPollux(job) ||
+      refusesPlacement(job.state_reason) || (job.eligible_time > now && !placed_before) ||
       !job.gpus_per_node || job.gpus_per_node->count <= 0 || job.requested_nodes.empty()) {
     return std::nullopt;
   }
@@ -202,53 +206,82 @@ policy::Job adaptiveJob(const SlurmJob& slurm, const JobRecord* record, int clus
   return job;
 }
 
-// Which partitions restrict their jobs: those whose nodes leave out some of the snapshot's.
-// Worked out once per set of partitions (many jobs share one), not once per job.
-class PartitionRestrictions {
+// Restricts jobs to the nodes Slurm would start them on (partitions, reservations,
+// constraints, excluded nodes, their user's node list), naming each distinct node set in the
+// snapshot. Jobs restricted alike share one set, worked out once.
+class NodeRestrictions {
  public:
-  PartitionRestrictions(const std::map<std::string, policy::NodeSet>& partitions,
-                        policy::Snapshot& snapshot)
-      : partitions_(partitions), snapshot_(snapshot) {}
+  NodeRestrictions(double now, const std::vector<SlurmNode>& nodes,
+                   const std::map<std::string, policy::NodeSet>& partitions,
+                   const std::vector<SlurmReservation>& reservations, policy::Snapshot& snapshot)
+      : now_(now), partitions_(partitions), reservations_(reservations), snapshot_(snapshot) {
+    policy::NodeSet offered;
+    for (const auto& node : snapshot.nodes) offered.insert(node.name);
+    for (const auto& node : nodes) {
+      if (offered.count(node.name)) candidates_.push_back(node);
+    }
+  }
 
-  // Restricts the job to the nodes of its partitions where they leave out some of the
-  // snapshot's nodes, adding that node set to the snapshot (named by the partitions).
-  // Partitions Slurm did not list restrict nothing.
-  void apply(const SlurmJob& slurm, policy::Job& job) {
-    std::string name;
-    for (const auto& partition : slurm.partitions) name += (name.empty() ? "" : ",") + partition;
-    if (name.empty()) return;
-    const auto known = restricts_.find(name);
-    const bool restricts = known != restricts_.end() ? known->second : decide(slurm, name);
-    if (restricts) job.partition = name;
+  // False where no node is left to the job: Slurm would start it nowhere.
+  bool apply(const NodeRules& rules, policy::Job& job) {
+    const std::string name = nameOf(rules);
+    auto known = allowed_.find(name);
+    if (known == allowed_.end()) {
+      known = allowed_.emplace(name, allowedNodes(rules, now_, candidates_, partitions_,
+                                                  reservations_)).first;
+      if (known->second) snapshot_.partitions.emplace(name, *known->second);
+    }
+    if (!known->second) return true;
+    if (known->second->empty()) return false;
+    job.partition = name;
+    return true;
   }
 
  private:
-  bool decide(const SlurmJob& slurm, const std::string& name) {
-    policy::NodeSet allowed;
-    bool listed = true;
-    for (const auto& partition : slurm.partitions) {
-      const auto members = partitions_.find(partition);
-      if (members == partitions_.end()) listed = false;
-      else allowed.insert(members->second.begin(), members->second.end());
+  // The job's partitions (the set's name as before site policy), then each other rule it has.
+  std::string nameOf(const NodeRules& rules) const {
+    const SlurmJob& job = rules.job;
+    std::string name = joined(job.partitions);
+    const auto rule = [&](const char* key, const std::string& value) {
+      if (!value.empty()) name += std::string("|") + key + "=" + value;
+    };
+    rule("reservation", job.reservation);
+    rule("constraint", job.features);
+    rule("exclude", joined(job.excluded_nodes));
+    rule("nodelist", joined(rules.user_nodes));
+    std::vector<std::string> ahead;
+    for (const auto& reservation : reservations_) {
+      if (reservation.start_time < rules.until && reservation.end_time > now_) {
+        ahead.push_back(reservation.name);
+      }
     }
-    const auto& nodes = snapshot_.nodes;
-    const bool restricts = listed && !std::all_of(nodes.begin(), nodes.end(),
-                                                  [&](const policy::Node& node) {
-                                                    return allowed.count(node.name) > 0;
-                                                  });
-    if (restricts) snapshot_.partitions.emplace(name, std::move(allowed));
-    restricts_[name] = restricts;
-    return restricts;
+    rule("reserved", joined(ahead));
+    return name;
   }
 
+  static std::string joined(const std::vector<std::string>& names) {
+    std::string text;
+    for (const auto& name : names) text += (text.empty() ? "" : ",") + name;
+    return text;
+  }
+
+  double now_;
+  std::vector<SlurmNode> candidates_;  // the snapshot's nodes
   const std::map<std::string, policy::NodeSet>& partitions_;
+  const std::vector<SlurmReservation>& reservations_;
   policy::Snapshot& snapshot_;
-  std::map<std::string, bool> restricts_;  // by comma-joined partition names
+  std::map<std::string, std::optional<policy::NodeSet>> allowed_;  // none: no restriction
 };
 
-// A pending rigid job that asked for GPUs: demand the adaptive jobs yield to.
-std::optional<policy::Job> waitingRigidJob(const SlurmJob& slurm) {
-  if (slurm.state != JobState::kPending || slurm.requested_gpus.count <= 0) return std::nullopt;
+// A pending rigid job that asked for GPUs and that Slurm would start once they are free: demand
+// the adaptive jobs yield to. A job held, waiting for a dependency or its begin time, or kept
+// back by a limit is no demand.
+std::optional<policy::Job> waitingRigidJob(const SlurmJob& slurm, double now) {
+  if (slurm.state != JobState::kPending || slurm.requested_gpus.count <= 0 ||
+      !whyCannotStart(slurm, now, slurm.eligible_time).empty() ||
+      refusesPlacement(slurm.state_reason)) {
+    return std::nullopt;
+  }
   policy::Job job;
   job.id = std::to_string(slurm.id);
   job.submit_time = slurm.submit_time;
@@ -258,10 +291,42 @@ std::optional<policy::Job> waitingRigidJob(const SlurmJob& slurm) {
   return job;
 }
 
-// A pending job Pollux has never placed whose eligibility lies ahead: the user's --begin.
-// (A job Pollux requeued also waits for eligibility, but Pollux resets that itself.)
-bool waitsForUserBeginTime(const SlurmJob& slurm, const JobRecord* record, double now) {
-  return slurm.state == JobState::kPending && slurm.eligible_time > now && !placedBefore(record);
+// Seconds of its time limit the job has left (none if unlimited).
+std::optional<double> timeLeft(const SlurmJob& slurm, double now) {
+  if (slurm.time_limit_min <= 0) return std::nullopt;
+  const double used = slurm.state == JobState::kRunning ? now - slurm.start_time : 0;
+  return slurm.time_limit_min * 60.0 - used;
+}
+
+// When the job would end, or could be moved off its nodes: reservations that start before
+// then keep it off theirs.
+double occupiesUntil(const SlurmJob& slurm, const policy::Job& job, double now) {
+  if (slurm.state == JobState::kRunning) return now + job.restart_cost_s + kReservationLeadS;
+  const auto left = timeLeft(slurm, now);
+  return left ? now + *left : std::numeric_limits<double>::infinity();
+}
+
+// A running job with less time left than a restart would cost keeps its allocation.
+void keepIfNoTimeToRestart(const SlurmJob& slurm, policy::Job& job, double now) {
+  const auto left = timeLeft(slurm, now);
+  if (!job.current || !left || *left >= job.restart_cost_s + kReservationLeadS) return;
+  job.min_gpus = job.max_gpus = job.current->totalGpus();
+  job.gpu_type = job.current->gpu_type;
+}
+
+// Why an adaptive job is not for the policy this round (empty if it is): Slurm would not start
+// it, or Slurm refused its last placement and nothing has changed since. A refusal that
+// depends on its size leaves it a smaller one instead.
+std::string sitsOut(const SlurmJob& slurm, const JobRecord* record, policy::Job& job, double now) {
+  if (slurm.state != JobState::kPending) return "";
+  const std::string why = whyCannotStart(slurm, now, record ? record->user_begin_time : 0);
+  if (!why.empty() || !record || !record->refused) return why;
+  const Refusal& refused = *record->refused;
+  if (refusalDependsOnSize(refused.reason) && refused.gpus > job.min_gpus) {
+    job.max_gpus = std::min(job.max_gpus, refused.gpus - 1);
+    return "";
+  }
+  return refused.reason;
 }
 
 }  // namespace
@@ -279,7 +344,9 @@ policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
                                const std::vector<SlurmJob>& jobs,
                                const std::map<std::string, JobRecord>& records,
                                const config::PolicyConfig& config,
-                               const std::map<std::string, policy::NodeSet>& partitions) {
+                               const std::map<std::string, policy::NodeSet>& partitions,
+                               const std::vector<SlurmReservation>& reservations,
+                               std::map<std::string, std::string>* waiting) {
   policy::Snapshot snapshot;
   snapshot.time = now;
   snapshot.params = config.policy;
@@ -291,25 +358,41 @@ policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
   int cluster_gpus = 0;
   for (const auto& node : snapshot.nodes) cluster_gpus += node.gpus;
   StartingRoom room(nodes, held);
-  PartitionRestrictions restrictions(partitions, snapshot);
+  NodeRestrictions restrictions(now, nodes, partitions, reservations, snapshot);
+  const auto wait = [&](const SlurmJob& slurm, const std::string& why) {
+    if (waiting) (*waiting)[std::to_string(slurm.id)] = why;
+  };
+  const std::vector<std::string> no_nodes;
   for (const auto& slurm : jobs) {
     if (slurm.state == JobState::kOther) continue;
     std::optional<policy::Job> job;
+    const JobRecord* record = nullptr;
     if (slurm.adaptive) {
       const auto found = records.find(std::to_string(slurm.id));
-      const JobRecord* record = found == records.end() ? nullptr : &found->second;
-      if (waitsForUserBeginTime(slurm, record, now)) continue;
+      record = found == records.end() ? nullptr : &found->second;
       job = adaptiveJob(slurm, record, std::max(cluster_gpus, 1));
+      if (const std::string why = sitsOut(slurm, record, *job, now); !why.empty()) {
+        wait(slurm, why);
+        continue;
+      }
       job->current = runningAllocation(slurm, node_types);
       if (!job->current) {
         job->current = startingAllocation(slurm, node_types, room, now, placedBefore(record));
       }
+      keepIfNoTimeToRestart(slurm, *job, now);
     } else {
-      job = waitingRigidJob(slurm);
+      job = waitingRigidJob(slurm, now);
     }
     if (!job) continue;
     job->demand = slurm.demand;
-    restrictions.apply(slurm, *job);
+    const NodeRules rules{slurm, record ? record->user_nodes : no_nodes,
+                          occupiesUntil(slurm, *job, now)};
+    if (!restrictions.apply(rules, *job)) {
+      wait(slurm, slurm.reservation.empty() ? "ReqNodeNotAvail" : "Reservation");
+      if (!job->current || slurm.state != JobState::kRunning) continue;
+      job->partition.reset();  // a running job no node suits any more stays where it is
+      job->min_gpus = job->max_gpus = job->current->totalGpus();
+    }
     snapshot.jobs.push_back(std::move(*job));
   }
   setCapacities(snapshot.nodes, nodes, running);

@@ -18,17 +18,23 @@ model::RelativeSpeeds relativeSpeeds(const std::vector<SlurmNode>& nodes,
 
 // Nodes with GPUs, each with the GPUs its running adaptive jobs hold plus, if it takes jobs,
 // those no job holds; its CPUs (and memory, where consumable) likewise. Adaptive jobs
-// (pending or running; not those waiting for a --begin time) with their models and limits;
-// rigid jobs waiting for GPUs (in any form they asked); each with its CPUs and memory per
-// node. Running rigid jobs are not decided on: what they hold is simply not free. A job whose
-// partitions (`partitions`: name -> nodes) leave out some of the snapshot's nodes runs only
-// on theirs.
+// (running, and pending ones Slurm would start: not held by their user or an admin, their
+// dependencies met, their user's begin time passed, no refusal of Slurm's standing) with their
+// models and limits; rigid jobs Slurm would start once GPUs are free (in any form they
+// asked); each with its CPUs and memory per node. Running rigid jobs are not decided on: what
+// they hold is simply not free. Each job may run only on the nodes its partitions
+// (`partitions`: name -> nodes), its reservation or the others' (`reservations`), its
+// constraint, excluded nodes and its user's node list allow (site_policy.hpp); a pending job
+// no node is allowed to is left out. `waiting`, if given, receives why each adaptive job left
+// out waits, as Slurm's Reason names it.
 // Relative speeds: the configured ones, default_speed for every other type present. A job's
 // declared length comes from its latest report, left out once its progress reached the target.
 policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
                                const std::vector<SlurmJob>& jobs,
                                const std::map<std::string, JobRecord>& records,
                                const config::PolicyConfig& config,
-                               const std::map<std::string, policy::NodeSet>& partitions = {});
+                               const std::map<std::string, policy::NodeSet>& partitions = {},
+                               const std::vector<SlurmReservation>& reservations = {},
+                               std::map<std::string, std::string>* waiting = nullptr);
 
 }  // namespace pollux::service

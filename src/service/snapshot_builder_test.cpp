@@ -1,4 +1,5 @@
 #include "snapshot_builder.hpp"
+#include "site_policy.hpp"
 
 #include <gtest/gtest.h>
 
@@ -131,7 +132,20 @@ TEST(SnapshotBuilderTest, ObjectiveSettingsReachTheSnapshot) {
 TEST(SnapshotBuilderTest, JobWaitingForItsBeginTimeIsNotPlacedEarly) {
   SlurmJob later = job(1, JobState::kPending, schema::AdaptiveRequest{});
   later.eligible_time = 3700;
-  EXPECT_TRUE(buildSnapshot(100, cluster(), {later}, {}, config::PolicyConfig{}).jobs.empty());
+  JobStore store;  // first seen pending with a begin time ahead: its user's --begin
+  store.syncWithSlurm({later});
+  std::map<std::string, std::string> waiting;
+  EXPECT_TRUE(buildSnapshot(100, cluster(), {later}, store.records(), config::PolicyConfig{}, {},
+                            {}, &waiting)
+                  .jobs.empty());
+  EXPECT_EQ(waiting["1"], "BeginTime");
+  later.eligible_time = kPolluxHoldTime;  // held by Pollux since: still the user's begin time
+  EXPECT_TRUE(buildSnapshot(100, cluster(), {later}, store.records(), config::PolicyConfig{})
+                  .jobs.empty());
+  EXPECT_EQ(buildSnapshot(3800, cluster(), {later}, store.records(), config::PolicyConfig{})
+                .jobs.size(),
+            1u);
+  later.eligible_time = 3700;
   JobRecord requeued_by_us;
   requeued_by_us.last_change_time = 90;
   EXPECT_EQ(buildSnapshot(100, cluster(), {later}, {{"1", requeued_by_us}}, config::PolicyConfig{})
@@ -148,8 +162,14 @@ TEST(SnapshotBuilderTest, APlacedPendingJobKeepsItsPlacementAsCurrent) {
   ASSERT_EQ(snapshot.jobs.size(), 1u);
   ASSERT_TRUE(snapshot.jobs[0].current);
   EXPECT_EQ(*snapshot.jobs[0].current, (policy::Allocation{"a100", {{"n1", 4}, {"n2", 4}}}));
-  starting.held = true;  // held: not placed, nothing to keep
+  starting.held = true;  // held by its user since: not for the policy at all
+  starting.state_reason = "JobHeldUser";
   snapshot = buildSnapshot(100, cluster(), {starting}, {}, config::PolicyConfig{});
+  EXPECT_TRUE(snapshot.jobs.empty());
+  starting.held = false;  // Slurm refuses to start it there: not current, placed anew
+  starting.state_reason = "QOSMaxGRESPerUser";
+  snapshot = buildSnapshot(100, cluster(), {starting}, {}, config::PolicyConfig{});
+  ASSERT_EQ(snapshot.jobs.size(), 1u);
   EXPECT_FALSE(snapshot.jobs[0].current);
 }
 
@@ -345,7 +365,7 @@ TEST(SnapshotBuilderTest, AJobRunsOnTheNodesOfItsPartitions) {
   EXPECT_EQ(*snapshot.jobs[3].partition, "second");
   EXPECT_FALSE(snapshot.jobs[4].partition);  // a partition Slurm did not list
   EXPECT_EQ(snapshot.partitions.at("first"), policy::NodeSet{"n1"});
-  EXPECT_EQ(snapshot.partitions.at("second"), (policy::NodeSet{"n2", "cpu1"}));
+  EXPECT_EQ(snapshot.partitions.at("second"), policy::NodeSet{"n2"});  // its GPU nodes
   EXPECT_EQ(snapshot.partitions.size(), 2u);
   const auto decision = policy::schedule(snapshot);
   EXPECT_EQ(decision.allocations.at("2").allocation.nodes.count("n1"), 1u);

@@ -144,8 +144,19 @@ class NodePool {
 
 namespace {
 
+// The current allocation lies within the nodes the job may run on (a reservation or a
+// constraint can take nodes from a running job).
+bool currentAllowed(const PlacementRequest& request) {
+  const NodeSet* allowed = request.allowed_nodes;
+  return request.current && (!allowed || std::all_of(request.current->nodes.begin(),
+                                                     request.current->nodes.end(),
+                                                     [&](const auto& node) {
+                                                       return allowed->count(node.first) > 0;
+                                                     }));
+}
+
 bool unchanged(const PlacementRequest& request) {
-  return request.current && configOf(*request.current) == request.config;
+  return currentAllowed(request) && configOf(*request.current) == request.config;
 }
 
 // Changed requests, multi-node and larger ones first.
@@ -170,7 +181,7 @@ std::optional<Allocation> placeWithFallbacks(const NodePool& pool,
   if (auto allocation = pool.find(request.config, request.current, demand, allowed)) {
     return allocation;
   }
-  if (request.current && pool.fits(*request.current, demand)) return request.current;
+  if (currentAllowed(request) && pool.fits(*request.current, demand)) return request.current;
   for (const auto& fallback : request.fallbacks) {
     if (auto allocation = pool.find(fallback, request.current, demand, allowed)) return allocation;
   }

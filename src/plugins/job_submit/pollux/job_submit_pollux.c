@@ -1,10 +1,12 @@
 /*
  * job_submit/pollux: recognises adaptive jobs (sbatch --comment=adaptive[:options]) at
  * submission, rejects a malformed comment with the reason, and makes adaptive jobs
- * requeueable and held: sched/pollux releases them where it places them.
+ * requeueable and keeps them from starting until sched/pollux places them: their begin time
+ * is POLLUX_HOLD_TIME, so `sbatch --hold` and later holds stay the user's or admin's own.
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
@@ -12,6 +14,7 @@
 
 #include "pollux_comment.h"
 #include "plugins/slurm_compat.h"
+#include "service/pollux_service.h"
 
 const char plugin_name[] = "Pollux adaptive job submission";
 const char plugin_type[] = "job_submit/pollux";
@@ -54,7 +57,10 @@ extern int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid, char **err_
     return SLURM_ERROR;
   if (adaptive) {
     job_desc->requeue = 1;
-    job_desc->priority = 0; /* waits until sched/pollux places it */
+    /* A user's --begin ahead is kept: sched/pollux holds the job from its first round on and
+     * places it no earlier than that time. */
+    if (job_desc->begin_time <= time(NULL))
+      job_desc->begin_time = POLLUX_HOLD_TIME;
   }
   return SLURM_SUCCESS;
 }

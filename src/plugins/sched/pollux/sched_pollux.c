@@ -178,18 +178,18 @@ static int update_or_errno(job_desc_msg_t *desc)
   return slurm_update_job(desc) == SLURM_SUCCESS ? 0 : errno;
 }
 
-/* Holds a pending job until a round places it. For a job just requeued the begin time is
- * reset too: Slurm pushes it out by two minutes, which would delay the placement (a user's
- * --begin of a job never started is left alone). */
-static int hold_job(uint32_t job_id, bool requeued)
+/* Keeps a pending job from starting until a round places it: its begin time, not its
+ * priority, so a hold of its user's or an admin's stays theirs (POLLUX_HOLD_TIME). A time
+ * limit, if given, is set too (minutes; 0: left as it is). */
+static int hold_job(uint32_t job_id, uint32_t time_limit_min)
 {
   job_desc_msg_t desc;
 
   slurm_init_job_desc_msg(&desc);
   POLLUX_DESC_JOB_ID(&desc) = job_id;
-  desc.priority = 0;
-  if (requeued)
-    desc.begin_time = time(NULL);
+  desc.begin_time = POLLUX_HOLD_TIME;
+  if (time_limit_min)
+    desc.time_limit = time_limit_min;
   return update_or_errno(&desc);
 }
 
@@ -212,7 +212,10 @@ static int place_job(const pollux_action_t *action, time_t begin)
     desc.min_cpus = action->min_cpus;
   }
   desc.admin_comment = (char *)action->admin_comment;
-  desc.priority = INFINITE;
+  if (action->release)
+    desc.priority = INFINITE;
+  if (action->time_limit_min)
+    desc.time_limit = action->time_limit_min;
   desc.begin_time = begin;
   return update_or_errno(&desc);
 }
@@ -224,7 +227,8 @@ static int requeue_job(const pollux_action_t *action, time_t begin)
 {
   if (pollux_requeue(action->job_id) != SLURM_SUCCESS)
     return errno;
-  return action->num_nodes ? place_job(action, begin) : hold_job(action->job_id, true);
+  return action->num_nodes ? place_job(action, begin) :
+                             hold_job(action->job_id, action->time_limit_min);
 }
 
 /* Asks a running job's steps to checkpoint; its batch script's `pollux-agent --launch` then
@@ -239,7 +243,7 @@ static int shrink_job(const pollux_action_t *action)
 static int perform(const pollux_action_t *action, time_t begin)
 {
   switch (action->kind) {
-  case POLLUX_ACTION_HOLD: return hold_job(action->job_id, false);
+  case POLLUX_ACTION_HOLD: return hold_job(action->job_id, 0);
   case POLLUX_ACTION_START: return place_job(action, begin);
   case POLLUX_ACTION_REQUEUE: return requeue_job(action, begin);
   case POLLUX_ACTION_SHRINK: return shrink_job(action);
@@ -274,6 +278,7 @@ typedef struct {
   pollux_node_view_t *nodes;
   pollux_partition_view_t *partitions;
   pollux_job_view_t *jobs;
+  pollux_reservation_view_t *reservations;
 } round_views_t;
 
 static void free_views(round_views_t *views)
@@ -282,15 +287,19 @@ static void free_views(round_views_t *views)
     slurm_round_partition_free(&views->partitions[i]);
   for (size_t i = 0; i < views->round.job_count; i++)
     slurm_round_job_free(&views->jobs[i]);
+  for (size_t i = 0; i < views->round.reservation_count; i++)
+    slurm_round_reservation_free(&views->reservations[i]);
   free(views->nodes);
   free(views->partitions);
   free(views->jobs);
+  free(views->reservations);
   memset(views, 0, sizeof(*views));
 }
 
 /* Fills `views` from Slurm's records (which they point into); 0, or -1 with errno. */
 static int fill_views(round_views_t *views, const node_info_msg_t *nodes,
-                      const partition_info_msg_t *partitions, const job_info_msg_t *jobs)
+                      const partition_info_msg_t *partitions, const job_info_msg_t *jobs,
+                      const reserve_info_msg_t *reservations)
 {
   const slurm_round_defaults_t defaults = {
     .memory_consumable = memory_consumable,
@@ -304,13 +313,15 @@ static int fill_views(round_views_t *views, const node_info_msg_t *nodes,
   views->nodes = calloc(nodes->record_count + 1, sizeof(*views->nodes));
   views->partitions = calloc(partitions->record_count + 1, sizeof(*views->partitions));
   views->jobs = calloc(jobs->record_count + 1, sizeof(*views->jobs));
-  if (!views->nodes || !views->partitions || !views->jobs) {
+  views->reservations = calloc(reservations->record_count + 1, sizeof(*views->reservations));
+  if (!views->nodes || !views->partitions || !views->jobs || !views->reservations) {
     errno = ENOMEM;
     return -1;
   }
   round->nodes = views->nodes;
   round->partitions = views->partitions;
   round->jobs = views->jobs;
+  round->reservations = views->reservations;
   for (uint32_t i = 0; i < nodes->record_count; i++) {
     const node_info_t *node = &nodes->node_array[i];
 
@@ -332,6 +343,14 @@ static int fill_views(round_views_t *views, const node_info_msg_t *nodes,
                         &views->jobs[round->job_count]))
       return -1;
     round->job_count++;
+  }
+  for (uint32_t i = 0; i < reservations->record_count; i++) {
+    if (!reservations->reservation_array[i].name)
+      continue;
+    if (slurm_round_reservation(&reservations->reservation_array[i],
+                                &views->reservations[round->reservation_count]))
+      return -1;
+    round->reservation_count++;
   }
   return 0;
 }
@@ -417,14 +436,14 @@ static void remember_round(const job_info_msg_t *jobs, const event_action_t *act
 
 /* Plans a round on Slurm's records and carries the plan out. */
 static void plan_and_act(const node_info_msg_t *nodes, const partition_info_msg_t *partitions,
-                         const job_info_msg_t *jobs)
+                         const job_info_msg_t *jobs, const reserve_info_msg_t *reservations)
 {
   round_views_t views;
   pollux_plan_t *plan = NULL;
   event_action_t *acted = NULL;
   size_t acted_count = 0;
 
-  if (fill_views(&views, nodes, partitions, jobs) != 0) {
+  if (fill_views(&views, nodes, partitions, jobs, reservations) != 0) {
     slurm_error("sched/pollux: cannot describe the round: %s", strerror(errno));
   } else if (pollux_service_plan(service, &views.round, &plan) == 0) {
     acted = malloc((plan->action_count + 1) * sizeof(*acted));
@@ -445,23 +464,27 @@ static void run_round(void)
   job_info_msg_t *jobs = NULL;
   node_info_msg_t *nodes = NULL;
   partition_info_msg_t *partitions = NULL;
+  reserve_info_msg_t *reservations = NULL;
 
   /* Nodes first: a job that starts in between is then running but not yet counted in its
    * node's GPUs in use, which the service allows for (the other order would not). SHOW_DETAIL
    * gives each node's GPUs in use (gres_used). */
   if (slurm_load_node((time_t)0, &nodes, SHOW_ALL | SHOW_DETAIL) != SLURM_SUCCESS ||
       slurm_load_jobs((time_t)0, &jobs, SHOW_ALL) != SLURM_SUCCESS ||
-      slurm_load_partitions((time_t)0, &partitions, SHOW_ALL) != SLURM_SUCCESS)
-    slurm_error("sched/pollux: cannot load jobs, nodes and partitions: %s",
+      slurm_load_partitions((time_t)0, &partitions, SHOW_ALL) != SLURM_SUCCESS ||
+      slurm_load_reservations((time_t)0, &reservations) != SLURM_SUCCESS)
+    slurm_error("sched/pollux: cannot load jobs, nodes, partitions and reservations: %s",
                 slurm_strerror(errno));
   else
-    plan_and_act(nodes, partitions, jobs);
+    plan_and_act(nodes, partitions, jobs, reservations);
   if (jobs)
     free_jobs(jobs);
   if (nodes)
     slurm_free_node_info_msg(nodes);
   if (partitions)
     slurm_free_partition_info_msg(partitions);
+  if (reservations)
+    slurm_free_reservation_info_msg(reservations);
 }
 
 /* Recreates the service with the settings copied by the last reconfig. */

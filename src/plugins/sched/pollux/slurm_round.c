@@ -100,6 +100,7 @@ int slurm_round_node(const node_info_t *node, uint16_t alloc_cpus, uint64_t allo
   view->usable = node_usable(node->node_state);
   view->registered = (node->node_state & NODE_STATE_BASE) != NODE_STATE_UNKNOWN;
   view->free_cpus = alloc_cpus < node->cpus ? node->cpus - alloc_cpus : 0;
+  view->features = node->features_act ? node->features_act : node->features;
   view->memory_mb = view->free_memory_mb = -1;
   if (memory_consumable) {
     view->memory_mb = node->real_memory > node->mem_spec_limit ?
@@ -117,6 +118,20 @@ int slurm_round_partition(const partition_info_t *partition, pollux_partition_vi
 }
 
 void slurm_round_partition_free(pollux_partition_view_t *view)
+{
+  free_names(&view->nodes);
+}
+
+int slurm_round_reservation(const reserve_info_t *resv, pollux_reservation_view_t *view)
+{
+  view->name = resv->name;
+  view->start_time = resv->start_time;
+  view->end_time = resv->end_time;
+  view->maintenance = (resv->flags & RESERVE_FLAG_MAINT) != 0;
+  return names_from_hostlist(resv->node_list, &view->nodes);
+}
+
+void slurm_round_reservation_free(pollux_reservation_view_t *view)
 {
   free_names(&view->nodes);
 }
@@ -200,6 +215,12 @@ static int job_failed(uint32_t state)
   return (base == JOB_FAILED || base == JOB_NODE_FAIL) && !(state & JOB_COMPLETING);
 }
 
+/* A time limit in minutes, 0 where Slurm has none (NO_VAL, INFINITE). */
+static uint32_t minutes_or_zero(uint32_t limit)
+{
+  return limit == NO_VAL || limit == INFINITE ? 0 : limit;
+}
+
 /* The job's memory per node or per CPU (MB, the other 0; both 0 without a request). */
 static void memory_request(const slurm_job_info_t *job, pollux_job_view_t *view)
 {
@@ -219,9 +240,15 @@ int slurm_round_job(const slurm_job_info_t *job, const partition_info_msg_t *par
   view->user_id = job->user_id;
   view->state = job_state_of(job->job_state);
   view->held = job->priority == 0;
+  view->priority = job->priority;
+  view->state_reason = pollux_job_reason(job->state_reason);
   view->submit_time = job->submit_time;
   view->start_time = job->start_time;
   view->eligible_time = job->eligible_time;
+  view->time_limit_min = minutes_or_zero(job->time_limit);
+  view->features = job->features;
+  view->reservation = job->resv_name;
+  view->dependency = job->dependency;
   view->end_time = job->end_time;
   view->failed = job_failed(job->job_state);
   view->completing = (job->job_state & JOB_COMPLETING) != 0;
@@ -247,7 +274,8 @@ int slurm_round_job(const slurm_job_info_t *job, const partition_info_msg_t *par
   memory_request(job, view);
   if (names_from_commas(job->partition, &view->partitions) ||
       names_from_hostlist(job->nodes, &view->nodes) ||
-      names_from_hostlist(job->req_nodes, &view->requested_nodes)) {
+      names_from_hostlist(job->req_nodes, &view->requested_nodes) ||
+      names_from_hostlist(job->exc_nodes, &view->excluded_nodes)) {
     slurm_round_job_free(view);
     return -1;
   }
@@ -282,4 +310,5 @@ void slurm_round_job_free(pollux_job_view_t *view)
   free_names(&view->partitions);
   free_names(&view->nodes);
   free_names(&view->requested_nodes);
+  free_names(&view->excluded_nodes);
 }

@@ -1,5 +1,5 @@
 /*
- * Slurm's jobs, nodes and partitions as one pollux_round_t: the shim's conversions, one
+ * Slurm's jobs, nodes, partitions and reservations as one pollux_round_t: the shim's conversions, one
  * function per Slurm object kind. They read only what they are given (no RPC, no slurm.conf),
  * so tests/slurm_round_test.c runs them on fake Slurm records.
  */
@@ -36,6 +36,9 @@ int slurm_round_partition(const partition_info_t *partition, pollux_partition_vi
 int slurm_round_job(const slurm_job_info_t *job, const partition_info_msg_t *partitions,
                     const slurm_round_defaults_t *defaults, pollux_job_view_t *view);
 
+/* A reservation with its nodes expanded; 0, or -1 (ENOMEM). The view points into `resv`. */
+int slurm_round_reservation(const reserve_info_t *resv, pollux_reservation_view_t *view);
+
 /* The value of a JOB_DEF_* entry (DefCpuPerGPU, DefMemPerGPU) of a job defaults list (of
  * slurm.conf or a partition), or NO_VAL64. */
 uint64_t slurm_round_job_default(list_t *defaults, uint16_t type);
@@ -53,5 +56,6 @@ void slurm_round_event_job(const slurm_job_info_t *job, event_job_t *brief);
 /* Frees what slurm_round_partition() and slurm_round_job() allocated for a view. */
 void slurm_round_partition_free(pollux_partition_view_t *view);
 void slurm_round_job_free(pollux_job_view_t *view);
+void slurm_round_reservation_free(pollux_reservation_view_t *view);
 
 #endif /* POLLUX_SLURM_ROUND_H */

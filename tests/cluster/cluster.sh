@@ -8,7 +8,10 @@
 #                                  (--kill: SIGKILL instead of a clean SIGTERM)
 #   cluster.sh stop-ctld RUN_DIR [--kill] | start-ctld RUN_DIR    the two halves of it
 #   cluster.sh stop-munged RUN_DIR | start-munged RUN_DIR          munged of this run
-#   cluster.sh stop RUN_DIR        stops only the processes this run started, by PID
+#   cluster.sh stop RUN_DIR        stops only the processes this run started, by PID, and the
+#                                  run's jobs and slurmstepd (found by RUN_DIR, see stop());
+#                                  fails if any of them survives
+#   cluster.sh check RUN_DIR       lists the run's processes still alive; fails if any
 #
 # After start, RUN_DIR/env holds SLURM_CONF, MUNGE_SOCKET and PATH to source.
 # SLURMCTLD_WRAPPER, if set, is a command that start and start-ctld put in front of slurmctld
@@ -20,6 +23,10 @@
 # come first in PATH (RUN_DIR/env sets that PATH too) and its plugin directory is the default
 # PLUGIN_DIR. `cluster.sh plugindir` prints that directory.
 set -eu
+# Not in this script's own environment (callers may have sourced RUN_DIR/env), so that its
+# subshells never look like the run's jobs (run_tasks); the commands that need it
+# set it.
+if [ -n "${SLURM_CONF+set}" ]; then exec env -u SLURM_CONF /bin/sh "$0" "$@"; fi
 here=$(cd "$(dirname "$0")" && pwd)
 slurm_prefix=${SLURM_PREFIX:-/usr}
 
@@ -133,7 +140,7 @@ stop_munged() {
 }
 
 wait_gone() {  # wait_gone PID [SECONDS]: until the process has exited (default 10 s)
-  for _ in $(seq $((${2:-10} * 10))); do kill -0 "$1" 2> /dev/null || return 0; sleep 0.1; done
+  for _ in $(seq $((${2:-10} * 10))); do alive "$1" || return 0; sleep 0.1; done
   return 1
 }
 
@@ -163,37 +170,138 @@ restart_ctld() {
   echo "cluster.sh: slurmctld restarted ($old -> $(cat "$1/run/slurmctld.bgpid"))"
 }
 
-# Processes whose environment names this run's slurm.conf: slurmstepd and the jobs' tasks
-# (slurmd and sbatch pass SLURM_CONF on), except this script and its callers, which may
-# have sourced RUN_DIR/env. Another cluster's processes never match.
-run_processes() {
+# This script and its callers (they may have sourced RUN_DIR/env or cd'ed into RUN_DIR):
+# never counted as the run's processes.
+caller_pids() {
   callers=" $$ "
   pid=$$
   while [ "$pid" -gt 1 ]; do
     pid=$(ps -o ppid= -p "$pid" | tr -d ' ')
     callers="$callers$pid "
   done
-  for environ in /proc/[0-9]*/environ; do
-    pid=${environ#/proc/}; pid=${pid%/environ}
-    case "$callers" in *" $pid "*) continue ;; esac
-    { tr '\0' '\n' < "$environ"; } 2> /dev/null | grep -qx "SLURM_CONF=$1/etc/slurm.conf" &&
-      echo "$pid"
+  echo "$callers"
+}
+
+# alive PID: the process exists and is no zombie (an exited slurmstepd, whose parent is
+# PID 1, stays a zombie until PID 1 reaps it).
+alive() {
+  state=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$1/status" 2> /dev/null) || return 1
+  [ -n "$state" ] && [ "$state" != Z ]
+}
+
+# stepd_of_run PID RUN_DIR: PID is a slurmstepd of this run: its environment names this run's
+# slurm.conf, or one of its open files is under RUN_DIR (the slurmd log it inherits), or one
+# of its sockets is bound under RUN_DIR/spool (its step socket). slurmstepd writes its
+# process title over its environment, which may leave SLURM_CONF unreadable in
+# /proc/PID/environ; it outlives slurmd and slurmctld when it cannot report its job's end,
+# blocking SIGTERM then (SIGKILL ends it).
+stepd_of_run() {
+  [ "$(cat "/proc/$1/comm" 2> /dev/null)" = slurmstepd ] || return 1
+  grep -qszxF "SLURM_CONF=$2/etc/slurm.conf" "/proc/$1/environ" && return 0
+  for fd in "/proc/$1/fd/"* "/proc/$1/cwd"; do
+    link=$(readlink "$fd" 2> /dev/null) || continue
+    case $link in
+      "$2"/*) return 0 ;;
+      "socket:["*"]")
+        inode=${link#socket:\[}; inode=${inode%]}
+        grep -q " $inode $2/spool/" /proc/net/unix && return 0 ;;
+    esac
+  done
+  return 1
+}
+
+# The jobs' processes of this run but slurmstepd (run_stepds): those whose environment
+# names this run's slurm.conf (slurmd and sbatch pass SLURM_CONF on), as PIDs. Another
+# cluster's processes never match.
+run_tasks() {
+  callers=$(caller_pids)
+  grep -lszxF "SLURM_CONF=$1/etc/slurm.conf" /proc/[0-9]*/environ |
+    while IFS=/ read -r _ _ pid _; do
+      case "$callers" in *" $pid "*) continue ;; esac
+      [ "$(cat "/proc/$pid/comm" 2> /dev/null)" = slurmstepd ] || echo "$pid"
+    done
+  return 0
+}
+
+# This run's slurmstepd processes (stepd_of_run), as PIDs.
+run_stepds() {
+  grep -lsx slurmstepd /proc/[0-9]*/comm | while IFS=/ read -r _ _ pid _; do
+    if stepd_of_run "$pid" "$1"; then echo "$pid"; fi
   done
   return 0
 }
 
+# Processes of this run besides the recorded daemons: its jobs' and its slurmstepd.
+run_processes() { run_tasks "$1"; run_stepds "$1"; }
+
+# Every live process of this run: run_processes, and those whose command line names this
+# run's etc/ or munge/ (slurmctld, slurmd, munged, SLURMCTLD_WRAPPER's). Not the processes
+# of accounting.sh in RUN_DIR/dbd.
+survivors() {
+  callers=$(caller_pids)
+  {
+    run_processes "$1"
+    # The patterns on stdin, not in grep's own command line, which it reads too.
+    # shellcheck disable=SC2062
+    printf '%s\n' "$1/etc/" "$1/munge/" | grep -lszF -f - /proc/[0-9]*/cmdline |
+      while IFS=/ read -r _ _ pid _; do
+        case "$callers" in *" $pid "*) ;; *) echo "$pid" ;; esac
+      done
+  } | sort -un | while read -r pid; do if alive "$pid"; then echo "$pid"; fi; done
+  return 0
+}
+
+# check RUN_DIR: lists the run's processes still alive and fails if there is any.
+check() {
+  left=$(survivors "$1" | paste -sd, -)
+  [ -z "$left" ] && return 0
+  echo "cluster.sh: processes of $1 still alive:" >&2
+  ps -o pid,ppid,user,stat,args -p "$left" >&2 || true
+  return 1
+}
+
+# kill_all SECONDS PID...: SIGTERM, then SIGKILL to those still alive after SECONDS; waits
+# (up to 10 s more) until they are gone.
+kill_all() {
+  limit=$1; shift
+  [ $# -gt 0 ] || return 0
+  kill "$@" 2> /dev/null || true
+  for _ in $(seq $((limit * 5))); do
+    left=""
+    for pid in "$@"; do alive "$pid" && left="$left $pid"; done
+    [ -z "$left" ] && return 0
+    sleep 0.2
+  done
+  # shellcheck disable=SC2086
+  kill -9 $left 2> /dev/null || true
+  for _ in $(seq 50); do
+    left1=""
+    for pid in $left; do alive "$pid" && left1="$left1 $pid"; done
+    [ -z "$left1" ] && return 0
+    sleep 0.2
+  done
+}
+
+# stop RUN_DIR: the recorded daemons and the jobs' processes (SIGKILL after 10 s), then the
+# run's slurmstepd and any job process left or started meanwhile (SIGKILL after 3 s: a
+# slurmstepd that cannot reach slurmctld blocks SIGTERM); fails, listing them, if any
+# process of the run survives.
 stop() {
   run=$1
   [ -f "$run/run/pids" ] || return 0
-  pids="$(cat "$run/run/pids") $(run_processes "$run")"
-  kill $pids 2> /dev/null || true
-  for _ in $(seq 50); do
-    alive=""
-    for pid in $pids; do kill -0 "$pid" 2> /dev/null && alive="$alive $pid"; done
-    [ -z "$alive" ] && break
-    sleep 0.2
+  # The recorded PIDs whose command line still names the run (not reused by another process).
+  recorded=$(while read -r pid; do
+    if grep -qsF "$run/" "/proc/$pid/cmdline"; then echo "$pid"; fi
+  done < "$run/run/pids")
+  # shellcheck disable=SC2046,SC2086
+  kill_all 10 $recorded $(run_tasks "$run")
+  for _ in 1 2 3; do
+    left=$(run_processes "$run" | while read -r pid; do if alive "$pid"; then echo "$pid"; fi; done)
+    [ -n "$left" ] || break
+    # shellcheck disable=SC2086
+    kill_all 3 $left
   done
-  [ -z "$alive" ] || kill -9 $alive 2> /dev/null || true
+  check "$run" || exit 1
   rm -f "$run/run/pids"
 }
 
@@ -201,10 +309,11 @@ case "${1:-}" in
   start) shift; start "$@" ;;
   plugindir) echo "$slurm_plugins" ;;
   stop) shift; stop "$@" ;;
+  check) shift; check "$@" ;;
   restart-ctld) shift; restart_ctld "$@" ;;
   stop-ctld) shift; stop_ctld "$@" ;;
   start-ctld) shift; start_ctld "$@" ;;
   stop-munged) shift; stop_munged "$@" ;;
   start-munged) shift; start_munged "$@" ;;
-  *) echo "usage: cluster.sh start RUN_DIR [SCHEDULER [PARAMS [PLUGIN_DIR [EXTRA]]]] | plugindir | restart-ctld RUN_DIR [--kill] | stop-ctld RUN_DIR [--kill] | start-ctld RUN_DIR | stop-munged RUN_DIR | start-munged RUN_DIR | stop RUN_DIR" >&2; exit 2 ;;
+  *) echo "usage: cluster.sh start RUN_DIR [SCHEDULER [PARAMS [PLUGIN_DIR [EXTRA]]]] | plugindir | restart-ctld RUN_DIR [--kill] | stop-ctld RUN_DIR [--kill] | start-ctld RUN_DIR | stop-munged RUN_DIR | start-munged RUN_DIR | stop RUN_DIR | check RUN_DIR" >&2; exit 2 ;;
 esac

@@ -35,6 +35,9 @@ job_gpus() { squeue -h -j "$1" -o "%b %D" | sed -E 's/.*gpu:([a-z0-9]+:)?([0-9]+
 more_gpus_than() { is_running "$1" && [ "$(job_gpus "$1")" -gt "$2" ]; }
 fewer_gpus_than() { is_running "$1" && [ "$(job_gpus "$1")" -lt "$2" ]; }
 runs_on() { is_running "$1" && [ "$(job_field "$1" NodeList)" = "$2" ]; }  # runs_on JOB NODES
+# held_by_pollux JOB: the job may not begin until sched/pollux places it (its begin time is
+# Pollux's hold, 2100-01-01).
+held_by_pollux() { case "$(job_field "$1" EligibleTime)" in 2099-12-31T*|2100-01-01T*) ;; *) return 1 ;; esac; }
 # placed JOB: whether sched/pollux has placed the job (the run dir's slurmctld log says so).
 placed() { grep -q "sched/pollux: JobId=$1 start" log/slurmctld.log; }
 # placed_once JOB: fails the test unless sched/pollux placed the job exactly once.
@@ -119,8 +122,10 @@ start_pollux_cluster() {  # start_pollux_cluster [EXTRA]
 }
 
 # For a test script in tests/ (with $here set to tests/): sets build, run, plugins, port and
-# api, and stops this run's cluster on exit, printing the slurmctld log's pollux lines and
-# the job outputs first if the test failed.
+# api, and stops this run's cluster on exit (and its accounting, if the test started
+# tests/cluster/accounting.sh in the run dir), printing the slurmctld log's pollux lines and
+# the job outputs first if the test failed. A process of the run that survives its stop
+# fails the test (the run dir is then kept).
 setup_test_cluster() {  # setup_test_cluster NAME
   build="${POLLUX_BUILDDIR:?}"
   run=$(mktemp -d "/tmp/pollux-$1-test-XXXXXX")
@@ -139,6 +144,13 @@ stop_test_cluster() {
       [ -e "$out" ] && { echo "--- $out" >&2; tail -n 25 "$out" >&2; }
     done
   fi
-  "$here/cluster/cluster.sh" stop "$run"
+  left=0
+  "$here/cluster/cluster.sh" stop "$run" || left=1
+  if [ -f "$run/dbd/pids" ]; then "$here/cluster/accounting.sh" stop "$run" || left=1; fi
+  if [ "$left" -ne 0 ]; then
+    echo "FAIL: processes of $run survived its stop (listed above); $run kept" >&2
+    exit 1
+  fi
   rm -rf "$run"
+  exit "$status"
 }

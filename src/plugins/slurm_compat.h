@@ -98,6 +98,11 @@ static inline int pollux_signal_steps(uint32_t job_id, uint16_t signal_number)
 #define POLLUX_JOB_MODIFY_ERR_MSG NULL
 #endif
 
+/* AccountingStorageEnforce's limits and qos bits (Slurm's ACCOUNTING_ENFORCE_LIMITS and
+ * _QOS, read_config.h: the same bits from 22.05 to 26.05, not in the public headers). */
+#define POLLUX_ENFORCE_LIMITS 0x0002
+#define POLLUX_ENFORCE_QOS 0x0008
+
 /* The name of a pending job's reason (squeue's Reason): libslurm's slurm_job_reason_string
  * in 22.05, slurm_job_state_reason_string from 24.11 on (neither declared in slurm.h). */
 #if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(24, 11, 0)

@@ -172,11 +172,52 @@ pollux::service::SlurmJob jobFrom(const pollux_job_view_t& view) {
   job.features = text(view.features);
   job.reservation = text(view.reservation);
   job.dependency = text(view.dependency);
+  job.association_id = view.association_id;
+  job.qos = text(view.qos);
   job.num_nodes = static_cast<int>(view.num_nodes);
   job.gpu_request = gpuRequestOf(view);
   job.resources = resourcesOf(view);
   pollux::service::readRequests(job);
   return job;
+}
+
+std::optional<int> limitOf(int64_t value) {
+  if (value < 0) return std::nullopt;
+  return static_cast<int>(std::min<int64_t>(value, 1 << 30));
+}
+
+int usedOf(int64_t value) { return static_cast<int>(std::clamp<int64_t>(value, 0, 1 << 30)); }
+
+pollux::service::SlurmQos qosFrom(const pollux_qos_view_t& view) {
+  pollux::service::SlurmQos qos;
+  qos.name = text(view.name);
+  qos.grp_gpus = limitOf(view.grp_gpus);
+  qos.max_gpus_per_user = limitOf(view.max_gpus_per_user);
+  qos.max_gpus_per_job = limitOf(view.max_gpus_per_job);
+  qos.grp_jobs = limitOf(view.grp_jobs);
+  qos.max_jobs_per_user = limitOf(view.max_jobs_per_user);
+  qos.gpus_used = usedOf(view.gpus_used);
+  qos.jobs_used = usedOf(view.jobs_used);
+  const auto* users = arrayOf(view.users, view.user_count, "QOS users");
+  for (size_t i = 0; i < view.user_count; ++i) {
+    qos.users[users[i].user_id] = {usedOf(users[i].gpus_used), usedOf(users[i].jobs_used)};
+  }
+  return qos;
+}
+
+pollux::service::SlurmAssociation associationFrom(const pollux_association_view_t& view) {
+  pollux::service::SlurmAssociation association;
+  association.id = view.id;
+  association.parent_id = view.parent_id;
+  association.account = text(view.account);
+  association.user = text(view.user);
+  association.grp_gpus = limitOf(view.grp_gpus);
+  association.max_gpus_per_job = limitOf(view.max_gpus_per_job);
+  association.grp_jobs = limitOf(view.grp_jobs);
+  association.max_jobs = limitOf(view.max_jobs);
+  association.gpus_used = usedOf(view.gpus_used);
+  association.jobs_used = usedOf(view.jobs_used);
+  return association;
 }
 
 pollux::service::Round roundFrom(const pollux_round_t& view) {
@@ -191,6 +232,10 @@ pollux::service::Round roundFrom(const pollux_round_t& view) {
     if (!partitions[i].name) continue;
     const auto members = namesOf(partitions[i].nodes, "partition nodes");
     round.partitions[partitions[i].name] = {members.begin(), members.end()};
+    if (partitions[i].max_nodes > 0) {
+      round.partition_max_nodes[partitions[i].name] =
+          static_cast<int>(std::min<uint32_t>(partitions[i].max_nodes, 1u << 30));
+    }
   }
   const auto* jobs = arrayOf(view.jobs, view.job_count, "round jobs");
   for (size_t i = 0; i < view.job_count; ++i) round.jobs.push_back(jobFrom(jobs[i]));
@@ -203,6 +248,14 @@ pollux::service::Round roundFrom(const pollux_round_t& view) {
                                   static_cast<double>(reservations[i].start_time),
                                   static_cast<double>(reservations[i].end_time),
                                   reservations[i].maintenance != 0});
+  }
+  const auto* qos = arrayOf(view.qos, view.qos_count, "round QOS");
+  for (size_t i = 0; i < view.qos_count; ++i) {
+    if (qos[i].name) round.qos.push_back(qosFrom(qos[i]));
+  }
+  const auto* associations = arrayOf(view.associations, view.association_count, "round associations");
+  for (size_t i = 0; i < view.association_count; ++i) {
+    round.associations.push_back(associationFrom(associations[i]));
   }
   return round;
 }

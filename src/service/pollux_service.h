@@ -83,6 +83,8 @@ typedef struct {
   const char *features;           /* --constraint, e.g. "ib&nvlink" */
   const char *reservation;        /* --reservation */
   const char *dependency;         /* unfulfilled dependencies, e.g. "afterok:6(unfulfilled)" */
+  uint32_t association_id;        /* its association (user, account, partition), 0 if none */
+  const char *qos;                /* its QOS */
   /* The GPU request in each form Slurm takes, NULL where not given: */
   const char *tres_per_node;   /* --gres=gpu:a100:2, --gpus-per-node: "gres:gpu:a100:2" */
   const char *tres_per_job;    /* --gpus */
@@ -124,6 +126,7 @@ typedef struct {
 typedef struct {
   const char *name;
   pollux_names_t nodes;
+  uint32_t max_nodes; /* MaxNodes per job, 0 if unlimited */
 } pollux_partition_view_t;
 
 /* One of Slurm's advance reservations. */
@@ -134,6 +137,40 @@ typedef struct {
   time_t end_time;
   int maintenance; /* Flags=MAINT */
 } pollux_reservation_view_t;
+
+/* A QOS or association limit is -1 where none is set. GPUs are the TRES gres/gpu
+ * (AccountingStorageTRES); "used" counts what Slurm charges running jobs. */
+typedef struct {
+  uint32_t user_id;
+  int64_t gpus_used;  /* GPUs of the user's running jobs under the QOS */
+  int64_t jobs_used;  /* the user's running jobs under the QOS */
+} pollux_user_usage_t;
+
+typedef struct {
+  const char *name;
+  int64_t grp_gpus;          /* GrpTRES=gres/gpu=N */
+  int64_t max_gpus_per_user; /* MaxTRESPerUser=gres/gpu=N */
+  int64_t max_gpus_per_job;  /* MaxTRESPerJob=gres/gpu=N */
+  int64_t grp_jobs;          /* GrpJobs */
+  int64_t max_jobs_per_user; /* MaxJobsPerUser */
+  int64_t gpus_used;
+  int64_t jobs_used;
+  const pollux_user_usage_t *users;
+  size_t user_count;
+} pollux_qos_view_t;
+
+typedef struct {
+  uint32_t id;
+  uint32_t parent_id;        /* its parent account's association; 0 for the root */
+  const char *account;
+  const char *user;          /* NULL for an account's own association */
+  int64_t grp_gpus;          /* GrpTRES=gres/gpu=N, over its whole sub-tree */
+  int64_t max_gpus_per_job;  /* MaxTRES=gres/gpu=N */
+  int64_t grp_jobs;          /* GrpJobs, over its sub-tree */
+  int64_t max_jobs;          /* MaxJobs */
+  int64_t gpus_used;         /* by running jobs of its sub-tree */
+  int64_t jobs_used;         /* running jobs of its sub-tree */
+} pollux_association_view_t;
 
 /* Everything a scheduling round reads from Slurm, at one time. */
 typedef struct {
@@ -146,6 +183,11 @@ typedef struct {
   size_t job_count;
   const pollux_reservation_view_t *reservations;
   size_t reservation_count;
+  /* Where AccountingStorageEnforce has limits or qos (else empty): */
+  const pollux_qos_view_t *qos;
+  size_t qos_count;
+  const pollux_association_view_t *associations;
+  size_t association_count;
 } pollux_round_t;
 
 /* What the shim must do to one job. */

@@ -78,6 +78,90 @@ SlurmNode parseNode(const JsonField& field) {
   return node;
 }
 
+void putLimit(Json::Value& out, const char* key, const std::optional<int>& limit) {
+  if (limit) out[key] = *limit;
+}
+
+std::optional<int> parseLimit(const JsonField& field, const char* key) {
+  if (!field.has(key)) return std::nullopt;
+  return count(field[key]);
+}
+
+Json::Value qosToJson(const SlurmQos& qos) {
+  Json::Value out;
+  out["name"] = qos.name;
+  putLimit(out, "grp_gpus", qos.grp_gpus);
+  putLimit(out, "max_gpus_per_user", qos.max_gpus_per_user);
+  putLimit(out, "max_gpus_per_job", qos.max_gpus_per_job);
+  putLimit(out, "grp_jobs", qos.grp_jobs);
+  putLimit(out, "max_jobs_per_user", qos.max_jobs_per_user);
+  out["gpus_used"] = qos.gpus_used;
+  out["jobs_used"] = qos.jobs_used;
+  out["users"] = Json::Value(Json::arrayValue);
+  for (const auto& [uid, usage] : qos.users) {
+    Json::Value user;
+    user["user_id"] = uid;
+    user["gpus_used"] = usage.gpus;
+    user["jobs_used"] = usage.jobs;
+    out["users"].append(user);
+  }
+  return out;
+}
+
+SlurmQos parseQos(const JsonField& field) {
+  field.requireOnlyKeys({"name", "grp_gpus", "max_gpus_per_user", "max_gpus_per_job",
+                         "grp_jobs", "max_jobs_per_user", "gpus_used", "jobs_used", "users"});
+  SlurmQos qos;
+  qos.name = field["name"].string();
+  qos.grp_gpus = parseLimit(field, "grp_gpus");
+  qos.max_gpus_per_user = parseLimit(field, "max_gpus_per_user");
+  qos.max_gpus_per_job = parseLimit(field, "max_gpus_per_job");
+  qos.grp_jobs = parseLimit(field, "grp_jobs");
+  qos.max_jobs_per_user = parseLimit(field, "max_jobs_per_user");
+  qos.gpus_used = count(field["gpus_used"]);
+  qos.jobs_used = count(field["jobs_used"]);
+  const JsonField users = field["users"];
+  for (Json::ArrayIndex i = 0; i < users.arraySize(); ++i) {
+    const JsonField user = users.at(i);
+    user.requireOnlyKeys({"user_id", "gpus_used", "jobs_used"});
+    qos.users[static_cast<uint32_t>(user["user_id"].integer(0, 0xFFFFFFFFL))] = {
+        count(user["gpus_used"]), count(user["jobs_used"])};
+  }
+  return qos;
+}
+
+Json::Value associationToJson(const SlurmAssociation& association) {
+  Json::Value out;
+  out["id"] = association.id;
+  out["parent_id"] = association.parent_id;
+  out["account"] = association.account;
+  putText(out, "user", association.user);
+  putLimit(out, "grp_gpus", association.grp_gpus);
+  putLimit(out, "max_gpus_per_job", association.max_gpus_per_job);
+  putLimit(out, "grp_jobs", association.grp_jobs);
+  putLimit(out, "max_jobs", association.max_jobs);
+  out["gpus_used"] = association.gpus_used;
+  out["jobs_used"] = association.jobs_used;
+  return out;
+}
+
+SlurmAssociation parseAssociation(const JsonField& field) {
+  field.requireOnlyKeys({"id", "parent_id", "account", "user", "grp_gpus", "max_gpus_per_job",
+                         "grp_jobs", "max_jobs", "gpus_used", "jobs_used"});
+  SlurmAssociation association;
+  association.id = static_cast<uint32_t>(field["id"].integer(1, 0xFFFFFFFFL));
+  association.parent_id = static_cast<uint32_t>(field["parent_id"].integer(0, 0xFFFFFFFFL));
+  association.account = field["account"].string();
+  association.user = optionalText(field, "user");
+  association.grp_gpus = parseLimit(field, "grp_gpus");
+  association.max_gpus_per_job = parseLimit(field, "max_gpus_per_job");
+  association.grp_jobs = parseLimit(field, "grp_jobs");
+  association.max_jobs = parseLimit(field, "max_jobs");
+  association.gpus_used = count(field["gpus_used"]);
+  association.jobs_used = count(field["jobs_used"]);
+  return association;
+}
+
 Json::Value reservationToJson(const SlurmReservation& reservation) {
   Json::Value out;
   out["name"] = reservation.name;
@@ -190,6 +274,8 @@ Json::Value jobToJson(const SlurmJob& job) {
   putText(out, "features", job.features);
   putText(out, "reservation", job.reservation);
   putText(out, "dependency", job.dependency);
+  if (job.association_id > 0) out["association_id"] = job.association_id;
+  putText(out, "qos", job.qos);
   out["num_nodes"] = job.num_nodes;
   out["gpu_request"] = gpuRequestToJson(job.gpu_request);
   out["resources"] = resourcesToJson(job.resources);
@@ -201,7 +287,8 @@ SlurmJob parseJob(const JsonField& field) {
                          "submit_time", "start_time", "eligible_time", "end_time",
                          "time_limit_min", "failed", "completing", "comment", "partitions",
                          "nodes", "batch_host", "requested_nodes", "excluded_nodes", "features",
-                         "reservation", "dependency", "num_nodes", "gpu_request", "resources"});
+                         "reservation", "dependency", "association_id", "qos", "num_nodes",
+                         "gpu_request", "resources"});
   SlurmJob job;
   job.id = static_cast<uint32_t>(field["job_id"].integer(1, 0xFFFFFFFFL));
   job.uid = static_cast<uint32_t>(field["user_id"].integer(0, 0xFFFFFFFFL));
@@ -231,6 +318,10 @@ SlurmJob parseJob(const JsonField& field) {
   job.features = optionalText(field, "features");
   job.reservation = optionalText(field, "reservation");
   job.dependency = optionalText(field, "dependency");
+  if (field.has("association_id")) {
+    job.association_id = static_cast<uint32_t>(field["association_id"].integer(0, 0xFFFFFFFFL));
+  }
+  job.qos = optionalText(field, "qos");
   job.num_nodes = count(field["num_nodes"]);
   job.gpu_request = parseGpuRequest(field["gpu_request"]);
   job.resources = parseResources(field["resources"]);
@@ -268,19 +359,26 @@ Json::Value roundToJson(const Round& round) {
   for (const auto& [name, nodes] : round.partitions) {
     out["partitions"][name] = namesToJson({nodes.begin(), nodes.end()});
   }
+  for (const auto& [name, max_nodes] : round.partition_max_nodes) {
+    out["partition_max_nodes"][name] = max_nodes;
+  }
   out["jobs"] = Json::Value(Json::arrayValue);
   for (const auto& job : round.jobs) out["jobs"].append(jobToJson(job));
-  if (!round.reservations.empty()) {
-    for (const auto& reservation : round.reservations) {
-      out["reservations"].append(reservationToJson(reservation));
-    }
+  for (const auto& reservation : round.reservations) {
+    out["reservations"].append(reservationToJson(reservation));
+  }
+  for (const auto& qos : round.qos) out["qos"].append(qosToJson(qos));
+  for (const auto& association : round.associations) {
+    out["associations"].append(associationToJson(association));
   }
   return out;
 }
 
 Round parseRound(const Json::Value& document) {
   const JsonField root(document, "round");
-  root.requireOnlyKeys({"now", "nodes", "partitions", "jobs", "reservations"});
+  root.requireOnlyKeys(
+      {"now", "nodes", "partitions", "partition_max_nodes", "jobs", "reservations", "qos",
+       "associations"});
   Round round;
   round.now = seconds(root["now"]);
   const JsonField nodes = root["nodes"];
@@ -290,12 +388,28 @@ Round parseRound(const Json::Value& document) {
     const auto members = parseNames(partitions.member(name));
     round.partitions[name] = policy::NodeSet(members.begin(), members.end());
   }
+  if (root.has("partition_max_nodes")) {
+    const JsonField max_nodes = root["partition_max_nodes"];
+    for (const auto& name : max_nodes.memberNames()) {
+      round.partition_max_nodes[name] = count(max_nodes.member(name));
+    }
+  }
   const JsonField jobs = root["jobs"];
   for (Json::ArrayIndex i = 0; i < jobs.arraySize(); ++i) round.jobs.push_back(parseJob(jobs.at(i)));
   if (root.has("reservations")) {
     const JsonField reservations = root["reservations"];
     for (Json::ArrayIndex i = 0; i < reservations.arraySize(); ++i) {
       round.reservations.push_back(parseReservation(reservations.at(i)));
+    }
+  }
+  if (root.has("qos")) {
+    const JsonField qos = root["qos"];
+    for (Json::ArrayIndex i = 0; i < qos.arraySize(); ++i) round.qos.push_back(parseQos(qos.at(i)));
+  }
+  if (root.has("associations")) {
+    const JsonField associations = root["associations"];
+    for (Json::ArrayIndex i = 0; i < associations.arraySize(); ++i) {
+      round.associations.push_back(parseAssociation(associations.at(i)));
     }
   }
   return round;

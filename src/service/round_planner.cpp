@@ -146,6 +146,27 @@ void recordRefusals(JobStore& store, const Round& round, std::uint64_t circumsta
   }
 }
 
+// Pending jobs the decision left without GPUs because a budget they count against is used up
+// (a QOS or association limit on GPUs): each with the Reason Slurm would give it.
+void noteBudgetsUsedUp(const policy::Snapshot& snapshot, const policy::Decision& decision,
+                       std::map<std::string, std::string>& waiting) {
+  std::map<std::string, int> taken;
+  for (const auto& job : snapshot.jobs) {
+    const auto decided = decision.allocations.find(job.id);
+    if (decided == decision.allocations.end()) continue;
+    for (const auto& budget : job.budgets) taken[budget] += decided->second.allocation.totalGpus();
+  }
+  for (const auto& job : snapshot.jobs) {
+    if (job.current || !job.adaptive || decision.allocations.count(job.id)) continue;
+    for (const auto& budget : job.budgets) {
+      if (taken[budget] + job.min_gpus > snapshot.budgets.at(budget)) {
+        waiting[job.id] = SiteLimits::reasonOf(budget);
+        break;
+      }
+    }
+  }
+}
+
 // The time limit (minutes) of a requeued job's next run: what its --time has left, plus
 // the restart; 0 where it has none.
 int timeLimitAfterRequeue(const SlurmJob& job, const JobRecord* record, double now) {
@@ -238,10 +259,15 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
   policy::Decision decision;
   std::map<std::string, std::string> why_waiting;
   try {
-    policy::Snapshot snapshot = buildSnapshot(round.now, round.nodes, as_seen, records, config,
-                                              round.partitions, round.reservations, &why_waiting);
+    SiteRules site{round.partitions, round.partition_max_nodes, round.reservations, std::nullopt};
+    if (!round.qos.empty() || !round.associations.empty()) {
+      site.limits.emplace(round.qos, round.associations);
+    }
+    policy::Snapshot snapshot =
+        buildSnapshot(round.now, round.nodes, as_seen, records, config, site, &why_waiting);
     if (seen) *seen = snapshot;
     decision = policy::schedule(snapshot);
+    noteBudgetsUsedUp(snapshot, decision, why_waiting);
   } catch (const std::exception& problem) {
     throw PolicyFailed(problem.what());
   }

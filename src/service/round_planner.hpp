@@ -21,8 +21,11 @@ struct Round {
   double now = 0;
   std::vector<SlurmNode> nodes;
   std::map<std::string, policy::NodeSet> partitions;
+  std::map<std::string, int> partition_max_nodes;  // where MaxNodes is set
   std::vector<SlurmJob> jobs;
   std::vector<SlurmReservation> reservations;
+  std::vector<SlurmQos> qos;  // where Slurm enforces QOS and association limits
+  std::vector<SlurmAssociation> associations;
 };
 
 // An action with the strings Slurm is given for it.

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +35,40 @@ struct SlurmNode {
   int gpus_used = 0;  // GPUs jobs hold, as Slurm counts them: any job, completing ones too
   bool registered = true;  // its slurmd has registered since slurmctld started
   std::vector<std::string> features = {};  // active features (--constraint matches them)
+};
+
+// GPUs and running jobs Slurm charges one user under a QOS.
+struct UserUsage {
+  int gpus = 0;
+  int jobs = 0;
+};
+
+// A QOS's limits on GPUs (the TRES gres/gpu) and running jobs, none where not set, and what
+// Slurm charges its running jobs.
+struct SlurmQos {
+  std::string name;
+  std::optional<int> grp_gpus;           // GrpTRES
+  std::optional<int> max_gpus_per_user;  // MaxTRESPerUser
+  std::optional<int> max_gpus_per_job;   // MaxTRESPerJob
+  std::optional<int> grp_jobs;           // GrpJobs
+  std::optional<int> max_jobs_per_user;  // MaxJobsPerUser
+  int gpus_used = 0;
+  int jobs_used = 0;
+  std::map<uint32_t, UserUsage> users;  // by uid
+};
+
+// An association (an account, or a user in an account) with its limits and its sub-tree's use.
+struct SlurmAssociation {
+  uint32_t id = 0;
+  uint32_t parent_id = 0;  // 0: the root
+  std::string account;
+  std::string user;  // empty for an account's own association
+  std::optional<int> grp_gpus;          // GrpTRES, over its sub-tree
+  std::optional<int> max_gpus_per_job;  // MaxTRES
+  std::optional<int> grp_jobs;          // GrpJobs, over its sub-tree
+  std::optional<int> max_jobs;          // MaxJobs
+  int gpus_used = 0;
+  int jobs_used = 0;
 };
 
 // One of Slurm's advance reservations.
@@ -109,6 +144,8 @@ struct SlurmJob {
   std::string features;                             // --constraint
   std::string reservation;                          // --reservation
   std::string dependency;                           // unfulfilled dependencies
+  uint32_t association_id = 0;                      // 0: none (no accounting)
+  std::string qos;
   int num_nodes = 0;
   GpuRequest gpu_request;
   ResourceRequest resources;

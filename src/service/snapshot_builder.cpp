@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "site_limits.hpp"
 #include "site_policy.hpp"
 
 namespace pollux::service {
@@ -329,6 +330,71 @@ std::string sitsOut(const SlurmJob& slurm, const JobRecord* record, policy::Job&
   return refused.reason;
 }
 
+// A job in a partition with MaxNodes holds at most that many of its nodes' GPUs; false (Slurm
+// would not start it: PartitionNodeLimit) where that is below its minimum.
+bool fitsPartitionMaxNodes(const SlurmJob& slurm, const SiteRules& site,
+                           const std::vector<policy::Node>& nodes, policy::Job& job) {
+  if (slurm.partitions.empty()) return true;
+  const auto max_nodes = site.partition_max_nodes.find(slurm.partitions.front());
+  const auto members = site.partitions.find(slurm.partitions.front());
+  if (max_nodes == site.partition_max_nodes.end() || members == site.partitions.end()) {
+    return true;
+  }
+  int largest = 0;
+  for (const auto& node : nodes) {
+    if (members->second.count(node.name)) largest = std::max(largest, node.gpus);
+  }
+  const int most = max_nodes->second * largest;
+  if (most < job.min_gpus) return false;
+  job.max_gpus = std::min(job.max_gpus, most);
+  return true;
+}
+
+// The site's limits a job is under: none if it may not start whatever its size (a limit on
+// running jobs, or a cap or a budget below its minimum), the Reason then in `why`. Otherwise
+// its maximum capped and its budgets named, each budget's capacity entered in `snapshot`.
+class LimitsApplier {
+ public:
+  LimitsApplier(const SiteLimits* limits, const RunningJobs& running, policy::Snapshot& snapshot)
+      : limits_(limits), snapshot_(snapshot) {
+    if (!limits_) return;
+    for (const auto& [slurm, allocation] : running) {
+      for (const auto& budget : limits_->budgetsOf(*slurm)) {
+        held_[budget.name] += allocation.totalGpus();
+      }
+    }
+  }
+
+  // False, with Slurm's Reason in `why`, where the job may not start whatever its size.
+  bool apply(const SlurmJob& slurm, policy::Job& job, std::string& why) {
+    if (!limits_) return true;
+    const auto kept_back = [&](std::string reason) {
+      why = std::move(reason);
+      return false;
+    };
+    const bool pending = slurm.state == JobState::kPending;
+    if (pending && slurm.adaptive) why = limits_->runningJobsLimit(slurm);
+    if (!why.empty()) return false;
+    if (const auto cap = limits_->gpusPerJob(slurm)) {
+      if (cap->gpus < job.min_gpus && pending) return kept_back(cap->reason);
+      job.max_gpus = std::max(job.min_gpus, std::min(job.max_gpus, cap->gpus));
+    }
+    for (const auto& budget : limits_->budgetsOf(slurm)) {
+      const auto held = held_.find(budget.name);
+      const int capacity = budget.capacity(held == held_.end() ? 0 : held->second);
+      if (capacity < job.min_gpus && pending) return kept_back(SiteLimits::reasonOf(budget.name));
+      snapshot_.budgets[budget.name] = capacity;
+      job.budgets.push_back(budget.name);
+    }
+    return true;
+  }
+
+ private:
+  const SiteLimits* limits_;
+  policy::Snapshot& snapshot_;
+  std::map<std::string, int> held_;  // GPUs the snapshot's running jobs hold, by budget
+};
+
 }  // namespace
 
 model::RelativeSpeeds relativeSpeeds(const std::vector<SlurmNode>& nodes,
@@ -343,9 +409,7 @@ model::RelativeSpeeds relativeSpeeds(const std::vector<SlurmNode>& nodes,
 policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
                                const std::vector<SlurmJob>& jobs,
                                const std::map<std::string, JobRecord>& records,
-                               const config::PolicyConfig& config,
-                               const std::map<std::string, policy::NodeSet>& partitions,
-                               const std::vector<SlurmReservation>& reservations,
+                               const config::PolicyConfig& config, const SiteRules& site,
                                std::map<std::string, std::string>* waiting) {
   policy::Snapshot snapshot;
   snapshot.time = now;
@@ -358,7 +422,8 @@ policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
   int cluster_gpus = 0;
   for (const auto& node : snapshot.nodes) cluster_gpus += node.gpus;
   StartingRoom room(nodes, held);
-  NodeRestrictions restrictions(now, nodes, partitions, reservations, snapshot);
+  NodeRestrictions restrictions(now, nodes, site.partitions, site.reservations, snapshot);
+  LimitsApplier site_limits(site.limits ? &*site.limits : nullptr, running, snapshot);
   const auto wait = [&](const SlurmJob& slurm, const std::string& why) {
     if (waiting) (*waiting)[std::to_string(slurm.id)] = why;
   };
@@ -384,6 +449,16 @@ policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
       job = waitingRigidJob(slurm, now);
     }
     if (!job) continue;
+    std::string why;
+    if (site_limits.apply(slurm, *job, why) &&
+        !fitsPartitionMaxNodes(slurm, site, snapshot.nodes, *job) &&
+        slurm.state == JobState::kPending) {
+      why = "PartitionNodeLimit";
+    }
+    if (!why.empty()) {
+      if (slurm.adaptive) wait(slurm, why);
+      continue;
+    }
     job->demand = slurm.demand;
     const NodeRules rules{slurm, record ? record->user_nodes : no_nodes,
                           occupiesUntil(slurm, *job, now)};

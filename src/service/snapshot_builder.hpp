@@ -2,15 +2,25 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/config/policy_config.hpp"
 #include "job_store.hpp"
+#include "site_limits.hpp"
 #include "common/policy/policy.hpp"
 #include "slurm_view.hpp"
 
 namespace pollux::service {
+
+// What of Slurm's configuration and accounting decides where and whether jobs may run.
+struct SiteRules {
+  std::map<std::string, policy::NodeSet> partitions;  // name -> its nodes
+  std::map<std::string, int> partition_max_nodes;     // name -> MaxNodes, where limited
+  std::vector<SlurmReservation> reservations;
+  std::optional<SiteLimits> limits;                   // where Slurm enforces them
+};
 
 // The configured speed of every GPU type the nodes have; default_speed for the others.
 model::RelativeSpeeds relativeSpeeds(const std::vector<SlurmNode>& nodes,
@@ -22,19 +32,20 @@ model::RelativeSpeeds relativeSpeeds(const std::vector<SlurmNode>& nodes,
 // dependencies met, their user's begin time passed, no refusal of Slurm's standing) with their
 // models and limits; rigid jobs Slurm would start once GPUs are free (in any form they
 // asked); each with its CPUs and memory per node. Running rigid jobs are not decided on: what
-// they hold is simply not free. Each job may run only on the nodes its partitions
-// (`partitions`: name -> nodes), its reservation or the others' (`reservations`), its
-// constraint, excluded nodes and its user's node list allow (site_policy.hpp); a pending job
-// no node is allowed to is left out. `waiting`, if given, receives why each adaptive job left
-// out waits, as Slurm's Reason names it.
+// they hold is simply not free. By the site's rules: each job may run only on the nodes its
+// partitions, its reservation or the others', its constraint, excluded nodes and its user's
+// node list allow (site_policy.hpp), and on at most its partition's MaxNodes; under QOS and
+// association limits a pending job over a limit on running jobs, or whose per-job cap or a
+// budget leaves less than its minimum, is left out, others are capped and name their budgets,
+// whose capacities the snapshot carries (site_limits.hpp). A pending job no node is allowed
+// to is left out too. `waiting`, if given, receives why each adaptive job left out waits, as
+// Slurm's Reason names it.
 // Relative speeds: the configured ones, default_speed for every other type present. A job's
 // declared length comes from its latest report, left out once its progress reached the target.
 policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
                                const std::vector<SlurmJob>& jobs,
                                const std::map<std::string, JobRecord>& records,
-                               const config::PolicyConfig& config,
-                               const std::map<std::string, policy::NodeSet>& partitions = {},
-                               const std::vector<SlurmReservation>& reservations = {},
+                               const config::PolicyConfig& config, const SiteRules& site = {},
                                std::map<std::string, std::string>* waiting = nullptr);
 
 }  // namespace pollux::service

@@ -136,7 +136,7 @@ TEST(SnapshotBuilderTest, JobWaitingForItsBeginTimeIsNotPlacedEarly) {
   store.syncWithSlurm({later});
   std::map<std::string, std::string> waiting;
   EXPECT_TRUE(buildSnapshot(100, cluster(), {later}, store.records(), config::PolicyConfig{}, {},
-                            {}, &waiting)
+                            &waiting)
                   .jobs.empty());
   EXPECT_EQ(waiting["1"], "BeginTime");
   later.eligible_time = kPolluxHoldTime;  // held by Pollux since: still the user's begin time
@@ -355,7 +355,8 @@ TEST(SnapshotBuilderTest, AJobRunsOnTheNodesOfItsPartitions) {
   }
   std::vector<SlurmNode> nodes = cluster();
   for (auto& node : nodes) node.free_cpus = 8;
-  const auto snapshot = buildSnapshot(100, nodes, jobs, {}, config::PolicyConfig{}, partitions);
+  const auto snapshot =
+      buildSnapshot(100, nodes, jobs, {}, config::PolicyConfig{}, SiteRules{partitions, {}, {}, {}});
   ASSERT_EQ(snapshot.jobs.size(), 5u);
   EXPECT_FALSE(snapshot.jobs[0].partition);  // all the snapshot's nodes: no restriction
   ASSERT_TRUE(snapshot.jobs[1].partition);

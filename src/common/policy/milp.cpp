@@ -1,6 +1,7 @@
 #include "milp.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <utility>
 
 namespace pollux::policy {
@@ -31,20 +32,39 @@ std::vector<int> usefulOptions(const std::vector<MilpOption>& options) {
   return useful;
 }
 
+using Row = std::vector<std::pair<int, double>>;  // (column, coefficient) pairs
+
 struct Rows {
-  std::vector<std::vector<std::pair<int, double>>> type_gpus;
-  std::vector<std::vector<std::pair<int, double>>> type_nodes;
+  std::vector<Row> type_gpus;
+  std::vector<Row> type_nodes;
+  std::vector<Row> budget_gpus;
 };
+
+void addCapacityRows(const MilpInput& input, const Rows& rows, GlpkProblem& problem) {
+  for (std::size_t type = 0; type < input.types.size(); ++type) {
+    if (!rows.type_gpus[type].empty()) {
+      problem.addRowAtMost(rows.type_gpus[type], input.types[type].gpus);
+    }
+    if (!rows.type_nodes[type].empty()) {
+      problem.addRowAtMost(rows.type_nodes[type], input.types[type].whole_nodes);
+    }
+  }
+  for (std::size_t budget = 0; budget < input.budgets.size(); ++budget) {
+    if (!rows.budget_gpus[budget].empty()) {
+      problem.addRowAtMost(rows.budget_gpus[budget], input.budgets[budget]);
+    }
+  }
+}
 
 // The MILP of `input` loaded into `problem`; returns per job its (column, option index) pairs.
 std::vector<std::vector<std::pair<int, int>>> build(const MilpInput& input,
                                                      GlpkProblem& problem) {
-  Rows rows{std::vector<std::vector<std::pair<int, double>>>(input.types.size()),
-            std::vector<std::vector<std::pair<int, double>>>(input.types.size())};
+  Rows rows{std::vector<Row>(input.types.size()), std::vector<Row>(input.types.size()),
+            std::vector<Row>(input.budgets.size())};
   // column_of[job] = (column, option index) pairs
   std::vector<std::vector<std::pair<int, int>>> column_of(input.jobs.size());
   for (std::size_t job = 0; job < input.jobs.size(); ++job) {
-    std::vector<std::pair<int, double>> one_option;
+    Row one_option;
     for (int option_index : usefulOptions(input.jobs[job])) {
       const MilpOption& option = input.jobs[job][option_index];
       const int column = problem.addBinaryColumn(option.weight);
@@ -54,17 +74,13 @@ std::vector<std::vector<std::pair<int, int>>> build(const MilpInput& input,
       if (option.whole_nodes > 0) {
         rows.type_nodes[option.type].push_back({column, double(option.whole_nodes)});
       }
+      for (int budget : budgetsOf(input, job)) {
+        rows.budget_gpus[budget].push_back({column, double(option.gpus)});
+      }
     }
     if (one_option.size() > 1) problem.addRowAtMost(one_option, 1.0);
   }
-  for (std::size_t type = 0; type < input.types.size(); ++type) {
-    if (!rows.type_gpus[type].empty()) {
-      problem.addRowAtMost(rows.type_gpus[type], input.types[type].gpus);
-    }
-    if (!rows.type_nodes[type].empty()) {
-      problem.addRowAtMost(rows.type_nodes[type], input.types[type].whole_nodes);
-    }
-  }
+  addCapacityRows(input, rows, problem);
   return column_of;
 }
 
@@ -108,13 +124,35 @@ namespace {
 // A job's LP value above this counts as integral.
 constexpr double kIntegral = 1e-6;
 
-// Whether a job can trade `from` (nullptr: nothing) for `to` within the free capacity.
-bool fits(const MilpOption* from, const MilpOption& to,
-          const std::vector<MilpTypeCapacity>& free) {
+// What the chosen options leave free: per type, and per budget.
+struct Room {
+  std::vector<MilpTypeCapacity> types;
+  std::vector<int> budgets;
+};
+
+Room roomLeft(const MilpInput& input, const std::vector<int>& chosen) {
+  return {leftoverCapacity(input, chosen), leftoverBudgets(input, chosen)};
+}
+
+// Takes `job`'s `option` out of the room (count 1) or gives it back (count -1).
+void use(const MilpInput& input, std::size_t job, const MilpOption& option, int count,
+         Room& room) {
+  room.types[option.type].gpus -= count * option.gpus;
+  room.types[option.type].whole_nodes -= count * option.whole_nodes;
+  for (int budget : budgetsOf(input, job)) room.budgets[budget] -= count * option.gpus;
+}
+
+// Whether `job` can trade `from` (nullptr: nothing) for `to` within the room.
+bool fits(const MilpInput& input, std::size_t job, const MilpOption* from, const MilpOption& to,
+          const Room& room) {
   const bool same_type = from != nullptr && from->type == to.type;
   const int gpus = to.gpus - (same_type ? from->gpus : 0);
   const int nodes = to.whole_nodes - (same_type ? from->whole_nodes : 0);
-  return gpus <= free[to.type].gpus && nodes <= free[to.type].whole_nodes;
+  if (gpus > room.types[to.type].gpus || nodes > room.types[to.type].whole_nodes) return false;
+  const int budget_gpus = to.gpus - (from != nullptr ? from->gpus : 0);
+  const auto& budgets = budgetsOf(input, job);
+  return std::all_of(budgets.begin(), budgets.end(),
+                     [&](int budget) { return budget_gpus <= room.budgets[budget]; });
 }
 
 struct Move {
@@ -123,8 +161,7 @@ struct Move {
   double gain = 0;
 };
 
-Move bestMove(const MilpInput& input, const MilpResult& result,
-              const std::vector<MilpTypeCapacity>& free) {
+Move bestMove(const MilpInput& input, const MilpResult& result, const Room& room) {
   Move best;
   for (std::size_t job = 0; job < input.jobs.size(); ++job) {
     if (result.kept[job]) continue;
@@ -133,7 +170,9 @@ Move bestMove(const MilpInput& input, const MilpResult& result,
     const double current_weight = current == nullptr ? 0.0 : current->weight;
     for (int option = 0; option < static_cast<int>(options.size()); ++option) {
       const double gain = options[option].weight - current_weight;
-      if (gain > best.gain && fits(current, options[option], free)) best = {job, option, gain};
+      if (gain > best.gain && fits(input, job, current, options[option], room)) {
+        best = {job, option, gain};
+      }
     }
   }
   return best;
@@ -141,7 +180,79 @@ Move bestMove(const MilpInput& input, const MilpResult& result,
 
 bool overCapacity(const MilpTypeCapacity& free) { return free.gpus < 0 || free.whole_nodes < 0; }
 
+bool countsAgainst(const MilpInput& input, std::size_t job, int budget) {
+  const auto& budgets = budgetsOf(input, job);
+  return std::find(budgets.begin(), budgets.end(), budget) != budgets.end();
+}
+
+// The job with the lightest choice among those `selected` (job, its chosen option); -1: none.
+int lightestChoice(const MilpInput& input, const MilpResult& result,
+                   const std::function<bool(std::size_t, const MilpOption&)>& selected) {
+  int lightest = -1;
+  for (std::size_t job = 0; job < input.jobs.size(); ++job) {
+    if (result.chosen[job] < 0) continue;
+    const MilpOption& option = input.jobs[job][result.chosen[job]];
+    if (!selected(job, option)) continue;
+    if (lightest < 0 || option.weight < input.jobs[lightest][result.chosen[lightest]].weight) {
+      lightest = int(job);
+    }
+  }
+  return lightest;
+}
+
+void dropChoice(const MilpInput& input, int job, Room& room, MilpResult& result) {
+  use(input, job, input.jobs[job][result.chosen[job]], -1, room);
+  result.chosen[job] = -1;
+}
+
+void dropWhereTypesOverflow(const MilpInput& input, Room& room, MilpResult& result) {
+  for (std::size_t type = 0; type < room.types.size(); ++type) {
+    while (overCapacity(room.types[type])) {
+      const int lightest =
+          lightestChoice(input, result, [&](std::size_t job, const MilpOption& option) {
+            return !result.kept[job] && option.type == int(type);
+          });
+      if (lightest < 0) break;  // only kept jobs left: their current allocations fit together
+      dropChoice(input, lightest, room, result);
+    }
+  }
+}
+
+// Jobs not kept first; then kept ones, released (a budget may be below what they hold).
+void dropWhereBudgetsOverflow(const MilpInput& input, Room& room, MilpResult& result) {
+  for (std::size_t budget = 0; budget < room.budgets.size(); ++budget) {
+    const auto in_budget = [&](std::size_t job, const MilpOption&) {
+      return countsAgainst(input, job, int(budget));
+    };
+    while (room.budgets[budget] < 0) {
+      int lightest = lightestChoice(input, result, [&](std::size_t job, const MilpOption& option) {
+        return !result.kept[job] && in_budget(job, option);
+      });
+      if (lightest < 0) lightest = lightestChoice(input, result, in_budget);
+      if (lightest < 0) break;  // a negative budget without choices: nothing to drop
+      if (result.kept[lightest]) {
+        result.kept[lightest] = false;
+        --result.kept_jobs;
+      }
+      dropChoice(input, lightest, room, result);
+    }
+  }
+}
+
+double weightOf(const MilpInput& input, const std::vector<int>& chosen) {
+  double total = 0;
+  for (std::size_t job = 0; job < input.jobs.size(); ++job) {
+    if (chosen[job] >= 0) total += input.jobs[job][chosen[job]].weight;
+  }
+  return total;
+}
+
 }  // namespace
+
+const std::vector<int>& budgetsOf(const MilpInput& input, std::size_t job) {
+  static const std::vector<int> kNone;
+  return input.job_budgets.empty() ? kNone : input.job_budgets[job];
+}
 
 std::vector<MilpTypeCapacity> leftoverCapacity(const MilpInput& input,
                                                const std::vector<int>& chosen) {
@@ -155,48 +266,35 @@ std::vector<MilpTypeCapacity> leftoverCapacity(const MilpInput& input,
   return free;
 }
 
+std::vector<int> leftoverBudgets(const MilpInput& input, const std::vector<int>& chosen) {
+  std::vector<int> free = input.budgets;
+  for (std::size_t job = 0; job < input.jobs.size(); ++job) {
+    if (chosen[job] < 0) continue;
+    for (int budget : budgetsOf(input, job)) free[budget] -= input.jobs[job][chosen[job]].gpus;
+  }
+  return free;
+}
+
 void keepCurrent(const MilpInput& input, const std::vector<int>& jobs, MilpResult& result) {
   for (int job : jobs) {
     result.chosen[job] = input.current.empty() ? -1 : input.current[job];
     result.kept[job] = true;
     ++result.kept_jobs;
   }
-  // Other jobs' choices were made without knowing: drop the lightest where a type overflows.
-  std::vector<MilpTypeCapacity> free = leftoverCapacity(input, result.chosen);
-  for (std::size_t type = 0; type < free.size(); ++type) {
-    while (overCapacity(free[type])) {
-      int lightest = -1;
-      for (std::size_t job = 0; job < input.jobs.size(); ++job) {
-        if (result.kept[job] || result.chosen[job] < 0) continue;
-        const MilpOption& option = input.jobs[job][result.chosen[job]];
-        if (option.type != int(type)) continue;
-        if (lightest < 0 || option.weight < input.jobs[lightest][result.chosen[lightest]].weight) {
-          lightest = int(job);
-        }
-      }
-      if (lightest < 0) break;  // only kept jobs left: their current allocations fit together
-      const MilpOption& dropped = input.jobs[lightest][result.chosen[lightest]];
-      free[type].gpus += dropped.gpus;
-      free[type].whole_nodes += dropped.whole_nodes;
-      result.objective -= dropped.weight;
-      result.chosen[lightest] = -1;
-    }
-  }
+  // Other jobs' choices were made without knowing: drop the lightest where capacity overflows.
+  Room room = roomLeft(input, result.chosen);
+  dropWhereTypesOverflow(input, room, result);
+  dropWhereBudgetsOverflow(input, room, result);
+  result.objective = weightOf(input, result.chosen);
 }
 
 void fillGreedily(const MilpInput& input, MilpResult& result) {
-  std::vector<MilpTypeCapacity> free = leftoverCapacity(input, result.chosen);
-  for (Move move = bestMove(input, result, free); move.option >= 0;
-       move = bestMove(input, result, free)) {
+  Room room = roomLeft(input, result.chosen);
+  for (Move move = bestMove(input, result, room); move.option >= 0;
+       move = bestMove(input, result, room)) {
     const int before = result.chosen[move.job];
-    if (before >= 0) {
-      const MilpOption& released = input.jobs[move.job][before];
-      free[released.type].gpus += released.gpus;
-      free[released.type].whole_nodes += released.whole_nodes;
-    }
-    const MilpOption& taken = input.jobs[move.job][move.option];
-    free[taken.type].gpus -= taken.gpus;
-    free[taken.type].whole_nodes -= taken.whole_nodes;
+    if (before >= 0) use(input, move.job, input.jobs[move.job][before], -1, room);
+    use(input, move.job, input.jobs[move.job][move.option], 1, room);
     result.chosen[move.job] = move.option;
     result.objective += move.gain;
   }
@@ -236,7 +334,11 @@ MilpResult solveByRounding(const MilpInput& input) {
   // on the host's speed unless the safety net itself is hit).
   MilpInput rest;
   rest.types = leftoverCapacity(input, result.chosen);
-  for (int job : fractional) rest.jobs.push_back(input.jobs[job]);
+  rest.budgets = leftoverBudgets(input, result.chosen);
+  for (int job : fractional) {
+    rest.jobs.push_back(input.jobs[job]);
+    if (!input.job_budgets.empty()) rest.job_budgets.push_back(input.job_budgets[job]);
+  }
   rest.node_limit = input.node_limit;
   rest.simplex_iterations = input.simplex_iterations;
   rest.time_limit_s = input.time_limit_s;
@@ -254,10 +356,7 @@ MilpResult solveByRounding(const MilpInput& input) {
   } else {
     keepCurrent(input, fractional, result);
   }
-  result.objective = 0;
-  for (std::size_t job = 0; job < input.jobs.size(); ++job) {
-    if (result.chosen[job] >= 0) result.objective += input.jobs[job][result.chosen[job]].weight;
-  }
+  result.objective = weightOf(input, result.chosen);
   fillGreedily(input, result);
   return result;
 }

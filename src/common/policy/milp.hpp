@@ -1,7 +1,8 @@
 // The allocation MILP: each job picks at most one weighted option; GPUs and whole nodes of
-// each GPU type stay within what is free.
+// each GPU type stay within what is free, and the GPUs of the jobs sharing a budget within it.
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 #include "glpk_problem.hpp"
@@ -22,8 +23,12 @@ struct MilpTypeCapacity {
 
 struct MilpInput {
   std::vector<MilpTypeCapacity> types;
+  std::vector<int> budgets;  // GPUs (of any type) the jobs naming each budget may hold (>= 0)
   std::vector<std::vector<MilpOption>> jobs;  // options per job
   std::vector<int> current;  // per job: index of the option it runs with now, -1 none (or empty)
+  // Per job: the distinct indices into `budgets` its options' GPUs count against (or empty:
+  // no job counts against any).
+  std::vector<std::vector<int>> job_budgets;
   // Limits, each per GLPK solve (solveMilp: one; solveByRounding: the LP relaxation, then the
   // MILP over its fractional jobs; solvePartitioned: those of every group), never divided or
   // shortened by the time other solves took.
@@ -84,16 +89,26 @@ MilpResult solveMilp(const MilpInput& input);
 // their current option. Fails only if the LP fails ("work_limit", "time_limit", ...).
 MilpResult solveByRounding(const MilpInput& input);
 
+// The budgets `job` counts against (none when input.job_budgets is empty).
+const std::vector<int>& budgetsOf(const MilpInput& input, std::size_t job);
+
 // GPUs and whole nodes per type that the chosen options leave free (negative: over capacity).
 std::vector<MilpTypeCapacity> leftoverCapacity(const MilpInput& input,
                                                const std::vector<int>& chosen);
 
-// Marks `jobs` kept on their current option (input.current) and, where a type is then over
-// capacity, drops the lightest choices of jobs not kept until it fits.
+// GPUs per budget that the chosen options leave (negative: over the budget).
+std::vector<int> leftoverBudgets(const MilpInput& input, const std::vector<int>& chosen);
+
+// Marks `jobs` kept on their current option (input.current) and, where a type or a budget is
+// then over capacity, drops the lightest choices of jobs not kept until it fits. Kept jobs
+// whose current options alone overflow a budget (a budget lowered under running jobs) are
+// released, lightest first: no longer kept, without a choice, for fillGreedily. Sets
+// result.objective to the total weight of the choices then.
 void keepCurrent(const MilpInput& input, const std::vector<int>& jobs, MilpResult& result);
 
 // Repeatedly applies the single option change of a job not kept with the largest gain that
-// fits in the free capacity. Each change strictly raises the objective, so this ends.
+// fits in the free capacity and the job's budgets. Each change strictly raises the objective,
+// so this ends.
 void fillGreedily(const MilpInput& input, MilpResult& result);
 
 }  // namespace pollux::policy

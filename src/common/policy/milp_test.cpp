@@ -1,5 +1,6 @@
 #include "milp.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -20,7 +21,8 @@ bool withinCapacity(const MilpInput& input, const std::vector<int>& chosen) {
     if (used[type].gpus > input.types[type].gpus) return false;
     if (used[type].whole_nodes > input.types[type].whole_nodes) return false;
   }
-  return true;
+  const std::vector<int> budgets = leftoverBudgets(input, chosen);
+  return std::all_of(budgets.begin(), budgets.end(), [](int left) { return left >= 0; });
 }
 
 // Best total weight over every assignment (each job: one option or none).
@@ -58,6 +60,41 @@ MilpInput randomInstance(std::mt19937& random) {
   return input;
 }
 
+// A random instance with two budgets of 1 to 8 GPUs, each job in none, one or both.
+MilpInput randomInstanceWithBudgets(std::mt19937& random) {
+  MilpInput input = randomInstance(random);
+  std::uniform_int_distribution<int> capacity(1, 8), budgets(0, 3);
+  input.budgets = {capacity(random), capacity(random)};
+  for (std::size_t job = 0; job < input.jobs.size(); ++job) {
+    const int in = budgets(random);  // bit b: in budget b
+    std::vector<int>& of_job = input.job_budgets.emplace_back();
+    for (int budget = 0; budget < 2; ++budget) {
+      if (in & (1 << budget)) of_job.push_back(budget);
+    }
+  }
+  return input;
+}
+
+// A job's options on one type: 1, 2, 4 and 8 GPUs, each worth `per_gpu` less per GPU.
+std::vector<MilpOption> scalingOptions(double per_gpu) {
+  return {{0, 1, 0, per_gpu}, {0, 2, 0, 1.9 * per_gpu}, {0, 4, 0, 3.6 * per_gpu},
+          {0, 8, 0, 6.8 * per_gpu}};
+}
+
+int gpusOf(const MilpInput& input, const std::vector<int>& chosen, std::size_t job) {
+  return chosen[job] < 0 ? 0 : input.jobs[job][chosen[job]].gpus;
+}
+
+// Jobs 0 and 1 share a budget of 4 GPUs on 8 free ones; job 2 is in none.
+MilpInput twoJobsInABudgetOfFour() {
+  MilpInput input;
+  input.types = {{8, 0}};
+  input.budgets = {4};
+  input.jobs = {scalingOptions(2.0), scalingOptions(2.0), scalingOptions(1.0)};
+  input.job_budgets = {{0}, {0}, {}};
+  return input;
+}
+
 // Jobs with one option each on one type: a knapsack whose branch and bound explores 1,051
 // subproblems (even GPU counts, an odd capacity, gains close to proportional to the GPUs).
 MilpInput hardKnapsack() {
@@ -86,6 +123,92 @@ TEST(MilpTest, MatchesBruteForceOnRandomInstances) {
         << "instance " << instance;
     EXPECT_TRUE(withinCapacity(input, result.chosen)) << "instance " << instance;
   }
+}
+
+TEST(MilpTest, MatchesBruteForceWithBudgets) {
+  std::mt19937 random(11);
+  for (int instance = 0; instance < 200; ++instance) {
+    const MilpInput input = randomInstanceWithBudgets(random);
+    const MilpResult result = solveMilp(input);
+    ASSERT_EQ(result.outcome.describe(), "optimal") << "instance " << instance;
+    std::vector<int> chosen(input.jobs.size(), -1);
+    const double expected = bruteForce(input, chosen, 0);
+    EXPECT_NEAR(result.objective, expected, 1e-6 * std::max(1.0, std::abs(expected)))
+        << "instance " << instance;
+    EXPECT_TRUE(withinCapacity(input, result.chosen)) << "instance " << instance;
+  }
+}
+
+TEST(MilpTest, JobsInABudgetShareItAndOthersTakeTheRest) {
+  const MilpInput input = twoJobsInABudgetOfFour();
+  const MilpResult result = solveMilp(input);
+  ASSERT_EQ(result.outcome.describe(), "optimal");
+  EXPECT_EQ(gpusOf(input, result.chosen, 0) + gpusOf(input, result.chosen, 1), 4);
+  EXPECT_EQ(gpusOf(input, result.chosen, 2), 4);
+  MilpInput unlimited = input;
+  unlimited.budgets = {8};
+  const MilpResult more = solveMilp(unlimited);
+  EXPECT_GT(gpusOf(input, more.chosen, 0) + gpusOf(input, more.chosen, 1), 4);
+}
+
+TEST(MilpTest, RoundingAndGreedyFillRespectBudgets) {
+  std::mt19937 random(13);
+  for (int instance = 0; instance < 200; ++instance) {
+    const MilpInput input = randomInstanceWithBudgets(random);
+    const MilpResult rounded = solveByRounding(input);
+    ASSERT_EQ(rounded.outcome.describe(), "feasible") << "instance " << instance;
+    EXPECT_TRUE(withinCapacity(input, rounded.chosen)) << "instance " << instance;
+    MilpResult filled;
+    filled.chosen.assign(input.jobs.size(), -1);
+    filled.kept.assign(input.jobs.size(), false);
+    fillGreedily(input, filled);
+    EXPECT_TRUE(withinCapacity(input, filled.chosen)) << "instance " << instance;
+  }
+  const MilpInput shared = twoJobsInABudgetOfFour();
+  MilpResult filled;
+  filled.chosen.assign(shared.jobs.size(), -1);
+  filled.kept.assign(shared.jobs.size(), false);
+  fillGreedily(shared, filled);
+  EXPECT_LE(gpusOf(shared, filled.chosen, 0) + gpusOf(shared, filled.chosen, 1), 4);
+  EXPECT_EQ(gpusOf(shared, filled.chosen, 2), 8 - gpusOf(shared, filled.chosen, 0) -
+                                                gpusOf(shared, filled.chosen, 1));
+}
+
+TEST(MilpTest, KeptJobsPushOthersOutOfTheirBudget) {
+  MilpInput input = twoJobsInABudgetOfFour();
+  input.current = {1, -1, -1};  // job 0 runs on 2 GPUs
+  MilpResult result;
+  result.chosen = {-1, 2, 0};  // job 1 was given 4 GPUs without knowing
+  result.kept = {false, false, false};
+  keepCurrent(input, {0}, result);
+  EXPECT_EQ(result.chosen, (std::vector<int>{1, -1, 0}));
+  EXPECT_TRUE(result.kept[0]);
+  EXPECT_EQ(result.kept_jobs, 1);
+  EXPECT_DOUBLE_EQ(result.objective, 3.8 + 1.0);
+  fillGreedily(input, result);
+  EXPECT_EQ(result.chosen[0], 1);  // kept
+  EXPECT_EQ(gpusOf(input, result.chosen, 1), 2);  // what the budget leaves
+  EXPECT_TRUE(withinCapacity(input, result.chosen));
+}
+
+TEST(MilpTest, KeptJobsOverABudgetAreReleasedLightestFirst) {
+  MilpInput input = twoJobsInABudgetOfFour();
+  input.types = {{16, 0}};
+  input.budgets = {5};         // lowered under the two running jobs
+  input.current = {2, 1, -1};  // 4 GPUs (weight 7.2) and 2 GPUs (2.85)
+  input.jobs[1] = scalingOptions(1.5);
+  MilpResult result;
+  result.chosen = {-1, -1, 0};
+  result.kept = {false, false, false};
+  keepCurrent(input, {0, 1}, result);
+  EXPECT_EQ(result.chosen, (std::vector<int>{2, -1, 0}));
+  EXPECT_EQ(result.kept, (std::vector<bool>{true, false, false}));
+  EXPECT_EQ(result.kept_jobs, 1);
+  EXPECT_TRUE(withinCapacity(input, result.chosen));
+  fillGreedily(input, result);
+  EXPECT_EQ(result.chosen[0], 2);
+  EXPECT_EQ(gpusOf(input, result.chosen, 1), 1);  // released: what the budget leaves
+  EXPECT_TRUE(withinCapacity(input, result.chosen));
 }
 
 TEST(MilpTest, NoOptionsIsTriviallyOptimal) {

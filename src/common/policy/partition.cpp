@@ -12,18 +12,21 @@ int shareOf(int total, int k, int parts) {
   return static_cast<int>(whole * (k + 1) / parts - whole * k / parts);
 }
 
-// Jobs k, k + parts, k + 2 * parts, ... with their share of every type's capacity and the
-// input's limits (neither divided among the groups nor shortened by the time earlier groups
-// took: each group's result depends on its own input only).
+// Jobs k, k + parts, k + 2 * parts, ... with their share of every type's capacity and of
+// every budget (indexed as in the input) and the input's limits (neither divided among the
+// groups nor shortened by the time earlier groups took: each group's result depends on its
+// own input only).
 MilpInput partitionOf(const MilpInput& input, int k, int parts) {
   MilpInput part;
   for (const MilpTypeCapacity& capacity : input.types) {
     part.types.push_back(
         {shareOf(capacity.gpus, k, parts), shareOf(capacity.whole_nodes, k, parts)});
   }
+  for (int capacity : input.budgets) part.budgets.push_back(shareOf(capacity, k, parts));
   for (std::size_t job = k; job < input.jobs.size(); job += parts) {
     part.jobs.push_back(input.jobs[job]);
     if (!input.current.empty()) part.current.push_back(input.current[job]);
+    if (!input.job_budgets.empty()) part.job_budgets.push_back(input.job_budgets[job]);
   }
   part.node_limit = input.node_limit;
   part.simplex_iterations = input.simplex_iterations;
@@ -75,9 +78,6 @@ MilpResult solvePartitioned(const MilpInput& input, const SplitLimits& limits,
   }
   result.outcome = {SolveStatus::kFeasible, ""};
   keepCurrent(input, failed_jobs, result);
-  for (std::size_t job = 0; job < input.jobs.size(); ++job) {
-    if (result.chosen[job] >= 0) result.objective += input.jobs[job][result.chosen[job]].weight;
-  }
   fillGreedily(input, result);
   return result;
 }

@@ -5,8 +5,8 @@
 // thousands of GPUs while the LP relaxation leaves only a handful of jobs fractional.
 // Above `partition_jobs` jobs, the jobs are also dealt round-robin into
 // K = ceil(jobs / partition_jobs) groups (POP, Narayanan et al., SOSP 2021), each with 1/K of
-// every type's free GPUs and whole nodes, since the simplex grows faster than linearly with
-// the jobs; a greedy pass then hands out what the groups left.
+// every type's free GPUs and whole nodes and of every budget, since the simplex grows faster
+// than linearly with the jobs; a greedy pass then hands out what the groups left.
 // Every group gets the input's limits whole (MilpInput::node_limit, simplex_iterations and
 // the wall-clock safety net time_limit_s, per GLPK solve), so the result is the same on every
 // run unless a solve hits the safety net.

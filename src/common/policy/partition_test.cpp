@@ -48,7 +48,26 @@ bool withinCapacity(const MilpInput& input, const MilpResult& result) {
     if (gpus[type] > input.types[type].gpus) return false;
     if (nodes[type] > input.types[type].whole_nodes) return false;
   }
-  return true;
+  const std::vector<int> budgets = leftoverBudgets(input, result.chosen);
+  return std::all_of(budgets.begin(), budgets.end(), [](int left) { return left >= 0; });
+}
+
+// randomInput with three budgets: every third job in budget 0 (12 GPUs), every fifth in
+// budget 1 (5 GPUs), every seventh in budget 2 (0 GPUs).
+MilpInput randomInputWithBudgets(int jobs, unsigned seed) {
+  MilpInput input = randomInput(jobs, seed);
+  input.budgets = {12, 5, 0};
+  for (int job = 0; job < jobs; ++job) {
+    std::vector<int>& budgets = input.job_budgets.emplace_back();
+    for (int budget = 0; budget < 3; ++budget) {
+      if (job % (2 * budget + 3) == 0) budgets.push_back(budget);
+    }
+  }
+  return input;
+}
+
+int budgetUse(const MilpInput& input, const MilpResult& result, int budget) {
+  return input.budgets[budget] - leftoverBudgets(input, result.chosen)[budget];
 }
 
 double weightOf(const MilpInput& input, const std::vector<int>& chosen) {
@@ -86,6 +105,41 @@ TEST(PartitionTest, RoundingAndPartitionsNeverExceedCapacity) {
       EXPECT_EQ(result.kept_jobs, 0);
     }
   }
+}
+
+TEST(PartitionTest, RoundingAndPartitionsRespectBudgets) {
+  for (unsigned seed = 0; seed < 5; ++seed) {
+    const MilpInput input = randomInputWithBudgets(40, seed);
+    for (int per_part : {0, 7}) {
+      const MilpResult result = solvePartitioned(input, {0, per_part});
+      ASSERT_EQ(result.outcome.status, SolveStatus::kFeasible);
+      EXPECT_TRUE(withinCapacity(input, result)) << seed << " " << per_part;
+      EXPECT_NEAR(result.objective, weightOf(input, result.chosen), 1e-9);
+      EXPECT_GT(budgetUse(input, result, 0), 0) << seed << " " << per_part;
+      EXPECT_EQ(budgetUse(input, result, 2), 0) << seed << " " << per_part;
+    }
+  }
+}
+
+TEST(PartitionTest, FailedGroupKeepsItsJobsOnlyWithinTheirBudgets) {
+  MilpInput input = randomInputWithBudgets(40, 3);
+  input.current.assign(input.jobs.size(), 0);  // every job runs on one GPU of type 0
+  input.budgets = {2, 5, 40};
+  for (auto& budgets : input.job_budgets) {  // budget 2: 40 GPUs for all
+    if (budgets.empty() || budgets.back() != 2) budgets.push_back(2);
+  }
+  // Group 1 of 4 (jobs 1, 5, 9, ...: ten jobs, three of them in budget 0) fails.
+  const GroupSolver failsGroupOne = [&input](const MilpInput& group) {
+    return group.jobs.front().front().weight == input.jobs[1].front().weight
+               ? failed({SolveStatus::kTimeLimit, ""})
+               : solveByRounding(group);
+  };
+  const MilpResult result = solvePartitioned(input, {0, 10}, failsGroupOne);
+  EXPECT_EQ(result.outcome.status, SolveStatus::kFeasible);
+  EXPECT_EQ(result.failed_partitions, 1);
+  EXPECT_EQ(result.kept_jobs, 9);  // the lightest of the three in budget 0 was released
+  EXPECT_TRUE(withinCapacity(input, result));
+  EXPECT_NEAR(result.objective, weightOf(input, result.chosen), 1e-9);
 }
 
 // LP-guided rounding against the exact MILP on random instances (gap of the sum of weights).

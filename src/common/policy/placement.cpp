@@ -174,14 +174,39 @@ std::vector<std::size_t> placementOrder(const std::vector<PlacementRequest>& req
   return order;
 }
 
-std::optional<Allocation> placeWithFallbacks(const NodePool& pool,
+// GPUs per budget left once every request holds its configuration.
+std::vector<int> budgetRoom(std::vector<int> budgets,
+                            const std::vector<PlacementRequest>& requests) {
+  for (const auto& request : requests) {
+    for (int budget : request.budgets) budgets[budget] -= request.config.gpus;
+  }
+  return budgets;
+}
+
+// Whether the request's budgets take `gpus` GPUs in place of its configuration's.
+bool budgetsTake(const std::vector<int>& room, const PlacementRequest& request, int gpus) {
+  const int extra = gpus - request.config.gpus;
+  return extra <= 0 || std::all_of(request.budgets.begin(), request.budgets.end(),
+                                   [&](int budget) { return extra <= room[budget]; });
+}
+
+void takeFromBudgets(std::vector<int>& room, const PlacementRequest& request,
+                     const std::optional<Allocation>& allocation) {
+  const int extra = (allocation ? allocation->totalGpus() : 0) - request.config.gpus;
+  for (int budget : request.budgets) room[budget] -= extra;
+}
+
+std::optional<Allocation> placeWithFallbacks(const NodePool& pool, const std::vector<int>& room,
                                              const PlacementRequest& request) {
   const NodeDemand& demand = request.demand;
   const NodeSet* allowed = request.allowed_nodes;
   if (auto allocation = pool.find(request.config, request.current, demand, allowed)) {
     return allocation;
   }
-  if (currentAllowed(request) && pool.fits(*request.current, demand)) return request.current;
+  if (currentAllowed(request) && pool.fits(*request.current, demand) &&
+      budgetsTake(room, request, request.current->totalGpus())) {
+    return request.current;
+  }
   for (const auto& fallback : request.fallbacks) {
     if (auto allocation = pool.find(fallback, request.current, demand, allowed)) return allocation;
   }
@@ -273,8 +298,10 @@ bool PlaceableCheck::placeable(const Config& config, const NodeDemand& demand,
 }
 
 PlacementResult place(const std::vector<Node>& nodes, const std::vector<Holding>& fixed,
-                      const std::vector<PlacementRequest>& requests) {
+                      const std::vector<PlacementRequest>& requests,
+                      const std::vector<int>& budgets) {
   NodePool pool(nodes, fixed);
+  std::vector<int> budget_room = budgetRoom(budgets, requests);
   PlacementResult result;
   result.allocations.resize(requests.size());
   for (std::size_t i = 0; i < requests.size(); ++i) {
@@ -283,8 +310,9 @@ PlacementResult place(const std::vector<Node>& nodes, const std::vector<Holding>
     pool.take(*requests[i].current, requests[i].demand);
   }
   for (std::size_t i : placementOrder(requests)) {
-    auto allocation = placeWithFallbacks(pool, requests[i]);
+    auto allocation = placeWithFallbacks(pool, budget_room, requests[i]);
     if (allocation) pool.take(*allocation, requests[i].demand);
+    takeFromBudgets(budget_room, requests[i], allocation);
     const bool as_chosen = allocation && configOf(*allocation) == requests[i].config;
     if (!as_chosen) ++result.fallbacks;
     result.allocations[i] = std::move(allocation);

@@ -101,6 +101,21 @@ TEST(PlacementTest, WholeNodeMemoryNeedsANodeWhoseMemoryIsUntouched) {
   EXPECT_FALSE(result.allocations[1].has_value());
 }
 
+TEST(PlacementTest, ARequestKeepsALargerCurrentAllocationOnlyWithinItsBudgets) {
+  auto nodes = nodesOf("t4", 1, 8, "n");
+  nodes.push_back({"v", "v100", 2});
+  const std::vector<Holding> fixed{{{"v100", {{"v", 2}}}, {}}};  // nowhere to go on v100
+  const Allocation current{"t4", {{"n0", 4}}};
+  PlacementRequest moving{{"v100", 2, 1}, current, {}};
+  moving.budgets = {0};
+  PlacementRequest other{{"t4", 1, 1}, {}, {}};
+  other.budgets = {0};
+  EXPECT_EQ(place(nodes, fixed, {moving, other}, {5}).allocations[0], current);
+  const auto result = place(nodes, fixed, {moving, other}, {4});  // 4 + 1 > 4
+  EXPECT_FALSE(result.allocations[0].has_value());
+  EXPECT_EQ(result.allocations[1], (Allocation{"t4", {{"n0", 1}}}));
+}
+
 TEST(PlacementTest, AMultiNodeConfigurationNeedsTheCpusOnEveryNode) {
   auto nodes = nodesOf("t4", 3, 4, "n");
   nodes[0].cpus = 1;

@@ -170,6 +170,31 @@ std::vector<Contender> contendersOf(const Snapshot& snapshot, const ClusterShape
   return contenders;
 }
 
+// GPUs each of the snapshot's budgets (in name order) leaves to the contenders: less what the
+// fixed jobs in it hold, never below 0 (a budget lowered under running jobs).
+std::vector<int> budgetsLeft(const Snapshot& snapshot) {
+  std::map<std::string, int> left = snapshot.budgets;
+  for (const auto& job : snapshot.jobs) {
+    if (!isFixed(job)) continue;
+    for (const auto& name : job.budgets) left.at(name) -= job.current->totalGpus();
+  }
+  std::vector<int> capacities;
+  for (const auto& [name, gpus] : left) capacities.push_back(std::max(gpus, 0));
+  return capacities;
+}
+
+void addBudgets(const std::vector<Contender>& contenders, const Snapshot& snapshot,
+                MilpInput& input) {
+  if (snapshot.budgets.empty()) return;
+  input.budgets = budgetsLeft(snapshot);
+  std::map<std::string, int> index_of;
+  for (const auto& [name, gpus] : snapshot.budgets) index_of.emplace(name, int(index_of.size()));
+  for (const auto& contender : contenders) {
+    std::vector<int>& indices = input.job_budgets.emplace_back();
+    for (const auto& name : contender.job->budgets) indices.push_back(index_of.at(name));
+  }
+}
+
 MilpInput milpInput(const std::vector<Contender>& contenders, const ClusterShape& cluster,
                     const Snapshot& snapshot, const std::map<std::string, int>& reserved) {
   std::map<std::string, int> type_index;
@@ -200,6 +225,7 @@ MilpInput milpInput(const std::vector<Contender>& contenders, const ClusterShape
     }
     input.jobs.push_back(std::move(options));
   }
+  addBudgets(contenders, snapshot, input);
   input.time_limit_s = snapshot.params.time_limit_s;
   return input;
 }
@@ -256,6 +282,7 @@ MilpInput completionInput(const MilpInput& fair_input, const MilpResult& fair,
   for (const auto& job : jobs) others[job.contender] = -1;
   MilpInput input;
   input.types = leftoverCapacity(fair_input, others);
+  input.budgets = leftoverBudgets(fair_input, others);
   input.time_limit_s = fair_input.time_limit_s;
   std::vector<CompletionOptions> options_of;
   for (const auto& job : jobs) options_of.push_back(job.options);
@@ -279,6 +306,9 @@ MilpInput completionInput(const MilpInput& fair_input, const MilpResult& fair,
       options.push_back(option);
     }
     input.jobs.push_back(std::move(options));
+    if (!fair_input.job_budgets.empty()) {
+      input.job_budgets.push_back(fair_input.job_budgets[job.contender]);
+    }
   }
   return input;
 }
@@ -325,7 +355,8 @@ void keepCurrent(std::vector<Contender>& contenders, Decision& decision) {
 }
 
 void placeChosen(const Snapshot& snapshot, const std::vector<Holding>& fixed,
-                 std::vector<Contender>& contenders, const MilpResult& result, Decision& decision) {
+                 std::vector<Contender>& contenders, const MilpInput& input,
+                 const MilpResult& result, Decision& decision) {
   std::vector<PlacementRequest> requests;
   std::vector<Contender*> requesters;
   for (std::size_t i = 0; i < contenders.size(); ++i) {
@@ -333,10 +364,10 @@ void placeChosen(const Snapshot& snapshot, const std::vector<Holding>& fixed,
     const Config& chosen = contenders[i].options[result.chosen[i]].config;
     const Job& job = *contenders[i].job;
     requests.push_back({chosen, job.current, smallerConfigs(contenders[i], chosen), job.demand,
-                        allowedNodes(job, snapshot)});
+                        allowedNodes(job, snapshot), budgetsOf(input, i)});
     requesters.push_back(&contenders[i]);
   }
-  const PlacementResult placed = place(snapshot.nodes, fixed, requests);
+  const PlacementResult placed = place(snapshot.nodes, fixed, requests, input.budgets);
   decision.stats.placement_fallbacks = placed.fallbacks;
   for (std::size_t i = 0; i < requests.size(); ++i) {
     if (!placed.allocations[i]) continue;
@@ -375,7 +406,7 @@ Decision schedule(const Snapshot& snapshot) {
     decision.stats.time_limit_hits = result.time_limit_hits;
     if (result.outcome.status == SolveStatus::kOptimal ||
         result.outcome.status == SolveStatus::kFeasible) {
-      placeChosen(snapshot, fixed, contenders, result, decision);
+      placeChosen(snapshot, fixed, contenders, input, result, decision);
       decision.stats.objective = result.objective;
     } else {
       keepCurrent(contenders, decision);

@@ -83,6 +83,8 @@ struct Job {
   // Declared length; absent: undeclared. A length with progress at or beyond its target is
   // scheduled as undeclared (validate() refuses negative or non-finite values).
   std::optional<DeclaredLength> length;
+  // Names of the snapshot's budgets its GPUs count against, each once (empty: none).
+  std::vector<std::string> budgets;
 };
 
 // What the round maximises (DESIGN.md section 4): the power mean of goodput speedups, or, for
@@ -119,6 +121,10 @@ struct Snapshot {
   std::vector<Job> jobs;
   Params params;
   std::map<std::string, NodeSet> partitions;  // name -> the nodes its jobs may run on
+  // Site limits on GPUs that groups of jobs share (a QOS's GrpTRES or MaxTRESPerUser, an
+  // association's GrpTRES): name -> GPUs the snapshot's jobs naming it may hold together,
+  // their current allocations included.
+  std::map<std::string, int> budgets;
 };
 
 struct JobDecision {
@@ -156,8 +162,10 @@ struct Decision {
 };
 
 // Runs one round. Throws pollux::InvalidInput if the snapshot is inconsistent (unknown node
-// in a current allocation, more GPUs than a node has, min > max, duplicate ids...). A solver
-// failure or timeout never throws: the decision keeps every current allocation and says so.
+// in a current allocation, more GPUs than a node has, min > max, duplicate ids, a budget the
+// snapshot lacks...). Running rigid jobs count against their budgets as they are; the others
+// get allocations within what those leave. A solver failure or timeout never throws: the
+// decision keeps every current allocation (budgets or not) and says so.
 Decision schedule(const Snapshot& snapshot);
 
 }  // namespace pollux::policy

@@ -137,6 +137,25 @@ void validatePartitions(const Snapshot& snapshot) {
   }
 }
 
+void validateBudgets(const Snapshot& snapshot) {
+  for (const auto& [name, gpus] : snapshot.budgets) {
+    if (name.empty()) throw InvalidInput("a budget has an empty name");
+    if (gpus < 0) throw InvalidInput("budget " + name + " has gpus < 0: " + std::to_string(gpus));
+  }
+  for (const auto& job : snapshot.jobs) {
+    std::set<std::string> named;
+    for (const auto& name : job.budgets) {
+      if (snapshot.budgets.count(name) == 0) {
+        throw InvalidInput("job " + job.id + " counts against budget " + name +
+                           ", which the snapshot's budgets do not list");
+      }
+      if (!named.insert(name).second) {
+        throw InvalidInput("job " + job.id + " names budget " + name + " twice");
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void validate(const Snapshot& snapshot) {
@@ -144,6 +163,7 @@ void validate(const Snapshot& snapshot) {
   validateParams(snapshot.params);
   const auto nodes = validateNodes(snapshot.nodes);
   validatePartitions(snapshot);
+  validateBudgets(snapshot);
   std::set<std::string> ids;
   std::map<std::string, int> used;
   for (const auto& job : snapshot.jobs) {

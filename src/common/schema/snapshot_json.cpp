@@ -1,5 +1,7 @@
 #include "snapshot_json.hpp"
 
+#include <algorithm>
+
 #include "common/invalid_input.hpp"
 #include "json_reader.hpp"
 #include "model_json.hpp"
@@ -42,12 +44,25 @@ policy::NodeDemand parseNodeDemand(const JsonField& field) {
   return demand;
 }
 
+// ["NAME", ...]: the budgets a job counts against, each once.
+std::vector<std::string> parseBudgetNames(const JsonField& field) {
+  std::vector<std::string> names;
+  for (Json::ArrayIndex i = 0; i < field.arraySize(); ++i) {
+    const JsonField name = field.at(i);
+    names.push_back(name.string());
+    if (std::count(names.begin(), names.end(), names.back()) > 1) {
+      throw InvalidInput(name.path() + ": budget '" + names.back() + "' is named twice");
+    }
+  }
+  return names;
+}
+
 policy::Job parseJob(const JsonField& field) {
   field.requireOnlyKeys({"id", "submit_time", "adaptive", "min_gpus", "max_gpus", "gpu_type",
                          "current", "last_change_time", "restarts", "restart_cost_s", "models",
                          "grad_params", "init_batch_size", "max_batch_size",
                          "local_bsz_bounds", "accumulation", "node_demand", "partition",
-                         "progress", "target_progress"});
+                         "progress", "target_progress", "budgets"});
   policy::Job job;
   job.id = field["id"].idString();
   job.submit_time = field["submit_time"].nonNegativeNumber();
@@ -71,6 +86,7 @@ policy::Job parseJob(const JsonField& field) {
     job.restart_cost_s = field["restart_cost_s"].nonNegativeNumber();
   }
   if (field.has("node_demand")) job.demand = parseNodeDemand(field["node_demand"]);
+  if (field.has("budgets")) job.budgets = parseBudgetNames(field["budgets"]);
   if (field.has("progress") != field.has("target_progress")) {
     throw InvalidInput(field.path() + ": progress and target_progress come together");
   }
@@ -96,6 +112,29 @@ std::map<std::string, policy::NodeSet> parsePartitions(const JsonField& field) {
     for (Json::ArrayIndex i = 0; i < nodes.arraySize(); ++i) members.insert(nodes.at(i).string());
   }
   return partitions;
+}
+
+// {"NAME": GPUS, ...}
+std::map<std::string, int> parseBudgets(const JsonField& field) {
+  std::map<std::string, int> budgets;
+  for (const auto& name : field.memberNames()) {
+    if (name.empty()) throw InvalidInput(field.path() + ": a budget has an empty name");
+    budgets[name] = static_cast<int>(field.member(name).integer(0, kMaxGpus));
+  }
+  return budgets;
+}
+
+// Every budget a job names is one of the snapshot's.
+void checkBudgetNames(const JsonField& jobs, const policy::Snapshot& snapshot) {
+  for (std::size_t i = 0; i < snapshot.jobs.size(); ++i) {
+    const auto& names = snapshot.jobs[i].budgets;
+    for (std::size_t k = 0; k < names.size(); ++k) {
+      if (snapshot.budgets.count(names[k])) continue;
+      const JsonField name = jobs.at(Json::ArrayIndex(i))["budgets"].at(Json::ArrayIndex(k));
+      throw InvalidInput(name.path() + ": unknown budget '" + names[k] +
+                         "' (not in the snapshot's budgets)");
+    }
+  }
 }
 
 policy::Objective parseObjective(const JsonField& field) {
@@ -156,7 +195,7 @@ policy::Allocation parseAllocation(const JsonField& field) {
 policy::Snapshot parseSnapshot(const std::string& text) {
   const Json::Value document = JsonField::parseDocument(text);
   const JsonField root(document, "");
-  root.requireOnlyKeys({"time", "nodes", "jobs", "params", "partitions"});
+  root.requireOnlyKeys({"time", "nodes", "jobs", "params", "partitions", "budgets"});
   policy::Snapshot snapshot;
   snapshot.time = root["time"].nonNegativeNumber();
   const JsonField nodes = root["nodes"];
@@ -169,6 +208,8 @@ policy::Snapshot parseSnapshot(const std::string& text) {
   }
   if (root.has("params")) snapshot.params = parseParams(root["params"]);
   if (root.has("partitions")) snapshot.partitions = parsePartitions(root["partitions"]);
+  if (root.has("budgets")) snapshot.budgets = parseBudgets(root["budgets"]);
+  checkBudgetNames(jobs, snapshot);
   return snapshot;
 }
 
@@ -217,6 +258,10 @@ Json::Value jobToJson(const policy::Job& job) {
   out["restarts"] = job.restarts;
   out["restart_cost_s"] = job.restart_cost_s;
   out["node_demand"] = demandToJson(job.demand);
+  if (!job.budgets.empty()) {
+    Json::Value& budgets = out["budgets"] = Json::Value(Json::arrayValue);
+    for (const auto& name : job.budgets) budgets.append(name);
+  }
   if (job.length) {
     out["progress"] = job.length->progress;
     out["target_progress"] = job.length->target;
@@ -258,6 +303,10 @@ Json::Value snapshotToJson(const policy::Snapshot& snapshot) {
       partitions[name] = Json::Value(Json::arrayValue);
       for (const auto& node : nodes) partitions[name].append(node);
     }
+  }
+  if (!snapshot.budgets.empty()) {
+    Json::Value& budgets = out["budgets"];
+    for (const auto& [name, gpus] : snapshot.budgets) budgets[name] = gpus;
   }
   return out;
 }

@@ -207,6 +207,72 @@ TEST(SnapshotJsonTest, RoundTripsWithAndWithoutTheOptionalKeys) {
   EXPECT_EQ(snapshotToJson(parsed), declared_json);
 }
 
+// The reference snapshot with two budgets, job 17 in both and job 18 in one.
+std::string withBudgets() {
+  std::string text = withChange(
+      "\"partitions\": {\"small\": [\"n2\"]}",
+      "\"partitions\": {\"small\": [\"n2\"]},"
+      " \"budgets\": {\"qos:gpu2:user:1000\": 2, \"account:physics\": 16}");
+  text.replace(text.find("\"restarts\": 1,"), 14,
+               "\"restarts\": 1, \"budgets\": [\"qos:gpu2:user:1000\", \"account:physics\"],");
+  text.replace(text.find("\"partition\": \"small\""), 20,
+               "\"partition\": \"small\", \"budgets\": [\"account:physics\"]");
+  return text;
+}
+
+TEST(SnapshotJsonTest, BudgetsRoundTrip) {
+  const policy::Snapshot snapshot = parseSnapshot(withBudgets());
+  EXPECT_EQ(snapshot.budgets,
+            (std::map<std::string, int>{{"qos:gpu2:user:1000", 2}, {"account:physics", 16}}));
+  EXPECT_EQ(snapshot.jobs[0].budgets,
+            (std::vector<std::string>{"qos:gpu2:user:1000", "account:physics"}));
+  EXPECT_EQ(snapshot.jobs[1].budgets, std::vector<std::string>{"account:physics"});
+  const Json::Value json = snapshotToJson(snapshot);
+  EXPECT_EQ(json["budgets"]["qos:gpu2:user:1000"].asInt(), 2);
+  EXPECT_EQ(json["jobs"][1]["budgets"][0].asString(), "account:physics");
+  const policy::Snapshot again = parseSnapshot(written(snapshot));
+  EXPECT_EQ(again.budgets, snapshot.budgets);
+  EXPECT_EQ(again.jobs[0].budgets, snapshot.jobs[0].budgets);
+  EXPECT_EQ(again.jobs[1].budgets, snapshot.jobs[1].budgets);
+  EXPECT_EQ(snapshotToJson(again), json);
+}
+
+TEST(SnapshotJsonTest, OldSnapshotsHaveNoBudgets) {
+  const policy::Snapshot snapshot = parseSnapshot(kSnapshot);
+  EXPECT_TRUE(snapshot.budgets.empty());
+  EXPECT_TRUE(snapshot.jobs[0].budgets.empty());
+  const Json::Value json = snapshotToJson(snapshot);
+  EXPECT_FALSE(json.isMember("budgets"));
+  EXPECT_FALSE(json["jobs"][0].isMember("budgets"));
+}
+
+TEST(SnapshotJsonTest, BadBudgetsNameThePath) {
+  const std::string text = withBudgets();
+  const auto changed = [&text](const std::string& from, const std::string& to) {
+    std::string copy = text;
+    return copy.replace(copy.find(from), from.size(), to);
+  };
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {changed("[\"account:physics\"]", "[\"account:chemistry\"]"),
+       "jobs[1].budgets[0]: unknown budget 'account:chemistry' (not in the snapshot's budgets)"},
+      {withChange("\"restarts\": 1,", "\"restarts\": 1, \"budgets\": [\"qos:normal\"],"),
+       "jobs[0].budgets[0]: unknown budget 'qos:normal'"},
+      {changed("\"account:physics\"]", "\"qos:gpu2:user:1000\"]"),
+       "jobs[0].budgets[1]: budget 'qos:gpu2:user:1000' is named twice"},
+      {changed("\"account:physics\": 16", "\"account:physics\": -1"),
+       "budgets.account:physics"},
+      {changed("\"account:physics\": 16", "\"account:physics\": 1.5"),
+       "budgets.account:physics: must be an integer"},
+      {changed("\"account:physics\": 16", "\"account:physics\": 16, \"\": 1"),
+       "budgets: a budget has an empty name"},
+      {changed("{\"qos:gpu2:user:1000\": 2,", "[2,"), "malformed JSON"},
+      {changed("[\"account:physics\"]", "\"account:physics\""),
+       "jobs[1].budgets: must be an array"},
+      {changed("[\"account:physics\"]", "[7]"), "jobs[1].budgets[0]: must be a string"},
+  };
+  expectRefused(cases);
+}
+
 TEST(SnapshotJsonTest, DecisionHasTheDocumentedKeys) {
   policy::Decision decision;
   decision.allocations["17"] = {{"a100", {{"n1", 4}}}, 512, 64, 1, std::nullopt};

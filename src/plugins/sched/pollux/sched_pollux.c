@@ -21,6 +21,7 @@
 
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
+#include <slurm/slurmdb.h>
 #include <slurm/spank.h>
 
 #include "service/pollux_service.h"
@@ -61,6 +62,7 @@ static time_t loaded_at;          /* init(): slurmctld started; 0 after a reconf
 static uint32_t slurm_user;
 static int private_jobs;          /* PrivateData=jobs */
 static bool memory_consumable;    /* SelectTypeParameters CR_*_Memory */
+static bool limits_enforced;      /* AccountingStorageEnforce has limits or qos */
 static uint64_t cluster_cpus_per_gpu;   /* slurm.conf DefCpuPerGPU, NO_VAL64 if unset */
 static uint64_t cluster_memory_per_gpu; /* slurm.conf DefMemPerGPU (MB), NO_VAL64 if unset */
 static pollux_service_t *service; /* used by the scheduler thread only after init */
@@ -106,6 +108,8 @@ static void copy_settings(void)
   slurm_user = slurm_conf.slurm_user_id;
   private_jobs = (slurm_conf.private_data & PRIVATE_DATA_JOBS) != 0;
   memory_consumable = (slurm_conf.select_type_param & POLLUX_SELECT_MEMORY) != 0;
+  limits_enforced = (slurm_conf.accounting_storage_enforce &
+                     (POLLUX_ENFORCE_LIMITS | POLLUX_ENFORCE_QOS)) != 0;
   cluster_cpus_per_gpu = slurm_round_job_default(slurm_conf.job_defaults_list, JOB_DEF_CPU_PER_GPU);
   cluster_memory_per_gpu = slurm_round_job_default(slurm_conf.job_defaults_list, JOB_DEF_MEM_PER_GPU);
   free(auth_info_copy);
@@ -279,6 +283,8 @@ typedef struct {
   pollux_partition_view_t *partitions;
   pollux_job_view_t *jobs;
   pollux_reservation_view_t *reservations;
+  pollux_qos_view_t *qos;
+  pollux_association_view_t *associations;
 } round_views_t;
 
 static void free_views(round_views_t *views)
@@ -289,6 +295,10 @@ static void free_views(round_views_t *views)
     slurm_round_job_free(&views->jobs[i]);
   for (size_t i = 0; i < views->round.reservation_count; i++)
     slurm_round_reservation_free(&views->reservations[i]);
+  for (size_t i = 0; i < views->round.qos_count; i++)
+    slurm_round_qos_free(&views->qos[i]);
+  free(views->qos);
+  free(views->associations);
   free(views->nodes);
   free(views->partitions);
   free(views->jobs);
@@ -353,6 +363,68 @@ static int fill_views(round_views_t *views, const node_info_msg_t *nodes,
     round->reservation_count++;
   }
   return 0;
+}
+
+/* Adds slurmctld's QOS and associations, with their limits and usage, to `views`; 0, or -1
+ * with errno. */
+static int fill_limit_views(round_views_t *views, const assoc_mgr_info_msg_t *limits)
+{
+  int gpu_tres = slurm_round_gpu_tres(limits->tres_names, limits->tres_cnt);
+  size_t qos_count = limits->qos_list ? slurm_list_count(limits->qos_list) : 0;
+  size_t assoc_count = limits->assoc_list ? slurm_list_count(limits->assoc_list) : 0;
+  list_itr_t *entries;
+  void *record;
+
+  views->qos = calloc(qos_count + 1, sizeof(*views->qos));
+  views->associations = calloc(assoc_count + 1, sizeof(*views->associations));
+  if (!views->qos || !views->associations) {
+    errno = ENOMEM;
+    return -1;
+  }
+  views->round.qos = views->qos;
+  views->round.associations = views->associations;
+  if (qos_count) {
+    int rc = 0;
+
+    entries = slurm_list_iterator_create(limits->qos_list);
+    while (rc == 0 && (record = slurm_list_next(entries)) &&
+           views->round.qos_count < qos_count) {
+      rc = slurm_round_qos(record, gpu_tres, &views->qos[views->round.qos_count]);
+      if (rc == 0)
+        views->round.qos_count++;
+    }
+    slurm_list_iterator_destroy(entries);
+    if (rc)
+      return -1;
+  }
+  if (assoc_count) {
+    entries = slurm_list_iterator_create(limits->assoc_list);
+    while ((record = slurm_list_next(entries)) && views->round.association_count < assoc_count)
+      slurm_round_association(record, gpu_tres,
+                              &views->associations[views->round.association_count++]);
+    slurm_list_iterator_destroy(entries);
+  }
+  return 0;
+}
+
+/* Loads slurmctld's QOS and association limits with their usage (the RPC behind `scontrol
+ * show assoc_mgr`) where Slurm enforces them; NULL where it does not, or on an error (logged:
+ * the round then goes on without them, and Slurm's refusals still protect the limits). */
+static assoc_mgr_info_msg_t *load_limits(void)
+{
+  assoc_mgr_info_request_msg_t request;
+  assoc_mgr_info_msg_t *limits = NULL;
+
+  if (!limits_enforced)
+    return NULL;
+  memset(&request, 0, sizeof(request));
+  request.flags = ASSOC_MGR_INFO_FLAG_ASSOC | ASSOC_MGR_INFO_FLAG_QOS;
+  if (slurm_load_assoc_mgr_info(&request, &limits) != SLURM_SUCCESS) {
+    slurm_error("sched/pollux: cannot load QOS and association limits: %s",
+                slurm_strerror(errno));
+    return NULL;
+  }
+  return limits;
 }
 
 /* Whether Slurm's job `job_id` has run before (requeued by a round, its user or Slurm). */
@@ -436,14 +508,16 @@ static void remember_round(const job_info_msg_t *jobs, const event_action_t *act
 
 /* Plans a round on Slurm's records and carries the plan out. */
 static void plan_and_act(const node_info_msg_t *nodes, const partition_info_msg_t *partitions,
-                         const job_info_msg_t *jobs, const reserve_info_msg_t *reservations)
+                         const job_info_msg_t *jobs, const reserve_info_msg_t *reservations,
+                         const assoc_mgr_info_msg_t *limits)
 {
   round_views_t views;
   pollux_plan_t *plan = NULL;
   event_action_t *acted = NULL;
   size_t acted_count = 0;
 
-  if (fill_views(&views, nodes, partitions, jobs, reservations) != 0) {
+  if (fill_views(&views, nodes, partitions, jobs, reservations) != 0 ||
+      (limits && fill_limit_views(&views, limits) != 0)) {
     slurm_error("sched/pollux: cannot describe the round: %s", strerror(errno));
   } else if (pollux_service_plan(service, &views.round, &plan) == 0) {
     acted = malloc((plan->action_count + 1) * sizeof(*acted));
@@ -465,6 +539,7 @@ static void run_round(void)
   node_info_msg_t *nodes = NULL;
   partition_info_msg_t *partitions = NULL;
   reserve_info_msg_t *reservations = NULL;
+  assoc_mgr_info_msg_t *limits = NULL;
 
   /* Nodes first: a job that starts in between is then running but not yet counted in its
    * node's GPUs in use, which the service allows for (the other order would not). SHOW_DETAIL
@@ -475,8 +550,10 @@ static void run_round(void)
       slurm_load_reservations((time_t)0, &reservations) != SLURM_SUCCESS)
     slurm_error("sched/pollux: cannot load jobs, nodes, partitions and reservations: %s",
                 slurm_strerror(errno));
-  else
-    plan_and_act(nodes, partitions, jobs, reservations);
+  else {
+    limits = load_limits();
+    plan_and_act(nodes, partitions, jobs, reservations, limits);
+  }
   if (jobs)
     free_jobs(jobs);
   if (nodes)
@@ -485,6 +562,8 @@ static void run_round(void)
     slurm_free_partition_info_msg(partitions);
   if (reservations)
     slurm_free_reservation_info_msg(reservations);
+  if (limits)
+    slurm_free_assoc_mgr_info_msg(limits);
 }
 
 /* Recreates the service with the settings copied by the last reconfig. */

@@ -111,9 +111,16 @@ int slurm_round_node(const node_info_t *node, uint16_t alloc_cpus, uint64_t allo
   return 0;
 }
 
+/* A 32-bit count Slurm leaves unset as NO_VAL or INFINITE, as 0. */
+static uint32_t count32_or_zero(uint32_t value)
+{
+  return value == NO_VAL || value == INFINITE ? 0 : value;
+}
+
 int slurm_round_partition(const partition_info_t *partition, pollux_partition_view_t *view)
 {
   view->name = partition->name;
+  view->max_nodes = count32_or_zero(partition->max_nodes);
   return names_from_hostlist(partition->nodes, &view->nodes);
 }
 
@@ -134,6 +141,99 @@ int slurm_round_reservation(const reserve_info_t *resv, pollux_reservation_view_
 void slurm_round_reservation_free(pollux_reservation_view_t *view)
 {
   free_names(&view->nodes);
+}
+
+int slurm_round_gpu_tres(char **tres_names, uint32_t tres_count)
+{
+  for (uint32_t i = 0; tres_names && i < tres_count; i++) {
+    if (tres_names[i] && !strcmp(tres_names[i], "gres/gpu"))
+      return (int)i;
+  }
+  return -1;
+}
+
+/* A limit of an assoc_mgr TRES array at `index`, or -1 where none is set. */
+static int64_t tres_limit(const uint64_t *limits, int index)
+{
+  if (!limits || index < 0 || limits[index] == INFINITE64 || limits[index] == NO_VAL64)
+    return -1;
+  return (int64_t)limits[index];
+}
+
+static int64_t tres_used(const uint64_t *used, int index)
+{
+  return used && index >= 0 ? (int64_t)used[index] : 0;
+}
+
+/* A job count limit, or -1 where none is set. */
+static int64_t count_limit(uint32_t limit)
+{
+  return limit == INFINITE || limit == NO_VAL ? -1 : (int64_t)limit;
+}
+
+int slurm_round_qos(const slurmdb_qos_rec_t *qos, int gpu_tres, pollux_qos_view_t *view)
+{
+  const slurmdb_qos_usage_t *usage = qos->usage;
+  pollux_user_usage_t *users = NULL;
+  size_t count = 0;
+
+  memset(view, 0, sizeof(*view));
+  view->name = qos->name;
+  view->grp_gpus = tres_limit(qos->grp_tres_ctld, gpu_tres);
+  view->max_gpus_per_user = tres_limit(qos->max_tres_pu_ctld, gpu_tres);
+  view->max_gpus_per_job = tres_limit(qos->max_tres_pj_ctld, gpu_tres);
+  view->grp_jobs = count_limit(qos->grp_jobs);
+  view->max_jobs_per_user = count_limit(qos->max_jobs_pu);
+  if (!usage)
+    return 0;
+  view->gpus_used = tres_used(usage->grp_used_tres, gpu_tres);
+  view->jobs_used = usage->grp_used_jobs;
+  if (usage->user_limit_list && slurm_list_count(usage->user_limit_list) > 0) {
+    list_itr_t *entries;
+    slurmdb_used_limits_t *used;
+
+    users = calloc(slurm_list_count(usage->user_limit_list), sizeof(*users));
+    if (!users) {
+      errno = ENOMEM;
+      return -1;
+    }
+    entries = slurm_list_iterator_create(usage->user_limit_list);
+    while ((used = slurm_list_next(entries))) {
+      users[count].user_id = used->uid;
+      users[count].gpus_used = tres_used(used->tres, gpu_tres);
+      users[count].jobs_used = used->jobs;
+      count++;
+    }
+    slurm_list_iterator_destroy(entries);
+  }
+  view->users = users;
+  view->user_count = count;
+  return 0;
+}
+
+void slurm_round_qos_free(pollux_qos_view_t *view)
+{
+  free((pollux_user_usage_t *)view->users);
+  view->users = NULL;
+  view->user_count = 0;
+}
+
+void slurm_round_association(const slurmdb_assoc_rec_t *assoc, int gpu_tres,
+                             pollux_association_view_t *view)
+{
+  memset(view, 0, sizeof(*view));
+  view->id = assoc->id;
+  view->parent_id = assoc->parent_id;
+  view->account = assoc->acct;
+  view->user = assoc->user;
+  view->grp_gpus = tres_limit(assoc->grp_tres_ctld, gpu_tres);
+  view->max_gpus_per_job = tres_limit(assoc->max_tres_ctld, gpu_tres);
+  view->grp_jobs = count_limit(assoc->grp_jobs);
+  view->max_jobs = count_limit(assoc->max_jobs);
+  if (assoc->usage) {
+    view->gpus_used = tres_used(assoc->usage->grp_used_tres, gpu_tres);
+    view->jobs_used = assoc->usage->used_jobs;
+  }
 }
 
 uint64_t slurm_round_job_default(list_t *defaults, uint16_t type)
@@ -191,12 +291,6 @@ static int count_or_zero(uint16_t value)
   return value == NO_VAL16 || value == INFINITE16 ? 0 : value;
 }
 
-/* The same for a 32-bit count (NO_VAL, INFINITE). */
-static uint32_t count32_or_zero(uint32_t value)
-{
-  return value == NO_VAL || value == INFINITE ? 0 : value;
-}
-
 static int job_state_of(uint32_t state)
 {
   switch (state & JOB_STATE_BASE) {
@@ -249,6 +343,8 @@ int slurm_round_job(const slurm_job_info_t *job, const partition_info_msg_t *par
   view->features = job->features;
   view->reservation = job->resv_name;
   view->dependency = job->dependency;
+  view->association_id = job->assoc_id;
+  view->qos = job->qos;
   view->end_time = job->end_time;
   view->failed = job_failed(job->job_state);
   view->completing = (job->job_state & JOB_COMPLETING) != 0;

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include <slurm/slurm.h>
+#include <slurm/slurmdb.h>
 
 #include "service/pollux_service.h"
 #include "plugins/slurm_compat.h"
@@ -38,6 +39,17 @@ int slurm_round_job(const slurm_job_info_t *job, const partition_info_msg_t *par
 
 /* A reservation with its nodes expanded; 0, or -1 (ENOMEM). The view points into `resv`. */
 int slurm_round_reservation(const reserve_info_t *resv, pollux_reservation_view_t *view);
+
+/* The position of gres/gpu among `tres_names` (assoc_mgr_info_msg_t's), or -1. */
+int slurm_round_gpu_tres(char **tres_names, uint32_t tres_count);
+
+/* A QOS or an association of slurmctld's assoc_mgr, with its usage, by the GPU TRES at
+ * `gpu_tres` (slurm_round_gpu_tres; -1: no GPU limits or usage). 0, or -1 (ENOMEM) for the
+ * QOS's user array. The views point into the records. */
+int slurm_round_qos(const slurmdb_qos_rec_t *qos, int gpu_tres, pollux_qos_view_t *view);
+void slurm_round_association(const slurmdb_assoc_rec_t *assoc, int gpu_tres,
+                             pollux_association_view_t *view);
+void slurm_round_qos_free(pollux_qos_view_t *view);
 
 /* The value of a JOB_DEF_* entry (DefCpuPerGPU, DefMemPerGPU) of a job defaults list (of
  * slurm.conf or a partition), or NO_VAL64. */

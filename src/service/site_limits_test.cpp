@@ -1,0 +1,151 @@
+#include "site_limits.hpp"
+
+#include <gtest/gtest.h>
+
+#include "snapshot_builder.hpp"
+
+namespace pollux::service {
+namespace {
+
+constexpr uint32_t kUser = 1000;
+
+SlurmJob jobOf(uint32_t id, JobState state, const std::string& qos, uint32_t association) {
+  SlurmJob job;
+  job.id = id;
+  job.uid = kUser;
+  job.state = state;
+  job.qos = qos;
+  job.association_id = association;
+  job.comment = "adaptive:max_gpus=8";
+  job.partitions = {"gpu"};
+  readRequests(job);
+  return job;
+}
+
+// Root (1) > account acct1 (2) > user 1000 in acct1 (3).
+std::vector<SlurmAssociation> tree() {
+  SlurmAssociation root, account, user;
+  root.id = 1;
+  root.account = "root";
+  account.id = 2;
+  account.parent_id = 1;
+  account.account = "acct1";
+  user.id = 3;
+  user.parent_id = 2;
+  user.account = "acct1";
+  user.user = "alice";
+  return {root, account, user};
+}
+
+TEST(SiteLimits, LimitsOnRunningJobsKeepAJobBack) {
+  SlurmQos qos;
+  qos.name = "normal";
+  qos.max_jobs_per_user = 1;
+  auto associations = tree();
+  const SlurmJob job = jobOf(9, JobState::kPending, "normal", 3);
+  EXPECT_EQ(SiteLimits({qos}, associations).runningJobsLimit(job), "");
+  qos.users[kUser] = {2, 1};
+  EXPECT_EQ(SiteLimits({qos}, associations).runningJobsLimit(job), "QOSMaxJobsPerUserLimit");
+  qos.max_jobs_per_user.reset();
+  associations[2].max_jobs = 1;
+  associations[2].jobs_used = 1;
+  EXPECT_EQ(SiteLimits({qos}, associations).runningJobsLimit(job), "AssocMaxJobsLimit");
+  associations[2].max_jobs.reset();
+  associations[1].grp_jobs = 3;  // the account's jobs, all its users together
+  associations[1].jobs_used = 3;
+  EXPECT_EQ(SiteLimits({qos}, associations).runningJobsLimit(job), "AssocGrpJobsLimit");
+}
+
+TEST(SiteLimits, PerJobCapIsTheLowerOfQosAndAssociation) {
+  SlurmQos qos;
+  qos.name = "normal";
+  qos.max_gpus_per_job = 4;
+  auto associations = tree();
+  const SlurmJob job = jobOf(9, JobState::kPending, "normal", 3);
+  auto cap = SiteLimits({qos}, associations).gpusPerJob(job);
+  ASSERT_TRUE(cap);
+  EXPECT_EQ(cap->gpus, 4);
+  EXPECT_EQ(cap->reason, "QOSMaxGRESPerJob");
+  associations[2].max_gpus_per_job = 2;
+  cap = SiteLimits({qos}, associations).gpusPerJob(job);
+  EXPECT_EQ(cap->gpus, 2);
+  EXPECT_EQ(cap->reason, "AssocMaxGRESPerJob");
+}
+
+TEST(SiteLimits, BudgetsOfTheQosTheUserAndEachAccountAbove) {
+  SlurmQos qos;
+  qos.name = "gpu2";
+  qos.grp_gpus = 16;
+  qos.gpus_used = 5;
+  qos.max_gpus_per_user = 2;  // the user runs nothing under it yet
+  auto associations = tree();
+  associations[1].grp_gpus = 4;
+  associations[1].gpus_used = 3;
+  const auto budgets =
+      SiteLimits({qos}, associations).budgetsOf(jobOf(9, JobState::kPending, "gpu2", 3));
+  ASSERT_EQ(budgets.size(), 3u);
+  EXPECT_EQ(budgets[0].name, "qos:gpu2");
+  EXPECT_EQ(budgets[0].capacity(0), 11);
+  EXPECT_EQ(budgets[1].name, "qos:gpu2:uid:1000");
+  EXPECT_EQ(budgets[1].capacity(0), 2);
+  EXPECT_EQ(budgets[2].name, "assoc:2:acct1");
+  EXPECT_EQ(SiteLimits::reasonOf(budgets[2].name), "AssocGrpGRES");
+  EXPECT_EQ(SiteLimits::reasonOf(budgets[1].name), "QOSMaxGRESPerUser");
+  EXPECT_EQ(SiteLimits::reasonOf(budgets[0].name), "QOSGrpGRES");
+  EXPECT_EQ(budgets[2].capacity(0), 1);
+  // The policy's own running jobs hold 3 of the used GPUs: it re-decides them.
+  EXPECT_EQ(budgets[2].capacity(3), 4);
+  // Over the limit already (lowered since): what its jobs hold stays theirs.
+  associations[1].gpus_used = 6;
+  EXPECT_EQ(SiteLimits({qos}, associations)
+                .budgetsOf(jobOf(9, JobState::kPending, "gpu2", 3))[2]
+                .capacity(6),
+            6);
+}
+
+SlurmNode a100(const std::string& name) {
+  SlurmNode node;
+  node.name = name;
+  node.gpus = GpuGres{"a100", 4};
+  node.free_cpus = 8;
+  return node;
+}
+
+TEST(SiteLimits, TheSnapshotCarriesBudgetsAndLeavesOutJobsOverALimit) {
+  SlurmQos qos;
+  qos.name = "gpu2";
+  qos.max_gpus_per_user = 2;
+  qos.max_jobs_per_user = 2;
+  qos.users[kUser] = {1, 1};  // job 1 runs on 1 GPU
+  const auto associations = tree();
+  const SiteRules site{{}, {}, {}, SiteLimits({qos}, associations)};
+  SlurmJob running = jobOf(1, JobState::kRunning, "gpu2", 3);
+  running.nodes = {"n1"};
+  running.gpu_request.per_node = "gres:gpu:1";
+  readRequests(running);
+  const SlurmJob pending = jobOf(2, JobState::kPending, "gpu2", 3);
+  const std::vector<SlurmNode> nodes = {a100("n1"), a100("n2")};
+  std::vector<SlurmJob> jobs = {running, pending};
+  resolveGpuTypes(jobs, nodes);
+  std::map<std::string, std::string> waiting;
+  const auto snapshot =
+      buildSnapshot(100, nodes, jobs, {}, config::PolicyConfig{}, site, &waiting);
+  ASSERT_EQ(snapshot.jobs.size(), 2u);
+  // 2 for the user, 1 of them held by job 1, which the policy re-decides.
+  EXPECT_EQ(snapshot.budgets.at("qos:gpu2:uid:1000"), 2);
+  EXPECT_EQ(snapshot.jobs[1].budgets, std::vector<std::string>{"qos:gpu2:uid:1000"});
+  const auto decision = policy::schedule(snapshot);
+  int gpus = 0;
+  for (const auto& [id, decided] : decision.allocations) gpus += decided.allocation.totalGpus();
+  EXPECT_LE(gpus, 2);
+
+  qos.users[kUser] = {2, 2};  // two jobs run: a third is kept back
+  const SiteRules full{{}, {}, {}, SiteLimits({qos}, associations)};
+  const auto kept_back = buildSnapshot(100, nodes, {jobOf(3, JobState::kPending, "gpu2", 3)}, {},
+                                       config::PolicyConfig{}, full, &waiting);
+  EXPECT_TRUE(kept_back.jobs.empty());
+  EXPECT_EQ(waiting["3"], "QOSMaxJobsPerUserLimit");
+}
+
+}  // namespace
+}  // namespace pollux::service

@@ -62,9 +62,15 @@ static void test_partition(void)
   memset(&partition, 0, sizeof(partition));
   partition.name = "gpu";
   partition.nodes = "n[1-3],g7";
+  partition.max_nodes = INFINITE;
   CHECK(slurm_round_partition(&partition, &view) == 0);
   CHECK(!strcmp(view.name, "gpu"));
   CHECK(has_names(view.nodes, expected, 4));
+  CHECK(view.max_nodes == 0);
+  slurm_round_partition_free(&view);
+  partition.max_nodes = 1;
+  CHECK(slurm_round_partition(&partition, &view) == 0);
+  CHECK(view.max_nodes == 1);
   slurm_round_partition_free(&view);
   CHECK(view.nodes.count == 0 && view.nodes.names == NULL);
 
@@ -161,6 +167,117 @@ static void test_job(void)
   slurm_list_destroy(partition_array[1].job_defaults_list);
 }
 
+/* What of a job, a reservation, a QOS and an association the site's policy reads. */
+static void test_site_policy(void)
+{
+  static const char *const excluded[] = {"n1", "n2"};
+  static const char *const reserved[] = {"n3", "n4"};
+  static char *tres_names[] = {"cpu", "mem", "gres/gpu"};
+  uint64_t qos_grp[] = {INFINITE64, INFINITE64, 16}, qos_user[] = {8, INFINITE64, 2};
+  uint64_t none[] = {INFINITE64, INFINITE64, INFINITE64}, used[] = {4, 0, 5};
+  uint64_t user_used[] = {1, 0, 2};
+  slurm_job_info_t job;
+  reserve_info_t resv;
+  slurmdb_qos_rec_t qos;
+  slurmdb_qos_usage_t qos_usage;
+  slurmdb_used_limits_t user_usage;
+  slurmdb_assoc_rec_t assoc;
+  slurmdb_assoc_usage_t assoc_usage;
+  pollux_job_view_t view;
+  pollux_reservation_view_t resv_view;
+  pollux_qos_view_t qos_view;
+  pollux_association_view_t assoc_view;
+  const slurm_round_defaults_t defaults = {false, NO_VAL64, NO_VAL64};
+
+  memset(&job, 0, sizeof(job));
+  job.job_id = 9;
+  job.job_state = JOB_PENDING;
+  job.state_reason = WAIT_HELD_USER;
+  job.time_limit = 30;
+  job.features = "ib&nvlink";
+  job.resv_name = "rv";
+  job.exc_nodes = "n[1-2]";
+  job.dependency = "afterok:6(unfulfilled)";
+  job.assoc_id = 12;
+  job.qos = "gpu2";
+  CHECK(slurm_round_job(&job, NULL, &defaults, &view) == 0);
+  CHECK(!strcmp(view.state_reason, "JobHeldUser"));
+  CHECK(view.time_limit_min == 30);
+  CHECK(!strcmp(view.features, "ib&nvlink") && !strcmp(view.reservation, "rv"));
+  CHECK(has_names(view.excluded_nodes, excluded, 2));
+  CHECK(!strcmp(view.dependency, "afterok:6(unfulfilled)"));
+  CHECK(view.association_id == 12 && !strcmp(view.qos, "gpu2"));
+  slurm_round_job_free(&view);
+  job.time_limit = INFINITE;
+  CHECK(slurm_round_job(&job, NULL, &defaults, &view) == 0);
+  CHECK(view.time_limit_min == 0);
+  slurm_round_job_free(&view);
+
+  memset(&resv, 0, sizeof(resv));
+  resv.name = "maint";
+  resv.node_list = "n[3-4]";
+  resv.start_time = 100;
+  resv.end_time = 200;
+  resv.flags = RESERVE_FLAG_MAINT;
+  CHECK(slurm_round_reservation(&resv, &resv_view) == 0);
+  CHECK(!strcmp(resv_view.name, "maint") && has_names(resv_view.nodes, reserved, 2));
+  CHECK(resv_view.start_time == 100 && resv_view.end_time == 200 && resv_view.maintenance);
+  slurm_round_reservation_free(&resv_view);
+
+  CHECK(slurm_round_gpu_tres(tres_names, 3) == 2);
+  CHECK(slurm_round_gpu_tres(tres_names, 2) == -1);
+  memset(&qos, 0, sizeof(qos));
+  memset(&qos_usage, 0, sizeof(qos_usage));
+  memset(&user_usage, 0, sizeof(user_usage));
+  qos.name = "gpu2";
+  qos.grp_tres_ctld = qos_grp;
+  qos.max_tres_pu_ctld = qos_user;
+  qos.max_tres_pj_ctld = none;
+  qos.grp_jobs = INFINITE;
+  qos.max_jobs_pu = 3;
+  qos.usage = &qos_usage;
+  qos_usage.grp_used_tres = used;
+  qos_usage.grp_used_jobs = 4;
+  user_usage.uid = 1000;
+  user_usage.jobs = 1;
+  user_usage.tres = user_used;
+  qos_usage.user_limit_list = slurm_list_create(NULL);
+  slurm_list_append(qos_usage.user_limit_list, &user_usage);
+  CHECK(slurm_round_qos(&qos, 2, &qos_view) == 0);
+  CHECK(!strcmp(qos_view.name, "gpu2"));
+  CHECK(qos_view.grp_gpus == 16 && qos_view.max_gpus_per_user == 2);
+  CHECK(qos_view.max_gpus_per_job == -1 && qos_view.grp_jobs == -1);
+  CHECK(qos_view.max_jobs_per_user == 3);
+  CHECK(qos_view.gpus_used == 5 && qos_view.jobs_used == 4);
+  CHECK(qos_view.user_count == 1 && qos_view.users[0].user_id == 1000);
+  CHECK(qos_view.users[0].gpus_used == 2 && qos_view.users[0].jobs_used == 1);
+  slurm_round_qos_free(&qos_view);
+  CHECK(slurm_round_qos(&qos, -1, &qos_view) == 0); /* no gres/gpu TRES: no GPU limits */
+  CHECK(qos_view.grp_gpus == -1 && qos_view.users[0].gpus_used == 0);
+  slurm_round_qos_free(&qos_view);
+  slurm_list_destroy(qos_usage.user_limit_list);
+
+  memset(&assoc, 0, sizeof(assoc));
+  memset(&assoc_usage, 0, sizeof(assoc_usage));
+  assoc.id = 12;
+  assoc.parent_id = 2;
+  assoc.acct = "acct1";
+  assoc.user = "alice";
+  assoc.grp_tres_ctld = qos_grp;
+  assoc.max_tres_ctld = qos_user;
+  assoc.grp_jobs = NO_VAL;
+  assoc.max_jobs = 1;
+  assoc.usage = &assoc_usage;
+  assoc_usage.grp_used_tres = used;
+  assoc_usage.used_jobs = 1;
+  slurm_round_association(&assoc, 2, &assoc_view);
+  CHECK(assoc_view.id == 12 && assoc_view.parent_id == 2);
+  CHECK(!strcmp(assoc_view.account, "acct1") && !strcmp(assoc_view.user, "alice"));
+  CHECK(assoc_view.grp_gpus == 16 && assoc_view.max_gpus_per_job == 2);
+  CHECK(assoc_view.grp_jobs == -1 && assoc_view.max_jobs == 1);
+  CHECK(assoc_view.gpus_used == 5 && assoc_view.jobs_used == 1);
+}
+
 static void test_nodes_registered(void)
 {
   node_info_t node_array[3];
@@ -216,6 +333,7 @@ int main(void)
   test_node();
   test_partition();
   test_job();
+  test_site_policy();
   test_nodes_registered();
   test_event_job();
   return check_summary("slurm_round_test");

@@ -2,12 +2,16 @@
 # The test clusters' accounting (tests/cluster/accounting.sh): a private MariaDB and slurmdbd
 # on loopback, and a cluster (stock sched/backfill, no pollux plugin) that accounts to them
 # with AccountingStorageEnforce=limits,qos. A QOS gpu2 (MaxTRESPerUser=gres/gpu=2) holds the
-# second of nobody's two 2-GPU jobs PENDING with Reason QOSMaxGRESPerUser while the first
+# second of daemon's two 2-GPU jobs PENDING with Reason QOSMaxGRESPerUser while the first
 # runs; sacct sees the first job. Then everything stops with a job still running, and no
 # process of the run is left: no mariadbd, slurmdbd, slurmctld, slurmd, slurmstepd or munged.
+# The test user is `daemon`: Slurm 26.05 does not resolve the user nobody (65534) in its
+# association manager ("couldn't get a uid").
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster/lib.sh"
+# The release's own sacctmgr, before the cluster's env sets PATH (cluster.sh does for it).
+PATH="${SLURM_PREFIX:-/usr}/bin:$PATH"
 # As setup_test_cluster, without a build: the test needs none of this tree's plugins.
 run=$(mktemp -d "/tmp/pollux-accounting_harness-test-XXXXXX")
 trap stop_test_cluster EXIT
@@ -30,10 +34,10 @@ count_daemons() { run_daemons | awk -v n="$1" '$2 == n' | wc -l; }
 pending_for() { [ "$(squeue -h -j "$1" -o %T:%r 2> /dev/null)" = "PENDING:$2" ]; }
 # knows_qos QOS: slurmctld's association manager has the QOS (slurmdbd pushed it).
 knows_qos() { scontrol show assoc_mgr flags=qos qos="$1" | grep -q "^QOS=$1("; }
-as_nobody() { runuser -u nobody -- env SLURM_CONF="$SLURM_CONF" PATH="$PATH" "$@"; }
-# submit_gpu2 FILE: submits job.sh as nobody with 2 GPUs under QOS gpu2, its id into FILE.
+as_daemon() { runuser -u daemon -- env SLURM_CONF="$SLURM_CONF" PATH="$PATH" "$@"; }
+# submit_gpu2 FILE: submits job.sh as daemon with 2 GPUs under QOS gpu2, its id into FILE.
 submit_gpu2() {
-  as_nobody sbatch --parsable --qos=gpu2 --gres=gpu:2 --chdir=/tmp -o /dev/null job.sh \
+  as_daemon sbatch --parsable --qos=gpu2 --gres=gpu:2 --chdir=/tmp -o /dev/null job.sh \
     > "$1" 2> sbatch.err
 }
 
@@ -54,20 +58,20 @@ scontrol show config | grep -E '^AccountingStorageEnforce' | grep -q qos ||
 wait_until 30 "slurmctld registered with slurmdbd" \
   sh -c "sacctmgr -n -P list cluster format=cluster,controlport | grep -qx '$ACCOUNTING_CLUSTER|$(cat port_base)'"
 
-step "account acct1 with the user nobody, QOS gpu2 with MaxTRESPerUser=gres/gpu=2"
+step "account acct1 with the user daemon, QOS gpu2 with MaxTRESPerUser=gres/gpu=2"
 {
   sacctmgr -i add account acct1 cluster="$ACCOUNTING_CLUSTER"
-  sacctmgr -i add user nobody account=acct1
+  sacctmgr -i add user daemon account=acct1
   sacctmgr -i add qos gpu2 MaxTRESPerUser=gres/gpu=2
-  sacctmgr -i modify user nobody set qos=normal,gpu2
+  sacctmgr -i modify user daemon set qos=normal,gpu2
 } > sacctmgr.out
 wait_until 30 "slurmctld knowing QOS gpu2" knows_qos gpu2
 
-step "nobody's second 2-GPU job under gpu2 waits for QOSMaxGRESPerUser while the first runs"
+step "daemon's second 2-GPU job under gpu2 waits for QOSMaxGRESPerUser while the first runs"
 printf '#!/bin/sh\nsleep 600\n' > job.sh
 chmod 644 job.sh
-# Retried while slurmctld has yet to learn nobody's new QOS list from slurmdbd.
-wait_until 20 "sbatch --qos=gpu2 accepted from nobody (see sbatch.err)" submit_gpu2 first.id
+# Retried while slurmctld has yet to learn daemon's new QOS list from slurmdbd.
+wait_until 20 "sbatch --qos=gpu2 accepted from daemon (see sbatch.err)" submit_gpu2 first.id
 first=$(cat first.id)
 wait_until 20 "job $first running" is_running "$first"
 submit_gpu2 second.id || fail "second sbatch: $(cat sbatch.err)"
@@ -77,8 +81,8 @@ is_running "$first" || fail "job $first is no longer running: $(job_state "$firs
 [ "$(job_field "$first" QOS)" = gpu2 ] || fail "job $first has QOS $(job_field "$first" QOS)"
 
 step "sacct sees the first job"
-wait_until 30 "sacct showing job $first running as nobody in acct1 under gpu2" \
-  sh -c "sacct -n -P -X -j $first -o JobID,State,User,Account,QOS | grep -qx '$first|RUNNING|nobody|acct1|gpu2'"
+wait_until 30 "sacct showing job $first running as daemon in acct1 under gpu2" \
+  sh -c "sacct -n -P -X -j $first -o JobID,State,User,Account,QOS | grep -qx '$first|RUNNING|daemon|acct1|gpu2'"
 sacct -n -P -X -j "$first" -o AllocTRES | grep -q "gres/gpu=2" ||
   fail "sacct's AllocTRES for job $first: $(sacct -n -P -X -j "$first" -o AllocTRES)"
 

@@ -42,7 +42,11 @@ grep -q "^train.sh: this run fails at its start" "job-$resized.out" ||
 echo "   $(grep -o "JobId=$resized requeue: ended FAILED.*" log/slurmctld.log | head -n 1 | cut -c1-100)"
 
 step "every job completes"
-wait_until 240 "jobs $first and $second complete" all_finished "$first" "$second"
+# Each until COMPLETED: a run that fails at its start ends FAILED for the moment between its
+# end and the round that requeues it once more.
+completed() { [ "$(job_field "$1" JobState)" = COMPLETED ]; }
+wait_until 240 "job $first complete" completed "$first"
+wait_until 240 "job $second complete" completed "$second"
 for job in "$first" "$second"; do
   state=$(job_field "$job" JobState)
   code=$(job_field "$job" ExitCode)

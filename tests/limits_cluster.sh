@@ -2,7 +2,9 @@
 # QOS and association limits under slurmdbd with a real MariaDB (AccountingStorageEnforce=
 # limits,qos), licenses and a partition's MaxNodes: sched/pollux places a job only as large
 # as Slurm would start it, never claims GPUs for a job Slurm keeps back, and takes back, once,
-# a placement Slurm refuses. Each case checks what Slurm shows.
+# a placement Slurm refuses. Each case checks what Slurm shows. The jobs of a user under
+# limits run as `daemon`: Slurm 26.05 does not resolve the user nobody (65534) in its
+# association manager.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster/lib.sh"
@@ -17,24 +19,33 @@ wait_until 30 "slurmctld registered with slurmdbd" \
   sh -c "sacctmgr -n -P list cluster format=cluster,controlport | grep -qx '$ACCOUNTING_CLUSTER|$(cat port_base)'"
 {
   sacctmgr -i add account acct1 cluster="$ACCOUNTING_CLUSTER"
-  sacctmgr -i add user nobody account=acct1
+  sacctmgr -i add user daemon account=acct1
   sacctmgr -i add qos gpu2 MaxTRESPerUser=gres/gpu=2
-  sacctmgr -i modify user nobody set qos=normal,gpu2
+  sacctmgr -i modify user daemon set qos=normal,gpu2
 } > sacctmgr.out
 printf '#!/bin/sh\nsleep 600\n' > job.sh
 chmod 644 job.sh
 knows_qos() { scontrol show assoc_mgr flags=qos qos="$1" | grep -q "^QOS=$1("; }
+# knows_user USER: slurmctld has the user's association.
+knows_user() { scontrol show assoc_mgr flags=assoc users="$1" | grep -q "UserName=$1("; }
 wait_until 30 "slurmctld knowing QOS gpu2" knows_qos gpu2
+wait_until 30 "slurmctld knowing user daemon" knows_user daemon
 
-# as_nobody_adaptive OPTIONS COMMENT: nobody's adaptive job; prints its id.
-as_nobody_adaptive() {
-  runuser -u nobody -- env SLURM_CONF="$SLURM_CONF" PATH="$PATH" \
-    sbatch --parsable --chdir=/tmp -o /dev/null $1 --comment="$2" "$run/job.sh"
+# as_daemon_adaptive OPTIONS COMMENT: daemon's adaptive job; prints its id. Retried for 10 s
+# while slurmctld has yet to learn daemon's QOS list from slurmdbd.
+as_daemon_adaptive() {
+  for _ in $(seq 20); do
+    runuser -u daemon -- env SLURM_CONF="$SLURM_CONF" PATH="$PATH" \
+      sbatch --parsable --chdir=/tmp -o /dev/null $1 --comment="$2" "$run/job.sh" \
+      2> sbatch.err && return 0
+    sleep 0.5
+  done
+  fail "sbatch as daemon $1: $(cat sbatch.err)"
 }
-# nobody_gpus: GPUs nobody's running jobs hold.
-nobody_gpus() {
+# daemon_gpus: GPUs daemon's running jobs hold.
+daemon_gpus() {
   total=0
-  for job in $(squeue -h -u nobody -t R -o %i); do total=$((total + $(job_gpus "$job"))); done
+  for job in $(squeue -h -u daemon -t R -o %i); do total=$((total + $(job_gpus "$job"))); done
   echo "$total"
 }
 # waits_for JOB REASON: pending, held by Pollux, never placed, and shown waiting for REASON.
@@ -47,13 +58,13 @@ waits_for() {
 }
 cancel_all() { scancel "$@"; wait_until 30 "jobs $* gone" all_finished "$@"; }
 
-step "QOS gpu2 (MaxTRESPerUser=gres/gpu=2): nobody's three jobs hold at most 2 GPUs together"
-q1=$(as_nobody_adaptive --qos=gpu2 adaptive:max_gpus=8)
-q2=$(as_nobody_adaptive --qos=gpu2 adaptive:max_gpus=8)
+step "QOS gpu2 (MaxTRESPerUser=gres/gpu=2): daemon's three jobs hold at most 2 GPUs together"
+q1=$(as_daemon_adaptive --qos=gpu2 adaptive:max_gpus=8)
+q2=$(as_daemon_adaptive --qos=gpu2 adaptive:max_gpus=8)
 wait_until 30 "jobs $q1 and $q2 running" sh -c "squeue -h -j $q1,$q2 -t R -o %i | grep -c . | grep -qx 2"
-q3=$(as_nobody_adaptive --qos=gpu2 adaptive:max_gpus=8)
+q3=$(as_daemon_adaptive --qos=gpu2 adaptive:max_gpus=8)
 for _ in 1 2 3 4 5; do
-  [ "$(nobody_gpus)" -le 2 ] || fail "nobody holds $(nobody_gpus) GPUs under MaxTRESPerUser=2"
+  [ "$(daemon_gpus)" -le 2 ] || fail "daemon holds $(daemon_gpus) GPUs under MaxTRESPerUser=2"
   sleep 1
 done
 waits_for "$q3" QOSMaxGRESPerUser
@@ -61,25 +72,25 @@ root_job=$(sbatch --parsable --comment=adaptive:min_gpus=4,max_gpus=4 -o /dev/nu
 wait_until 30 "root's job $root_job running beside them" is_running "$root_job"
 cancel_all "$q1" "$q2" "$q3" "$root_job"
 
-step "association MaxJobs=1: nobody's second job waits, claims nothing, then runs"
-sacctmgr -i modify user nobody set MaxJobs=1 > /dev/null
+step "association MaxJobs=1: daemon's second job waits, claims nothing, then runs"
+sacctmgr -i modify user daemon set MaxJobs=1 > /dev/null
 sleep 2
-m1=$(as_nobody_adaptive "" adaptive:min_gpus=4,max_gpus=4)
+m1=$(as_daemon_adaptive "" adaptive:min_gpus=4,max_gpus=4)
 wait_until 30 "job $m1 running" is_running "$m1"
-m2=$(as_nobody_adaptive "" adaptive:min_gpus=4,max_gpus=4)
+m2=$(as_daemon_adaptive "" adaptive:min_gpus=4,max_gpus=4)
 sleep 6
 waits_for "$m2" AssocMaxJobsLimit
 cancel_all "$m1"
 wait_until 30 "job $m2 running once $m1 ended" is_running "$m2"
 cancel_all "$m2"
-sacctmgr -i modify user nobody set MaxJobs=-1 > /dev/null
+sacctmgr -i modify user daemon set MaxJobs=-1 > /dev/null
 
-step "account GrpTRES=gres/gpu=4: nobody's second 4-GPU job waits"
+step "account GrpTRES=gres/gpu=4: daemon's second 4-GPU job waits"
 sacctmgr -i modify account acct1 set GrpTRES=gres/gpu=4 > /dev/null
 sleep 2
-g1=$(as_nobody_adaptive "" adaptive:min_gpus=4,max_gpus=4)
+g1=$(as_daemon_adaptive "" adaptive:min_gpus=4,max_gpus=4)
 wait_until 30 "job $g1 running" is_running "$g1"
-g2=$(as_nobody_adaptive "" adaptive:min_gpus=4,max_gpus=4)
+g2=$(as_daemon_adaptive "" adaptive:min_gpus=4,max_gpus=4)
 sleep 6
 waits_for "$g2" AssocGrpGRES
 cancel_all "$g1" "$g2"

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <optional>
 
 namespace pollux::policy {
 
@@ -12,42 +14,53 @@ struct Scored {
   double speedup;
 };
 
+// A job's speedup at a configuration over its baseline; nullopt where unknown.
+using SpeedupOf = std::function<std::optional<double>(const Config&)>;
+
 double speedOf(const model::RelativeSpeeds& speeds, const std::string& gpu_type) {
   const auto found = speeds.find(gpu_type);
   return found == speeds.end() ? 1.0 : found->second;
 }
 
-// A job without a model starts on min_gpus of any type; its baseline is the fastest type, so a
-// slower one is worth its relative speed (new jobs go where the admin's speeds say it is fast).
-std::vector<Scored> modelFreeOptions(const Job& job, const std::vector<Config>& candidates,
-                                     const model::RelativeSpeeds& speeds) {
-  if (job.current) return {{configOf(*job.current), 1.0}};
+// A job without a model runs on min_gpus (or where it runs now) of any type; its baseline is
+// the fastest type, so a slower one is worth its relative speed (jobs go where the admin's
+// speeds say they are fast).
+SpeedupOf modelFreeSpeedup(const Job& job, const std::vector<Config>& candidates,
+                           const model::RelativeSpeeds& speeds) {
   double fastest = 0;
   for (const auto& config : candidates) {
     fastest = std::max(fastest, speedOf(speeds, config.gpu_type));
   }
+  const std::optional<Config> current =
+      job.current ? std::optional<Config>(configOf(*job.current)) : std::nullopt;
+  const int min_gpus = job.min_gpus;
+  return [&speeds, fastest, current, min_gpus](const Config& config) -> std::optional<double> {
+    if (fastest <= 0 || (config.gpus != min_gpus && config != current)) return std::nullopt;
+    return speedOf(speeds, config.gpu_type) / fastest;
+  };
+}
+
+SpeedupOf modelSpeedup(JobGoodput& goodput) {
+  return [&goodput](const Config& config) { return goodput.speedup(config); };
+}
+
+std::vector<Scored> pendingOptions(const std::vector<Config>& candidates,
+                                   const SpeedupOf& speedupOf) {
   std::vector<Scored> options;
   for (const auto& config : candidates) {
-    if (config.gpus == job.min_gpus) {
-      options.push_back({config, speedOf(speeds, config.gpu_type) / fastest});
-    }
+    if (const auto speedup = speedupOf(config)) options.push_back({config, *speedup});
   }
   return options;
 }
 
-std::vector<Scored> pendingOptions(const std::vector<Config>& candidates, JobGoodput& goodput) {
-  std::vector<Scored> options;
-  for (const auto& config : candidates) {
-    if (const auto speedup = goodput.speedup(config)) options.push_back({config, *speedup});
-  }
-  return options;
-}
-
+// `shrinks_for_others`: whether fewer GPUs, to let others grow, are worth offering: only a
+// model tells what GPUs above min_gpus give the job (without one they seem worth nothing).
 std::vector<Scored> runningOptions(const Job& job, const std::vector<Config>& candidates,
-                                   JobGoodput& goodput, const Snapshot& snapshot,
+                                   const SpeedupOf& speedupOf, bool shrinks_for_others,
+                                   const Snapshot& snapshot,
                                    const WaitingRigidTypes& rigid_waiting) {
   const Config current = configOf(*job.current);
-  const double current_speedup = goodput.speedup(current).value_or(1.0);
+  const double current_speedup = speedupOf(current).value_or(1.0);
   std::vector<Scored> options{{current, current_speedup}};
   const Params& params = snapshot.params;
   const bool may_change = snapshot.time - job.last_change_time >= params.min_change_interval_s;
@@ -56,10 +69,10 @@ std::vector<Scored> runningOptions(const Job& job, const std::vector<Config>& ca
       rigid_waiting.count("") > 0 || rigid_waiting.count(current.gpu_type) > 0;
   for (const auto& config : candidates) {
     if (config == current) continue;
-    const auto speedup = goodput.speedup(config);
+    const auto speedup = speedupOf(config);
     if (!speedup) continue;
     const bool worth_it = *speedup > (1 + params.restart_threshold) * current_speedup ||
-                          config.gpus < current.gpus;
+                          (shrinks_for_others && config.gpus < current.gpus);
     const bool yields_to_rigid = rigid_wants_its_type && config.gpus < current.gpus;
     if ((may_change && worth_it) || yields_to_rigid) {
       options.push_back({config, *speedup * restart});
@@ -68,18 +81,38 @@ std::vector<Scored> runningOptions(const Job& job, const std::vector<Config>& ca
   return options;
 }
 
-std::vector<JobOption> weighted(const std::vector<Scored>& scored, double fairness_p) {
-  if (scored.empty()) return {};
-  // Relative to the job's baseline (speedup 1 at min_gpus), not only to the options offered: a
-  // running job offered just its current, large configuration would otherwise lose little
-  // weight when left without GPUs, and be preempted for any pending job (it thrashed).
+// The lowest of 1 (the job's baseline) and its speedups at every candidate, offered or not:
+// a running job is worth as much to keep as the same job pending is worth to start.
+double lowestSpeedup(const std::vector<Config>& candidates, const SpeedupOf& speedupOf) {
   double lowest = 1.0;
+  for (const auto& config : candidates) {
+    if (const auto speedup = speedupOf(config)) lowest = std::min(lowest, *speedup);
+  }
+  return lowest;
+}
+
+// Left without GPUs, a running job counts restart_threshold slower still than a pending one:
+// preempting it must beat keeping it by that margin, as its own moves must.
+double unallocatedSpeedup(double lowest, const Job& job, const Params& params) {
+  const double preempted = job.current ? 1 + params.restart_threshold : 1.0;
+  return kUnallocatedFraction * lowest / preempted;
+}
+
+std::vector<JobOption> weighted(const std::vector<Scored>& scored, double lowest_candidate,
+                                const Job& job, const Params& params) {
+  if (scored.empty()) return {};
+  // Relative to the job's baseline (speedup 1 at min_gpus) and all its candidates, not only to
+  // the options offered: a running job offered just its current configuration would otherwise
+  // lose little weight when left without GPUs, and be preempted for any pending job (it
+  // thrashed). The offered speedups, restart factors applied, count too: any allocation beats
+  // none.
+  double lowest = lowest_candidate;
   for (const auto& option : scored) lowest = std::min(lowest, option.speedup);
-  const double unallocated = utility(kUnallocatedFraction * lowest, fairness_p);
+  const double unallocated = utility(unallocatedSpeedup(lowest, job, params), params.fairness_p);
   std::vector<JobOption> options;
   for (const auto& option : scored) {
     options.push_back({option.config, option.speedup,
-                       utility(option.speedup, fairness_p) - unallocated});
+                       utility(option.speedup, params.fairness_p) - unallocated});
   }
   return options;
 }
@@ -109,15 +142,15 @@ double restartFactor(const Job& job, double time) {
 std::vector<JobOption> adaptiveOptions(const Job& job, const std::vector<Config>& candidates,
                                        JobGoodput& goodput, const Snapshot& snapshot,
                                        const WaitingRigidTypes& rigid_waiting) {
-  std::vector<Scored> scored;
-  if (!goodput.hasModel()) {
-    scored = modelFreeOptions(job, candidates, snapshot.params.relative_speeds);
-  } else if (job.current) {
-    scored = runningOptions(job, candidates, goodput, snapshot, rigid_waiting);
-  } else {
-    scored = pendingOptions(candidates, goodput);
-  }
-  return weighted(scored, snapshot.params.fairness_p);
+  const bool has_model = goodput.hasModel();
+  const SpeedupOf speedupOf =
+      has_model ? modelSpeedup(goodput)
+                : modelFreeSpeedup(job, candidates, snapshot.params.relative_speeds);
+  const std::vector<Scored> scored =
+      job.current
+          ? runningOptions(job, candidates, speedupOf, has_model, snapshot, rigid_waiting)
+          : pendingOptions(candidates, speedupOf);
+  return weighted(scored, lowestSpeedup(candidates, speedupOf), job, snapshot.params);
 }
 
 void prioritise(std::vector<std::vector<JobOption>>& adaptive,

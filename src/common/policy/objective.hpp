@@ -2,10 +2,13 @@
 //
 // Utility of a speedup s with fairness exponent p: -s^p (p < 0), s^p (p > 0), log s (p = 0);
 // the MILP maximises the sum. A job left without GPUs counts as if its speedup were
-// kUnallocatedFraction x the lowest of 1 (its baseline) and the speedups it is offered, so any
-// allocation beats none and preempting a running job costs as much as not starting one; an
-// option's weight is its utility minus that. A running job moving to another configuration
-// has its speedup multiplied by the restart factor
+// kUnallocatedFraction x the lowest of 1 (its baseline), its speedups at every candidate
+// configuration and the speedups it is offered, so any allocation beats none and preempting a
+// running job costs at least as much as not starting it. A running job's unallocated speedup
+// is further divided by (1 + restart_threshold): preempting it must beat keeping it by that
+// margin, as its own moves must gain restart_threshold. An option's weight is its utility
+// minus the unallocated one. A running job moving to another configuration has its speedup
+// multiplied by the restart factor
 //   clamp((age - restarts * restart_cost_s) / (age + restart_cost_s), kMinRestartFactor, 1)
 // with age = time - submit_time (Pollux's restart penalty, with the measured cost).
 #pragma once
@@ -34,10 +37,11 @@ double restartFactor(const Job& job, double time);
 
 // Options of an adaptive job. Pending: every candidate (a job without a model: its min_gpus
 // on each allowed type, its speedup there the type's relative speed over the fastest's).
-// Running: its current configuration, plus, once min_change_interval_s has passed since its
-// last change, every candidate that either gains more than restart_threshold in speedup or
-// uses fewer GPUs (to let others grow). When a rigid job waits for its GPU type, a running job
-// may always shrink (GPUs above its minimum are opportunistic).
+// Running, with a model or without: its current configuration, plus, once
+// min_change_interval_s has passed since its last change, every candidate that either gains
+// more than restart_threshold in speedup or, for a job with a model, uses fewer GPUs (to let
+// others grow). When a rigid job waits for its GPU type, a running job may always shrink (GPUs
+// above its minimum are opportunistic).
 // GPU types waiting rigid jobs ask for; "" stands for a rigid job that takes any type.
 using WaitingRigidTypes = std::set<std::string>;
 std::vector<JobOption> adaptiveOptions(const Job& job, const std::vector<Config>& candidates,

@@ -1,7 +1,9 @@
 #include "policy.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <set>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -18,6 +20,17 @@ using testing::rigidJob;
 int gpusOf(const Decision& decision, const std::string& id) {
   const auto found = decision.allocations.find(id);
   return found == decision.allocations.end() ? 0 : found->second.allocation.totalGpus();
+}
+
+std::optional<Allocation> allocationOf(const Decision& decision, const std::string& id) {
+  const auto found = decision.allocations.find(id);
+  if (found == decision.allocations.end()) return std::nullopt;
+  return found->second.allocation;
+}
+
+std::string typeOf(const Decision& decision, const std::string& id) {
+  const auto allocation = allocationOf(decision, id);
+  return allocation ? allocation->gpu_type : "";
 }
 
 // A job whose goodput barely grows (2 %) from 4 to 8 GPUs: large gradient signal.
@@ -259,6 +272,111 @@ TEST(PolicyTest, JobsWithoutModelTakeTheSlowerTypeWhenTheFastestIsFull) {
   std::multiset<std::string> types;
   for (const char* id : {"a", "b"}) types.insert(decision.allocations.at(id).allocation.gpu_type);
   EXPECT_EQ(types, (std::multiset<std::string>{"k80", "v100"}));
+}
+
+// The snapshot of the next round, `seconds` later, once `decision` was applied: a running job
+// whose allocation changed (or that lost it) was requeued.
+Snapshot nextRound(Snapshot snapshot, const Decision& decision, double seconds) {
+  for (auto& job : snapshot.jobs) {
+    const auto next = allocationOf(decision, job.id);
+    if (next == job.current) continue;
+    if (job.current) ++job.restarts;
+    job.current = next;
+    job.last_change_time = snapshot.time;
+  }
+  snapshot.time += seconds;
+  return snapshot;
+}
+
+// Two a100 nodes, one held by a rigid job, and two idle v100 nodes, a100 3x as fast; job "a"
+// runs on the other a100 node, free to change, and "b", the same job, arrives.
+Snapshot fastestGpusTakenSnapshot(bool with_model) {
+  Snapshot snapshot;
+  snapshot.time = 10000;
+  snapshot.nodes = nodesOf("a100", 2, 4, "a");
+  const auto v100 = nodesOf("v100", 2, 4, "v");
+  snapshot.nodes.insert(snapshot.nodes.end(), v100.begin(), v100.end());
+  snapshot.params.relative_speeds = {{"a100", 3.0}};
+  Job rigid = rigidJob("r", 4);
+  rigid.current = Allocation{"a100", {{"a0", 4}}};
+  Job running = adaptiveJob("a", 4, 4, "a100");
+  if (!with_model) running.models.clear();
+  running.current = Allocation{"a100", {{"a1", 4}}};
+  running.last_change_time = snapshot.time - 100;
+  Job arriving = running;
+  arriving.id = "b";
+  arriving.current.reset();
+  arriving.submit_time = snapshot.time;
+  snapshot.jobs = {rigid, running, arriving};
+  return snapshot;
+}
+
+// Site policy study, section 3: a running job (without a model: offered only its current GPUs)
+// was worth less than the fastest type to the same job pending, so the two swapped the free
+// a100s every round while the v100s stayed idle.
+TEST(PolicyTest, RunningAndArrivingJobsDoNotSwapTheFastestGpus) {
+  for (const bool with_model : {false, true}) {
+    SCOPED_TRACE(with_model ? "with a model" : "without a model");
+    Snapshot snapshot = fastestGpusTakenSnapshot(with_model);
+    const auto running = snapshot.jobs[1].current;
+    for (int round = 1; round <= 4; ++round) {
+      SCOPED_TRACE("round " + std::to_string(round));
+      const Decision decision = schedule(snapshot);
+      EXPECT_EQ(allocationOf(decision, "a"), running);
+      EXPECT_EQ(typeOf(decision, "b"), "v100");
+      EXPECT_EQ(gpusOf(decision, "b"), 4);
+      snapshot = nextRound(snapshot, decision, 2);
+    }
+    for (const auto& job : snapshot.jobs) EXPECT_EQ(job.restarts, 0) << job.id;
+  }
+}
+
+// Keeping a running job and starting the same job pending weigh alike: the restart threshold
+// decides for the running one, whichever comes first.
+TEST(PolicyTest, PreemptionMustBeatKeepingByTheRestartThreshold) {
+  for (const bool running_first : {true, false}) {
+    Snapshot snapshot;
+    snapshot.time = 10000;
+    snapshot.nodes = nodesOf("a100", 1, 4, "a");
+    Job running = adaptiveJob("a", 4, 4, "a100");
+    running.current = Allocation{"a100", {{"a0", 4}}};
+    Job arriving = adaptiveJob("b", 4, 4, "a100");
+    arriving.submit_time = snapshot.time;
+    snapshot.jobs = {running, arriving};
+    if (!running_first) std::swap(snapshot.jobs[0], snapshot.jobs[1]);
+    const Decision decision = schedule(snapshot);
+    EXPECT_EQ(allocationOf(decision, "a"), running.current) << running_first;
+    EXPECT_EQ(gpusOf(decision, "b"), 0) << running_first;
+  }
+}
+
+TEST(PolicyTest, RunningJobWithoutModelMovesToTheFastestTypeOnlyAfterTheMinimumInterval) {
+  Snapshot snapshot = twoTypeSnapshot(4, 4);
+  snapshot.time = 10000;
+  Job job = modelFreeJob("a");
+  job.current = Allocation{"k80", {{"k0", 1}}};
+  job.last_change_time = snapshot.time - 10;
+  snapshot.jobs = {job};
+  EXPECT_EQ(schedule(snapshot).allocations.at("a").allocation, *job.current);
+  snapshot.jobs[0].last_change_time = snapshot.time - 100;
+  EXPECT_EQ(schedule(snapshot).allocations.at("a").allocation, (Allocation{"v100", {{"v0", 1}}}));
+}
+
+// Without a model, GPUs above min_gpus seem worth nothing to the job: it gives them up only
+// to a waiting rigid job, not every round for nothing.
+TEST(PolicyTest, RunningJobWithoutModelShrinksOnlyForAWaitingRigidJob) {
+  Snapshot snapshot = twoTypeSnapshot(4, 4);
+  snapshot.time = 10000;
+  Job job = modelFreeJob("a");
+  job.current = Allocation{"v100", {{"v0", 4}}};
+  snapshot.jobs = {job};
+  EXPECT_EQ(schedule(snapshot).allocations.at("a").allocation, *job.current);
+  Job rigid = rigidJob("r", 3);
+  rigid.gpu_type = "v100";
+  snapshot.jobs.push_back(rigid);
+  const Decision decision = schedule(snapshot);
+  EXPECT_EQ(gpusOf(decision, "a"), 1);
+  EXPECT_EQ(gpusOf(decision, "r"), 3);
 }
 
 Snapshot largeSnapshot() {

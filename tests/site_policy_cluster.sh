@@ -89,6 +89,24 @@ listed=$(adaptive --nodelist=n2)
 runs_within "$listed" n2
 scancel "$listed"
 
+step "a MAINT reservation ahead: a running job is moved off in time and keeps what --time had left"
+timed=$(sbatch --parsable -t 3 --comment=adaptive:min_gpus=4,max_gpus=4,gpu_type=a100 \
+  -o /dev/null job.sh)
+wait_until 30 "job $timed running" is_running "$timed"
+first_node=$(job_field "$timed" NodeList)
+sleep 60
+scontrol create reservation ReservationName=ahead StartTime=now+90 Duration=10 \
+  Nodes="$first_node" Users=root Flags=MAINT,IGNORE_JOBS
+wait_until 30 "job $timed moved off $first_node" \
+  sh -c "[ \"\$(squeue -h -j $timed -t R -o %N)\" != '' ] && [ \"\$(squeue -h -j $timed -o %N)\" != $first_node ]"
+limit=$(job_field "$timed" TimeLimit)
+echo "   job $timed: $first_node -> $(job_field "$timed" NodeList), TimeLimit=$limit"
+[ "$limit" = 00:02:00 ] || fail "job $timed got TimeLimit=$limit after its requeue, not the 2 minutes left"
+[ "$(job_field "$timed" Restarts)" = 1 ] || fail "job $timed: Restarts=$(job_field "$timed" Restarts)"
+scancel "$timed"
+wait_until 30 "job $timed gone" all_finished "$timed"
+scontrol delete ReservationName=ahead
+
 ! grep "refused by Slurm" log/slurmctld.log ||
   fail "Slurm refused a placement that the site's policy forbade"
 for job in $held $waiting $after $in_rv $a100 $with_ib $excluding $listed; do

@@ -2,6 +2,7 @@
 
 #include "common/invalid_input.hpp"
 #include "common/schema/json_reader.hpp"
+#include "site_policy.hpp"
 
 namespace pollux::service {
 
@@ -294,14 +295,17 @@ SlurmJob parseJob(const JsonField& field) {
   job.uid = static_cast<uint32_t>(field["user_id"].integer(0, 0xFFFFFFFFL));
   job.state = parseState(field["state"]);
   job.held = field["held"].boolean();
-  // Rounds recorded before the plugin read Slurm's site policy lack its fields.
+  // Rounds recorded before the plugin read Slurm's site policy lack its fields; in them a held
+  // job (priority 0) was held by Pollux, whose hold is now its begin time.
+  const bool held_by_pollux = !field.has("state_reason") && job.held;
+  if (held_by_pollux) job.held = false;
   if (field.has("priority")) {
     job.priority = static_cast<uint32_t>(field["priority"].integer(0, 0xFFFFFFFFL));
   }
   job.state_reason = optionalText(field, "state_reason");
   job.submit_time = seconds(field["submit_time"]);
   job.start_time = seconds(field["start_time"]);
-  job.eligible_time = seconds(field["eligible_time"]);
+  job.eligible_time = held_by_pollux ? kPolluxHoldTime : seconds(field["eligible_time"]);
   job.end_time = seconds(field["end_time"]);
   if (field.has("time_limit_min")) {
     job.time_limit_min = static_cast<int>(field["time_limit_min"].integer(0, 1L << 30));

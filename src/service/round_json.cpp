@@ -349,6 +349,8 @@ Json::Value actionToJson(const PlannedAction& planned) {
   }
   out["admin_comment"] = planned.admin_comment;
   out["why"] = action.why;
+  if (planned.release) out["release"] = true;
+  if (planned.time_limit_min > 0) out["time_limit_min"] = planned.time_limit_min;
   return out;
 }
 
@@ -457,6 +459,7 @@ Json::Value planToJson(const RoundPlan& plan) {
   for (const auto& action : plan.actions) out["actions"].append(actionToJson(action));
   out["problems"] = Json::Value(Json::arrayValue);
   for (const auto& problem : plan.problems) out["problems"].append(problem);
+  for (const auto& [job, reason] : plan.waiting) out["waiting"][job] = reason;
   return out;
 }
 

@@ -274,6 +274,7 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
   store.recordWaiting(why_waiting);
   RoundPlan plan;
   plan.stats = decision.stats;
+  plan.waiting = why_waiting;
   logSolverTrouble(decision.stats, log);
   std::vector<SlurmJob> to_plan;
   for (const auto& job : jobs) {

@@ -44,6 +44,7 @@ struct RoundPlan {
   std::vector<PlannedAction> actions;
   policy::Stats stats;
   std::vector<std::string> problems;  // each also logged as an error
+  std::map<std::string, std::string> waiting;  // adaptive jobs Slurm would not start: Reason
 };
 
 // The policy could not decide: nothing changes this round.

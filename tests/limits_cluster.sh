@@ -120,6 +120,22 @@ cancel_all "$holder"
 wait_until 30 "job $licensed running once the license is free" is_running "$licensed"
 cancel_all "$licensed"
 
+step "priority (multifactor, nice): of two jobs waiting for one a100 node, Slurm's first gets it"
+rigid1=$(sbatch --parsable --gres=gpu:a100:4 -w n1 -o /dev/null job.sh)
+rigid2=$(sbatch --parsable --gres=gpu:a100:4 -w n2 -o /dev/null job.sh)
+wait_until 30 "the a100 nodes taken" sh -c "squeue -h -j $rigid1,$rigid2 -t R -o %i | grep -c . | grep -qx 2"
+low=$(sbatch --parsable --nice=10000 --comment=adaptive:min_gpus=4,max_gpus=4,gpu_type=a100 \
+  -o /dev/null job.sh)
+high=$(sbatch --parsable --nice=-10000 --comment=adaptive:min_gpus=4,max_gpus=4,gpu_type=a100 \
+  -o /dev/null job.sh)
+sleep 4
+[ "$(job_field "$high" Priority)" -gt "$(job_field "$low" Priority)" ] ||
+  fail "Slurm's priorities: $high $(job_field "$high" Priority), $low $(job_field "$low" Priority)"
+cancel_all "$rigid1"
+wait_until 30 "job $high (priority $(job_field "$high" Priority)) running" is_running "$high"
+[ "$(job_state "$low")" = PENDING ] || fail "job $low is $(job_state "$low")"
+cancel_all "$high" "$low" "$rigid2"
+
 for reason in QOSMaxGRESPerUser AssocMaxJobsLimit AssocGrpGRES PartitionNodeLimit; do
   ! grep -q "refused by Slurm where placed (Reason=$reason" log/slurmctld.log ||
     fail "a placement was refused for $reason, which Pollux reads ahead"

@@ -198,6 +198,7 @@ policy::Job adaptiveJob(const SlurmJob& slurm, const JobRecord* record, int clus
   job.min_gpus = slurm.adaptive->min_gpus;
   job.max_gpus = std::max(job.min_gpus, slurm.adaptive->max_gpus.value_or(cluster_gpus));
   job.gpu_type = slurm.adaptive->gpu_type;
+  job.priority = slurm.priority;
   job.last_change_time = slurm.start_time;
   if (record) {
     job.restarts = record->restarts;

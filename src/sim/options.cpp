@@ -80,7 +80,7 @@ policy::Params parsePolicyParams(const std::string& tokens) {
   // finds on nodes without a speed of their own).
   static const std::vector<std::string> kPolicyKeys = {
       "pollux_fairness_p", "pollux_restart_threshold", "pollux_min_change_interval",
-      "pollux_time_limit", "pollux_objective", "pollux_jct_guard"};
+      "pollux_time_limit", "pollux_objective", "pollux_jct_guard", "pollux_priority_weight"};
   static const std::string kSpeedPrefix = "pollux_speed_";
   config::PolicyConfig config;
   std::stringstream list(tokens);
@@ -93,7 +93,7 @@ policy::Params parsePolicyParams(const std::string& tokens) {
         throw std::invalid_argument("'" + key + "' is not a policy key (pollux_fairness_p, "
                                     "pollux_restart_threshold, pollux_min_change_interval, "
                                     "pollux_time_limit, pollux_objective, pollux_jct_guard, "
-                                    "pollux_speed_TYPE)");
+                                    "pollux_priority_weight, pollux_speed_TYPE)");
       }
       bool applied = false;
       try {

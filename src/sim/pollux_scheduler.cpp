@@ -133,7 +133,12 @@ std::map<std::string, Assignment> PolluxScheduler::decide(
   snapshot.time = now;
   snapshot.nodes = nodes_;
   snapshot.params = params_;
-  for (const SimJob* job : active) snapshot.jobs.push_back(snapshotJob(*job));
+  for (const SimJob* job : active) {
+    snapshot.jobs.push_back(snapshotJob(*job));
+    // Slurm's multifactor priority with its age factor alone: the longer a job has waited or
+    // run since its submission, the higher.
+    snapshot.jobs.back().priority = now - job->spec().submit_time;
+  }
   const policy::Decision decision = policy::schedule(snapshot);
   std::map<std::string, Assignment> assignments;
   std::map<std::string, policy::Allocation> current;

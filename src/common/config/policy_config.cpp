@@ -36,6 +36,7 @@ const std::map<std::string, Setter, std::less<>>& setters() {
       {"pollux_time_limit", [](PolicyConfig& c, const std::string& v) { c.policy.time_limit_s = parseRange(v, 0.01, 600); }},
       {"pollux_objective", [](PolicyConfig& c, const std::string& v) { c.policy.objective = parseObjective(v); }},
       {"pollux_jct_guard", [](PolicyConfig& c, const std::string& v) { c.policy.jct_guard = parseRange(v, 1, 100); }},
+      {"pollux_priority_weight", [](PolicyConfig& c, const std::string& v) { c.policy.priority_weight = parseRange(v, 0, 100); }},
       {"pollux_default_speed", [](PolicyConfig& c, const std::string& v) { c.default_speed = parseRange(v, 1e-3, 1e3); }},
   };
   return table;

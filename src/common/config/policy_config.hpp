@@ -13,7 +13,8 @@ struct PolicyConfig {
   double default_speed = 1.0;  // pollux_default_speed: types without pollux_speed_TYPE
   policy::Params policy;       // pollux_fairness_p, pollux_restart_threshold,
                                // pollux_min_change_interval, pollux_time_limit,
-                               // pollux_objective, pollux_jct_guard, pollux_speed_TYPE=X
+                               // pollux_objective, pollux_jct_guard,
+                               // pollux_priority_weight, pollux_speed_TYPE=X
 };
 
 struct Setting {

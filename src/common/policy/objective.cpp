@@ -153,6 +153,21 @@ std::vector<JobOption> adaptiveOptions(const Job& job, const std::vector<Config>
   return weighted(scored, lowestSpeedup(candidates, speedupOf), job, snapshot.params);
 }
 
+PriorityScale::PriorityScale(const Snapshot& snapshot) : weight_(snapshot.params.priority_weight) {
+  bool first = true;
+  for (const auto& job : snapshot.jobs) {
+    if (!job.adaptive) continue;
+    lowest_ = first ? job.priority : std::min(lowest_, job.priority);
+    highest_ = first ? job.priority : std::max(highest_, job.priority);
+    first = false;
+  }
+}
+
+double PriorityScale::factor(const Job& job) const {
+  if (weight_ <= 0 || highest_ <= lowest_) return 1.0;
+  return 1.0 + weight_ * (job.priority - lowest_) / (highest_ - lowest_);
+}
+
 void prioritise(std::vector<std::vector<JobOption>>& adaptive,
                 std::vector<std::vector<JobOption>>& rigid_waiting) {
   if (rigid_waiting.empty()) return;

@@ -48,6 +48,20 @@ std::vector<JobOption> adaptiveOptions(const Job& job, const std::vector<Config>
                                        JobGoodput& goodput, const Snapshot& snapshot,
                                        const WaitingRigidTypes& rigid_waiting);
 
+// Slurm's priority of each adaptive job as a factor on its options' weights (see
+// Params::priority_weight): 1 where priorities are all equal or unknown. Rigid jobs are
+// started by Slurm itself in its priority order, so they keep theirs.
+class PriorityScale {
+ public:
+  explicit PriorityScale(const Snapshot& snapshot);
+  double factor(const Job& job) const;
+
+ private:
+  double lowest_ = 0;
+  double highest_ = 0;
+  double weight_ = 0;
+};
+
 // Rigid waiting jobs are served before adaptive jobs get GPUs above their minimum, but after
 // every adaptive job got its minimum: adaptive options gain a bonus larger than all rigid
 // weights together, and each rigid option weighs more than all adaptive speedup weights.

@@ -107,12 +107,15 @@ std::vector<Config> placeableConfigs(const Job& job, const Snapshot& snapshot,
 }
 
 Contender contenderOf(const Job& job, const Snapshot& snapshot, const ClusterShape& cluster,
-                      const WaitingRigidTypes& rigid_waiting, const PlaceableCheck* check) {
+                      const WaitingRigidTypes& rigid_waiting, const PriorityScale& priorities,
+                      const PlaceableCheck* check) {
   Contender contender{&job, JobGoodput(job, snapshot.params.relative_speeds, cluster), {}};
   const auto candidates = placeableConfigs(job, snapshot, cluster, check);
   if (job.adaptive) {
     contender.options =
         adaptiveOptions(job, candidates, contender.goodput, snapshot, rigid_waiting);
+    const double factor = priorities.factor(job);
+    for (auto& option : contender.options) option.weight *= factor;
   } else {
     for (const auto& config : candidates) contender.options.push_back({config, 1.0, 1.0});
   }
@@ -136,6 +139,7 @@ std::vector<Contender> contendersOf(const Snapshot& snapshot, const ClusterShape
   }
   std::optional<PlaceableCheck> check;
   if (needsPlaceableCheck(snapshot)) check.emplace(snapshot.nodes, fixed, snapshot.partitions);
+  const PriorityScale priorities(snapshot);
   const std::size_t threads = std::clamp<std::size_t>(
       deciding.size() / kJobsPerThread, 1, std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::future<std::vector<Contender>>> parts;
@@ -146,7 +150,7 @@ std::vector<Contender> contendersOf(const Snapshot& snapshot, const ClusterShape
     parts.push_back(std::async(policy, [&, begin, end] {
       std::vector<Contender> part;
       for (std::size_t i = begin; i < end; ++i) {
-        part.push_back(contenderOf(*deciding[i], snapshot, cluster, rigid_waiting,
+        part.push_back(contenderOf(*deciding[i], snapshot, cluster, rigid_waiting, priorities,
                                    check ? &*check : nullptr));
       }
       return part;
@@ -277,7 +281,10 @@ std::vector<CompletionJob> completionJobs(std::vector<Contender>& contenders,
 
 // The completion-time pass over the capacity the goodput round gave `jobs` or left free.
 MilpInput completionInput(const MilpInput& fair_input, const MilpResult& fair,
-                          const std::vector<CompletionJob>& jobs, double fairness_p) {
+                          const std::vector<CompletionJob>& jobs,
+                          const std::vector<Contender>& contenders, const Snapshot& snapshot) {
+  const double fairness_p = snapshot.params.fairness_p;
+  const PriorityScale priorities(snapshot);
   std::vector<int> others = fair.chosen;
   for (const auto& job : jobs) others[job.contender] = -1;
   MilpInput input;
@@ -289,8 +296,9 @@ MilpInput completionInput(const MilpInput& fair_input, const MilpResult& fair,
   const auto weights = completionWeights(options_of, fairness_p);
   // Guarded jobs come first: their bonus exceeds every other weight together.
   double guard_bonus = 1;
+  const double most_factor = 1 + std::max(snapshot.params.priority_weight, 0.0);
   for (const auto& job_weights : weights) {
-    for (double weight : job_weights) guard_bonus += std::max(weight, 0.0);
+    for (double weight : job_weights) guard_bonus += std::max(weight, 0.0) * most_factor;
   }
   for (std::size_t k = 0; k < jobs.size(); ++k) {
     const CompletionJob& job = jobs[k];
@@ -302,7 +310,8 @@ MilpInput completionInput(const MilpInput& fair_input, const MilpResult& fair,
         input.current.back() = static_cast<int>(options.size());
       }
       MilpOption option = fair_input.jobs[job.contender][index];
-      option.weight = weights[k][o] + (job.options.guarded ? guard_bonus : 0.0);
+      option.weight = weights[k][o] * priorities.factor(*contenders[job.contender].job) +
+                      (job.options.guarded ? guard_bonus : 0.0);
       options.push_back(option);
     }
     input.jobs.push_back(std::move(options));
@@ -321,7 +330,7 @@ MilpResult byCompletionTime(std::vector<Contender>& contenders, const MilpInput&
   const auto jobs = completionJobs(contenders, fair, snapshot.params.jct_guard);
   if (jobs.empty()) return fair;
   const MilpResult pass = solvePartitioned(
-      completionInput(fair_input, fair, jobs, snapshot.params.fairness_p), limits);
+      completionInput(fair_input, fair, jobs, contenders, snapshot), limits);
   MilpResult merged = fair;
   merged.work_limit_hits += pass.work_limit_hits;
   merged.time_limit_hits += pass.time_limit_hits;

@@ -85,6 +85,9 @@ struct Job {
   std::optional<DeclaredLength> length;
   // Names of the snapshot's budgets its GPUs count against, each once (empty: none).
   std::vector<std::string> budgets;
+  // Slurm's priority of the job (multifactor: fairshare, QOS, age, nice, partition), 0 if
+  // unknown: see Params::priority_weight.
+  double priority = 0;
 };
 
 // What the round maximises (DESIGN.md section 4): the power mean of goodput speedups, or, for
@@ -98,6 +101,10 @@ struct Params {
   double jct_guard = 2.0;
   double fairness_p = -1.0;             // power-mean exponent of speedups
   double restart_threshold = 0.05;      // a running job changes only for >= 5 % predicted gain
+  // How much Slurm's priority weighs: an adaptive job's weights are multiplied by
+  // 1 + priority_weight x its priority's place between the snapshot's lowest and highest
+  // (0 to 1), so the jobs Slurm ranks first get contended GPUs first; 0: goodput alone.
+  double priority_weight = 1.0;
   // ... and not sooner than this after its last change. One round: the restart penalty already
   // charges each change its measured cost; 300 s held new jobs 5 min per doubling (sim-quality).
   double min_change_interval_s = 60;

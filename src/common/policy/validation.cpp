@@ -39,6 +39,7 @@ void validateParams(const Params& params) {
     throw InvalidInput("params.jct_guard must be a finite number >= 1");
   }
   requireNonNegative(params.restart_threshold, "params.restart_threshold");
+  requireNonNegative(params.priority_weight, "params.priority_weight");
   requireNonNegative(params.min_change_interval_s, "params.min_change_interval_s");
   requirePositive(params.time_limit_s, "params.time_limit_s");
   requireNonNegative(params.exact_jobs, "params.exact_jobs");

@@ -62,7 +62,7 @@ policy::Job parseJob(const JsonField& field) {
                          "current", "last_change_time", "restarts", "restart_cost_s", "models",
                          "grad_params", "init_batch_size", "max_batch_size",
                          "local_bsz_bounds", "accumulation", "node_demand", "partition",
-                         "progress", "target_progress", "budgets"});
+                         "progress", "target_progress", "budgets", "priority"});
   policy::Job job;
   job.id = field["id"].idString();
   job.submit_time = field["submit_time"].nonNegativeNumber();
@@ -87,6 +87,7 @@ policy::Job parseJob(const JsonField& field) {
   }
   if (field.has("node_demand")) job.demand = parseNodeDemand(field["node_demand"]);
   if (field.has("budgets")) job.budgets = parseBudgetNames(field["budgets"]);
+  if (field.has("priority")) job.priority = field["priority"].nonNegativeNumber();
   if (field.has("progress") != field.has("target_progress")) {
     throw InvalidInput(field.path() + ": progress and target_progress come together");
   }
@@ -150,7 +151,8 @@ const char* objectiveName(policy::Objective objective) {
 
 policy::Params parseParams(const JsonField& field) {
   field.requireOnlyKeys({"fairness_p", "restart_threshold", "min_change_interval_s",
-                         "time_limit_s", "relative_speeds", "objective", "jct_guard"});
+                         "time_limit_s", "relative_speeds", "objective", "jct_guard",
+                         "priority_weight"});
   policy::Params params;
   if (field.has("objective")) params.objective = parseObjective(field["objective"]);
   if (field.has("jct_guard")) {
@@ -166,6 +168,9 @@ policy::Params parseParams(const JsonField& field) {
   }
   if (field.has("min_change_interval_s")) {
     params.min_change_interval_s = field["min_change_interval_s"].nonNegativeNumber();
+  }
+  if (field.has("priority_weight")) {
+    params.priority_weight = field["priority_weight"].nonNegativeNumber();
   }
   if (field.has("time_limit_s")) params.time_limit_s = field["time_limit_s"].positiveNumber();
   if (field.has("relative_speeds")) {
@@ -256,6 +261,7 @@ Json::Value jobToJson(const policy::Job& job) {
   if (job.current) out["current"] = allocationToJson(*job.current);
   out["last_change_time"] = job.last_change_time;
   out["restarts"] = job.restarts;
+  if (job.priority > 0) out["priority"] = job.priority;
   out["restart_cost_s"] = job.restart_cost_s;
   out["node_demand"] = demandToJson(job.demand);
   if (!job.budgets.empty()) {
@@ -280,6 +286,7 @@ Json::Value paramsToJson(const policy::Params& params) {
   out["jct_guard"] = params.jct_guard;
   out["fairness_p"] = params.fairness_p;
   out["restart_threshold"] = params.restart_threshold;
+  out["priority_weight"] = params.priority_weight;
   out["min_change_interval_s"] = params.min_change_interval_s;
   out["time_limit_s"] = params.time_limit_s;
   out["relative_speeds"] = Json::Value(Json::objectValue);

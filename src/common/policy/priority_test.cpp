@@ -1,0 +1,58 @@
+// Slurm's priority in the policy (Params::priority_weight, PriorityScale).
+#include <gtest/gtest.h>
+
+#include "objective.hpp"
+#include "policy.hpp"
+#include "test_cluster.hpp"
+
+namespace pollux::policy {
+namespace {
+
+using testing::adaptiveJob;
+using testing::nodesOf;
+
+// Two pending jobs without a model wanting the one node of 4 GPUs; `second` has the higher
+// priority.
+Snapshot twoJobsForOneNode(double priority_weight) {
+  Snapshot snapshot;
+  snapshot.nodes = nodesOf("a100", 1, 4, "n");
+  snapshot.jobs = {adaptiveJob("first", 4, 4, "a100"), adaptiveJob("second", 4, 4, "a100")};
+  snapshot.jobs[0].priority = 1000;
+  snapshot.jobs[1].priority = 21000;
+  snapshot.params.priority_weight = priority_weight;
+  return snapshot;
+}
+
+TEST(PriorityTest, TheJobSlurmRanksFirstGetsContendedGpus) {
+  const Decision decision = schedule(twoJobsForOneNode(1.0));
+  EXPECT_EQ(decision.allocations.count("second"), 1u);
+  EXPECT_EQ(decision.allocations.count("first"), 0u);
+}
+
+TEST(PriorityTest, WeightZeroLeavesGoodputAlone) {
+  Snapshot snapshot = twoJobsForOneNode(0.0);
+  const PriorityScale scale(snapshot);
+  EXPECT_DOUBLE_EQ(scale.factor(snapshot.jobs[0]), 1.0);
+  EXPECT_DOUBLE_EQ(scale.factor(snapshot.jobs[1]), 1.0);
+  // Reversed priorities give the same decision as none: goodput alone decides.
+  std::swap(snapshot.jobs[0].priority, snapshot.jobs[1].priority);
+  const Decision swapped = schedule(snapshot);
+  snapshot.jobs[0].priority = snapshot.jobs[1].priority = 0;
+  const Decision none = schedule(snapshot);
+  EXPECT_EQ(swapped.allocations.count("first"), none.allocations.count("first"));
+}
+
+TEST(PriorityTest, FactorsSpanOneToOnePlusTheWeight) {
+  Snapshot snapshot = twoJobsForOneNode(2.0);
+  snapshot.jobs.push_back(adaptiveJob("middle", 1, 4, "a100"));
+  snapshot.jobs.back().priority = 11000;
+  const PriorityScale scale(snapshot);
+  EXPECT_DOUBLE_EQ(scale.factor(snapshot.jobs[0]), 1.0);
+  EXPECT_DOUBLE_EQ(scale.factor(snapshot.jobs[1]), 3.0);
+  EXPECT_DOUBLE_EQ(scale.factor(snapshot.jobs[2]), 2.0);
+  snapshot.jobs[1].priority = snapshot.jobs[2].priority = 1000;  // all equal
+  EXPECT_DOUBLE_EQ(PriorityScale(snapshot).factor(snapshot.jobs[1]), 1.0);
+}
+
+}  // namespace
+}  // namespace pollux::policy

@@ -121,8 +121,8 @@ std::uint64_t circumstancesOf(const Round& round) {
   return std::hash<std::string>{}(text);
 }
 
-// Pending adaptive jobs Pollux placed that Slurm refuses to start there (their Reason): each
-// refusal is recorded, so the job is taken back (held again, its GPUs free) and not placed so
+// Pending adaptive jobs Pollux placed that Slurm refuses to start there (their Reason; not
+// while their last run still releases its nodes): each refusal is recorded, so the job is taken back (held again, its GPUs free) and not placed so
 // again until circumstances change.
 void recordRefusals(JobStore& store, const Round& round, std::uint64_t circumstances,
                     const Log& log) {
@@ -130,7 +130,7 @@ void recordRefusals(JobStore& store, const Round& round, std::uint64_t circumsta
   for (const auto& job : round.jobs) {
     const auto record = records.find(std::to_string(job.id));
     if (!job.adaptive || job.state != JobState::kPending || record == records.end() ||
-        record->second.last_change_time <= 0 || heldByPollux(job) ||
+        record->second.last_change_time <= 0 || heldByPollux(job) || job.completing ||
         job.requested_nodes.empty() || !refusesPlacement(job.state_reason) ||
         record->second.refused) {
       continue;

@@ -14,12 +14,13 @@ bool startsWith(const std::string& text, const char* prefix) {
 
 // Reasons of squeue for which Slurm refuses a job, named as in job_state_reason_string().
 const std::set<std::string>& refusalReasons() {
+  // Not ReqNodeNotAvail or NodeDown: Slurm gives them for nodes still busy or completing too,
+  // and Pollux places on nodes that are up and outside others' reservations only.
   static const std::set<std::string> reasons = {
-      "BadConstraints", "Reservation", "ReqNodeNotAvail", "Licenses", "Dependency",
-      "DependencyNeverSatisfied", "JobHeldUser", "JobHeldAdmin", "PartitionDown",
-      "PartitionInactive", "InvalidAccount", "InvalidQOS", "AccountNotAllowed",
-      "QOSNotAllowed", "NodeDown", "ReservationDeleted", "ReservationInvalid",
-      "InactiveLimit", "AccountingPolicy"};
+      "BadConstraints", "Reservation", "Licenses", "Dependency", "DependencyNeverSatisfied",
+      "JobHeldUser", "JobHeldAdmin", "PartitionDown", "PartitionInactive", "InvalidAccount",
+      "InvalidQOS", "AccountNotAllowed", "QOSNotAllowed", "ReservationDeleted",
+      "ReservationInvalid", "InactiveLimit", "AccountingPolicy"};
   return reasons;
 }
 

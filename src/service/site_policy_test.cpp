@@ -70,10 +70,11 @@ TEST(PolluxHold, IsTheBeginTimeFrom2100) {
 TEST(RefusesPlacement, LimitsAndConstraintsButNotBusyNodes) {
   for (const char* reason : {"QOSMaxGRESPerUser", "AssocGrpGRES", "AssocMaxJobsLimit",
                              "PartitionNodeLimit", "Licenses", "Reservation", "BadConstraints",
-                             "ReqNodeNotAvail", "Dependency", "JobHeldUser"}) {
+                             "Dependency", "JobHeldUser"}) {
     EXPECT_TRUE(refusesPlacement(reason)) << reason;
   }
-  for (const char* reason : {"Resources", "Priority", "None", "BeginTime", ""}) {
+  for (const char* reason :
+       {"Resources", "Priority", "None", "BeginTime", "ReqNodeNotAvail", "NodeDown", ""}) {
     EXPECT_FALSE(refusesPlacement(reason)) << reason;
   }
   EXPECT_TRUE(refusalDependsOnSize("QOSMaxGRESPerUser"));

@@ -334,7 +334,7 @@ std::string sitsOut(const SlurmJob& slurm, const JobRecord* record, policy::Job&
 // A job in a partition with MaxNodes holds at most that many of its nodes' GPUs; false (Slurm
 // would not start it: PartitionNodeLimit) where that is below its minimum.
 bool fitsPartitionMaxNodes(const SlurmJob& slurm, const SiteRules& site,
-                           const std::vector<policy::Node>& nodes, policy::Job& job) {
+                           const std::vector<SlurmNode>& nodes, policy::Job& job) {
   if (slurm.partitions.empty()) return true;
   const auto max_nodes = site.partition_max_nodes.find(slurm.partitions.front());
   const auto members = site.partitions.find(slurm.partitions.front());
@@ -343,7 +343,7 @@ bool fitsPartitionMaxNodes(const SlurmJob& slurm, const SiteRules& site,
   }
   int largest = 0;
   for (const auto& node : nodes) {
-    if (members->second.count(node.name)) largest = std::max(largest, node.gpus);
+    if (members->second.count(node.name)) largest = std::max(largest, node.gpus.count);
   }
   const int most = max_nodes->second * largest;
   if (most < job.min_gpus) return false;
@@ -452,7 +452,7 @@ policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
     if (!job) continue;
     std::string why;
     if (site_limits.apply(slurm, *job, why) &&
-        !fitsPartitionMaxNodes(slurm, site, snapshot.nodes, *job) &&
+        !fitsPartitionMaxNodes(slurm, site, nodes, *job) &&
         slurm.state == JobState::kPending) {
       why = "PartitionNodeLimit";
     }

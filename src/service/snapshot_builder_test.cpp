@@ -375,3 +375,27 @@ TEST(SnapshotBuilderTest, AJobRunsOnTheNodesOfItsPartitions) {
 
 }  // namespace
 }  // namespace pollux::service
+
+namespace pollux::service {
+namespace {
+
+TEST(SnapshotBuilderTest, APartitionsMaxNodesCapsItsJobs) {
+  SiteRules site;
+  site.partitions["small"] = {"n1", "n2"};
+  site.partition_max_nodes["small"] = 1;
+  SlurmJob growing = job(1, JobState::kPending, schema::AdaptiveRequest{1, 8, std::nullopt});
+  SlurmJob wide = job(2, JobState::kPending, schema::AdaptiveRequest{8, 8, std::nullopt});
+  growing.partitions = wide.partitions = {"small"};
+  std::vector<SlurmNode> nodes = cluster();
+  for (auto& node : nodes) node.free_cpus = 8;
+  std::map<std::string, std::string> waiting;
+  const auto snapshot =
+      buildSnapshot(100, nodes, {growing, wide}, {}, config::PolicyConfig{}, site, &waiting);
+  ASSERT_EQ(snapshot.jobs.size(), 1u);
+  EXPECT_EQ(snapshot.jobs[0].id, "1");
+  EXPECT_EQ(snapshot.jobs[0].max_gpus, 4);  // one node of 4 GPUs
+  EXPECT_EQ(waiting["2"], "PartitionNodeLimit");
+}
+
+}  // namespace
+}  // namespace pollux::service

@@ -35,24 +35,9 @@ export PATH
 
 fail() { echo "accounting.sh: $*" >&2; exit 1; }
 
-# Two free consecutive ports on 127.0.0.1, below the python tests' (20000-25999) and the
-# cluster tests' (26000-32767) and Linux's ephemeral ports.
-free_port_pair() {
-  python3 - <<'PY'
-import random, socket
-for _ in range(200):
-    base = random.randrange(16000, 20000, 2)
-    socks = []
-    try:
-        for p in (base, base + 1):
-            s = socket.socket(); s.bind(("127.0.0.1", p)); socks.append(s)
-        print(base); break
-    except OSError:
-        pass
-    finally:
-        for s in socks: s.close()
-PY
-}
+# Ports: two consecutive from 16000-19999, below the python tests' (20000-25999) and the
+# cluster tests' (26000-32767).
+. "$here/ports.sh"
 
 # wait_ready SECONDS WHAT PID LOG COMMAND...: until COMMAND succeeds; fails early, showing
 # the end of LOG, if PID has exited.
@@ -116,7 +101,7 @@ start() {
   chmod 755 "$dbd"
   [ ! -s "$dbd/pids" ] || fail "$dbd/pids lists processes of an earlier start: stop it first"
   : > "$dbd/pids"
-  base=$(free_port_pair)
+  base=$(free_port_block 16000 20000 2)
   [ -n "$base" ] || fail "no free ports"
   dbport=$base; dbdport=$((base + 1))
   sock=$dbd/run/mysqld.sock

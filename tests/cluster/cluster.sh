@@ -44,24 +44,9 @@ slurm_plugins=$(slurm_plugindir)
 PATH="$slurm_prefix/sbin:$slurm_prefix/bin:$PATH"
 export PATH
 
-# Below Linux's ephemeral ports (32768-60999), which any outgoing connection may take between
-# this probe and the daemons' bind, and apart from the python tests' (python/tests/ports.py).
-free_port_block() {  # prints a base port P with P..P+15 free on 127.0.0.1
-  python3 - <<'PY'
-import random, socket
-for _ in range(200):
-    base = random.randrange(26000, 32768 - 16, 16)
-    try:
-        socks = []
-        for p in range(base, base + 16):
-            s = socket.socket(); s.bind(("127.0.0.1", p)); socks.append(s)
-        print(base); break
-    except OSError:
-        pass
-    finally:
-        for s in socks: s.close()
-PY
-}
+# Cluster ports: 16 from 26000-32767, apart from the python tests' (python/tests/ports.py)
+# and accounting.sh's.
+. "$here/ports.sh"
 
 wait_for() {  # wait_for SECONDS DESCRIPTION COMMAND...
   limit=$1; what=$2; shift 2
@@ -81,7 +66,7 @@ start() {
   for n in n1 n2 n3 n4; do mkdir -p "$run/spool/$n"; done
   for i in 0 1 2 3; do [ -e "$run/fakedev/nvidia$i" ] || mknod "$run/fakedev/nvidia$i" c 195 "$i"; done
   [ -n "$params" ] || params="default_queue_depth=100"
-  base=$(free_port_block)
+  base=$(free_port_block 26000 32768 16)
   [ -n "$base" ] || { echo "cluster.sh: no free port block" >&2; exit 1; }
   echo "$base" > "$run/port_base"
   sed -e "s|@RUN_DIR@|$run|g" -e "s|@CTLD_PORT@|$base|" -e "s|@SLURMD_PORT@|$((base + 1))|" \

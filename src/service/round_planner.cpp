@@ -124,9 +124,9 @@ std::uint64_t circumstancesOf(const Round& round) {
 // Pending adaptive jobs Pollux placed that Slurm refuses to start there (their Reason; not
 // while their last run still releases its nodes): each refusal is recorded, so the job is taken back (held again, its GPUs free) and not placed so
 // again until circumstances change.
-void recordRefusals(JobStore& store, const Round& round, std::uint64_t circumstances,
-                    const Log& log) {
-  const auto records = store.records();
+// `records` is the store's copy, kept up to date with the refusals recorded.
+void recordRefusals(JobStore& store, std::map<std::string, JobRecord>& records,
+                    const Round& round, std::uint64_t circumstances, const Log& log) {
   for (const auto& job : round.jobs) {
     const auto record = records.find(std::to_string(job.id));
     if (!job.adaptive || job.state != JobState::kPending || record == records.end() ||
@@ -138,7 +138,9 @@ void recordRefusals(JobStore& store, const Round& round, std::uint64_t circumsta
     const int gpus = job.gpus_per_node ? job.gpus_per_node->count *
                                              static_cast<int>(job.requested_nodes.size())
                                        : 0;
-    store.recordRefusal(record->first, Refusal{job.state_reason, gpus, circumstances});
+    const Refusal refusal{job.state_reason, gpus, circumstances};
+    store.recordRefusal(record->first, refusal);
+    record->second.refused = refusal;
     log(LogLevel::kInfo, "JobId=" + record->first + " refused by Slurm where placed (Reason=" +
                              job.state_reason + ", " + std::to_string(gpus) +
                              " GPUs): taken back, not placed so again until jobs, nodes or "
@@ -236,8 +238,8 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
   settleShrinks(store, round, log);
   const std::uint64_t circumstances = circumstancesOf(round);
   store.dropStaleRefusals(circumstances);
-  recordRefusals(store, round, circumstances, log);
-  const auto records = store.records();
+  auto records = store.records();
+  recordRefusals(store, records, round, circumstances, log);
   // A job shrinking in place is seen on its target (where it will be in a moment) and waits.
   std::vector<SlurmJob> as_seen;
   std::set<uint32_t> waiting, shrinking, resizes_in_place;

@@ -69,7 +69,7 @@ std::string allocationText(const Json::Value& allocation) {
 
 void printJob(const Json::Value& job) {
   std::cout << "JobId=" << job["job_id"].asString();
-  for (const char* key : {"user_id", "state", "adaptive", "min_gpus", "max_gpus", "gpu_type"}) {
+  for (const char* key : {"user_id", "state", "phase", "adaptive", "min_gpus", "max_gpus", "gpu_type"}) {
     if (job.isMember(key)) std::cout << " " << fieldName(key) << "=" << scalar(job[key]);
   }
   std::cout << "\n   Allocation=" << allocationText(job["allocation"]);

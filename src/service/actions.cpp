@@ -154,47 +154,6 @@ std::vector<Action> planActions(const std::vector<SlurmJob>& jobs, const policy:
   return actions;
 }
 
-ShrinkProgress shrinkProgress(const SlurmJob& job, const PendingShrink& shrink, double now) {
-  if (job.state != JobState::kRunning) return ShrinkProgress::kStopped;
-  std::vector<std::string> nodes = job.nodes;
-  std::sort(nodes.begin(), nodes.end());
-  std::vector<std::string> target;
-  for (const auto& [node, gpus] : shrink.target.nodes) target.push_back(node);
-  if (nodes == target) return ShrinkProgress::kDone;
-  return now - shrink.requested_time > kShrinkTimeoutS ? ShrinkProgress::kTimedOut
-                                                       : ShrinkProgress::kWaiting;
-}
-
-std::vector<Action> deferWhileSlurmSettles(std::vector<Action> actions,
-                                           const std::vector<SlurmJob>& jobs,
-                                           const std::vector<SlurmNode>& nodes, bool settling,
-                                           std::vector<std::string>& problems) {
-  std::set<std::string> unregistered;
-  for (const auto& node : nodes) {
-    if (!node.registered) unregistered.insert(node.name);
-  }
-  if (unregistered.empty() && !settling) return actions;
-  std::set<uint32_t> waiting;
-  for (const auto& job : jobs) {
-    const bool on_unregistered = std::any_of(job.nodes.begin(), job.nodes.end(),
-        [&](const std::string& node) { return unregistered.count(node) > 0; });
-    if (job.state == JobState::kRunning && (settling || on_unregistered)) waiting.insert(job.id);
-  }
-  std::vector<Action> kept;
-  for (auto& action : actions) {
-    const bool stops_steps =
-        action.kind == ActionKind::kRequeue || action.kind == ActionKind::kShrink;
-    if (stops_steps && waiting.count(action.job_id)) {
-      problems.push_back("JobId=" + std::to_string(action.job_id) + ": " + toString(action.kind) +
-                         (settling ? " waits until slurmctld has settled after its start"
-                                   : " waits until its nodes register with slurmctld"));
-      continue;
-    }
-    kept.push_back(std::move(action));
-  }
-  return kept;
-}
-
 std::vector<Action> planNodeFailureRequeues(const std::vector<SlurmJob>& jobs,
                                             const std::vector<SlurmNode>& nodes, double since) {
   std::set<std::string> unusable;

@@ -52,40 +52,6 @@ policy::Allocation targetOf(const Action& action);
 std::vector<Action> planNodeFailureRequeues(const std::vector<SlurmJob>& jobs,
                                             const std::vector<SlurmNode>& nodes, double since);
 
-// Seconds after slurmctld restarts with jobs during which no running job is requeued or
-// shrunk.
-inline constexpr double kSettleAfterStartS = 30;
-
-// `actions` without those that requeue or shrink a running job while Slurm's view of it may
-// come from its state file and predate the job's last requeue (slurmctld killed right after
-// one): while `settling` (within kSettleAfterStartS of slurmctld's start, until its nodes
-// have registered and reported their jobs) and, later, while one of the job's nodes has not
-// registered. Requeueing such a job left its GPUs unusable to its next step on 22.05
-// ("Invalid generic resource (gres) specification"). They wait for a later round; each gets
-// a line in `problems`.
-std::vector<Action> deferWhileSlurmSettles(std::vector<Action> actions,
-                                           const std::vector<SlurmJob>& jobs,
-                                           const std::vector<SlurmNode>& nodes, bool settling,
-                                           std::vector<std::string>& problems);
-
-// An in-place shrink asked of a running job, which its launcher carries out.
-struct PendingShrink {
-  policy::Allocation target;
-  double requested_time = 0;
-};
-
-// A job asked to shrink in place has this long to checkpoint and shrink itself (the agent's
-// grace time, 25 s by default, plus its launcher's start); after that it is requeued.
-inline constexpr double kShrinkTimeoutS = 120;
-
-enum class ShrinkProgress {
-  kWaiting,   // not on its target yet
-  kDone,      // Slurm shows the job on its target's nodes
-  kTimedOut,  // not on its target kShrinkTimeoutS after the request
-  kStopped    // no longer running (requeued, ended)
-};
-ShrinkProgress shrinkProgress(const SlurmJob& job, const PendingShrink& shrink, double now);
-
 // The job's current allocation in policy terms, if it runs on GPUs of a known type
 // (see resolveGpuTypes).
 std::optional<policy::Allocation> currentAllocation(const SlurmJob& job);

@@ -125,17 +125,6 @@ TEST(ActionsTest, ShrinkSlurmCannotDoInPlaceIsARequeue) {
   EXPECT_EQ(kind(policy::Decision{}), ActionKind::kRequeue);  // preempted: nothing to keep
 }
 
-TEST(ActionsTest, ShrinkIsDoneWhenSlurmShowsTheTargetAndGivenUpAfterTheTimeout) {
-  const PendingShrink shrink{{"a100", {{"n1", 4}, {"n3", 4}}}, 1000.0};
-  const SlurmJob before = launchedOn(7, {"n1", "n2", "n3"}, "n1");
-  EXPECT_EQ(shrinkProgress(before, shrink, 1010.0), ShrinkProgress::kWaiting);
-  EXPECT_EQ(shrinkProgress(before, shrink, 1000.0 + kShrinkTimeoutS + 1), ShrinkProgress::kTimedOut);
-  EXPECT_EQ(shrinkProgress(launchedOn(7, {"n3", "n1"}, "n1"), shrink, 1002.0), ShrinkProgress::kDone);
-  SlurmJob requeued = before;
-  requeued.state = JobState::kPending;
-  EXPECT_EQ(shrinkProgress(requeued, shrink, 1002.0), ShrinkProgress::kStopped);
-}
-
 TEST(ActionsTest, RunningJobWithoutGpusIsRequeued) {
   const auto actions = plan({runningOn(7, {"n1"}, "a100", 2)}, policy::Decision{});
   ASSERT_EQ(actions.size(), 1u);
@@ -193,38 +182,6 @@ TEST(ActionsTest, OtherFailuresAreLeftAlone) {
   const std::vector<SlurmJob> jobs = {completed, rigid, failedOn(3, {"n1"}, 990),
                                       failedOn(4, {"n2"}, 800)};
   EXPECT_TRUE(planNodeFailureRequeues(jobs, nodes, 900).empty());
-}
-
-TEST(ActionsTest, RequeueOnANodeNotRegisteredSinceSlurmctldStartedWaits) {
-  std::vector<SlurmNode> nodes = {{"n1", {"a100", 4}, true}, {"n2", {"a100", 4}, true}};
-  nodes[0].registered = false;
-  const SlurmJob on_n1 = runningOn(1, {"n1"}, "a100", 1);
-  const SlurmJob on_n2 = runningOn(2, {"n2"}, "a100", 1);
-  std::vector<Action> actions = {{1, ActionKind::kRequeue, "a100", 4, {"n1"}, "resize"},
-                                 {2, ActionKind::kRequeue, "a100", 4, {"n2"}, "resize"},
-                                 {3, ActionKind::kStart, "a100", 1, {"n1"}, "placed"}};
-  std::vector<std::string> problems;
-  const auto kept = deferWhileSlurmSettles(actions, {on_n1, on_n2}, nodes, false, problems);
-  ASSERT_EQ(kept.size(), 2u);
-  EXPECT_EQ(kept[0].job_id, 2u);
-  EXPECT_EQ(kept[1].job_id, 3u);
-  ASSERT_EQ(problems.size(), 1u);
-  EXPECT_NE(problems[0].find("JobId=1"), std::string::npos) << problems[0];
-  nodes[0].registered = true;
-  EXPECT_EQ(deferWhileSlurmSettles(actions, {on_n1, on_n2}, nodes, false, problems).size(), 3u);
-}
-
-TEST(ActionsTest, NoRunningJobIsRequeuedWhileSlurmctldSettlesAfterItsStart) {
-  const std::vector<SlurmNode> nodes = {{"n1", {"a100", 4}, true}};
-  const SlurmJob running = runningOn(1, {"n1"}, "a100", 1);
-  const std::vector<Action> actions = {{1, ActionKind::kRequeue, "a100", 4, {"n1"}, "resize"},
-                                       {3, ActionKind::kStart, "a100", 1, {"n1"}, "placed"}};
-  std::vector<std::string> problems;
-  const auto kept = deferWhileSlurmSettles(actions, {running}, nodes, true, problems);
-  ASSERT_EQ(kept.size(), 1u);
-  EXPECT_EQ(kept[0].job_id, 3u);  // pending jobs are placed meanwhile
-  ASSERT_EQ(problems.size(), 1u);
-  EXPECT_NE(problems[0].find("settled"), std::string::npos) << problems[0];
 }
 
 }  // namespace

@@ -40,7 +40,7 @@ class ApiHandlerTest : public ::testing::Test {
     own = adaptive;
     own.id = 9;
     own.uid = geteuid();
-    store_.syncWithSlurm({adaptive, rigid, own});
+    store_.observe({adaptive, rigid, own}, 0);
   }
 
   ApiHandler handler(uint32_t slurm_user, double rate = 1000, bool private_jobs = false) {

@@ -13,47 +13,86 @@ namespace pollux::service {
 
 namespace {
 
-// A requeue by Pollux is in flight and is not a repeat already.
-bool repeatableRequeue(const JobRecord& record) {
-  return record.requeued_time > 0 && !record.requeue_repeated;
+void lifecycleToJson(const Lifecycle& lifecycle, Json::Value& job) {
+  job["phase"] = toString(lifecycle.phase);
+  if (lifecycle.since > 0) job["phase_since"] = lifecycle.since;
+  if (lifecycle.shrink_target) {
+    job["shrink_target"] = schema::allocationToJson(*lifecycle.shrink_target);
+  }
+  if (lifecycle.shrinks_by_requeue) job["shrinks_by_requeue"] = true;
 }
 
-// Slurm's start times are whole seconds; an older start is the run the requeue stopped.
-bool startedSinceRequeue(const SlurmJob& job, const JobRecord& record) {
-  return job.start_time >= std::floor(record.requeued_time);
+bool flagged(const schema::JsonField& job, const char* key) {
+  return job.has(key) && job[key].boolean();
+}
+
+// A lifecycle saved before phases were named: a shrink in flight, a requeue in flight
+// (repeated or not), a shrink done since the job started, a shrink given up.
+Lifecycle lifecycleFromFlags(const schema::JsonField& job) {
+  Lifecycle lifecycle;
+  lifecycle.shrinks_by_requeue = flagged(job, "in_place_failed");
+  if (job.has("shrink")) {
+    lifecycle.phase = Phase::kShrinking;
+    lifecycle.shrink_target = schema::parseAllocation(job["shrink"]["target"]);
+    lifecycle.since = job["shrink"]["requested_time"].nonNegativeNumber();
+  } else if (job.has("requeued_time") && job["requeued_time"].nonNegativeNumber() > 0) {
+    lifecycle.phase = flagged(job, "requeue_repeated") ? Phase::kRequeuedAgain : Phase::kRequeued;
+    lifecycle.since = job["requeued_time"].nonNegativeNumber();
+  } else if (flagged(job, "shrunk_in_place")) {
+    lifecycle.phase = Phase::kShrunk;
+  }
+  return lifecycle;
+}
+
+Lifecycle lifecycleFromJson(const schema::JsonField& job) {
+  if (!job.has("phase")) return lifecycleFromFlags(job);
+  Lifecycle lifecycle;
+  const std::string name = job["phase"].string();
+  const auto phase = phaseNamed(name);
+  if (!phase || *phase == Phase::kEnded) {
+    throw InvalidInput("jobs: unknown phase \"" + name + "\"");
+  }
+  lifecycle.phase = *phase;
+  if (job.has("phase_since")) lifecycle.since = job["phase_since"].nonNegativeNumber();
+  if (job.has("shrink_target")) {
+    lifecycle.shrink_target = schema::parseAllocation(job["shrink_target"]);
+  }
+  if (lifecycle.phase == Phase::kShrinking && !lifecycle.shrink_target) {
+    throw InvalidInput("jobs: phase \"shrinking\" without shrink_target");
+  }
+  lifecycle.shrinks_by_requeue = flagged(job, "shrinks_by_requeue");
+  return lifecycle;
 }
 
 }  // namespace
 
-bool requeueRepeatDue(const JobRecord& record, const SlurmJob& job) {
-  return job.state == JobState::kOther && job.failed && repeatableRequeue(record);
-}
-
-bool stoppedRunStillShown(const JobRecord& record, const SlurmJob& job, double now) {
-  return job.state == JobState::kRunning && repeatableRequeue(record) &&
-         !startedSinceRequeue(job, record) && now - record.requeued_time >= kRunAfterRequeueS;
-}
-
-void JobStore::syncWithSlurm(const std::vector<SlurmJob>& jobs) {
+std::vector<ObservedChange> JobStore::observe(const std::vector<SlurmJob>& jobs, double now) {
   std::lock_guard<std::mutex> guard(mutex_);
   std::map<std::string, JobRecord> current;
+  std::vector<ObservedChange> changes;
   for (const auto& job : jobs) {
     const std::string id = std::to_string(job.id);
     const auto known = jobs_.find(id);
-    const bool repeat_due = known != jobs_.end() && requeueRepeatDue(known->second, job);
-    if (job.state == JobState::kOther && !repeat_due) continue;
-    JobRecord& record = current[id];
+    if (known == jobs_.end() && job.state == JobState::kOther) continue;
+    JobRecord record;
     if (known != jobs_.end()) {
       record = std::move(known->second);
     } else if (job.state == JobState::kPending) {
       record.user_nodes = job.requested_nodes;
       if (!heldByPollux(job)) record.user_begin_time = job.eligible_time;
     }
+    const Observed observed = service::observe(record.lifecycle, job, now);
+    if (observed.next.phase == Phase::kEnded) continue;
+    if (observed.transition != Transition::kNone) {
+      changes.push_back({id, observed.transition, record.lifecycle});
+    }
+    record.lifecycle = observed.next;
     record.owner_uid = job.uid;
     record.adaptive = job.adaptive.has_value();
-    if (job.state == JobState::kPending) record.shrunk_in_place = false;  // requeued
+    current[id] = std::move(record);
   }
   jobs_ = std::move(current);
+  return changes;
 }
 
 void JobStore::recordRefusal(const std::string& id, const Refusal& refusal) {
@@ -77,20 +116,6 @@ void JobStore::recordWaiting(const std::map<std::string, std::string>& waiting) 
   }
 }
 
-void JobStore::endRequeues(const std::vector<SlurmJob>& jobs, double now) {
-  std::lock_guard<std::mutex> guard(mutex_);
-  for (const auto& job : jobs) {
-    const auto found = jobs_.find(std::to_string(job.id));
-    if (found == jobs_.end() || found->second.requeued_time <= 0) continue;
-    JobRecord& record = found->second;
-    const bool runs_since = job.state == JobState::kRunning && startedSinceRequeue(job, record);
-    if (runs_since && now - job.start_time >= kRunAfterRequeueS) {
-      record.requeued_time = 0;
-      record.requeue_repeated = false;
-    }
-  }
-}
-
 std::map<std::string, JobRecord> JobStore::records() const {
   std::lock_guard<std::mutex> guard(mutex_);
   return jobs_;
@@ -103,38 +128,23 @@ void JobStore::recordDecision(const std::string& id,
   if (found != jobs_.end()) found->second.decision = decision;
 }
 
-void JobStore::recordAction(const std::string& id, const std::string& status, bool placed,
-                            bool restarted, double now) {
+void JobStore::recordAction(const Action& action, double now) {
   std::lock_guard<std::mutex> guard(mutex_);
-  const auto found = jobs_.find(id);
+  const auto found = jobs_.find(std::to_string(action.job_id));
   if (found == jobs_.end()) return;
-  found->second.status = status;
-  if (placed) found->second.last_change_time = now;
-  if (restarted) ++found->second.restarts;
+  JobRecord& record = found->second;
+  record.status = action.why;
+  if (action.kind != ActionKind::kHold && !action.nodes.empty()) record.last_change_time = now;
+  if (action.kind == ActionKind::kRequeue || action.kind == ActionKind::kShrink) ++record.restarts;
+  record.lifecycle = afterAction(record.lifecycle, action, now);
 }
 
-void JobStore::recordRequeue(const std::string& id, double now) {
+void JobStore::recordFailedAction(const Action& action, const std::string& error_text) {
   std::lock_guard<std::mutex> guard(mutex_);
-  const auto found = jobs_.find(id);
-  if (found == jobs_.end()) return;
-  found->second.requeue_repeated = found->second.requeued_time > 0;
-  found->second.requeued_time = now;
-}
-
-void JobStore::startShrink(const std::string& id, const policy::Allocation& target, double now) {
-  std::lock_guard<std::mutex> guard(mutex_);
-  const auto found = jobs_.find(id);
-  if (found == jobs_.end()) return;
-  found->second.shrink = PendingShrink{target, now};
-  found->second.shrunk_in_place = true;
-}
-
-void JobStore::endShrink(const std::string& id, bool failed) {
-  std::lock_guard<std::mutex> guard(mutex_);
-  const auto found = jobs_.find(id);
-  if (found == jobs_.end()) return;
-  found->second.shrink.reset();
-  if (failed) found->second.in_place_failed = true;
+  const auto found = jobs_.find(std::to_string(action.job_id));
+  if (found != jobs_.end()) {
+    found->second.status = std::string(toString(action.kind)) + " failed: " + error_text;
+  }
 }
 
 JobLookup JobStore::lookup(const std::string& id, uint32_t* owner_uid) const {
@@ -160,7 +170,7 @@ schema::ReportReply JobStore::acceptReport(const schema::GoodputReport& report) 
 schema::ReportReply replyFor(const JobRecord& record) {
   schema::ReportReply reply{0, 0, 0, 1.0, std::nullopt};
   if (record.decision) reply.allocation = record.decision->allocation;
-  reply.shrink_in_place = record.shrink.has_value();
+  reply.shrink_in_place = record.lifecycle.phase == Phase::kShrinking;
   if (!record.report) return reply;
   const schema::GoodputReport& report = *record.report;
   if (record.decision && record.decision->batch_size > 0) {
@@ -188,18 +198,11 @@ Json::Value JobStore::toJson() const {
     job["restarts"] = record.restarts;
     job["last_change_time"] = record.last_change_time;
     job["status"] = record.status;
-    if (record.shrunk_in_place) job["shrunk_in_place"] = true;
-    if (record.in_place_failed) job["in_place_failed"] = true;
-    if (record.requeued_time > 0) job["requeued_time"] = record.requeued_time;
-    if (record.requeue_repeated) job["requeue_repeated"] = true;
+    lifecycleToJson(record.lifecycle, job);
     if (!record.user_nodes.empty()) {
       for (const auto& node : record.user_nodes) job["user_nodes"].append(node);
     }
     if (record.user_begin_time > 0) job["user_begin_time"] = record.user_begin_time;
-    if (record.shrink) {
-      job["shrink"]["target"] = schema::allocationToJson(record.shrink->target);
-      job["shrink"]["requested_time"] = record.shrink->requested_time;
-    }
     if (record.report) job["report"] = schema::reportToJson(*record.report);
   }
   return out;
@@ -218,10 +221,7 @@ void JobStore::restore(const Json::Value& saved) {
     if (job.has("status") && !saved[id]["status"].asString().empty()) {
       record.status = job["status"].string();
     }
-    record.shrunk_in_place = job.has("shrunk_in_place") && job["shrunk_in_place"].boolean();
-    record.in_place_failed = job.has("in_place_failed") && job["in_place_failed"].boolean();
-    if (job.has("requeued_time")) record.requeued_time = job["requeued_time"].nonNegativeNumber();
-    record.requeue_repeated = job.has("requeue_repeated") && job["requeue_repeated"].boolean();
+    record.lifecycle = lifecycleFromJson(job);
     if (job.has("user_nodes")) {
       const schema::JsonField nodes = job["user_nodes"];
       for (Json::ArrayIndex i = 0; i < nodes.arraySize(); ++i) {
@@ -230,10 +230,6 @@ void JobStore::restore(const Json::Value& saved) {
     }
     if (job.has("user_begin_time")) {
       record.user_begin_time = job["user_begin_time"].nonNegativeNumber();
-    }
-    if (job.has("shrink")) {
-      record.shrink = PendingShrink{schema::parseAllocation(job["shrink"]["target"]),
-                                    job["shrink"]["requested_time"].nonNegativeNumber()};
     }
     if (job.has("report")) {
       Json::StreamWriterBuilder writer;

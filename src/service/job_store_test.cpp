@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "common/invalid_input.hpp"
+#include "common/schema/snapshot_json.hpp"
 #include "io/state_file.hpp"
 
 namespace pollux::service {
@@ -35,7 +36,7 @@ SlurmJob slurmJob(uint32_t id, uint32_t uid, bool adaptive, JobState state = Job
 
 TEST(JobStoreTest, LookupFollowsWhatSlurmReports) {
   JobStore store;
-  store.syncWithSlurm({slurmJob(1, 1000, true), slurmJob(2, 1001, false)});
+  store.observe({slurmJob(1, 1000, true), slurmJob(2, 1001, false)}, 0);
   uint32_t owner = 0;
   EXPECT_EQ(store.lookup("1", &owner), JobLookup::kFound);
   EXPECT_EQ(owner, 1000u);
@@ -45,24 +46,24 @@ TEST(JobStoreTest, LookupFollowsWhatSlurmReports) {
 
 TEST(JobStoreTest, VanishedAndFinishedJobsAreDropped) {
   JobStore store;
-  store.syncWithSlurm({slurmJob(1, 1000, true), slurmJob(2, 1000, true)});
+  store.observe({slurmJob(1, 1000, true), slurmJob(2, 1000, true)}, 0);
   store.acceptReport(sampleReport("1"));
-  store.syncWithSlurm({slurmJob(1, 1000, true), slurmJob(2, 1000, true, JobState::kOther)});
+  store.observe({slurmJob(1, 1000, true), slurmJob(2, 1000, true, JobState::kOther)}, 0);
   EXPECT_EQ(store.lookup("2", nullptr), JobLookup::kUnknown);
   EXPECT_TRUE(store.records().at("1").report.has_value());  // kept across rounds
 }
 
 TEST(JobStoreTest, AReportForAJobThatJustEndedLeavesNoRecord) {
   JobStore store;
-  store.syncWithSlurm({slurmJob(1, 1000, true)});
-  store.syncWithSlurm({});  // the job ended between the handler's lookup and its report
+  store.observe({slurmJob(1, 1000, true)}, 0);
+  store.observe({}, 0);  // the job ended between the handler's lookup and its report
   store.acceptReport(sampleReport("1"));
   EXPECT_TRUE(store.records().empty());
 }
 
 TEST(JobStoreTest, ReplyCarriesTheDecisionAndAdaScaleGain) {
   JobStore store;
-  store.syncWithSlurm({slurmJob(1, 1000, true)});
+  store.observe({slurmJob(1, 1000, true)}, 0);
   schema::ReportReply reply = store.acceptReport(sampleReport("1"));
   EXPECT_EQ(reply.batch_size, 64);  // no decision yet: the initial batch size
   EXPECT_EQ(reply.local_bsz, 32);   // over the 2 replicas it runs on
@@ -76,86 +77,70 @@ TEST(JobStoreTest, ReplyCarriesTheDecisionAndAdaScaleGain) {
   EXPECT_EQ(reply.allocation->nodes.at("n1"), 4);
 }
 
+Action actionOn(uint32_t id, ActionKind kind, std::vector<std::string> nodes = {"n1"}) {
+  return Action{id, kind, "a100", 4, std::move(nodes), toString(kind)};
+}
+
 TEST(JobStoreTest, ActionsCountRestartsAndChanges) {
   JobStore store;
-  store.syncWithSlurm({slurmJob(1, 1000, true)});
-  store.recordAction("1", "placed", true, false, 100);
-  store.recordAction("1", "resize", true, true, 200);
-  store.recordAction("1", "requeue failed", false, false, 300);
+  store.observe({slurmJob(1, 1000, true)}, 0);
+  store.recordAction(actionOn(1, ActionKind::kStart), 100);
+  store.recordAction(actionOn(1, ActionKind::kRequeue), 200);
+  store.recordFailedAction(actionOn(1, ActionKind::kRequeue), "Job is pending execution");
   const JobRecord record = store.records().at("1");
   EXPECT_EQ(record.restarts, 1);
   EXPECT_DOUBLE_EQ(record.last_change_time, 200);
-  EXPECT_EQ(record.status, "requeue failed");
+  EXPECT_EQ(record.status, "requeue failed: Job is pending execution");
+  EXPECT_EQ(record.lifecycle.phase, Phase::kRequeued);
 }
 
 // A job that ends FAILED while Pollux's requeue of it is in flight keeps its record (to be
 // requeued again); one that ends otherwise does not.
 TEST(JobStoreTest, ARequeueInFlightKeepsAFailedJob) {
   JobStore store;
-  store.syncWithSlurm({slurmJob(1, 1000, true), slurmJob(2, 1000, true)});
+  store.observe({slurmJob(1, 1000, true), slurmJob(2, 1000, true)}, 0);
   store.acceptReport(sampleReport("1"));
-  store.recordRequeue("1", 500.7);
-  store.recordRequeue("2", 500.7);
+  store.recordAction(actionOn(1, ActionKind::kRequeue), 500.7);
+  store.recordAction(actionOn(2, ActionKind::kRequeue), 500.7);
   SlurmJob failed = slurmJob(1, 1000, true, JobState::kOther);
   failed.failed = true;
   SlurmJob completed = slurmJob(2, 1000, true, JobState::kOther);
-  store.syncWithSlurm({failed, completed});
+  store.observe({failed, completed}, 510);
   ASSERT_EQ(store.records().count("1"), 1u);
   EXPECT_TRUE(store.records().at("1").report.has_value());
   EXPECT_EQ(store.records().count("2"), 0u);
-  store.recordRequeue("1", 520);  // the repeat
-  EXPECT_TRUE(store.records().at("1").requeue_repeated);
-  store.syncWithSlurm({failed});  // failed again: left to its user
+  store.recordAction(actionOn(1, ActionKind::kRequeue, {}), 520);  // the repeat
+  EXPECT_EQ(store.records().at("1").lifecycle.phase, Phase::kRequeuedAgain);
+  store.observe({failed}, 530);  // failed again: left to its user
   EXPECT_EQ(store.records().count("1"), 0u);
 }
 
-// The requeue ends once the job's next run has lasted kRunAfterRequeueS; the run it stopped,
-// still shown by a restarted slurmctld whose state predates the requeue, does not end it.
-TEST(JobStoreTest, ARequeueEndsWhenTheNextRunHasLasted) {
+TEST(JobStoreTest, AShrinkInPlaceIsAnnouncedInTheReplyAndLoggedWhenDone) {
   JobStore store;
-  SlurmJob running = slurmJob(1, 1000, true);
-  running.start_time = 400;
-  store.syncWithSlurm({running});
-  store.recordRequeue("1", 500.7);
-  store.recordRequeue("1", 501);
-  store.endRequeues({running}, 600);
-  EXPECT_DOUBLE_EQ(store.records().at("1").requeued_time, 501);
-  running.start_time = 501;
-  store.endRequeues({running}, 501 + kRunAfterRequeueS - 1);
-  EXPECT_DOUBLE_EQ(store.records().at("1").requeued_time, 501);
-  store.endRequeues({running}, 501 + kRunAfterRequeueS);
-  EXPECT_DOUBLE_EQ(store.records().at("1").requeued_time, 0);
-  EXPECT_FALSE(store.records().at("1").requeue_repeated);
-}
-
-TEST(JobStoreTest, OneShrinkInPlaceARunWhichTheReplyAnnounces) {
-  JobStore store;
-  store.syncWithSlurm({slurmJob(1, 1000, true)});
+  store.observe({slurmJob(1, 1000, true)}, 0);
   store.recordDecision("1", policy::JobDecision{{"a100", {{"n1", 4}}}, 256, 64, 0, std::nullopt});
   EXPECT_FALSE(store.acceptReport(sampleReport("1")).shrink_in_place);
-  store.startShrink("1", {"a100", {{"n1", 4}}}, 500);
+  store.recordAction(actionOn(1, ActionKind::kShrink), 500);
   EXPECT_TRUE(store.acceptReport(sampleReport("1")).shrink_in_place);
-  EXPECT_TRUE(store.records().at("1").shrunk_in_place);
-  store.endShrink("1", false);
+  SlurmJob shrunk = slurmJob(1, 1000, true);
+  shrunk.nodes = {"n1"};
+  const auto changes = store.observe({shrunk}, 530);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].id, "1");
+  EXPECT_EQ(changes[0].transition, Transition::kShrinkDone);
+  EXPECT_DOUBLE_EQ(changes[0].before.since, 500);
   EXPECT_FALSE(store.acceptReport(sampleReport("1")).shrink_in_place);
-  EXPECT_FALSE(store.records().at("1").in_place_failed);
-  store.syncWithSlurm({slurmJob(1, 1000, true)});
-  EXPECT_TRUE(store.records().at("1").shrunk_in_place);  // still the same run
-  store.syncWithSlurm({slurmJob(1, 1000, true, JobState::kPending)});
-  EXPECT_FALSE(store.records().at("1").shrunk_in_place);  // requeued: a new run
-  store.startShrink("1", {"a100", {{"n1", 4}}}, 600);
-  store.endShrink("1", true);
-  EXPECT_TRUE(store.records().at("1").in_place_failed);
+  EXPECT_EQ(store.records().at("1").lifecycle.phase, Phase::kShrunk);
+  EXPECT_TRUE(store.observe({shrunk}, 600).empty());
 }
 
 TEST(JobStoreTest, StateSurvivesSaveAndRestore) {
   JobStore store;
-  store.syncWithSlurm({slurmJob(1, 1000, true), slurmJob(2, 1001, false)});
+  store.observe({slurmJob(1, 1000, true), slurmJob(2, 1001, false), slurmJob(3, 1000, true)}, 0);
   store.acceptReport(sampleReport("1"));
-  store.recordAction("1", "resize 1xa100 -> 4xa100", true, true, 500);
-  store.startShrink("1", {"a100", {{"n1", 4}}}, 500);
-  store.recordRequeue("1", 510);
-  store.recordRequeue("1", 520);
+  store.recordAction(actionOn(1, ActionKind::kRequeue), 500);
+  store.recordAction(actionOn(3, ActionKind::kShrink), 510);
+  store.recordAction(actionOn(1, ActionKind::kRequeue), 520);
   char dir[] = "/tmp/pollux-state-XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);
   const std::string path = std::string(dir) + "/pollux_state.json";
@@ -164,31 +149,78 @@ TEST(JobStoreTest, StateSurvivesSaveAndRestore) {
   JobStore restored;
   restored.restore(*io::loadState(path));
   const auto records = restored.records();
-  ASSERT_EQ(records.size(), 2u);
+  ASSERT_EQ(records.size(), 3u);
   const JobRecord& job = records.at("1");
   EXPECT_EQ(job.owner_uid, 1000u);
-  EXPECT_EQ(job.restarts, 1);
-  EXPECT_DOUBLE_EQ(job.last_change_time, 500);
-  EXPECT_EQ(job.status, "resize 1xa100 -> 4xa100");
+  EXPECT_EQ(job.restarts, 2);
+  EXPECT_DOUBLE_EQ(job.last_change_time, 520);
+  EXPECT_EQ(job.status, "requeue");
   ASSERT_TRUE(job.report.has_value());
   EXPECT_DOUBLE_EQ(job.report->perf_params.at("a100").gamma, 1.5);
   EXPECT_DOUBLE_EQ(*job.report->restart_cost_s, 30);
-  EXPECT_TRUE(job.shrunk_in_place);  // a second update would crash slurmctld 26.05.3
-  ASSERT_TRUE(job.shrink.has_value());  // a restarted slurmctld keeps waiting for the shrink
-  EXPECT_EQ(job.shrink->target.nodes.at("n1"), 4);
-  EXPECT_DOUBLE_EQ(job.shrink->requested_time, 500);
-  EXPECT_FALSE(job.in_place_failed);
-  EXPECT_DOUBLE_EQ(job.requeued_time, 520);  // a restart must not lose a requeue in flight
-  EXPECT_TRUE(job.requeue_repeated);
-  EXPECT_DOUBLE_EQ(records.at("2").requeued_time, 0);
+  // A restart must lose neither a requeue in flight nor a shrink awaited.
+  EXPECT_EQ(job.lifecycle.phase, Phase::kRequeuedAgain);
+  EXPECT_DOUBLE_EQ(job.lifecycle.since, 520);
+  const Lifecycle& shrinking = records.at("3").lifecycle;
+  EXPECT_EQ(shrinking.phase, Phase::kShrinking);
+  ASSERT_TRUE(shrinking.shrink_target.has_value());
+  EXPECT_EQ(shrinking.shrink_target->nodes.at("n1"), 4);
+  EXPECT_DOUBLE_EQ(shrinking.since, 510);
+  EXPECT_EQ(records.at("2").lifecycle.phase, Phase::kRunning);
   EXPECT_FALSE(records.at("2").adaptive);
-  EXPECT_FALSE(records.at("2").shrunk_in_place);
   std::filesystem::remove_all(dir);
+}
+
+// State saved before phases were named: its flags become the phase they meant.
+TEST(JobStoreTest, StateSavedAsFlagsRestoresItsPhases) {
+  Json::Value saved;
+  const auto job = [&](const char* id) -> Json::Value& {
+    Json::Value& entry = saved[id];
+    entry["owner_uid"] = 1000;
+    entry["adaptive"] = true;
+    entry["restarts"] = 1;
+    entry["last_change_time"] = 500;
+    entry["status"] = "";
+    return entry;
+  };
+  job("1")["requeued_time"] = 510.0;
+  job("2")["requeued_time"] = 520.0;
+  saved["2"]["requeue_repeated"] = true;
+  job("3")["shrink"]["target"] = schema::allocationToJson({"a100", {{"n1", 4}}});
+  saved["3"]["shrink"]["requested_time"] = 530.0;
+  saved["3"]["shrunk_in_place"] = true;
+  job("4")["shrunk_in_place"] = true;
+  saved["4"]["in_place_failed"] = true;
+  job("5");
+  JobStore store;
+  store.restore(saved);
+  const auto records = store.records();
+  EXPECT_EQ(records.at("1").lifecycle.phase, Phase::kRequeued);
+  EXPECT_DOUBLE_EQ(records.at("1").lifecycle.since, 510);
+  EXPECT_EQ(records.at("2").lifecycle.phase, Phase::kRequeuedAgain);
+  EXPECT_EQ(records.at("3").lifecycle.phase, Phase::kShrinking);
+  EXPECT_DOUBLE_EQ(records.at("3").lifecycle.since, 530);
+  EXPECT_EQ(records.at("4").lifecycle.phase, Phase::kShrunk);
+  EXPECT_TRUE(records.at("4").lifecycle.shrinks_by_requeue);
+  EXPECT_EQ(records.at("5").lifecycle.phase, Phase::kWaiting);
+}
+
+TEST(JobStoreTest, RestoreRejectsAnUnknownPhase) {
+  Json::Value saved;
+  saved["1"]["owner_uid"] = 1000;
+  saved["1"]["adaptive"] = true;
+  saved["1"]["restarts"] = 0;
+  saved["1"]["last_change_time"] = 0;
+  saved["1"]["phase"] = "sleeping";
+  JobStore store;
+  EXPECT_THROW(store.restore(saved), InvalidInput);
+  saved["1"]["phase"] = "shrinking";  // without its target
+  EXPECT_THROW(store.restore(saved), InvalidInput);
 }
 
 TEST(JobStoreTest, KeepsTheDeclaredLengthOfTheLatestReportAndTheRoundsEstimate) {
   JobStore store;
-  store.syncWithSlurm({slurmJob(1, 1000, true)});
+  store.observe({slurmJob(1, 1000, true)}, 0);
   schema::GoodputReport declared = sampleReport("1");
   declared.length = policy::DeclaredLength{1000, 50000};
   store.acceptReport(declared);
@@ -196,7 +228,7 @@ TEST(JobStoreTest, KeepsTheDeclaredLengthOfTheLatestReportAndTheRoundsEstimate) 
   EXPECT_DOUBLE_EQ(store.records().at("1").report->length->target, 50000);
   store.recordDecision("1", policy::JobDecision{{"a100", {{"n1", 2}}}, 128, 64, 0, 1800.0});
   EXPECT_DOUBLE_EQ(*store.records().at("1").decision->remaining_s, 1800);
-  store.syncWithSlurm({slurmJob(1, 1000, true)});  // kept across rounds
+  store.observe({slurmJob(1, 1000, true)}, 0);  // kept across rounds
   EXPECT_DOUBLE_EQ(store.records().at("1").report->length->progress, 1000);
   store.acceptReport(sampleReport("1"));  // the trainer no longer declares: undeclared
   EXPECT_FALSE(store.records().at("1").report->length.has_value());
@@ -204,7 +236,7 @@ TEST(JobStoreTest, KeepsTheDeclaredLengthOfTheLatestReportAndTheRoundsEstimate) 
 
 TEST(JobStoreTest, DeclaredLengthSurvivesSaveAndRestoreAndOldStateLoads) {
   JobStore store;
-  store.syncWithSlurm({slurmJob(1, 1000, true), slurmJob(2, 1000, true)});
+  store.observe({slurmJob(1, 1000, true), slurmJob(2, 1000, true)}, 0);
   schema::GoodputReport declared = sampleReport("1");
   declared.length = policy::DeclaredLength{1234.5, 50000};
   store.acceptReport(declared);
@@ -241,7 +273,7 @@ TEST(StateFileTest, MissingFileIsNoStateAndCorruptFileIsAnError) {
 
 TEST(StateFileTest, RestoreRejectsInconsistentRecordsAndKeepsNothing) {
   JobStore store;
-  store.syncWithSlurm({slurmJob(1, 1000, true)});
+  store.observe({slurmJob(1, 1000, true)}, 0);
   Json::Value bad = store.toJson();
   bad["1"]["restarts"] = -3;
   EXPECT_THROW(store.restore(bad), InvalidInput);

@@ -30,31 +30,23 @@ std::vector<std::string> nodeNames(const policy::Allocation& allocation) {
   return names;
 }
 
-// Ends the in-place shrinks Slurm now shows done, and those given up: the job was not on its
-// target within kShrinkTimeoutS (then it is resized by requeue from now on) or stopped running.
-void settleShrinks(JobStore& store, const Round& round, const Log& log) {
-  const auto records = store.records();
-  for (const auto& job : round.jobs) {
-    const auto record = records.find(std::to_string(job.id));
-    if (record == records.end() || !record->second.shrink) continue;
-    const PendingShrink& shrink = *record->second.shrink;
-    switch (shrinkProgress(job, shrink, round.now)) {
-      case ShrinkProgress::kWaiting: break;
-      case ShrinkProgress::kDone:
-        log(LogLevel::kInfo,
-            "JobId=" + record->first + " shrunk in place to " + commaSeparated(job.nodes) +
-                " within " + std::to_string(static_cast<int>(round.now - shrink.requested_time)) +
-                " s of the request");
-        store.endShrink(record->first, false);
+// One log line for each lifecycle change worth one.
+void logChanges(const std::vector<ObservedChange>& changes, double now, const Log& log) {
+  for (const auto& change : changes) {
+    const std::string job = "JobId=" + change.id;
+    const int after_s = static_cast<int>(now - change.before.since);
+    switch (change.transition) {
+      case Transition::kNone: break;
+      case Transition::kShrinkDone:
+        log(LogLevel::kInfo, job + " shrunk in place within " + std::to_string(after_s) +
+                                 " s of the request");
         break;
-      case ShrinkProgress::kTimedOut:
+      case Transition::kShrinkTimedOut:
         log(LogLevel::kError,
-            "JobId=" + record->first + " did not shrink in place within " +
+            job + " did not shrink in place within " +
                 std::to_string(static_cast<int>(kShrinkTimeoutS)) +
                 " s (is its script running pollux-agent --launch?); resized by requeue from now on");
-        store.endShrink(record->first, true);
         break;
-      case ShrinkProgress::kStopped: store.endShrink(record->first, false); break;
     }
   }
 }
@@ -69,37 +61,62 @@ void setTaskCounts(PlannedAction& planned, const ResourceRequest& request) {
   planned.min_cpus = planned.num_tasks * std::max(1, request.cpus_per_task);
 }
 
-// Placed right after a requeue, while its last run still releases its nodes (checkpointing,
-// seconds): Slurm starts it there once they are free. Re-decided now, on a room its own last
-// run still holds, it would be moved for nothing; so it waits as placed.
-bool waitsForItsLastRun(const SlurmJob& job) {
-  return job.adaptive && job.state == JobState::kPending && job.completing && !job.held &&
-         !job.requested_nodes.empty();
-}
-
-// Adaptive jobs a requeue by Pollux did not restart, each requeued once more to resume from
-// its checkpoint: those with requeueRepeatDue, and, once slurmctld has settled after its
-// start, those with stoppedRunStillShown.
-std::vector<Action> planRepeatedRequeues(const std::vector<SlurmJob>& jobs,
-                                        const std::map<std::string, JobRecord>& records,
-                                        double now, bool settling) {
-  std::vector<Action> actions;
+// Each adaptive job's treatment this round, by its lifecycle and what Slurm shows.
+std::map<uint32_t, Treatment> treatmentsOf(const std::vector<SlurmJob>& jobs,
+                                           const std::map<std::string, JobRecord>& records,
+                                           const RoundContext& context) {
+  std::map<uint32_t, Treatment> treatments;
   for (const auto& job : jobs) {
     const auto record = records.find(std::to_string(job.id));
     if (!job.adaptive || record == records.end()) continue;
+    treatments[job.id] = treatmentOf(record->second.lifecycle, job, context);
+  }
+  return treatments;
+}
+
+Treatment treatmentIn(const std::map<uint32_t, Treatment>& treatments, uint32_t id) {
+  const auto found = treatments.find(id);
+  return found == treatments.end() ? Treatment::kDecide : found->second;
+}
+
+RoundContext contextOf(const Round& round, bool settling) {
+  RoundContext context{round.now, settling, {}};
+  for (const auto& node : round.nodes) {
+    if (!node.registered) context.unregistered_nodes.insert(node.name);
+  }
+  return context;
+}
+
+// `actions` without those that would requeue or shrink a job whose treatment forbids it now;
+// each such action gets a line in `problems` and waits for a later round.
+std::vector<Action> withoutStopsForbidden(std::vector<Action> actions,
+                                          const std::map<uint32_t, Treatment>& treatments,
+                                          bool settling, std::vector<std::string>& problems) {
+  std::vector<Action> kept;
+  for (auto& action : actions) {
+    const bool stops_steps =
+        action.kind == ActionKind::kRequeue || action.kind == ActionKind::kShrink;
+    if (stops_steps && treatmentIn(treatments, action.job_id) == Treatment::kDecideNoStop) {
+      problems.push_back("JobId=" + std::to_string(action.job_id) + ": " + toString(action.kind) +
+                         (settling ? " waits until slurmctld has settled after its start"
+                                   : " waits until its nodes register with slurmctld"));
+      continue;
+    }
+    kept.push_back(std::move(action));
+  }
+  return kept;
+}
+
+// The requeues of jobs Pollux's requeue did not restart, each without nodes (placed again).
+std::vector<Action> requeuesAgain(const std::vector<SlurmJob>& jobs,
+                                  const std::map<uint32_t, Treatment>& treatments) {
+  std::vector<Action> actions;
+  for (const auto& job : jobs) {
+    if (treatmentIn(treatments, job.id) != Treatment::kRequeueAgain) continue;
     Action requeue;
     requeue.job_id = job.id;
     requeue.kind = ActionKind::kRequeue;
-    if (requeueRepeatDue(record->second, job)) {
-      requeue.why = "ended FAILED before its run after Pollux's requeue got going (a slurmctld "
-                    "restart meanwhile?); requeued once more to resume from its checkpoint";
-    } else if (!settling && stoppedRunStillShown(record->second, job, now)) {
-      requeue.why = "shown RUNNING from the run Pollux's requeue stopped (slurmctld restarted "
-                    "from state saved before it); requeued once more to resume from its "
-                    "checkpoint";
-    } else {
-      continue;
-    }
+    requeue.why = whyRequeueAgain(job);
     actions.push_back(requeue);
   }
   return actions;
@@ -233,30 +250,31 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
                     bool settling, const Log& log, policy::Snapshot* seen) {
   std::vector<SlurmJob> jobs = round.jobs;
   resolveGpuTypes(jobs, round.nodes);
-  store.syncWithSlurm(jobs);
-  store.endRequeues(jobs, round.now);
-  settleShrinks(store, round, log);
+  logChanges(store.observe(jobs, round.now), round.now, log);
   const std::uint64_t circumstances = circumstancesOf(round);
   store.dropStaleRefusals(circumstances);
   auto records = store.records();
   recordRefusals(store, records, round, circumstances, log);
-  // A job shrinking in place is seen on its target (where it will be in a moment) and waits.
-  std::vector<SlurmJob> as_seen;
-  std::set<uint32_t> waiting, shrinking, resizes_in_place;
-  for (const auto& job : jobs) {
-    if (waitsForItsLastRun(job)) waiting.insert(job.id);
-    else as_seen.push_back(job);
-  }
-  for (auto& job : as_seen) {
+  const auto treatments = treatmentsOf(jobs, records, contextOf(round, settling));
+  // The policy sees a shrinking job on its target (where it will be in a moment) and does not
+  // see a job that waits for its last run to release its nodes.
+  std::vector<SlurmJob> as_seen, to_plan;
+  std::set<uint32_t> resizes_in_place;
+  for (auto job : jobs) {
+    const Treatment treatment = treatmentIn(treatments, job.id);
+    if (treatment == Treatment::kAwaitLastRun) continue;
     const auto record = records.find(std::to_string(job.id));
-    if (record == records.end()) continue;
-    if (record->second.shrink) {
-      shrinking.insert(job.id);
-      job.nodes = nodeNames(record->second.shrink->target);
-    } else if (record->second.report && record->second.report->in_place_resize &&
-               !record->second.in_place_failed && !record->second.shrunk_in_place) {
-      resizes_in_place.insert(job.id);
+    if (treatment == Treatment::kAwaitShrink) {
+      job.nodes = nodeNames(*record->second.lifecycle.shrink_target);
+    } else if (treatment != Treatment::kRequeueAgain) {
+      to_plan.push_back(job);
+      const bool launcher_resizes = record != records.end() && record->second.report &&
+                                    record->second.report->in_place_resize;
+      if (launcher_resizes && mayShrinkInPlace(record->second.lifecycle)) {
+        resizes_in_place.insert(job.id);
+      }
     }
+    as_seen.push_back(std::move(job));
   }
   policy::Decision decision;
   std::map<std::string, std::string> why_waiting;
@@ -278,10 +296,6 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
   plan.stats = decision.stats;
   plan.waiting = why_waiting;
   logSolverTrouble(decision.stats, log);
-  std::vector<SlurmJob> to_plan;
-  for (const auto& job : jobs) {
-    if (!shrinking.count(job.id) && !waiting.count(job.id)) to_plan.push_back(job);
-  }
   for (const auto& job : to_plan) {
     if (!job.adaptive) continue;
     const std::string id = std::to_string(job.id);
@@ -292,21 +306,17 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
   }
   auto actions =
       planActions(to_plan, decision, round.now, resizes_in_place, plan.problems, why_waiting);
-  actions = deferWhileSlurmSettles(std::move(actions), jobs, round.nodes, settling, plan.problems);
+  actions = withoutStopsForbidden(std::move(actions), treatments, settling, plan.problems);
+  for (auto& action : requeuesAgain(jobs, treatments)) actions.push_back(std::move(action));
+  std::set<uint32_t> acted_on;
+  for (const auto& action : actions) acted_on.insert(action.job_id);
+  const double failures_since = round.now - kNodeFailureWindowS;
+  for (auto& action : planNodeFailureRequeues(jobs, round.nodes, failures_since)) {
+    if (!acted_on.count(action.job_id)) actions.push_back(std::move(action));
+  }
   std::map<uint32_t, const SlurmJob*> by_id;
   for (const auto& job : jobs) by_id[job.id] = &job;
   for (auto& action : actions) {
-    plan.actions.push_back(describe(std::move(action), decision, by_id, records, round.now));
-  }
-  std::set<uint32_t> requeued;
-  for (const auto& planned : plan.actions) requeued.insert(planned.action.job_id);
-  for (auto& action : planRepeatedRequeues(jobs, records, round.now, settling)) {
-    if (!requeued.insert(action.job_id).second) continue;
-    plan.actions.push_back(describe(std::move(action), decision, by_id, records, round.now));
-  }
-  const double failures_since = round.now - kNodeFailureWindowS;
-  for (auto& action : planNodeFailureRequeues(jobs, round.nodes, failures_since)) {
-    if (requeued.count(action.job_id)) continue;
     plan.actions.push_back(describe(std::move(action), decision, by_id, records, round.now));
   }
   for (const auto& problem : plan.problems) log(LogLevel::kError, problem);

@@ -55,7 +55,7 @@ class PolicyFailed : public std::runtime_error {
 
 // Plans one round. Brings `store` up to date first (jobs new and gone, in-place shrinks done
 // or given up, each adaptive job's decision). `settling`: slurmctld started with jobs less
-// than kSettleAfterStartS ago (see deferWhileSlurmSettles). Throws PolicyFailed, the store
+// than kSettleAfterStartS ago (see Treatment::kDecideNoStop). Throws PolicyFailed, the store
 // then only synchronised with Slurm. `seen`, if given, receives the snapshot the policy was
 // given (pollux-replay --snapshot).
 RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyConfig& config,

@@ -6,6 +6,8 @@
 namespace pollux::service {
 namespace {
 
+const Action requeueOf7{7, ActionKind::kRequeue, "", 0, {}, "requeued"};
+
 // Two nodes of 2 GPUs and 4 free CPUs each, and one pending adaptive job that Slurm shows
 // with the task count of an earlier placement on two nodes (Slurm raises it, never lowers it).
 Round roundWithPendingJob(const std::string& comment, const ResourceRequest& resources) {
@@ -105,7 +107,7 @@ TEST(RoundPlannerTest, AJobPlacedWhileItsLastRunEndsWaitsAsPlaced) {
 TEST(RoundPlannerTest, TheSnapshotCarriesTheDeclaredLengthOfTheJobsReport) {
   const Round round = roundWithPendingJob("adaptive:min_gpus=2,max_gpus=2", tasksPerNode(1, 1));
   JobStore store;
-  store.syncWithSlurm(round.jobs);
+  store.observe(round.jobs, 0);
   schema::GoodputReport report;
   report.job_id = "7";
   report.gpu_type = "a100";
@@ -145,8 +147,8 @@ TEST(RoundPlannerTest, AJobThatFailsRightAfterARequeueIsRequeuedOnceMore) {
   Round round = roundWithPendingJob("adaptive:min_gpus=2,max_gpus=2", tasksPerNode(1, 1));
   SlurmJob& job = round.jobs[0];
   JobStore store;
-  store.syncWithSlurm(round.jobs);
-  store.recordRequeue("7", 990);
+  store.observe(round.jobs, 0);
+  store.recordAction(requeueOf7, 990);
   job.state = JobState::kOther;
   job.failed = true;
   job.end_time = 995;
@@ -157,13 +159,13 @@ TEST(RoundPlannerTest, AJobThatFailsRightAfterARequeueIsRequeuedOnceMore) {
   EXPECT_TRUE(first.actions[0].action.nodes.empty());  // placed again by the next round
   EXPECT_NE(first.actions[0].admin_comment.find("requeued once more"), std::string::npos);
 
-  store.recordRequeue("7", 1000);  // the repeat was dropped as well
+  store.recordAction(requeueOf7, 1000);  // the repeat was dropped as well
   EXPECT_TRUE(planRound(store, round, config::PolicyConfig{}, false, quiet).actions.empty());
 
   JobStore completed;  // a run that ended otherwise (its trainer finished, or a cancel)
   job.state = JobState::kPending;
-  completed.syncWithSlurm(round.jobs);
-  completed.recordRequeue("7", 990);
+  completed.observe(round.jobs, 0);
+  completed.recordAction(requeueOf7, 990);
   job.state = JobState::kOther;
   job.failed = false;
   EXPECT_TRUE(planRound(completed, round, config::PolicyConfig{}, false, quiet).actions.empty());
@@ -180,8 +182,8 @@ TEST(RoundPlannerTest, AStoppedRunStillShownRunningIsRequeuedOnceMore) {
   job.start_time = 950;
   job.nodes = {"n1", "n2"};
   JobStore store;
-  store.syncWithSlurm(round.jobs);
-  store.recordRequeue("7", 960.4);
+  store.observe(round.jobs, 0);
+  store.recordAction(requeueOf7, 960.4);
   const Log quiet = [](LogLevel, const std::string&) {};
   const auto actions = [&](double now, bool settling) {
     round.now = now;
@@ -195,12 +197,12 @@ TEST(RoundPlannerTest, AStoppedRunStillShownRunningIsRequeuedOnceMore) {
   EXPECT_TRUE(repeat[0].action.nodes.empty());
   EXPECT_NE(repeat[0].admin_comment.find("requeued once more"), std::string::npos);
 
-  store.recordRequeue("7", 1000);  // and that requeue was lost too: not again
+  store.recordAction(requeueOf7, 1000);  // and that requeue was lost too: not again
   EXPECT_TRUE(actions(1040, false).empty());
 
   JobStore restarted;  // the run after the requeue (started at 960) is not a stopped one
-  restarted.syncWithSlurm(round.jobs);
-  restarted.recordRequeue("7", 960.4);
+  restarted.observe(round.jobs, 0);
+  restarted.recordAction(requeueOf7, 960.4);
   job.start_time = 960;
   round.now = 1000;
   EXPECT_TRUE(planRound(restarted, round, config::PolicyConfig{}, false, quiet).actions.empty());
@@ -217,8 +219,8 @@ Round placedAndRefused(JobStore& store, const std::string& reason) {
   job.gpu_request.nodes = 1;
   job.state_reason = reason;
   readRequests(job);
-  store.syncWithSlurm(round.jobs);
-  store.recordAction("7", "start", true, false, 995);
+  store.observe(round.jobs, 0);
+  store.recordAction(Action{7, ActionKind::kStart, "a100", 2, {"n1"}, "start"}, 995);
   return round;
 }
 

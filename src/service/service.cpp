@@ -159,16 +159,11 @@ void Service::recordOutcome(const Action& a, const ActionOutcome& outcome) {
   if (outcome.error_code != 0) {
     error("JobId=" + id + " " + toString(a.kind) + " failed: " + outcome.error_text +
           " (wanted: " + a.why + ")");
-    store_.recordAction(id, std::string(toString(a.kind)) + " failed: " + outcome.error_text,
-                        false, false, round_.now);
+    store_.recordFailedAction(a, outcome.error_text);
     return;
   }
   info("JobId=" + id + " " + toString(a.kind) + ": " + a.why);
-  const bool placed = a.kind != ActionKind::kHold && !a.nodes.empty();
-  const bool restarted = a.kind == ActionKind::kRequeue || a.kind == ActionKind::kShrink;
-  store_.recordAction(id, a.why, placed, restarted, round_.now);
-  if (a.kind == ActionKind::kRequeue) store_.recordRequeue(id, round_.now);
-  if (a.kind == ActionKind::kShrink) store_.startShrink(id, targetOf(a), round_.now);
+  store_.recordAction(a, round_.now);
 }
 
 void Service::finish(const std::vector<ActionOutcome>& outcomes) {
@@ -268,6 +263,7 @@ Json::Value Service::jobStatus(const SlurmJob& job, const std::map<std::string, 
   entry["local_bsz"] = reply.local_bsz;
   entry["accum_steps"] = reply.accum_steps;
   entry["lr_scale"] = reply.lr_scale;
+  if (job.adaptive) entry["phase"] = toString(known.lifecycle.phase);
   entry["restarts"] = known.restarts;
   entry["status"] = known.status;
   if (!known.waiting.empty()) entry["waiting"] = known.waiting;

@@ -133,7 +133,7 @@ TEST(SnapshotBuilderTest, JobWaitingForItsBeginTimeIsNotPlacedEarly) {
   SlurmJob later = job(1, JobState::kPending, schema::AdaptiveRequest{});
   later.eligible_time = 3700;
   JobStore store;  // first seen pending with a begin time ahead: its user's --begin
-  store.syncWithSlurm({later});
+  store.observe({later}, 0);
   std::map<std::string, std::string> waiting;
   EXPECT_TRUE(buildSnapshot(100, cluster(), {later}, store.records(), config::PolicyConfig{}, {},
                             &waiting)

@@ -11,8 +11,8 @@ namespace {
 // Job fields any user can already read from Slurm: squeue (id, user, state, comment, nodes,
 // GPUs, Reason), scontrol show job (restarts, AdminComment "pollux: <why> batch_size=N").
 constexpr const char* kPublicJobFields[] = {
-    "job_id",   "user_id",  "state",      "adaptive", "comment_error", "min_gpus", "max_gpus",
-    "gpu_type", "allocation", "restarts", "status",   "waiting",       "batch_size"};
+    "job_id",   "user_id",    "state",    "phase",  "adaptive", "comment_error", "min_gpus",
+    "max_gpus", "gpu_type",   "allocation", "restarts", "status", "waiting",     "batch_size"};
 
 Json::Value publicFields(const Json::Value& job) {
   Json::Value visible(Json::objectValue);

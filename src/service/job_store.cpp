@@ -44,6 +44,25 @@ Lifecycle lifecycleFromFlags(const schema::JsonField& job) {
   return lifecycle;
 }
 
+void refusalToJson(const Refusal& refusal, Json::Value& job) {
+  job["refused"]["reason"] = refusal.reason;
+  job["refused"]["gpus"] = refusal.gpus;
+  job["refused"]["circumstances"] = std::to_string(refusal.circumstances);
+}
+
+Refusal refusalFromJson(const schema::JsonField& refused) {
+  const std::string circumstances = refused["circumstances"].string();
+  Refusal refusal{refused["reason"].string(),
+                  static_cast<int>(refused["gpus"].integer(0, 1L << 30)), 0};
+  try {
+    if (circumstances.find_first_not_of("0123456789") != std::string::npos) throw std::exception();
+    refusal.circumstances = std::stoull(circumstances);
+  } catch (const std::exception&) {
+    throw InvalidInput(refused["circumstances"].path() + ": not a 64-bit decimal number");
+  }
+  return refusal;
+}
+
 Lifecycle lifecycleFromJson(const schema::JsonField& job) {
   if (!job.has("phase")) return lifecycleFromFlags(job);
   Lifecycle lifecycle;
@@ -199,6 +218,7 @@ Json::Value JobStore::toJson() const {
     job["last_change_time"] = record.last_change_time;
     job["status"] = record.status;
     lifecycleToJson(record.lifecycle, job);
+    if (record.refused) refusalToJson(*record.refused, job);
     if (!record.user_nodes.empty()) {
       for (const auto& node : record.user_nodes) job["user_nodes"].append(node);
     }
@@ -222,6 +242,7 @@ void JobStore::restore(const Json::Value& saved) {
       record.status = job["status"].string();
     }
     record.lifecycle = lifecycleFromJson(job);
+    if (job.has("refused")) record.refused = refusalFromJson(job["refused"]);
     if (job.has("user_nodes")) {
       const schema::JsonField nodes = job["user_nodes"];
       for (Json::ArrayIndex i = 0; i < nodes.arraySize(); ++i) {

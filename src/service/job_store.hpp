@@ -39,8 +39,7 @@ struct JobRecord {
   // Kept from the job's submission, before Pollux placed it: its user's --nodelist and --begin.
   std::vector<std::string> user_nodes;
   double user_begin_time = 0;
-  std::optional<Refusal> refused;  // the last placement Slurm refused, while it stands; not
-                                   // saved: after a restart the job is tried again
+  std::optional<Refusal> refused;  // the last placement Slurm refused, while it stands
   std::string waiting;             // why it waits (a Slurm Reason), for operators; not saved
 };
 
@@ -80,7 +79,7 @@ class JobStore {
   schema::ReportReply acceptReport(const schema::GoodputReport& report);
 
   // Persistent part (owner, report, restarts, last change, status, lifecycle, the user's node
-  // list and begin time) as JSON, and back.
+  // list and begin time, a refusal standing) as JSON, and back.
   // restore() throws pollux::InvalidInput on a malformed document and then keeps nothing.
   Json::Value toJson() const;
   void restore(const Json::Value& saved);

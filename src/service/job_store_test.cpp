@@ -141,6 +141,7 @@ TEST(JobStoreTest, StateSurvivesSaveAndRestore) {
   store.recordAction(actionOn(1, ActionKind::kRequeue), 500);
   store.recordAction(actionOn(3, ActionKind::kShrink), 510);
   store.recordAction(actionOn(1, ActionKind::kRequeue), 520);
+  store.recordRefusal("3", Refusal{"QOSMaxGRESPerUser", 8, 0xFEDCBA9876543210ULL});
   char dir[] = "/tmp/pollux-state-XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);
   const std::string path = std::string(dir) + "/pollux_state.json";
@@ -166,6 +167,12 @@ TEST(JobStoreTest, StateSurvivesSaveAndRestore) {
   ASSERT_TRUE(shrinking.shrink_target.has_value());
   EXPECT_EQ(shrinking.shrink_target->nodes.at("n1"), 4);
   EXPECT_DOUBLE_EQ(shrinking.since, 510);
+  // Nor a refusal standing: the job is not placed the refused way again.
+  ASSERT_TRUE(records.at("3").refused.has_value());
+  EXPECT_EQ(records.at("3").refused->reason, "QOSMaxGRESPerUser");
+  EXPECT_EQ(records.at("3").refused->gpus, 8);
+  EXPECT_EQ(records.at("3").refused->circumstances, 0xFEDCBA9876543210ULL);
+  EXPECT_FALSE(records.at("1").refused.has_value());
   EXPECT_EQ(records.at("2").lifecycle.phase, Phase::kRunning);
   EXPECT_FALSE(records.at("2").adaptive);
   std::filesystem::remove_all(dir);
@@ -205,7 +212,7 @@ TEST(JobStoreTest, StateSavedAsFlagsRestoresItsPhases) {
   EXPECT_EQ(records.at("5").lifecycle.phase, Phase::kWaiting);
 }
 
-TEST(JobStoreTest, RestoreRejectsAnUnknownPhase) {
+TEST(JobStoreTest, RestoreRejectsAnUnknownPhaseOrAMalformedRefusal) {
   Json::Value saved;
   saved["1"]["owner_uid"] = 1000;
   saved["1"]["adaptive"] = true;
@@ -216,6 +223,14 @@ TEST(JobStoreTest, RestoreRejectsAnUnknownPhase) {
   EXPECT_THROW(store.restore(saved), InvalidInput);
   saved["1"]["phase"] = "shrinking";  // without its target
   EXPECT_THROW(store.restore(saved), InvalidInput);
+  saved["1"]["phase"] = "running";
+  saved["1"]["refused"]["reason"] = "Licenses";
+  saved["1"]["refused"]["gpus"] = 2;
+  saved["1"]["refused"]["circumstances"] = "99999999999999999999999";
+  EXPECT_THROW(store.restore(saved), InvalidInput);
+  saved["1"]["refused"]["circumstances"] = "12";
+  store.restore(saved);
+  EXPECT_EQ(store.records().at("1").refused->circumstances, 12u);
 }
 
 TEST(JobStoreTest, KeepsTheDeclaredLengthOfTheLatestReportAndTheRoundsEstimate) {

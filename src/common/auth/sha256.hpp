@@ -1,4 +1,4 @@
-// SHA-256 of report bodies, for the payload of their MUNGE credential (DESIGN.md section 5).
+// SHA-256 of report bodies, for the payload of their MUNGE credential (docs/design.md section 6.1).
 #pragma once
 
 #include <string>

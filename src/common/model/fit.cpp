@@ -30,7 +30,7 @@ PerfParams toPerfParams(const ParamArray& p) {
   return {p[kAlphaC], p[kBetaC], p[kAlphaN], p[kBetaN], p[kAlphaR], p[kBetaR], p[kGamma]};
 }
 
-// Which parameters the samples can inform (DESIGN.md section 4).
+// Which parameters the samples can inform (docs/design.md section 4.4).
 struct Coverage {
   bool several_batch_sizes = false;
   bool multi_node = false;
@@ -278,9 +278,8 @@ ParamArray fitWithWeight(const std::vector<StepSample>& samples, const FitPriors
   if (!coverage.multi_node && coverage.multi_gpu_single_node) {
     // As the reference: unexplored inter-node sync is the measured intra-node sync x 1.1.
     // The compute-time prior would make a job that ran with large per-GPU batches (long
-    // compute steps) predict multi-node sync as slow as a whole step, so it never grows
-    // beyond one node and never measures it (imagenet on the AdaptDL T4 traces: 8 GPUs on
-    // 2 nodes predicted 15 % slower than 4 on one; measured 2x faster).
+    // compute steps) predict multi-node sync as slow as a whole step, so it would never grow
+    // beyond one node and so never measure it (docs/design.md section 4.4).
     fitted[kAlphaN] = kInterOverIntra * fitted[kAlphaR];
     fitted[kBetaN] = kInterOverIntra * fitted[kBetaR];
   } else if (!coverage.multi_node) {
@@ -290,10 +289,10 @@ ParamArray fitWithWeight(const std::vector<StepSample>& samples, const FitPriors
   return fitted;
 }
 
-// Weight of the (beta/alpha)^2 prior. Measured all-reduce times grow sub-linearly with the
-// replica count (AdaptDL traces: a linear trend fitted on <= 4 GPUs overpredicts 16-GPU steps
-// of cifar10 by 1.9x), so the linear trend is trusted only as far as the observations reach:
-// the weight falls log-linearly from 1 when at most 4 replicas were seen to 1e-3 at 16.
+// Weight of the (beta/alpha)^2 prior. All-reduce times grow sub-linearly with the replica
+// count, so a linear trend fitted on few GPUs overpredicts many; the trend is trusted only as
+// far as the observations reach: the weight falls log-linearly from 1 when at most 4 replicas
+// were seen to 1e-3 at 16 (docs/design.md section 4.4).
 double retrogressionWeight(const std::vector<StepSample>& samples) {
   int largest = 1;
   for (const auto& s : samples) largest = std::max(largest, s.num_replicas);

@@ -30,7 +30,7 @@ struct FitPriors {
 };
 
 // Fits the seven parameters by bounded non-linear least squares (Eigen's Levenberg-Marquardt)
-// on the log of step and compute times, with the regularisers of DESIGN.md section 4.
+// on the log of step and compute times, with the regularisers of docs/design.md section 4.4.
 // Throws pollux::InvalidInput on an empty or invalid sample set.
 PerfParams fitPerfParams(const std::vector<StepSample>& samples, const FitPriors& priors = {});
 

@@ -1,4 +1,4 @@
-// Parameters of a job's goodput model (DESIGN.md section 4).
+// Parameters of a job's goodput model (docs/design.md section 4).
 #pragma once
 
 namespace pollux::model {

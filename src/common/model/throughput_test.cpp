@@ -5,7 +5,7 @@
 namespace pollux::model {
 namespace {
 
-// Reference values below are computed by hand from DESIGN.md section 4.
+// Reference values below are computed by hand from docs/design.md section 4.1.
 const PerfParams kNoOverlap{0.1, 0.01, 0.5, 0.05, 0.2, 0.02, 1.0};
 
 TEST(ThroughputTest, ComputeTimeIsLinearInLocalBatch) {

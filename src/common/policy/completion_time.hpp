@@ -1,4 +1,4 @@
-// The completion-time objective (Params::objective == kJct, DESIGN.md section 4).
+// The completion-time objective (Params::objective == kJct, docs/design.md section 5.4).
 //
 // Jobs that declared their length are re-decided after the goodput round, in the GPUs the
 // goodput round gave them together plus what it left free. For such a job, an option's
@@ -29,7 +29,8 @@
 
 namespace pollux::policy {
 
-// Measured in pollux-sim (README): 1.5 lowered average JCT and restarts against 1 or 2.
+// The power of the rank weight: larger values favour jobs closer to completion more strongly,
+// at the cost of more restarts of long ones.
 inline constexpr double kRankExponent = 1.5;
 
 // Whether the job is re-decided by completion time: adaptive, length declared and not reached.

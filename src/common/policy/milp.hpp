@@ -45,13 +45,11 @@ struct MilpInput {
   // MilpResult::time_limit_hits counts it: the result then depends on the host's speed.
   double time_limit_s = 10;
 
-  // Measured (issue 17): exact MILPs of today's tests, pollux-sim workloads and
-  // bench/policy-latency explore a median of 1 and a 99th percentile of about 100
-  // subproblems, 1 in 1,300 more than 2,000 (GLPK's best solution there was within 0.07 % of
-  // the optimum); LP relaxations of 250-job groups take at most about 1,500 iterations.
-  // A 50-job instance that needs far more stops at 2,000 subproblems in about 0.4 s of CPU;
-  // 10,000 iterations of a 250-job group's LP take about 0.5 s. (One group of 1,500 jobs,
-  // partition_jobs = 0, needs about 6,500 iterations: larger single groups need more.)
+  // The defaults sit well above the work of ordinary rounds (the tests, pollux-sim workloads
+  // and bench/policy-latency), so they stop only pathological instances, within a fraction of
+  // a second of CPU, and a node-limited solve still has a near-optimal solution to use
+  // (docs/design.md section 5.3). A single group much larger than partition_jobs
+  // (partition_jobs = 0) needs more simplex iterations than the default allows.
   static constexpr int kDefaultNodeLimit = 2000;
   static constexpr int kDefaultSimplexIterations = 10000;
 };

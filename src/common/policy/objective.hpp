@@ -1,4 +1,4 @@
-// Options offered to the MILP per job, and their weights (DESIGN.md section 4).
+// Options offered to the MILP per job, and their weights (docs/design.md section 5.2).
 //
 // Utility of a speedup s with fairness exponent p: -s^p (p < 0), s^p (p > 0), log s (p = 0);
 // the MILP maximises the sum. A job left without GPUs counts as if its speedup were

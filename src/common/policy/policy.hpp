@@ -1,5 +1,5 @@
 // One scheduling round: which jobs get how many GPUs of which type on which nodes, and with
-// which batch size, to maximise fairness-weighted goodput speedups (DESIGN.md section 4).
+// which batch size, to maximise fairness-weighted goodput speedups (docs/design.md section 5).
 #pragma once
 
 #include <cstdint>
@@ -90,8 +90,8 @@ struct Job {
   double priority = 0;
 };
 
-// What the round maximises (DESIGN.md section 4): the power mean of goodput speedups, or, for
-// jobs that declared their length, the rate at which they complete (objective.hpp).
+// What the round maximises (docs/design.md section 5.4): the power mean of goodput speedups,
+// or, for jobs that declared their length, the rate at which they complete (objective.hpp).
 enum class Objective { kGoodput, kJct };
 
 struct Params {
@@ -105,8 +105,9 @@ struct Params {
   // 1 + priority_weight x its priority's place between the snapshot's lowest and highest
   // (0 to 1), so the jobs Slurm ranks first get contended GPUs first; 0: goodput alone.
   double priority_weight = 1.0;
-  // ... and not sooner than this after its last change. One round: the restart penalty already
-  // charges each change its measured cost; 300 s held new jobs 5 min per doubling (sim-quality).
+  // ... and not sooner than this after its last change. One round by default: the restart
+  // penalty already charges each change its cost, and a longer interval would hold a new job
+  // back from growing for as long.
   double min_change_interval_s = 60;
   // Wall-clock safety net per GLPK solve (MilpInput's work limits bound the search itself);
   // a solve it stops keeps its jobs' current allocations.

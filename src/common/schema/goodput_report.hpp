@@ -1,5 +1,5 @@
 // The goodput report an agent POSTs to /v1/jobs/<jobid>/report, and the plugin's reply
-// (DESIGN.md section 5).
+// (docs/design.md section 6.1).
 #pragma once
 
 #include <map>

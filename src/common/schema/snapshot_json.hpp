@@ -1,4 +1,4 @@
-// The policy snapshot and decision JSON documents of DESIGN.md section 5.
+// The policy snapshot and decision JSON documents (docs/design.md section 6.3).
 #pragma once
 
 #include <string>

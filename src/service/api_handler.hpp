@@ -1,4 +1,4 @@
-// The REST API of sched/pollux (DESIGN.md section 5):
+// The REST API of sched/pollux (docs/design.md section 6.1):
 //   POST /v1/jobs/<id>/report   goodput report -> current decision
 //   GET  /v1/status             what the scheduler believes (scontrol show pollux)
 //   GET  /v1/jobs/<id>          one job of that status
@@ -37,7 +37,7 @@ class ApiHandler {
   HttpResponse operator()(const HttpRequest& request) const;
 
  private:
-  // Checks in DESIGN.md's order (413 is the server's): 429, 401, 404, 403, then 400.
+  // Checks in this order (413 is the server's): 429, 401, 404, 403, then 400.
   HttpResponse report(const HttpRequest& request, const std::string& job_id) const;
   // 401 without a valid status credential for the path; job_id empty: the whole status.
   HttpResponse statusRead(const HttpRequest& request, const std::string& job_id) const;

@@ -29,97 +29,6 @@ struct Query {
   bool json = false;
 };
 
-std::string scalar(const Json::Value& value) {
-  if (value.isNull()) return "(null)";
-  if (value.isBool()) return value.asBool() ? "yes" : "no";
-  if (value.isString()) {
-    const std::string text = value.asString();
-    return text.find(' ') == std::string::npos && !text.empty() ? text : "\"" + text + "\"";
-  }
-  Json::StreamWriterBuilder writer;
-  writer["indentation"] = "";
-  return Json::writeString(writer, value);
-}
-
-// "snake_case" -> "SnakeCase", as scontrol names its fields.
-std::string fieldName(const std::string& key) {
-  std::string name;
-  bool upper = true;
-  for (char c : key) {
-    if (c == '_') {
-      upper = true;
-      continue;
-    }
-    name += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
-    upper = false;
-  }
-  return name;
-}
-
-std::string allocationText(const Json::Value& allocation) {
-  if (!allocation.isObject()) return "(none)";
-  std::string text = std::to_string(allocation["gpus"].asInt()) + "x" + allocation["gpu_type"].asString() + "(";
-  bool first = true;
-  for (const auto& node : allocation["nodes"].getMemberNames()) {
-    text += (first ? "" : ",") + node + ":" + std::to_string(allocation["nodes"][node].asInt());
-    first = false;
-  }
-  return text + ")";
-}
-
-void printJob(const Json::Value& job) {
-  std::cout << "JobId=" << job["job_id"].asString();
-  for (const char* key : {"user_id", "state", "phase", "adaptive", "min_gpus", "max_gpus", "gpu_type"}) {
-    if (job.isMember(key)) std::cout << " " << fieldName(key) << "=" << scalar(job[key]);
-  }
-  std::cout << "\n   Allocation=" << allocationText(job["allocation"]);
-  for (const char* key : {"batch_size", "local_bsz", "accum_steps", "lr_scale"}) {
-    if (job.isMember(key)) std::cout << " " << fieldName(key) << "=" << scalar(job[key]);
-  }
-  std::cout << "\n  ";
-  for (const char* key :
-       {"restarts", "restart_cost_s", "reported", "waiting", "status", "comment_error"}) {
-    if (job.isMember(key)) std::cout << " " << fieldName(key) << "=" << scalar(job[key]);
-  }
-  std::cout << "\n";
-  if (job.isMember("progress")) {
-    std::cout << "   Progress Examples=" << scalar(job["progress"]["examples"])
-              << " Epochs=" << scalar(job["progress"]["epochs"]) << "\n";
-  }
-  if (const std::string length = pollux::client::lengthText(job); !length.empty()) {
-    std::cout << "   Length " << length << "\n";
-  }
-  for (const auto& type : job["models"].getMemberNames()) {
-    const Json::Value& model = job["models"][type];
-    std::cout << "   Model[" << type << "]";
-    for (const auto& key : model.getMemberNames()) {
-      std::cout << " " << fieldName(key) << "=" << scalar(model[key]);
-    }
-    std::cout << "\n";
-  }
-  std::cout << "\n";
-}
-
-void printStatus(const Json::Value& status) {
-  const Json::Value& round = status["last_round"];
-  std::cout << "Pollux Time=" << scalar(status["time"]) << " Interval=" << scalar(status["interval_s"])
-            << " Rest=" << scalar(status["rest"]) << "\n   LastRound";
-  for (const auto& key : round.getMemberNames()) {
-    std::cout << " " << fieldName(key) << "=" << scalar(round[key]);
-  }
-  std::cout << "\n\n";
-  for (const auto& node : status["nodes"]) {
-    std::cout << "NodeName=" << node["name"].asString() << " GpuType=" << scalar(node["gpu_type"])
-              << " Gpus=" << scalar(node["gpus"]) << " FreeGpus=" << scalar(node["free_gpus"])
-              << " Usable=" << scalar(node["usable"])
-              << " FreeCpus=" << scalar(node["free_cpus"]);
-    if (node.isMember("free_memory_mb")) std::cout << " FreeMem=" << scalar(node["free_memory_mb"]);
-    std::cout << "\n";
-  }
-  std::cout << "\n";
-  for (const auto& job : status["jobs"]) printJob(job);
-}
-
 // `scontrol [options] show pollux ...`: the arguments after "pollux", or false.
 bool isShowPollux(int argc, char** argv, int& first_argument) {
   int i = 1;
@@ -180,9 +89,9 @@ int showPollux(const Query& query) {
   if (query.json) {
     std::cout << document << "\n";
   } else if (query.job_id.empty()) {
-    printStatus(document);
+    std::cout << pollux::client::statusText(document);
   } else {
-    printJob(document);
+    std::cout << pollux::client::jobText(document);
   }
   return 0;
 }

@@ -208,6 +208,42 @@ TEST(RoundPlannerTest, AStoppedRunStillShownRunningIsRequeuedOnceMore) {
   EXPECT_TRUE(planRound(restarted, round, config::PolicyConfig{}, false, quiet).actions.empty());
 }
 
+// Job 7 runs on n1, which an admin has since taken out of its partition: the policy moves it
+// to n2 by requeue, unless Slurm's view of it may predate its last requeue.
+TEST(RoundPlannerTest, NoRunningJobIsRequeuedWhileSlurmsViewOfItMayBeStale) {
+  Round round = roundWithPendingJob("adaptive:min_gpus=2,max_gpus=2", tasksPerNode(1, 1));
+  round.partitions["gpu"] = {"n2"};
+  SlurmJob& job = round.jobs[0];
+  job.state = JobState::kRunning;
+  job.eligible_time = 100;
+  job.start_time = 100;
+  job.nodes = {"n1"};
+  job.gpus_per_node = GpuGres{"a100", 2};
+  round.nodes[0].gpus_used = 2;
+  const Log quiet = [](LogLevel, const std::string&) {};
+  const auto planned = [&](bool settling) {
+    JobStore store;
+    return planRound(store, round, config::PolicyConfig{}, settling, quiet);
+  };
+  const RoundPlan moved = planned(false);
+  ASSERT_EQ(moved.actions.size(), 1u);
+  EXPECT_EQ(moved.actions[0].action.kind, ActionKind::kRequeue);
+
+  const RoundPlan settling = planned(true);
+  EXPECT_TRUE(settling.actions.empty());
+  ASSERT_EQ(settling.problems.size(), 1u);
+  EXPECT_NE(settling.problems[0].find("JobId=7: requeue waits until slurmctld has settled"),
+            std::string::npos)
+      << settling.problems[0];
+
+  round.nodes[0].registered = false;
+  const RoundPlan unregistered = planned(false);
+  EXPECT_TRUE(unregistered.actions.empty());
+  ASSERT_EQ(unregistered.problems.size(), 1u);
+  EXPECT_NE(unregistered.problems[0].find("waits until its nodes register"), std::string::npos)
+      << unregistered.problems[0];
+}
+
 // The pending job of roundWithPendingJob as Pollux placed it on n1 (2 GPUs), Slurm's
 // Reason `reason`; `store` knows Pollux placed it.
 Round placedAndRefused(JobStore& store, const std::string& reason) {

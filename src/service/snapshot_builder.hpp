@@ -18,7 +18,9 @@ namespace pollux::service {
 struct SiteRules {
   std::map<std::string, policy::NodeSet> partitions;  // name -> its nodes
   std::map<std::string, int> partition_max_nodes;     // name -> MaxNodes, where limited
+  std::map<std::string, int> partition_max_time_min;  // name -> MaxTime, where limited
   std::vector<SlurmReservation> reservations;
+  std::vector<SlurmLicense> licenses;
   std::optional<SiteLimits> limits;                   // where Slurm enforces them
 };
 

@@ -1,10 +1,10 @@
 #!/bin/sh
 # QOS and association limits under slurmdbd with a real MariaDB (AccountingStorageEnforce=
-# limits,qos), licenses and a partition's MaxNodes: sched/pollux places a job only as large
-# as Slurm would start it, never claims GPUs for a job Slurm keeps back, and takes back, once,
-# a placement Slurm refuses. Each case checks what Slurm shows. The jobs of a user under
-# limits run as `daemon`: Slurm 26.05 does not resolve the user nobody (65534) in its
-# association manager.
+# limits,qos), licenses, a partition's MaxNodes and MaxTime, Slurm's priority (nice) and
+# fairshare between two accounts: sched/pollux places a job only as large as Slurm would start
+# it, never claims GPUs for a job Slurm keeps back, and gives contended GPUs to the job Slurm
+# ranks first. Each case checks what Slurm shows. The jobs of a user under limits run as
+# `daemon`: Slurm 26.05 does not resolve the user nobody (65534) in its association manager.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster/lib.sh"
@@ -14,12 +14,15 @@ step "start MariaDB, slurmdbd and a cluster that enforces limits and QOS"
 "$here/cluster/cluster.sh" plugindir > /dev/null
 "$here/cluster/accounting.sh" start "$run" > /dev/null
 . "$run/dbd/env"
-start_pollux_cluster "$ACCOUNTING_CONF\nAccountingStorageEnforce=limits,qos\nAccountingStorageTRES=gres/gpu\nPriorityType=priority/multifactor\nLicenses=lic:1\nPartitionName=small Nodes=n[1-4] MaxNodes=1 State=UP"
+# Fairshare is recomputed every PriorityCalcPeriod (1 minute, the least Slurm takes).
+start_pollux_cluster "$ACCOUNTING_CONF\nAccountingStorageEnforce=limits,qos\nAccountingStorageTRES=gres/gpu\nPriorityType=priority/multifactor\nPriorityWeightFairshare=10000\nPriorityCalcPeriod=1\nLicenses=lic:1\nPartitionName=small Nodes=n[1-4] MaxNodes=1 State=UP\nPartitionName=short Nodes=n[1-4] MaxTime=1 State=UP"
 wait_until 30 "slurmctld registered with slurmdbd" \
   sh -c "sacctmgr -n -P list cluster format=cluster,controlport | grep -qx '$ACCOUNTING_CLUSTER|$(cat port_base)'"
 {
   sacctmgr -i add account acct1 cluster="$ACCOUNTING_CLUSTER"
   sacctmgr -i add user daemon account=acct1
+  sacctmgr -i add account acct2 cluster="$ACCOUNTING_CLUSTER"
+  sacctmgr -i add user daemon account=acct2
   sacctmgr -i add qos gpu2 MaxTRESPerUser=gres/gpu=2
   sacctmgr -i modify user daemon set qos=normal,gpu2
 } > sacctmgr.out
@@ -31,17 +34,18 @@ knows_user() { scontrol show assoc_mgr flags=assoc users="$1" | grep -q "UserNam
 wait_until 30 "slurmctld knowing QOS gpu2" knows_qos gpu2
 wait_until 30 "slurmctld knowing user daemon" knows_user daemon
 
-# as_daemon_adaptive OPTIONS COMMENT: daemon's adaptive job; prints its id. Retried for 10 s
-# while slurmctld has yet to learn daemon's QOS list from slurmdbd.
-as_daemon_adaptive() {
+# as_daemon OPTIONS: daemon's job; prints its id. Retried for 10 s while slurmctld has yet to
+# learn daemon's QOS list from slurmdbd.
+as_daemon() {
   for _ in $(seq 20); do
     runuser -u daemon -- env SLURM_CONF="$SLURM_CONF" PATH="$PATH" \
-      sbatch --parsable --chdir=/tmp -o /dev/null $1 --comment="$2" "$run/job.sh" \
-      2> sbatch.err && return 0
+      sbatch --parsable --chdir=/tmp -o /dev/null $1 "$run/job.sh" 2> sbatch.err && return 0
     sleep 0.5
   done
   fail "sbatch as daemon $1: $(cat sbatch.err)"
 }
+# as_daemon_adaptive OPTIONS COMMENT: daemon's adaptive job; prints its id.
+as_daemon_adaptive() { as_daemon "$1 --comment=$2"; }
 # daemon_gpus: GPUs daemon's running jobs hold.
 daemon_gpus() {
   total=0
@@ -105,20 +109,29 @@ waits_for "$wide" PartitionNodeLimit
 [ "$(job_field "$narrow" NumNodes)" = 1 ] || fail "job $narrow runs on $(job_field "$narrow" NodeList)"
 cancel_all "$wide" "$narrow"
 
-step "licenses (lic:1 held by a rigid job): the adaptive job's placement is taken back once"
+step "licenses (lic:1 held by a rigid job): the adaptive job is never placed until it is free"
 holder=$(sbatch --parsable -L lic:1 -o /dev/null job.sh)
 wait_until 30 "job $holder running" is_running "$holder"
+scontrol show licenses lic | grep -q "Used=1" || fail "lic not in use: $(scontrol show licenses lic)"
 licensed=$(sbatch --parsable -L lic:1 --comment=adaptive:min_gpus=4,max_gpus=4 -o /dev/null job.sh)
-wait_until 30 "job $licensed's placement refused" \
-  grep -q "JobId=$licensed refused by Slurm where placed (Reason=Licenses" log/slurmctld.log
 sleep 6
-placed_once "$licensed"
-"$build/src/cli/scontrol" show pollux job="$licensed" | grep -q "Waiting=Licenses" ||
-  fail "job $licensed not shown waiting for Licenses"
-held_by_pollux "$licensed" || fail "job $licensed still claims its placement"
+waits_for "$licensed" Licenses
 cancel_all "$holder"
 wait_until 30 "job $licensed running once the license is free" is_running "$licensed"
+placed_once "$licensed"
 cancel_all "$licensed"
+
+step "partition short (MaxTime=1): a --time=5 job waits; one that may also use gpu runs there"
+rigid_long=$(sbatch --parsable -p short --time=5 --gres=gpu:1 -o /dev/null job.sh)
+long=$(sbatch --parsable -p short --time=5 --comment=adaptive:max_gpus=4 -o /dev/null job.sh)
+either=$(sbatch --parsable -p short,gpu --time=5 --comment=adaptive:max_gpus=4 -o /dev/null job.sh)
+wait_until 30 "job $either running" is_running "$either"
+[ "$(squeue -h -j "$either" -o %P)" = gpu ] || fail "job $either runs in $(squeue -h -j "$either" -o %P)"
+sleep 4
+[ "$(squeue -h -j "$rigid_long" -o %r)" = PartitionTimeLimit ] ||
+  fail "rigid job $rigid_long pends for $(squeue -h -j "$rigid_long" -o %r), not PartitionTimeLimit"
+waits_for "$long" PartitionTimeLimit
+cancel_all "$rigid_long" "$long" "$either"
 
 step "priority (multifactor, nice): of two jobs waiting for one a100 node, Slurm's first gets it"
 rigid1=$(sbatch --parsable --gres=gpu:a100:4 -w n1 -o /dev/null job.sh)
@@ -136,7 +149,30 @@ wait_until 30 "job $high (priority $(job_field "$high" Priority)) running" is_ru
 [ "$(job_state "$low")" = PENDING ] || fail "job $low is $(job_state "$low")"
 cancel_all "$high" "$low" "$rigid2"
 
-for reason in QOSMaxGRESPerUser AssocMaxJobsLimit AssocGrpGRES PartitionNodeLimit; do
+step "fairshare: acct1 has used GPUs, acct2 not; acct2's waiting job gets the a100 node freed"
+busy1=$(as_daemon "-A acct1 --gres=gpu:a100:4 -w n1")
+busy2=$(as_daemon "-A acct1 --gres=gpu:a100:4 -w n2")
+wait_until 30 "acct1 holding both a100 nodes" sh -c "squeue -h -j $busy1,$busy2 -t R -o %i | grep -c . | grep -qx 2"
+first=$(as_daemon_adaptive "-A acct1" adaptive:min_gpus=4,max_gpus=4,gpu_type=a100)
+second=$(as_daemon_adaptive "-A acct2" adaptive:min_gpus=4,max_gpus=4,gpu_type=a100)
+# priority JOB: Slurm's priority of the job (sprio lists only eligible jobs, not those Pollux
+# holds by their begin time).
+priority() { squeue -h -j "$1" -o %Q; }
+# fairshare ACCOUNT: daemon's fairshare factor in ACCOUNT, as sshare shows it.
+fairshare() { sshare -h -P -A "$1" -u daemon -o Account,User,FairShare | awk -F'|' '$2 == "daemon" {print $3}'; }
+ranks_first() { [ "$(priority "$1")" -gt "$(priority "$2")" ]; }
+wait_until 90 "Slurm ranking acct2's job $second above acct1's $first" ranks_first "$second" "$first"
+echo "   sshare: daemon's fairshare in acct1 $(fairshare acct1), in acct2 $(fairshare acct2);" \
+  "squeue priority: $first (acct1) $(priority "$first"), $second (acct2) $(priority "$second")"
+python3 -c "import sys; sys.exit(not float(sys.argv[1]) > float(sys.argv[2]))" \
+  "$(fairshare acct2)" "$(fairshare acct1)" || fail "sshare does not rank acct2 above acct1"
+cancel_all "$busy1"
+wait_until 30 "acct2's job $second running on the a100 node freed" is_running "$second"
+[ "$(job_state "$first")" = PENDING ] || fail "acct1's job $first is $(job_state "$first")"
+cancel_all "$first" "$second" "$busy2"
+
+for reason in QOSMaxGRESPerUser AssocMaxJobsLimit AssocGrpGRES PartitionNodeLimit Licenses \
+  PartitionTimeLimit; do
   ! grep -q "refused by Slurm where placed (Reason=$reason" log/slurmctld.log ||
     fail "a placement was refused for $reason, which Pollux reads ahead"
 done

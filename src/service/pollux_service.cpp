@@ -174,6 +174,7 @@ pollux::service::SlurmJob jobFrom(const pollux_job_view_t& view) {
   job.dependency = text(view.dependency);
   job.association_id = view.association_id;
   job.qos = text(view.qos);
+  job.licenses = text(view.licenses);
   job.num_nodes = static_cast<int>(view.num_nodes);
   job.gpu_request = gpuRequestOf(view);
   job.resources = resourcesOf(view);
@@ -185,6 +186,8 @@ std::optional<int> limitOf(int64_t value) {
   if (value < 0) return std::nullopt;
   return static_cast<int>(std::min<int64_t>(value, 1 << 30));
 }
+
+int countOf(uint32_t value) { return static_cast<int>(std::min<uint32_t>(value, 1u << 30)); }
 
 int usedOf(int64_t value) { return static_cast<int>(std::clamp<int64_t>(value, 0, 1 << 30)); }
 
@@ -233,8 +236,10 @@ pollux::service::Round roundFrom(const pollux_round_t& view) {
     const auto members = namesOf(partitions[i].nodes, "partition nodes");
     round.partitions[partitions[i].name] = {members.begin(), members.end()};
     if (partitions[i].max_nodes > 0) {
-      round.partition_max_nodes[partitions[i].name] =
-          static_cast<int>(std::min<uint32_t>(partitions[i].max_nodes, 1u << 30));
+      round.partition_max_nodes[partitions[i].name] = countOf(partitions[i].max_nodes);
+    }
+    if (partitions[i].max_time_min > 0) {
+      round.partition_max_time_min[partitions[i].name] = countOf(partitions[i].max_time_min);
     }
   }
   const auto* jobs = arrayOf(view.jobs, view.job_count, "round jobs");
@@ -248,6 +253,12 @@ pollux::service::Round roundFrom(const pollux_round_t& view) {
                                   static_cast<double>(reservations[i].start_time),
                                   static_cast<double>(reservations[i].end_time),
                                   reservations[i].maintenance != 0});
+  }
+  const auto* licenses = arrayOf(view.licenses, view.license_count, "round licenses");
+  for (size_t i = 0; i < view.license_count; ++i) {
+    if (!licenses[i].name) continue;
+    round.licenses.push_back({licenses[i].name, countOf(licenses[i].available),
+                              countOf(licenses[i].reserved)});
   }
   const auto* qos = arrayOf(view.qos, view.qos_count, "round QOS");
   for (size_t i = 0; i < view.qos_count; ++i) {

@@ -85,6 +85,8 @@ typedef struct {
   const char *dependency;         /* unfulfilled dependencies, e.g. "afterok:6(unfulfilled)" */
   uint32_t association_id;        /* its association (user, account, partition), 0 if none */
   const char *qos;                /* its QOS */
+  const char *licenses;           /* --licenses as Slurm keeps it: "a:1,b:2", or "a:1|b:1"
+                                   * for any one of them */
   /* The GPU request in each form Slurm takes, NULL where not given: */
   const char *tres_per_node;   /* --gres=gpu:a100:2, --gpus-per-node: "gres:gpu:a100:2" */
   const char *tres_per_job;    /* --gpus */
@@ -126,7 +128,8 @@ typedef struct {
 typedef struct {
   const char *name;
   pollux_names_t nodes;
-  uint32_t max_nodes; /* MaxNodes per job, 0 if unlimited */
+  uint32_t max_nodes;    /* MaxNodes per job, 0 if unlimited */
+  uint32_t max_time_min; /* MaxTime in minutes, 0 if unlimited */
 } pollux_partition_view_t;
 
 /* One of Slurm's advance reservations. */
@@ -137,6 +140,13 @@ typedef struct {
   time_t end_time;
   int maintenance; /* Flags=MAINT */
 } pollux_reservation_view_t;
+
+/* One of the cluster's licenses (slurm.conf Licenses=, or remote ones of slurmdbd). */
+typedef struct {
+  const char *name;
+  uint32_t available; /* not in use by jobs (Slurm's count) */
+  uint32_t reserved;  /* held by reservations active now */
+} pollux_license_view_t;
 
 /* A QOS or association limit is -1 where none is set. GPUs are the TRES gres/gpu
  * (AccountingStorageTRES); "used" counts what Slurm charges running jobs. */
@@ -183,6 +193,8 @@ typedef struct {
   size_t job_count;
   const pollux_reservation_view_t *reservations;
   size_t reservation_count;
+  const pollux_license_view_t *licenses;
+  size_t license_count;
   /* Where AccountingStorageEnforce has limits or qos (else empty): */
   const pollux_qos_view_t *qos;
   size_t qos_count;

@@ -180,6 +180,19 @@ SlurmReservation parseReservation(const JsonField& field) {
                           field["maintenance"].boolean()};
 }
 
+Json::Value licenseToJson(const SlurmLicense& license) {
+  Json::Value out;
+  out["name"] = license.name;
+  out["available"] = license.available;
+  out["reserved"] = license.reserved;
+  return out;
+}
+
+SlurmLicense parseLicense(const JsonField& field) {
+  field.requireOnlyKeys({"name", "available", "reserved"});
+  return SlurmLicense{field["name"].string(), count(field["available"]), count(field["reserved"])};
+}
+
 JobState parseState(const JsonField& field) {
   const std::string name = field.string();
   for (JobState state : {JobState::kPending, JobState::kRunning, JobState::kOther}) {
@@ -277,6 +290,7 @@ Json::Value jobToJson(const SlurmJob& job) {
   putText(out, "dependency", job.dependency);
   if (job.association_id > 0) out["association_id"] = job.association_id;
   putText(out, "qos", job.qos);
+  putText(out, "licenses", job.licenses);
   out["num_nodes"] = job.num_nodes;
   out["gpu_request"] = gpuRequestToJson(job.gpu_request);
   out["resources"] = resourcesToJson(job.resources);
@@ -288,8 +302,8 @@ SlurmJob parseJob(const JsonField& field) {
                          "submit_time", "start_time", "eligible_time", "end_time",
                          "time_limit_min", "failed", "completing", "comment", "partitions",
                          "nodes", "batch_host", "requested_nodes", "excluded_nodes", "features",
-                         "reservation", "dependency", "association_id", "qos", "num_nodes",
-                         "gpu_request", "resources"});
+                         "reservation", "dependency", "association_id", "qos", "licenses",
+                         "num_nodes", "gpu_request", "resources"});
   SlurmJob job;
   job.id = static_cast<uint32_t>(field["job_id"].integer(1, 0xFFFFFFFFL));
   job.uid = static_cast<uint32_t>(field["user_id"].integer(0, 0xFFFFFFFFL));
@@ -326,6 +340,7 @@ SlurmJob parseJob(const JsonField& field) {
     job.association_id = static_cast<uint32_t>(field["association_id"].integer(0, 0xFFFFFFFFL));
   }
   job.qos = optionalText(field, "qos");
+  job.licenses = optionalText(field, "licenses");
   job.num_nodes = count(field["num_nodes"]);
   job.gpu_request = parseGpuRequest(field["gpu_request"]);
   job.resources = parseResources(field["resources"]);
@@ -368,11 +383,15 @@ Json::Value roundToJson(const Round& round) {
   for (const auto& [name, max_nodes] : round.partition_max_nodes) {
     out["partition_max_nodes"][name] = max_nodes;
   }
+  for (const auto& [name, max_time] : round.partition_max_time_min) {
+    out["partition_max_time_min"][name] = max_time;
+  }
   out["jobs"] = Json::Value(Json::arrayValue);
   for (const auto& job : round.jobs) out["jobs"].append(jobToJson(job));
   for (const auto& reservation : round.reservations) {
     out["reservations"].append(reservationToJson(reservation));
   }
+  for (const auto& license : round.licenses) out["licenses"].append(licenseToJson(license));
   for (const auto& qos : round.qos) out["qos"].append(qosToJson(qos));
   for (const auto& association : round.associations) {
     out["associations"].append(associationToJson(association));
@@ -383,8 +402,8 @@ Json::Value roundToJson(const Round& round) {
 Round parseRound(const Json::Value& document) {
   const JsonField root(document, "round");
   root.requireOnlyKeys(
-      {"now", "nodes", "partitions", "partition_max_nodes", "jobs", "reservations", "qos",
-       "associations"});
+      {"now", "nodes", "partitions", "partition_max_nodes", "partition_max_time_min", "jobs",
+       "reservations", "licenses", "qos", "associations"});
   Round round;
   round.now = seconds(root["now"]);
   const JsonField nodes = root["nodes"];
@@ -400,12 +419,24 @@ Round parseRound(const Json::Value& document) {
       round.partition_max_nodes[name] = count(max_nodes.member(name));
     }
   }
+  if (root.has("partition_max_time_min")) {
+    const JsonField max_time = root["partition_max_time_min"];
+    for (const auto& name : max_time.memberNames()) {
+      round.partition_max_time_min[name] = count(max_time.member(name));
+    }
+  }
   const JsonField jobs = root["jobs"];
   for (Json::ArrayIndex i = 0; i < jobs.arraySize(); ++i) round.jobs.push_back(parseJob(jobs.at(i)));
   if (root.has("reservations")) {
     const JsonField reservations = root["reservations"];
     for (Json::ArrayIndex i = 0; i < reservations.arraySize(); ++i) {
       round.reservations.push_back(parseReservation(reservations.at(i)));
+    }
+  }
+  if (root.has("licenses")) {
+    const JsonField licenses = root["licenses"];
+    for (Json::ArrayIndex i = 0; i < licenses.arraySize(); ++i) {
+      round.licenses.push_back(parseLicense(licenses.at(i)));
     }
   }
   if (root.has("qos")) {

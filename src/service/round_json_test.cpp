@@ -24,6 +24,8 @@ Round sampleRound() {
   node.memory_mb = node.free_memory_mb = std::nullopt;
   round.nodes.push_back(node);
   round.partitions["gpu"] = {"n1", "g1"};
+  round.partition_max_time_min["gpu"] = 60;
+  round.licenses.push_back({"matlab", 3, 1});
   SlurmJob job;
   job.id = 7;
   job.uid = 1000;
@@ -32,6 +34,7 @@ Round sampleRound() {
   job.partitions = {"gpu"};
   job.nodes = {"n1"};
   job.batch_host = "n1";
+  job.licenses = "matlab:1";
   job.num_nodes = 1;
   job.gpu_request.per_node = "gres:gpu:2";
   job.resources.min_cpus_per_node = 4;
@@ -58,6 +61,12 @@ TEST(RoundJsonTest, ARecordedRoundReadsBackAsItWas) {
   EXPECT_EQ(job.demand.memoryFor(2), 32000);
   EXPECT_FALSE(back.round.nodes.at(1).memory_mb.has_value());
   EXPECT_EQ(back.round.partitions.at("gpu").size(), 2u);
+  EXPECT_EQ(back.round.partition_max_time_min.at("gpu"), 60);
+  EXPECT_EQ(job.licenses, "matlab:1");
+  ASSERT_EQ(back.round.licenses.size(), 1u);
+  EXPECT_EQ(back.round.licenses[0].name, "matlab");
+  EXPECT_EQ(back.round.licenses[0].available, 3);
+  EXPECT_EQ(back.round.licenses[0].reserved, 1);
 }
 
 TEST(RoundJsonTest, MalformedRoundsAreRefusedNamingTheValue) {
@@ -81,6 +90,9 @@ TEST(RoundJsonTest, MalformedRoundsAreRefusedNamingTheValue) {
   bad = document;
   bad["round"]["nodes"][0]["colour"] = "red";
   EXPECT_NE(refusal(bad).find("colour"), std::string::npos) << refusal(bad);
+  bad = document;
+  bad["round"]["licenses"][0]["available"] = -1;
+  EXPECT_NE(refusal(bad).find("round.licenses[0].available"), std::string::npos) << refusal(bad);
   bad = document;
   bad["version"] = 2;
   EXPECT_NE(refusal(bad).find("version"), std::string::npos) << refusal(bad);

@@ -279,7 +279,8 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
   policy::Decision decision;
   std::map<std::string, std::string> why_waiting;
   try {
-    SiteRules site{round.partitions, round.partition_max_nodes, round.reservations, std::nullopt};
+    SiteRules site{round.partitions,   round.partition_max_nodes, round.partition_max_time_min,
+                   round.reservations, round.licenses,            std::nullopt};
     if (!round.qos.empty() || !round.associations.empty()) {
       site.limits.emplace(round.qos, round.associations);
     }

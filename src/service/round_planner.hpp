@@ -16,14 +16,16 @@
 
 namespace pollux::service {
 
-// Slurm's nodes, partitions (name -> nodes) and jobs at one time.
+// Slurm's nodes, partitions (name -> nodes), jobs and what limits them at one time.
 struct Round {
   double now = 0;
   std::vector<SlurmNode> nodes;
   std::map<std::string, policy::NodeSet> partitions;
-  std::map<std::string, int> partition_max_nodes;  // where MaxNodes is set
+  std::map<std::string, int> partition_max_nodes;     // where MaxNodes is set
+  std::map<std::string, int> partition_max_time_min;  // where MaxTime is set
   std::vector<SlurmJob> jobs;
   std::vector<SlurmReservation> reservations;
+  std::vector<SlurmLicense> licenses;
   std::vector<SlurmQos> qos;  // where Slurm enforces QOS and association limits
   std::vector<SlurmAssociation> associations;
 };

@@ -118,7 +118,8 @@ TEST(SiteLimits, TheSnapshotCarriesBudgetsAndLeavesOutJobsOverALimit) {
   qos.max_jobs_per_user = 2;
   qos.users[kUser] = {1, 1};  // job 1 runs on 1 GPU
   const auto associations = tree();
-  const SiteRules site{{}, {}, {}, SiteLimits({qos}, associations)};
+  SiteRules site;
+  site.limits = SiteLimits({qos}, associations);
   SlurmJob running = jobOf(1, JobState::kRunning, "gpu2", 3);
   running.nodes = {"n1"};
   running.gpu_request.per_node = "gres:gpu:1";
@@ -140,7 +141,8 @@ TEST(SiteLimits, TheSnapshotCarriesBudgetsAndLeavesOutJobsOverALimit) {
   EXPECT_LE(gpus, 2);
 
   qos.users[kUser] = {2, 2};  // two jobs run: a third is kept back
-  const SiteRules full{{}, {}, {}, SiteLimits({qos}, associations)};
+  SiteRules full;
+  full.limits = SiteLimits({qos}, associations);
   const auto kept_back = buildSnapshot(100, nodes, {jobOf(3, JobState::kPending, "gpu2", 3)}, {},
                                        config::PolicyConfig{}, full, &waiting);
   EXPECT_TRUE(kept_back.jobs.empty());

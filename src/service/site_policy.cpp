@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <set>
+#include <utility>
 
 namespace pollux::service {
 
@@ -151,10 +152,10 @@ policy::NodeSet reservedForOthers(const SlurmJob& job, double now, double until,
   return nodes;
 }
 
-bool inPartitions(const SlurmJob& job, const std::string& node,
+bool inPartitions(const std::vector<std::string>& names, const std::string& node,
                   const std::map<std::string, policy::NodeSet>& partitions) {
   bool listed = false;
-  for (const auto& name : job.partitions) {
+  for (const auto& name : names) {
     const auto members = partitions.find(name);
     if (members == partitions.end()) continue;
     listed = true;
@@ -165,6 +166,30 @@ bool inPartitions(const SlurmJob& job, const std::string& node,
 
 bool contains(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// One license of a request, "name", "name:N" or "name*N"; a count of 0 where it is malformed.
+std::pair<std::string, int> licenseOf(const std::string& token) {
+  const std::size_t mark = token.find_first_of(":*");
+  if (mark == std::string::npos) return {token, 1};
+  const std::string digits = token.substr(mark + 1);
+  const bool number = !digits.empty() && digits.size() < 10 &&
+                      std::all_of(digits.begin(), digits.end(),
+                                  [](unsigned char c) { return std::isdigit(c) != 0; });
+  return {token.substr(0, mark), number ? std::stoi(digits) : 0};
+}
+
+// A --licenses request as its licenses, and whether any one of them is enough ("a|b").
+std::vector<std::pair<std::string, int>> licensesOf(const std::string& request, bool& any_one) {
+  any_one = request.find('|') != std::string::npos;
+  std::vector<std::pair<std::string, int>> licenses;
+  std::size_t start = 0;
+  while (start <= request.size()) {
+    const std::size_t end = std::min(request.find_first_of(",;|", start), request.size());
+    if (end > start) licenses.push_back(licenseOf(request.substr(start, end - start)));
+    start = end + 1;
+  }
+  return licenses;
 }
 
 }  // namespace
@@ -224,7 +249,7 @@ std::optional<policy::NodeSet> allowedNodes(const NodeRules& rules, double now,
   bool restricts = false;
   for (const auto& node : nodes) {
     if (node.gpus.count <= 0) continue;
-    const bool may = inPartitions(job, node.name, partitions) &&
+    const bool may = inPartitions(rules.partitions, node.name, partitions) &&
                      (own_reservation ? own_reservation->count(node.name) > 0
                                       : reserved.count(node.name) == 0) &&
                      featuresMatch(job.features, node.features) &&
@@ -235,6 +260,50 @@ std::optional<policy::NodeSet> allowedNodes(const NodeRules& rules, double now,
   }
   if (!restricts) return std::nullopt;
   return allowed;
+}
+
+std::vector<std::string> partitionsWithinMaxTime(const SlurmJob& job,
+                                                 const std::map<std::string, int>& max_time_min) {
+  if (job.state != JobState::kPending || job.time_limit_min <= 0) return job.partitions;
+  std::vector<std::string> within;
+  for (const auto& name : job.partitions) {
+    const auto limit = max_time_min.find(name);
+    if (limit == max_time_min.end() || job.time_limit_min <= limit->second) within.push_back(name);
+  }
+  return within;
+}
+
+LicensePool::LicensePool(const std::vector<SlurmLicense>& licenses) {
+  for (const auto& license : licenses) free_[license.name] = {license.available, license.reserved};
+}
+
+bool LicensePool::fits(const std::string& name, int count, const SlurmJob& job) const {
+  const auto found = free_.find(name);
+  if (found == free_.end()) return true;
+  const int reserved = job.reservation.empty() ? found->second.reserved : 0;
+  return count <= found->second.available - reserved;
+}
+
+bool LicensePool::take(const SlurmJob& job) {
+  if (job.licenses.empty()) return true;
+  bool any_one = false;
+  auto wanted = licensesOf(job.licenses, any_one);
+  if (any_one) {
+    const auto first_free = std::find_if(wanted.begin(), wanted.end(), [&](const auto& license) {
+      return fits(license.first, license.second, job);
+    });
+    if (first_free == wanted.end()) return false;
+    wanted = {*first_free};
+  } else if (!std::all_of(wanted.begin(), wanted.end(), [&](const auto& license) {
+               return fits(license.first, license.second, job);
+             })) {
+    return false;
+  }
+  for (const auto& [name, count] : wanted) {
+    const auto found = free_.find(name);
+    if (found != free_.end()) found->second.available -= count;
+  }
+  return true;
 }
 
 }  // namespace pollux::service

@@ -3,6 +3,7 @@
 // policy places jobs only where these allow, so that Slurm starts what Pollux decides.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,12 +49,14 @@ bool featuresMatch(const std::string& expression, const std::vector<std::string>
 // (two rounds at the default interval), so it is moved off in time.
 inline constexpr double kReservationLeadS = 120;
 
-// The nodes a job may be placed on, or none if it may run on any of `nodes`. `until`: when the
-// job would end (its time limit; for a running job, when it could be moved off), so that no
-// reservation it does not belong to starts on its nodes before then. `user_nodes`: the
-// node list its user asked for (kept from submission), empty if none.
+// The nodes a job may be placed on, or none if it may run on any of `nodes`. `partitions`: those
+// of the job's partitions it may run in. `until`: when the job would end (its time limit; for a
+// running job, when it could be moved off), so that no reservation it does not belong to
+// starts on its nodes before then. `user_nodes`: the node list its user asked for (kept from
+// submission), empty if none.
 struct NodeRules {
   const SlurmJob& job;
+  const std::vector<std::string>& partitions;
   const std::vector<std::string>& user_nodes;
   double until;
 };
@@ -61,5 +64,33 @@ std::optional<policy::NodeSet> allowedNodes(const NodeRules& rules, double now,
                                             const std::vector<SlurmNode>& nodes,
                                             const std::map<std::string, policy::NodeSet>& partitions,
                                             const std::vector<SlurmReservation>& reservations);
+
+// The job's partitions whose MaxTime (`max_time_min`, by partition, where set) its time limit
+// is within: Slurm starts a pending job only in those (else PartitionTimeLimit). A running job
+// keeps its partition.
+std::vector<std::string> partitionsWithinMaxTime(const SlurmJob& job,
+                                                 const std::map<std::string, int>& max_time_min);
+
+// The licenses jobs may still take in a round. Each job given its licenses takes them, so that
+// jobs placed together do not count on the same ones.
+class LicensePool {
+ public:
+  explicit LicensePool(const std::vector<SlurmLicense>& licenses);
+
+  // Takes the job's licenses (all of "a:1,b:2", any one of "a:1|b:1"; a name alone is one) if
+  // they are free for it: those no job uses, less those reservations hold unless the job has a
+  // reservation. False, taking nothing, where they are not. A license Slurm did not list is
+  // left to Slurm.
+  bool take(const SlurmJob& job);
+
+ private:
+  struct Count {
+    int available = 0;
+    int reserved = 0;
+  };
+  bool fits(const std::string& name, int count, const SlurmJob& job) const;
+
+  std::map<std::string, Count> free_;
+};
 
 }  // namespace pollux::service

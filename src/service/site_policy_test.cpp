@@ -88,7 +88,8 @@ class AllowedNodes : public ::testing::Test {
  protected:
   std::optional<policy::NodeSet> allowed(const SlurmJob& job, double until = 1e12,
                                          const std::vector<std::string>& user_nodes = kNoNodes) {
-    return allowedNodes(NodeRules{job, user_nodes, until}, now, nodes, partitions, reservations);
+    return allowedNodes(NodeRules{job, job.partitions, user_nodes, until}, now, nodes, partitions,
+                        reservations);
   }
 
   double now = 1000;
@@ -131,6 +132,58 @@ TEST_F(AllowedNodes, ReservationsActiveAheadAndOwn) {
   // A reservation that has not started yet has no nodes for its jobs now.
   job.reservation = "future_rv";
   EXPECT_EQ(allowed(job, now + 60), policy::NodeSet{});
+}
+
+TEST(PartitionsWithinMaxTime, APendingJobKeepsThePartitionsItsTimeLimitFits) {
+  const std::map<std::string, int> max_time = {{"short", 30}, {"debug", 10}};
+  SlurmJob job = pendingJob();
+  job.partitions = {"short", "debug", "gpu"};
+  job.time_limit_min = 30;
+  EXPECT_EQ(partitionsWithinMaxTime(job, max_time), (std::vector<std::string>{"short", "gpu"}));
+  job.partitions = {"debug"};
+  EXPECT_TRUE(partitionsWithinMaxTime(job, max_time).empty());
+  job.time_limit_min = 0;  // no --time: Slurm gives it the partition's limit
+  EXPECT_EQ(partitionsWithinMaxTime(job, max_time), job.partitions);
+  job.time_limit_min = 30;
+  job.state = JobState::kRunning;
+  EXPECT_EQ(partitionsWithinMaxTime(job, max_time), job.partitions);
+}
+
+SlurmJob licensedJob(const std::string& licenses) {
+  SlurmJob job = pendingJob();
+  job.licenses = licenses;
+  return job;
+}
+
+TEST(LicensePool, JobsTakeFreeLicensesUntilNoneAreLeft) {
+  LicensePool pool({{"matlab", 2, 0}, {"fluent", 1, 0}});
+  EXPECT_TRUE(pool.take(licensedJob("")));
+  EXPECT_TRUE(pool.take(licensedJob("matlab:1,fluent:1")));
+  EXPECT_FALSE(pool.take(licensedJob("matlab:1,fluent:1")));  // fluent is gone; takes nothing
+  EXPECT_TRUE(pool.take(licensedJob("matlab")));              // a name alone is one
+  EXPECT_FALSE(pool.take(licensedJob("matlab*1")));
+}
+
+TEST(LicensePool, AnyOneOfAlternativesAndCountForms) {
+  LicensePool pool({{"a", 0, 0}, {"b", 3, 0}});
+  EXPECT_FALSE(pool.take(licensedJob("b:4")));
+  EXPECT_TRUE(pool.take(licensedJob("a:1|b:2")));  // takes b
+  EXPECT_FALSE(pool.take(licensedJob("a:1|b:2")));
+  EXPECT_TRUE(pool.take(licensedJob("b*1;a:0")));
+  EXPECT_FALSE(pool.take(licensedJob("b:1")));
+}
+
+TEST(LicensePool, ReservedLicensesAreForTheirReservationsJobs) {
+  LicensePool pool({{"matlab", 2, 1}});
+  EXPECT_FALSE(pool.take(licensedJob("matlab:2")));
+  SlurmJob reserved = licensedJob("matlab:2");
+  reserved.reservation = "rv";
+  EXPECT_TRUE(pool.take(reserved));
+}
+
+TEST(LicensePool, LicensesSlurmDidNotListAreLeftToSlurm) {
+  LicensePool pool({});
+  EXPECT_TRUE(pool.take(licensedJob("remote@db:5")));
 }
 
 }  // namespace

@@ -80,6 +80,14 @@ struct SlurmReservation {
   bool maintenance = false;  // Flags=MAINT
 };
 
+// One of the cluster's licenses: how many no job uses, and how many of those reservations
+// active now hold.
+struct SlurmLicense {
+  std::string name;
+  int available = 0;
+  int reserved = 0;
+};
+
 // The CPU and memory fields of a job's request, Slurm's defaults applied.
 struct ResourceRequest {
   int min_cpus_per_node = 1;            // tasks per node x CPUs per task, at least
@@ -146,6 +154,7 @@ struct SlurmJob {
   std::string dependency;                           // unfulfilled dependencies
   uint32_t association_id = 0;                      // 0: none (no accounting)
   std::string qos;
+  std::string licenses;                             // "a:1,b:2" (all), "a:1|b:1" (any one)
   int num_nodes = 0;
   GpuRequest gpu_request;
   ResourceRequest resources;

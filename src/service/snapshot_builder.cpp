@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
+#include <tuple>
 
 #include "site_limits.hpp"
 #include "site_policy.hpp"
@@ -243,7 +245,7 @@ class NodeRestrictions {
   // The job's partitions (the set's name as before site policy), then each other rule it has.
   std::string nameOf(const NodeRules& rules) const {
     const SlurmJob& job = rules.job;
-    std::string name = joined(job.partitions);
+    std::string name = joined(rules.partitions);
     const auto rule = [&](const char* key, const std::string& value) {
       if (!value.empty()) name += std::string("|") + key + "=" + value;
     };
@@ -331,13 +333,14 @@ std::string sitsOut(const SlurmJob& slurm, const JobRecord* record, policy::Job&
   return refused.reason;
 }
 
-// A job in a partition with MaxNodes holds at most that many of its nodes' GPUs; false (Slurm
-// would not start it: PartitionNodeLimit) where that is below its minimum.
-bool fitsPartitionMaxNodes(const SlurmJob& slurm, const SiteRules& site,
+// A job in a partition with MaxNodes (the first of `partitions`, those it may run in) holds at
+// most that many of its nodes' GPUs; false (Slurm would not start it: PartitionNodeLimit) where
+// that is below its minimum.
+bool fitsPartitionMaxNodes(const std::vector<std::string>& partitions, const SiteRules& site,
                            const std::vector<SlurmNode>& nodes, policy::Job& job) {
-  if (slurm.partitions.empty()) return true;
-  const auto max_nodes = site.partition_max_nodes.find(slurm.partitions.front());
-  const auto members = site.partitions.find(slurm.partitions.front());
+  if (partitions.empty()) return true;
+  const auto max_nodes = site.partition_max_nodes.find(partitions.front());
+  const auto members = site.partitions.find(partitions.front());
   if (max_nodes == site.partition_max_nodes.end() || members == site.partitions.end()) {
     return true;
   }
@@ -396,6 +399,33 @@ class LimitsApplier {
   std::map<std::string, int> held_;  // GPUs the snapshot's running jobs hold, by budget
 };
 
+// Pending jobs whose licenses are not free (Slurm's Reason: Licenses). Jobs take them in the
+// order Slurm would start them: those Pollux placed first, then by priority, then by
+// submission. Jobs held or waiting for a dependency take none.
+std::set<uint32_t> jobsWithoutLicenses(const std::vector<SlurmJob>& jobs,
+                                       const std::vector<SlurmLicense>& licenses) {
+  std::vector<const SlurmJob*> claimants;
+  for (const auto& job : jobs) {
+    if (job.state == JobState::kPending && !job.licenses.empty() && !job.held &&
+        job.dependency.empty()) {
+      claimants.push_back(&job);
+    }
+  }
+  const auto placed = [](const SlurmJob* job) {
+    return job->adaptive && !heldByPollux(*job) && !job->requested_nodes.empty();
+  };
+  std::sort(claimants.begin(), claimants.end(), [&](const SlurmJob* a, const SlurmJob* b) {
+    return std::make_tuple(!placed(a), -static_cast<double>(a->priority), a->submit_time, a->id) <
+           std::make_tuple(!placed(b), -static_cast<double>(b->priority), b->submit_time, b->id);
+  });
+  LicensePool pool(licenses);
+  std::set<uint32_t> without;
+  for (const SlurmJob* job : claimants) {
+    if (!pool.take(*job)) without.insert(job->id);
+  }
+  return without;
+}
+
 }  // namespace
 
 model::RelativeSpeeds relativeSpeeds(const std::vector<SlurmNode>& nodes,
@@ -429,8 +459,13 @@ policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
     if (waiting) (*waiting)[std::to_string(slurm.id)] = why;
   };
   const std::vector<std::string> no_nodes;
+  const auto without_licenses = jobsWithoutLicenses(jobs, site.licenses);
   for (const auto& slurm : jobs) {
     if (slurm.state == JobState::kOther) continue;
+    if (without_licenses.count(slurm.id)) {
+      if (slurm.adaptive) wait(slurm, "Licenses");
+      continue;
+    }
     std::optional<policy::Job> job;
     const JobRecord* record = nullptr;
     if (slurm.adaptive) {
@@ -451,9 +486,12 @@ policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
     }
     if (!job) continue;
     std::string why;
-    if (site_limits.apply(slurm, *job, why) &&
-        !fitsPartitionMaxNodes(slurm, site, nodes, *job) &&
-        slurm.state == JobState::kPending) {
+    const auto partitions = partitionsWithinMaxTime(slurm, site.partition_max_time_min);
+    if (partitions.empty() && !slurm.partitions.empty()) {
+      why = "PartitionTimeLimit";
+    } else if (site_limits.apply(slurm, *job, why) &&
+               !fitsPartitionMaxNodes(partitions, site, nodes, *job) &&
+               slurm.state == JobState::kPending) {
       why = "PartitionNodeLimit";
     }
     if (!why.empty()) {
@@ -461,7 +499,7 @@ policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
       continue;
     }
     job->demand = slurm.demand;
-    const NodeRules rules{slurm, record ? record->user_nodes : no_nodes,
+    const NodeRules rules{slurm, partitions, record ? record->user_nodes : no_nodes,
                           occupiesUntil(slurm, *job, now)};
     if (!restrictions.apply(rules, *job)) {
       wait(slurm, slurm.reservation.empty() ? "ReqNodeNotAvail" : "Reservation");

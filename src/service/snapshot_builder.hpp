@@ -18,7 +18,9 @@ namespace pollux::service {
 struct SiteRules {
   std::map<std::string, policy::NodeSet> partitions;  // name -> its nodes
   std::map<std::string, int> partition_max_nodes;     // name -> MaxNodes, where limited
+  std::map<std::string, int> partition_max_time_min;  // name -> MaxTime, where limited
   std::vector<SlurmReservation> reservations;
+  std::vector<SlurmLicense> licenses;
   std::optional<SiteLimits> limits;                   // where Slurm enforces them
 };
 
@@ -34,12 +36,14 @@ model::RelativeSpeeds relativeSpeeds(const std::vector<SlurmNode>& nodes,
 // asked); each with its CPUs and memory per node. Running rigid jobs are not decided on: what
 // they hold is simply not free. By the site's rules: each job may run only on the nodes its
 // partitions, its reservation or the others', its constraint, excluded nodes and its user's
-// node list allow (site_policy.hpp), and on at most its partition's MaxNodes; under QOS and
-// association limits a pending job over a limit on running jobs, or whose per-job cap or a
-// budget leaves less than its minimum, is left out, others are capped and name their budgets,
-// whose capacities the snapshot carries (site_limits.hpp). A pending job no node is allowed
-// to is left out too. `waiting`, if given, receives why each adaptive job left out waits, as
-// Slurm's Reason names it.
+// node list allow (site_policy.hpp), only in its partitions whose MaxTime its time limit fits,
+// and on at most its partition's MaxNodes; a pending job whose licenses are not free (taken in
+// the order Slurm would start jobs) is left out; under QOS and association limits a pending
+// job over a limit on running jobs, or whose per-job cap or a budget leaves less than its
+// minimum, is left out, others are capped and name their budgets, whose capacities the
+// snapshot carries (site_limits.hpp). A pending job no node is allowed to is left out too.
+// `waiting`, if given, receives why each adaptive job left out waits, as Slurm's Reason names
+// it.
 // Relative speeds: the configured ones, default_speed for every other type present. A job's
 // declared length comes from its latest report, left out once its progress reached the target.
 policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,

@@ -355,8 +355,9 @@ TEST(SnapshotBuilderTest, AJobRunsOnTheNodesOfItsPartitions) {
   }
   std::vector<SlurmNode> nodes = cluster();
   for (auto& node : nodes) node.free_cpus = 8;
-  const auto snapshot =
-      buildSnapshot(100, nodes, jobs, {}, config::PolicyConfig{}, SiteRules{partitions, {}, {}, {}});
+  SiteRules site;
+  site.partitions = partitions;
+  const auto snapshot = buildSnapshot(100, nodes, jobs, {}, config::PolicyConfig{}, site);
   ASSERT_EQ(snapshot.jobs.size(), 5u);
   EXPECT_FALSE(snapshot.jobs[0].partition);  // all the snapshot's nodes: no restriction
   ASSERT_TRUE(snapshot.jobs[1].partition);
@@ -395,6 +396,76 @@ TEST(SnapshotBuilderTest, APartitionsMaxNodesCapsItsJobs) {
   EXPECT_EQ(snapshot.jobs[0].id, "1");
   EXPECT_EQ(snapshot.jobs[0].max_gpus, 4);  // one node of 4 GPUs
   EXPECT_EQ(waiting["2"], "PartitionNodeLimit");
+}
+
+TEST(SnapshotBuilderTest, AJobRunsOnlyInPartitionsWhoseMaxTimeItsLimitFits) {
+  SiteRules site;
+  site.partitions = {{"short", {"n1"}}, {"gpu", {"n1", "n2", "n3"}}};
+  site.partition_max_time_min["short"] = 10;
+  SlurmJob too_long = job(1, JobState::kPending, schema::AdaptiveRequest{});
+  SlurmJob elsewhere = job(2, JobState::kPending, schema::AdaptiveRequest{});
+  SlurmJob fits = job(3, JobState::kPending, schema::AdaptiveRequest{});
+  too_long.partitions = {"short"};
+  elsewhere.partitions = {"short", "gpu"};
+  fits.partitions = {"short"};
+  too_long.time_limit_min = elsewhere.time_limit_min = 30;
+  fits.time_limit_min = 10;
+  std::vector<SlurmNode> nodes = cluster();
+  for (auto& node : nodes) node.free_cpus = 8;
+  std::map<std::string, std::string> waiting;
+  const auto snapshot = buildSnapshot(100, nodes, {too_long, elsewhere, fits}, {},
+                                      config::PolicyConfig{}, site, &waiting);
+  ASSERT_EQ(snapshot.jobs.size(), 2u);
+  EXPECT_EQ(waiting["1"], "PartitionTimeLimit");
+  EXPECT_EQ(snapshot.jobs[0].id, "2");
+  EXPECT_FALSE(snapshot.jobs[0].partition);  // gpu: every usable GPU node
+  EXPECT_EQ(snapshot.jobs[1].id, "3");
+  ASSERT_TRUE(snapshot.jobs[1].partition);
+  EXPECT_EQ(snapshot.partitions.at(*snapshot.jobs[1].partition), policy::NodeSet{"n1"});
+}
+
+TEST(SnapshotBuilderTest, JobsWhoseLicensesAreTakenWaitAndAreNoDemand) {
+  SiteRules site;
+  site.licenses = {{"lic", 1, 0}};
+  SlurmJob placed = job(1, JobState::kPending, schema::AdaptiveRequest{});
+  placed.requested_nodes = {"n1"};  // placed by Pollux: it keeps its license
+  placed.priority = 10;
+  SlurmJob urgent = job(2, JobState::kPending, schema::AdaptiveRequest{});
+  urgent.priority = 1000;
+  SlurmJob rigid = job(3, JobState::kPending, std::nullopt);
+  rigid.requested_gpus = GpuGres{"a100", 4};
+  SlurmJob held = job(4, JobState::kPending, schema::AdaptiveRequest{});
+  held.held = true;
+  held.state_reason = "JobHeldUser";
+  placed.licenses = urgent.licenses = rigid.licenses = held.licenses = "lic:1";
+  std::vector<SlurmNode> nodes = cluster();
+  for (auto& node : nodes) node.free_cpus = 8;
+  std::map<std::string, std::string> waiting;
+  const auto snapshot = buildSnapshot(100, nodes, {placed, urgent, rigid, held}, {},
+                                      config::PolicyConfig{}, site, &waiting);
+  ASSERT_EQ(snapshot.jobs.size(), 1u);
+  EXPECT_EQ(snapshot.jobs[0].id, "1");
+  EXPECT_EQ(waiting["2"], "Licenses");
+  EXPECT_EQ(waiting["4"], "JobHeldUser");  // a held job takes no license
+  EXPECT_EQ(waiting.count("3"), 0u);       // rigid: Slurm shows its Reason
+}
+
+TEST(SnapshotBuilderTest, OfJobsWantingTheLastLicenseSlurmsFirstByPriorityGetsIt) {
+  SiteRules site;
+  site.licenses = {{"lic", 1, 0}};
+  SlurmJob first = job(1, JobState::kPending, schema::AdaptiveRequest{});
+  SlurmJob second = job(2, JobState::kPending, schema::AdaptiveRequest{});
+  first.licenses = second.licenses = "lic";
+  first.priority = 5;
+  second.priority = 50;
+  std::vector<SlurmNode> nodes = cluster();
+  for (auto& node : nodes) node.free_cpus = 8;
+  std::map<std::string, std::string> waiting;
+  const auto snapshot =
+      buildSnapshot(100, nodes, {first, second}, {}, config::PolicyConfig{}, site, &waiting);
+  ASSERT_EQ(snapshot.jobs.size(), 1u);
+  EXPECT_EQ(snapshot.jobs[0].id, "2");
+  EXPECT_EQ(waiting["1"], "Licenses");
 }
 
 }  // namespace

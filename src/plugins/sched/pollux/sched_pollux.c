@@ -283,6 +283,7 @@ typedef struct {
   pollux_partition_view_t *partitions;
   pollux_job_view_t *jobs;
   pollux_reservation_view_t *reservations;
+  pollux_license_view_t *licenses;
   pollux_qos_view_t *qos;
   pollux_association_view_t *associations;
 } round_views_t;
@@ -303,7 +304,35 @@ static void free_views(round_views_t *views)
   free(views->partitions);
   free(views->jobs);
   free(views->reservations);
+  free(views->licenses);
   memset(views, 0, sizeof(*views));
+}
+
+/* Slurm's records of one round. */
+typedef struct {
+  node_info_msg_t *nodes;
+  partition_info_msg_t *partitions;
+  job_info_msg_t *jobs;
+  reserve_info_msg_t *reservations;
+  license_info_msg_t *licenses;
+  assoc_mgr_info_msg_t *limits; /* NULL where Slurm enforces none */
+} round_records_t;
+
+/* Adds the cluster's licenses to `views`; 0, or -1 with errno. */
+static int fill_license_views(round_views_t *views, const license_info_msg_t *licenses)
+{
+  views->licenses = calloc(licenses->num_lic + 1, sizeof(*views->licenses));
+  if (!views->licenses) {
+    errno = ENOMEM;
+    return -1;
+  }
+  views->round.licenses = views->licenses;
+  for (uint32_t i = 0; i < licenses->num_lic; i++) {
+    if (licenses->lic_array[i].name)
+      slurm_round_license(&licenses->lic_array[i],
+                          &views->licenses[views->round.license_count++]);
+  }
+  return 0;
 }
 
 /* Fills `views` from Slurm's records (which they point into); 0, or -1 with errno. */
@@ -507,21 +536,21 @@ static void remember_round(const job_info_msg_t *jobs, const event_action_t *act
 }
 
 /* Plans a round on Slurm's records and carries the plan out. */
-static void plan_and_act(const node_info_msg_t *nodes, const partition_info_msg_t *partitions,
-                         const job_info_msg_t *jobs, const reserve_info_msg_t *reservations,
-                         const assoc_mgr_info_msg_t *limits)
+static void plan_and_act(const round_records_t *records)
 {
   round_views_t views;
   pollux_plan_t *plan = NULL;
   event_action_t *acted = NULL;
   size_t acted_count = 0;
 
-  if (fill_views(&views, nodes, partitions, jobs, reservations) != 0 ||
-      (limits && fill_limit_views(&views, limits) != 0)) {
+  if (fill_views(&views, records->nodes, records->partitions, records->jobs,
+                 records->reservations) != 0 ||
+      fill_license_views(&views, records->licenses) != 0 ||
+      (records->limits && fill_limit_views(&views, records->limits) != 0)) {
     slurm_error("sched/pollux: cannot describe the round: %s", strerror(errno));
   } else if (pollux_service_plan(service, &views.round, &plan) == 0) {
     acted = malloc((plan->action_count + 1) * sizeof(*acted));
-    carry_out(plan, jobs, acted, slurm_round_nodes_registered(nodes));
+    carry_out(plan, records->jobs, acted, slurm_round_nodes_registered(records->nodes));
     if (acted)
       acted_count = plan->action_count;
     pollux_plan_finish(service, plan);
@@ -529,41 +558,46 @@ static void plan_and_act(const node_info_msg_t *nodes, const partition_info_msg_
     slurm_error("sched/pollux: round not planned: %s", strerror(errno));
   }
   free_views(&views);
-  remember_round(jobs, acted, acted_count);
+  remember_round(records->jobs, acted, acted_count);
   free(acted);
+}
+
+static void free_records(round_records_t *records)
+{
+  if (records->jobs)
+    free_jobs(records->jobs);
+  if (records->nodes)
+    slurm_free_node_info_msg(records->nodes);
+  if (records->partitions)
+    slurm_free_partition_info_msg(records->partitions);
+  if (records->reservations)
+    slurm_free_reservation_info_msg(records->reservations);
+  if (records->licenses)
+    slurm_free_license_info_msg(records->licenses);
+  if (records->limits)
+    slurm_free_assoc_mgr_info_msg(records->limits);
 }
 
 static void run_round(void)
 {
-  job_info_msg_t *jobs = NULL;
-  node_info_msg_t *nodes = NULL;
-  partition_info_msg_t *partitions = NULL;
-  reserve_info_msg_t *reservations = NULL;
-  assoc_mgr_info_msg_t *limits = NULL;
+  round_records_t records;
 
+  memset(&records, 0, sizeof(records));
   /* Nodes first: a job that starts in between is then running but not yet counted in its
    * node's GPUs in use, which the service allows for (the other order would not). SHOW_DETAIL
    * gives each node's GPUs in use (gres_used). */
-  if (slurm_load_node((time_t)0, &nodes, SHOW_ALL | SHOW_DETAIL) != SLURM_SUCCESS ||
-      slurm_load_jobs((time_t)0, &jobs, SHOW_ALL) != SLURM_SUCCESS ||
-      slurm_load_partitions((time_t)0, &partitions, SHOW_ALL) != SLURM_SUCCESS ||
-      slurm_load_reservations((time_t)0, &reservations) != SLURM_SUCCESS)
-    slurm_error("sched/pollux: cannot load jobs, nodes, partitions and reservations: %s",
+  if (slurm_load_node((time_t)0, &records.nodes, SHOW_ALL | SHOW_DETAIL) != SLURM_SUCCESS ||
+      slurm_load_jobs((time_t)0, &records.jobs, SHOW_ALL) != SLURM_SUCCESS ||
+      slurm_load_partitions((time_t)0, &records.partitions, SHOW_ALL) != SLURM_SUCCESS ||
+      slurm_load_reservations((time_t)0, &records.reservations) != SLURM_SUCCESS ||
+      slurm_load_licenses((time_t)0, &records.licenses, SHOW_ALL) != SLURM_SUCCESS)
+    slurm_error("sched/pollux: cannot load jobs, nodes, partitions, reservations and licenses: %s",
                 slurm_strerror(errno));
   else {
-    limits = load_limits();
-    plan_and_act(nodes, partitions, jobs, reservations, limits);
+    records.limits = load_limits();
+    plan_and_act(&records);
   }
-  if (jobs)
-    free_jobs(jobs);
-  if (nodes)
-    slurm_free_node_info_msg(nodes);
-  if (partitions)
-    slurm_free_partition_info_msg(partitions);
-  if (reservations)
-    slurm_free_reservation_info_msg(reservations);
-  if (limits)
-    slurm_free_assoc_mgr_info_msg(limits);
+  free_records(&records);
 }
 
 /* Recreates the service with the settings copied by the last reconfig. */

@@ -121,6 +121,7 @@ int slurm_round_partition(const partition_info_t *partition, pollux_partition_vi
 {
   view->name = partition->name;
   view->max_nodes = count32_or_zero(partition->max_nodes);
+  view->max_time_min = count32_or_zero(partition->max_time);
   return names_from_hostlist(partition->nodes, &view->nodes);
 }
 
@@ -141,6 +142,13 @@ int slurm_round_reservation(const reserve_info_t *resv, pollux_reservation_view_
 void slurm_round_reservation_free(pollux_reservation_view_t *view)
 {
   free_names(&view->nodes);
+}
+
+void slurm_round_license(const slurm_license_info_t *license, pollux_license_view_t *view)
+{
+  view->name = license->name;
+  view->available = license->available;
+  view->reserved = license->reserved;
 }
 
 int slurm_round_gpu_tres(char **tres_names, uint32_t tres_count)
@@ -345,6 +353,7 @@ int slurm_round_job(const slurm_job_info_t *job, const partition_info_msg_t *par
   view->dependency = job->dependency;
   view->association_id = job->assoc_id;
   view->qos = job->qos;
+  view->licenses = job->licenses;
   view->end_time = job->end_time;
   view->failed = job_failed(job->job_state);
   view->completing = (job->job_state & JOB_COMPLETING) != 0;

@@ -1,7 +1,7 @@
 /*
- * Slurm's jobs, nodes, partitions and reservations as one pollux_round_t: the shim's conversions, one
- * function per Slurm object kind. They read only what they are given (no RPC, no slurm.conf),
- * so tests/slurm_round_test.c runs them on fake Slurm records.
+ * Slurm's jobs, nodes, partitions, reservations and licenses as one pollux_round_t: the shim's
+ * conversions, one function per Slurm object kind. They read only what they are given (no
+ * RPC, no slurm.conf), so tests/slurm_round_test.c runs them on fake Slurm records.
  */
 #ifndef POLLUX_SLURM_ROUND_H
 #define POLLUX_SLURM_ROUND_H
@@ -39,6 +39,9 @@ int slurm_round_job(const slurm_job_info_t *job, const partition_info_msg_t *par
 
 /* A reservation with its nodes expanded; 0, or -1 (ENOMEM). The view points into `resv`. */
 int slurm_round_reservation(const reserve_info_t *resv, pollux_reservation_view_t *view);
+
+/* One of the cluster's licenses. The view points into `license`. */
+void slurm_round_license(const slurm_license_info_t *license, pollux_license_view_t *view);
 
 /* The position of gres/gpu among `tres_names` (assoc_mgr_info_msg_t's), or -1. */
 int slurm_round_gpu_tres(char **tres_names, uint32_t tres_count);

@@ -63,14 +63,16 @@ static void test_partition(void)
   partition.name = "gpu";
   partition.nodes = "n[1-3],g7";
   partition.max_nodes = INFINITE;
+  partition.max_time = INFINITE;
   CHECK(slurm_round_partition(&partition, &view) == 0);
   CHECK(!strcmp(view.name, "gpu"));
   CHECK(has_names(view.nodes, expected, 4));
-  CHECK(view.max_nodes == 0);
+  CHECK(view.max_nodes == 0 && view.max_time_min == 0);
   slurm_round_partition_free(&view);
   partition.max_nodes = 1;
+  partition.max_time = 30;
   CHECK(slurm_round_partition(&partition, &view) == 0);
-  CHECK(view.max_nodes == 1);
+  CHECK(view.max_nodes == 1 && view.max_time_min == 30);
   slurm_round_partition_free(&view);
   CHECK(view.nodes.count == 0 && view.nodes.names == NULL);
 
@@ -167,6 +169,22 @@ static void test_job(void)
   slurm_list_destroy(partition_array[1].job_defaults_list);
 }
 
+/* A license as the policy reads it. */
+static void test_license(void)
+{
+  slurm_license_info_t license;
+  pollux_license_view_t view;
+
+  memset(&license, 0, sizeof(license));
+  license.name = "matlab";
+  license.total = 4;
+  license.in_use = 1;
+  license.available = 3;
+  license.reserved = 2;
+  slurm_round_license(&license, &view);
+  CHECK(!strcmp(view.name, "matlab") && view.available == 3 && view.reserved == 2);
+}
+
 /* What of a job, a reservation, a QOS and an association the site's policy reads. */
 static void test_site_policy(void)
 {
@@ -200,6 +218,7 @@ static void test_site_policy(void)
   job.dependency = "afterok:6(unfulfilled)";
   job.assoc_id = 12;
   job.qos = "gpu2";
+  job.licenses = "matlab:1,fluent:2";
   CHECK(slurm_round_job(&job, NULL, &defaults, &view) == 0);
   CHECK(!strcmp(view.state_reason, "JobHeldUser"));
   CHECK(view.time_limit_min == 30);
@@ -207,6 +226,7 @@ static void test_site_policy(void)
   CHECK(has_names(view.excluded_nodes, excluded, 2));
   CHECK(!strcmp(view.dependency, "afterok:6(unfulfilled)"));
   CHECK(view.association_id == 12 && !strcmp(view.qos, "gpu2"));
+  CHECK(!strcmp(view.licenses, "matlab:1,fluent:2"));
   slurm_round_job_free(&view);
   job.time_limit = INFINITE;
   CHECK(slurm_round_job(&job, NULL, &defaults, &view) == 0);
@@ -334,6 +354,7 @@ int main(void)
   test_partition();
   test_job();
   test_site_policy();
+  test_license();
   test_nodes_registered();
   test_event_job();
   return check_summary("slurm_round_test");

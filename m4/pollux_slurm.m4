@@ -90,13 +90,26 @@ AC_DEFUN([POLLUX_COMPILER_FLAGS], [
 ])
 
 # POLLUX_REAL_SCONTROL: the scontrol the wrapper execs. The wrapper is installed as
-# $bindir/scontrol, which must be a different file that comes first in PATH.
+# SCONTROL_WRAPPER_DIR/scontrol (--with-scontrol-wrapper-dir, default $bindir), which must be a
+# different file that comes first in PATH; packages put it in a directory of their own.
 AC_DEFUN([POLLUX_REAL_SCONTROL], [
   AC_PATH_PROG([REAL_SCONTROL], [scontrol], [], [$SLURM_PREFIX/bin:$PATH])
   AS_IF([test -z "$REAL_SCONTROL"],
     [AC_MSG_ERROR([scontrol not found in $SLURM_PREFIX/bin or PATH: install slurm-client])])
-  pollux_wrapper=`eval eval echo "$bindir/scontrol" | sed "s|NONE|$ac_default_prefix|"`
+  AC_ARG_WITH([scontrol-wrapper-dir],
+    [AS_HELP_STRING([--with-scontrol-wrapper-dir=DIR],
+      [where the scontrol wrapper installs (default BINDIR; Debian's package: /usr/libexec/pollux-slurm)])],
+    [SCONTROL_WRAPPER_DIR="$withval"], [SCONTROL_WRAPPER_DIR='${bindir}'])
+  # Expanded as make will (${bindir} -> ${exec_prefix}/bin -> ${prefix}/bin -> PREFIX/bin);
+  # configure leaves prefix and exec_prefix NONE until AC_OUTPUT when they are not given.
+  pollux_wrapper=$(
+    test "x$prefix" = xNONE && prefix=$ac_default_prefix
+    test "x$exec_prefix" = xNONE && exec_prefix=$prefix
+    pollux_path="$SCONTROL_WRAPPER_DIR/scontrol"
+    for pollux_level in 1 2 3 4 5; do pollux_path=$(eval echo "$pollux_path"); done
+    echo "$pollux_path")
   AS_IF([test "$pollux_wrapper" = "$REAL_SCONTROL"],
-    [AC_MSG_ERROR([the scontrol wrapper would overwrite $REAL_SCONTROL: use a --prefix (or --bindir) other than Slurm's, e.g. the default /usr/local])])
+    [AC_MSG_ERROR([the scontrol wrapper would overwrite $REAL_SCONTROL: use a --prefix (or --bindir, or --with-scontrol-wrapper-dir) other than Slurm's, e.g. the default /usr/local])])
   AC_SUBST([REAL_SCONTROL])
+  AC_SUBST([SCONTROL_WRAPPER_DIR])
 ])

@@ -166,6 +166,7 @@ pollux::service::SlurmJob jobFrom(const pollux_job_view_t& view) {
   job.end_time = static_cast<double>(view.end_time);
   job.failed = view.failed != 0;
   job.completing = view.completing != 0;
+  job.restarts = view.restarts;
   job.comment = text(view.comment);
   job.partitions = namesOf(view.partitions, "job partitions");
   job.nodes = namesOf(view.nodes, "job nodes");

@@ -76,6 +76,7 @@ typedef struct {
   time_t end_time;       /* finished jobs */
   int failed;            /* finished as FAILED or NODE_FAIL, no longer completing */
   int completing;        /* its last run still releases its nodes (a requeued job: PENDING) */
+  uint32_t restarts;     /* Slurm's restart count: requeues so far */
   const char *comment;
   pollux_names_t partitions;      /* its partition, or those a pending job may run in */
   pollux_names_t nodes;           /* allocated nodes */

@@ -348,6 +348,7 @@ int slurm_round_job(const slurm_job_info_t *job, const partition_info_msg_t *par
   view->end_time = job->end_time;
   view->failed = job_failed(job->job_state);
   view->completing = (job->job_state & JOB_COMPLETING) != 0;
+  view->restarts = job->restart_cnt;
   view->comment = job->comment;
   view->batch_host = job->batch_host;
   view->tres_per_node = job->tres_per_node;

@@ -154,8 +154,9 @@ static void test_job(void)
   slurm_round_job_free(&view);
 
   job.job_state = JOB_FAILED | JOB_COMPLETING; /* still completing: not yet failed for us */
+  job.restart_cnt = 2;
   slurm_round_job(&job, NULL, &defaults, &view);
-  CHECK(view.state == POLLUX_JOB_OTHER && !view.failed);
+  CHECK(view.state == POLLUX_JOB_OTHER && !view.failed && view.restarts == 2);
   slurm_round_job_free(&view);
   job.job_state = JOB_NODE_FAIL;
   slurm_round_job(&job, NULL, &defaults, &view);

@@ -280,7 +280,7 @@ enum pollux_due {
 /* No round yet: every pending adaptive job is new work. NULL when out of memory. */
 pollux_events_t *pollux_events_create(const pollux_service_t *service, int64_t now_ms);
 void pollux_events_destroy(pollux_events_t *events);
-/* The time at which something becomes due (now_ms's clock). */
+/* The time at which something becomes due (now_ms's clock); INT64_MAX for a NULL handle. */
 int64_t pollux_events_wake(const pollux_events_t *events, const pollux_service_t *service);
 /* What is due at `now_ms` (enum pollux_due); a regular round first. */
 int pollux_events_due(const pollux_events_t *events, const pollux_service_t *service,
@@ -289,6 +289,7 @@ int pollux_events_due(const pollux_events_t *events, const pollux_service_t *ser
  * for the log ("JobId=N ...") in `reason`; 0 when they do not; -1 with errno (EINVAL, ENOMEM). */
 int pollux_events_new_work(const pollux_events_t *events, const pollux_event_job_t *jobs,
                            size_t count, char *reason, size_t reason_size);
+/* A look for new work at `now_ms` found some (`found` non-zero) or none. */
 void pollux_events_checked(pollux_events_t *events, const pollux_service_t *service,
                            int64_t now_ms, int found);
 /* Remembers the jobs a round loaded and what its plan (carried out: each action's error_code

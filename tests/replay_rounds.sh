@@ -30,6 +30,20 @@ PY
 done
 [ "$count" -ge 6 ] || fail "only $count golden rounds in $rounds"
 
+# --events on rounds recorded one after another (agent_cluster.sh): the first sees its two
+# jobs as new work; the round that requeued job 2 to grow makes it new work once its last
+# run is done; the round's own starts are none.
+(cd "$rounds" && "$replay" --events place-two-jobs.round.json grow-by-requeue.round.json \
+  hold-while-gpus-busy.round.json) > "$work/events.out" 2> "$work/events.log" ||
+  { cat "$work/events.log" >&2; fail "pollux-replay --events failed"; }
+cat > "$work/events.expected" <<'EOF'
+place-two-jobs.round.json: event round: JobId=1 adaptive, pending since the last round (2 such jobs)
+grow-by-requeue.round.json: no new work
+hold-while-gpus-busy.round.json: event round: JobId=2 requeued to restart, its last run done (1 such job)
+EOF
+diff "$work/events.expected" "$work/events.out" >&2 || fail "pollux-replay --events differs"
+echo "ok: --events on three rounds in a row"
+
 # Bad input is refused with a message naming the value, and nothing on stdout.
 python3 - "$(ls "$rounds"/*.round.json | head -1)" "$work/bad.json" <<'PY'
 import json, sys

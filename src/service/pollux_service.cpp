@@ -46,8 +46,11 @@ Result onService(const pollux_service_t* service, const char* where, Result fall
   return guarded<Result>(service->log, where, fallback, body);
 }
 
-// Seconds between rounds when the service cannot say (pollux_interval's default).
-constexpr int kFallbackIntervalS = 60;
+// The settings' defaults, for a service that cannot say.
+const pollux::settings::Config& defaultConfig() {
+  static const pollux::settings::Config defaults;
+  return defaults;
+}
 
 // A round the shim filled wrongly (a NULL array with a count, a NULL name).
 class InvalidRound : public std::invalid_argument {
@@ -163,6 +166,7 @@ pollux::service::SlurmJob jobFrom(const pollux_job_view_t& view) {
   job.end_time = static_cast<double>(view.end_time);
   job.failed = view.failed != 0;
   job.completing = view.completing != 0;
+  job.restarts = view.restarts;
   job.comment = text(view.comment);
   job.partitions = namesOf(view.partitions, "job partitions");
   job.nodes = namesOf(view.nodes, "job nodes");
@@ -371,8 +375,13 @@ void pollux_service_destroy(pollux_service_t* service) {
 }
 
 int pollux_service_interval(const pollux_service_t* service) {
-  return onService(service, "interval", kFallbackIntervalS,
+  return onService(service, "interval", defaultConfig().interval_s,
                    [&] { return service->impl->config().interval_s; });
+}
+
+int pollux_service_event_delay(const pollux_service_t* service) {
+  return onService(service, "event delay", defaultConfig().event_delay_s,
+                   [&] { return service->impl->config().event_delay_s; });
 }
 
 int pollux_service_hosts_backfill(const pollux_service_t* service) {

@@ -42,7 +42,9 @@ pollux_service_t *pollux_service_create(const pollux_settings_t *settings);
 int pollux_service_start_rest(pollux_service_t *service);
 /* Stops the endpoint, saves state and frees everything. NULL is ignored. */
 void pollux_service_destroy(pollux_service_t *service);
-int pollux_service_interval(const pollux_service_t *service);       /* seconds; 60 on error */
+/* pollux_interval and pollux_event_delay, in seconds; their defaults on an error. */
+int pollux_service_interval(const pollux_service_t *service);
+int pollux_service_event_delay(const pollux_service_t *service);
 int pollux_service_hosts_backfill(const pollux_service_t *service); /* 1 (also on error): load
                                                                      * sched/backfill */
 
@@ -74,6 +76,7 @@ typedef struct {
   time_t end_time;       /* finished jobs */
   int failed;            /* finished as FAILED or NODE_FAIL, no longer completing */
   int completing;        /* its last run still releases its nodes (a requeued job: PENDING) */
+  uint32_t restarts;     /* Slurm's restart count: requeues so far */
   const char *comment;
   pollux_names_t partitions;      /* its partition, or those a pending job may run in */
   pollux_names_t nodes;           /* allocated nodes */
@@ -258,6 +261,57 @@ int pollux_service_plan(pollux_service_t *service, const pollux_round_t *round,
  * status, saves state and frees the plan (also when service is NULL). Returns 0, or -1 with
  * errno EINVAL (NULL service or plan) or EIO (an internal failure, logged). */
 int pollux_plan_finish(pollux_service_t *service, pollux_plan_t *plan);
+
+/*
+ * Event rounds (pollux_event_delay): new work (a pending adaptive job the last round did not
+ * see so, a job requeued since by its user or Slurm, a job the round requeued to restart once
+ * its last run is done, a job that ended while adaptive work waits or that was adaptive)
+ * starts a round before the next regular one; the rules are event_rounds.hpp's. The handle
+ * remembers what the last round saw and did, and keeps the clock: times are milliseconds of
+ * a monotonic clock; the settings come from `service` (their defaults if it is NULL). It
+ * outlives the service, which a reconfigure replaces. A NULL handle does nothing.
+ */
+typedef struct pollux_events pollux_events_t;
+
+/* What a look for new work needs of one of Slurm's jobs. */
+typedef struct {
+  uint32_t job_id;
+  int state;           /* enum pollux_job_state; POLLUX_JOB_RUNNING also when suspended */
+  int completing;      /* still releasing its nodes */
+  uint32_t restarts;   /* Slurm's restart count: requeues so far */
+  const char *comment; /* may be NULL */
+} pollux_event_job_t;
+
+enum pollux_due {
+  POLLUX_DUE_NOTHING,
+  POLLUX_DUE_CHECK,       /* look for new work, then pollux_events_checked() */
+  POLLUX_DUE_EVENT_ROUND, /* run a round for the new work found, then pollux_events_ran() */
+  POLLUX_DUE_ROUND        /* run a regular round, then pollux_events_ran() */
+};
+
+/* No round yet: every pending adaptive job is new work. NULL when out of memory. */
+pollux_events_t *pollux_events_create(const pollux_service_t *service, int64_t now_ms);
+void pollux_events_destroy(pollux_events_t *events);
+/* The time at which something becomes due (now_ms's clock); INT64_MAX for a NULL handle. */
+int64_t pollux_events_wake(const pollux_events_t *events, const pollux_service_t *service);
+/* What is due at `now_ms` (enum pollux_due); a regular round first. */
+int pollux_events_due(const pollux_events_t *events, const pollux_service_t *service,
+                      int64_t now_ms);
+/* 1 when `jobs` (loaded now) show new work since the recorded round, with a one-line reason
+ * for the log ("JobId=N ...") in `reason`; 0 when they do not; -1 with errno (EINVAL, ENOMEM). */
+int pollux_events_new_work(const pollux_events_t *events, const pollux_event_job_t *jobs,
+                           size_t count, char *reason, size_t reason_size);
+/* A look for new work at `now_ms` found some (`found` non-zero) or none. */
+void pollux_events_checked(pollux_events_t *events, const pollux_service_t *service,
+                           int64_t now_ms, int found);
+/* Remembers the jobs a round loaded and what its plan (carried out: each action's error_code
+ * set; NULL if none) did to them. 0, or -1 with errno (EINVAL, ENOMEM: the memory is then
+ * emptied, and every pending adaptive job looks new: one more round at most). */
+int pollux_events_record_round(pollux_events_t *events, const pollux_event_job_t *jobs,
+                               size_t count, const pollux_plan_t *plan);
+/* A round of either kind ended at `ended_ms`: the delay and the interval count from there. */
+void pollux_events_ran(pollux_events_t *events, const pollux_service_t *service,
+                       int64_t ended_ms);
 
 #ifdef __cplusplus
 }

@@ -279,6 +279,7 @@ Json::Value jobToJson(const SlurmJob& job) {
   if (job.time_limit_min > 0) out["time_limit_min"] = job.time_limit_min;
   out["failed"] = job.failed;
   out["completing"] = job.completing;
+  out["restarts"] = job.restarts;
   putText(out, "comment", job.comment);
   out["partitions"] = namesToJson(job.partitions);
   out["nodes"] = namesToJson(job.nodes);
@@ -300,9 +301,10 @@ Json::Value jobToJson(const SlurmJob& job) {
 SlurmJob parseJob(const JsonField& field) {
   field.requireOnlyKeys({"job_id", "user_id", "state", "held", "priority", "state_reason",
                          "submit_time", "start_time", "eligible_time", "end_time",
-                         "time_limit_min", "failed", "completing", "comment", "partitions",
-                         "nodes", "batch_host", "requested_nodes", "excluded_nodes", "features",
-                         "reservation", "dependency", "association_id", "qos", "licenses",
+                         "time_limit_min", "failed", "completing", "restarts", "comment",
+                         "partitions", "nodes", "batch_host", "requested_nodes", "excluded_nodes",
+                         "features", "reservation", "dependency", "association_id", "qos",
+                         "licenses",
                          "num_nodes", "gpu_request", "resources"});
   SlurmJob job;
   job.id = static_cast<uint32_t>(field["job_id"].integer(1, 0xFFFFFFFFL));
@@ -327,6 +329,10 @@ SlurmJob parseJob(const JsonField& field) {
   job.failed = field["failed"].boolean();
   // Rounds recorded before the plugin read COMPLETING lack it.
   job.completing = field.has("completing") && field["completing"].boolean();
+  // Rounds recorded before the plugin read the restart count lack it.
+  if (field.has("restarts")) {
+    job.restarts = static_cast<uint32_t>(field["restarts"].integer(0, 0xFFFFFFFFL));
+  }
   job.comment = optionalText(field, "comment");
   job.partitions = parseNames(field["partitions"]);
   job.nodes = parseNames(field["nodes"]);

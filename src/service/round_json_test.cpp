@@ -35,6 +35,7 @@ Round sampleRound() {
   job.nodes = {"n1"};
   job.batch_host = "n1";
   job.licenses = "matlab:1";
+  job.restarts = 3;
   job.num_nodes = 1;
   job.gpu_request.per_node = "gres:gpu:2";
   job.resources.min_cpus_per_node = 4;
@@ -57,6 +58,7 @@ TEST(RoundJsonTest, ARecordedRoundReadsBackAsItWas) {
   const SlurmJob& job = back.round.jobs.at(0);
   ASSERT_TRUE(job.adaptive.has_value());  // read from the comment again
   EXPECT_EQ(*job.adaptive->max_gpus, 8);
+  EXPECT_EQ(job.restarts, 3u);
   EXPECT_EQ(job.gpus_per_node->count, 2);
   EXPECT_EQ(job.demand.memoryFor(2), 32000);
   EXPECT_FALSE(back.round.nodes.at(1).memory_mb.has_value());

@@ -143,6 +143,7 @@ struct SlurmJob {
   double end_time = 0;                              // finished jobs
   bool failed = false;                              // finished as FAILED or NODE_FAIL
   bool completing = false;                          // its last run still releases its nodes
+  uint32_t restarts = 0;                            // Slurm's restart count: requeues so far
   std::string comment;
   std::vector<std::string> partitions;              // its partition, or those it may run in
   std::vector<std::string> nodes;                   // allocated nodes (running jobs)

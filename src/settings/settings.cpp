@@ -2,7 +2,6 @@
 
 #include <arpa/inet.h>
 
-#include <fstream>
 #include <functional>
 #include <map>
 #include <sstream>
@@ -101,19 +100,3 @@ ParsedConfig parseConfig(const std::string& conf_file_text, const std::string& s
 }
 
 }  // namespace pollux::settings
-
-extern "C" int pollux_settings_event_delay(const char* pollux_conf_path, const char* scheduler_parameters) {
-  try {
-    std::string conf_text;
-    if (pollux_conf_path) {
-      std::ifstream file(pollux_conf_path);
-      std::ostringstream text;
-      text << file.rdbuf();
-      conf_text = text.str();
-    }
-    return pollux::settings::parseConfig(conf_text, scheduler_parameters ? scheduler_parameters : "")
-        .config.event_delay_s;
-  } catch (...) {
-    return pollux::settings::Config{}.event_delay_s;
-  }
-}

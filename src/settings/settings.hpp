@@ -44,11 +44,3 @@ void applySetting(Config& config, const std::string& token);
 ParsedConfig parseConfig(const std::string& conf_file_text, const std::string& scheduler_parameters);
 
 }  // namespace pollux::settings
-
-extern "C" {
-// For the sched/pollux C shim, whose scheduling thread needs the value itself: pollux_event_delay
-// as parseConfig() sees it in pollux.conf at `pollux_conf_path` (a missing file is fine) and
-// `scheduler_parameters` (may be NULL). Its default (1) on any problem; the service logs bad
-// keys. Never throws. Declared for C in plugins/sched/pollux/event_rounds.h.
-int pollux_settings_event_delay(const char* pollux_conf_path, const char* scheduler_parameters);
-}

@@ -1,8 +1,6 @@
 #include "settings.hpp"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
-#include <unistd.h>
 
 namespace pollux::settings {
 namespace {
@@ -92,21 +90,6 @@ TEST(ConfigTest, EventDelayTakesZeroToAnHour) {
   EXPECT_NE(bad.errors[0].find("pollux_event_delay=-1: must be an integer in [0, 3600]"),
             std::string::npos) << bad.errors[0];
   EXPECT_EQ(bad.config.event_delay_s, 1);
-}
-
-TEST(ConfigTest, EventDelayForTheShimReadsPolluxConfAndSchedulerParameters) {
-  char path[] = "/tmp/pollux-settings-test-XXXXXX";
-  const int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  const std::string text = "pollux_event_delay=7\npollux_interval=bad\n";
-  ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
-  close(fd);
-  EXPECT_EQ(pollux_settings_event_delay(path, nullptr), 7);
-  EXPECT_EQ(pollux_settings_event_delay(path, "bf_interval=30,pollux_event_delay=2"), 2);
-  EXPECT_EQ(pollux_settings_event_delay(path, "pollux_event_delay=never"), 7);
-  unlink(path);
-  EXPECT_EQ(pollux_settings_event_delay(path, ""), 1);  // no pollux.conf
-  EXPECT_EQ(pollux_settings_event_delay(nullptr, "pollux_event_delay=0"), 0);
 }
 
 }  // namespace

@@ -86,19 +86,40 @@ TEST_F(BaselinesTest, EventRoundsFollowArrivalsAndCompletions) {
                                      {"c", 10.5, "toy", 1, 10}}),  // waits for b
                                fifo, options);
   const auto done = completions(result);
-  // Rounds at 0, 11 (b's arrival; c's half a second later is within the delay), 71 (regular),
-  // 101 (a done at 100), 161, 202 (b done at 201), 262; without event rounds b starts at 120.
+  // A look for new work every second after each round, as sched/pollux's: rounds at 0, 10
+  // (b's arrival), 11 (c's, at most one round a second), 71 (regular), 100 (a done), 160,
+  // 200 (b done), 260; without event rounds b starts at 120.
   EXPECT_DOUBLE_EQ(done.at("a"), 100);
-  EXPECT_DOUBLE_EQ(done.at("b"), 201);
-  EXPECT_DOUBLE_EQ(done.at("c"), 302);
-  EXPECT_EQ(result.round_ms.size(), 7u);
-  ASSERT_EQ(result.timeline.size(), 7u);  // a at 0, 11, 71; b at 101, 161; c at 202, 262
-  EXPECT_DOUBLE_EQ(result.timeline[0].seconds, 11);
-  EXPECT_DOUBLE_EQ(result.timeline[1].seconds, 60);
-  EXPECT_DOUBLE_EQ(result.timeline[2].time, 71);
-  EXPECT_DOUBLE_EQ(result.timeline[2].seconds, 30);
-  EXPECT_EQ(result.timeline[3].job, "b");
-  EXPECT_DOUBLE_EQ(result.timeline[3].time, 101);
+  EXPECT_DOUBLE_EQ(done.at("b"), 200);
+  EXPECT_DOUBLE_EQ(done.at("c"), 300);
+  EXPECT_EQ(result.round_ms.size(), 8u);
+  ASSERT_EQ(result.timeline.size(), 8u);  // a at 0, 10, 11, 71; b at 100, 160; c at 200, 260
+  EXPECT_DOUBLE_EQ(result.timeline[0].seconds, 10);
+  EXPECT_DOUBLE_EQ(result.timeline[1].seconds, 1);
+  EXPECT_DOUBLE_EQ(result.timeline[2].seconds, 60);
+  EXPECT_DOUBLE_EQ(result.timeline[3].time, 71);
+  EXPECT_DOUBLE_EQ(result.timeline[3].seconds, 29);
+  EXPECT_EQ(result.timeline[4].job, "b");
+  EXPECT_DOUBLE_EQ(result.timeline[4].time, 100);
+}
+
+// New work waits for the next look, one delay after the last: not a delay after it happened.
+TEST_F(BaselinesTest, EventRoundsFollowTheLooksEveryDelay) {
+  const Cluster cluster = Cluster::parse("t4:1x1");
+  FifoScheduler fifo(cluster);
+  SimulationOptions options;
+  options.event_delay_s = 7;
+  options.record_timeline = true;
+  const auto result = simulate(cluster,
+                               jobs({{"a", 0, "toy", 1, 10}, {"b", 10, "toy", 1, 10}}), fifo,
+                               options);
+  // Looks at 7, 14 (b's arrival seen), ...; after the regular round at 74, at 81, 88, 95 and
+  // 102 (a done at 100 seen).
+  ASSERT_EQ(result.timeline.size(), 5u);  // a at 0, 14, 74; b at 102, 162
+  EXPECT_DOUBLE_EQ(result.timeline[1].time, 14);
+  EXPECT_DOUBLE_EQ(result.timeline[2].time, 74);
+  EXPECT_DOUBLE_EQ(result.timeline[3].time, 102);
+  EXPECT_DOUBLE_EQ(completions(result).at("b"), 202);
 }
 
 TEST_F(BaselinesTest, IsolatedRunTimeIsTheRequestAloneOnTheCluster) {

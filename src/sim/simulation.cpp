@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdint>
 #include <stdexcept>
 
 #include "rigid.hpp"
+#include "service/event_rounds.hpp"
 
 namespace pollux::sim {
 
@@ -45,17 +48,63 @@ struct Contention {
   double mean() const { return seconds <= 0 ? 1.0 : jobs_seen / seconds; }
 };
 
-// When the round after the one at `now` runs: round_s later, or event_delay_s after the first
-// arrival or completion before that (not sooner than event_delay_s after `now`).
-double nextRound(double now, const std::vector<SimJob>& jobs, const std::vector<size_t>& active,
-                 size_t arrived, const SimulationOptions& options) {
-  const double regular = now + options.round_s;
-  if (options.event_delay_s <= 0) return regular;
-  double event = regular;
-  if (arrived < jobs.size()) event = std::min(event, jobs[arrived].spec().submit_time);
-  for (size_t index : active) event = std::min(event, now + jobs[index].remainingTime());
-  return std::min(regular, std::max(event, now) + options.event_delay_s);
-}
+int64_t toMs(double seconds) { return std::llround(seconds * 1000); }
+
+// When rounds run: sched/pollux's clock and new-work rules (service/event_rounds.hpp), every
+// job being the scheduler's to place. Between rounds, a look for new work every
+// event_delay_s sees the jobs as they will be then: arrived, running, or done.
+class RoundTimer {
+ public:
+  explicit RoundTimer(const SimulationOptions& options)
+      : timing_{toMs(options.round_s), toMs(options.event_delay_s)}, clock_(0, timing_) {}
+
+  // The time of the round after the one at `now`, whose decision the jobs carry.
+  double next(double now, const std::vector<SimJob>& jobs, const std::vector<size_t>& active,
+              size_t arrived) {
+    int64_t at = toMs(now);  // the simulated clock, as the plugin's thread wakes
+    clock_.ran(at, timing_);
+    std::vector<double> finish;  // of each active job, at its current assignment
+    bool recorded = false;
+    for (;;) {
+      at = std::max(at, clock_.wake(timing_));
+      const service::Due due = clock_.due(at, timing_);
+      if (due == service::Due::kEventRound || due == service::Due::kRound) return at / 1000.0;
+      if (due != service::Due::kCheck) throw std::logic_error("event clock woke for nothing");
+      if (!recorded) {  // only with event rounds: remainingTime() is not free
+        for (size_t index : active) finish.push_back(now + jobs[index].remainingTime());
+        memory_.record(jobsAt(now, jobs, active, finish, arrived), {});
+        recorded = true;
+      }
+      const auto seen = jobsAt(at / 1000.0, jobs, active, finish, arrived);
+      clock_.checked(at, timing_, memory_.newWork(seen).has_value());
+    }
+  }
+
+ private:
+  static std::vector<service::EventJob> jobsAt(double time, const std::vector<SimJob>& jobs,
+                                               const std::vector<size_t>& active,
+                                               const std::vector<double>& finish,
+                                               size_t arrived) {
+    using service::EventJobState;
+    std::vector<service::EventJob> seen;
+    for (size_t i = 0; i < active.size(); ++i) {
+      const SimJob& job = jobs[active[i]];
+      const EventJobState state = finish[i] <= time ? EventJobState::kDone
+                                  : job.assignment() ? EventJobState::kActive
+                                                     : EventJobState::kPending;
+      seen.push_back({static_cast<uint32_t>(active[i]), state, true, false, 0});
+    }
+    for (size_t index = arrived; index < jobs.size() && jobs[index].spec().submit_time <= time;
+         ++index) {
+      seen.push_back({static_cast<uint32_t>(index), EventJobState::kPending, true, false, 0});
+    }
+    return seen;
+  }
+
+  const service::EventTiming timing_;
+  service::EventClock clock_;
+  service::RoundMemory memory_;
+};
 
 }  // namespace
 
@@ -68,6 +117,7 @@ SimulationResult simulate(const Cluster& cluster, std::vector<SimJob> jobs, Sche
   std::vector<Contention> contention(jobs.size());
   std::vector<size_t> active;  // indices into jobs, in submit order
   size_t arrived = 0, completed = 0;
+  RoundTimer timer(options);
   const double give_up = jobs.back().spec().submit_time + kGiveUpAfterS;
   for (double now = 0, next = 0; completed < jobs.size(); now = next) {
     if (now > give_up) throw std::runtime_error("jobs still unfinished a year after the last arrival");
@@ -86,7 +136,7 @@ SimulationResult simulate(const Cluster& cluster, std::vector<SimJob> jobs, Sche
       const auto found = decision.find(job.name());
       job.assign(found == decision.end() ? std::nullopt : std::optional(found->second), cluster, now);
     }
-    next = nextRound(now, jobs, active, arrived, options);
+    next = timer.next(now, jobs, active, arrived);
     for (size_t index : active) {
       SimJob& job = jobs[index];
       contention[index].jobs_seen += static_cast<double>(active.size()) * (next - now);

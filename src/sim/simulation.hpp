@@ -41,9 +41,10 @@ struct SimulationResult {
 
 struct SimulationOptions {
   double round_s = 60;
-  // Event rounds, as sched/pollux's pollux_event_delay: this many seconds after a job arrives
-  // or completes, a round runs before the regular one (at most one per event_delay_s after
-  // the last round; a round of either kind starts round_s again). 0: regular rounds only.
+  // Event rounds, as sched/pollux's pollux_event_delay (the plugin's own rules): a look for
+  // new work every event_delay_s after a round, and a round when a job has arrived or ended
+  // since (at most one per event_delay_s; a round of either kind starts round_s again).
+  // 0: regular rounds only.
   double event_delay_s = 0;
   bool record_timeline = false;
   // Called after every round with the simulated time and the jobs completed so far.

@@ -56,10 +56,15 @@ void applyOption(std::string_view option, AdaptiveRequest& request) {
 
 }  // namespace
 
+bool asksForAdaptive(std::string_view comment) {
+  if (comment.substr(0, kKeyword.size()) != kKeyword) return false;
+  const std::string_view rest = comment.substr(kKeyword.size());
+  return rest.empty() || rest.front() == ':';  // not e.g. "adaptively tuned"
+}
+
 std::optional<AdaptiveRequest> parseAdaptiveComment(std::string_view comment) {
-  if (comment.substr(0, kKeyword.size()) != kKeyword) return std::nullopt;
+  if (!asksForAdaptive(comment)) return std::nullopt;
   std::string_view rest = comment.substr(kKeyword.size());
-  if (!rest.empty() && rest.front() != ':') return std::nullopt;  // e.g. "adaptively tuned"
   AdaptiveRequest request;
   if (rest.empty()) return request;
   rest.remove_prefix(1);

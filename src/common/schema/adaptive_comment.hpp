@@ -20,7 +20,11 @@ struct AdaptiveRequest {
 
 inline constexpr int kMaxRequestGpus = 1 << 20;
 
-// nullopt when the comment does not ask for adaptive scheduling (no "adaptive" prefix).
+// Whether the comment asks for adaptive scheduling: "adaptive" alone or followed by ':'
+// (its options are parseAdaptiveComment()'s to judge).
+bool asksForAdaptive(std::string_view comment);
+
+// nullopt when the comment does not ask for adaptive scheduling (asksForAdaptive).
 // Throws pollux::InvalidInput with a message for the user when it does but is malformed.
 std::optional<AdaptiveRequest> parseAdaptiveComment(std::string_view comment);
 

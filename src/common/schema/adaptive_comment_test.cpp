@@ -30,6 +30,16 @@ TEST(AdaptiveCommentTest, OtherCommentsAreNotAdaptive) {
   EXPECT_FALSE(parseAdaptiveComment("Adaptive").has_value());
 }
 
+TEST(AdaptiveCommentTest, AsksForAdaptiveByTheKeywordAloneOrWithOptions) {
+  EXPECT_TRUE(asksForAdaptive("adaptive"));
+  EXPECT_TRUE(asksForAdaptive("adaptive:max_gpus=8"));
+  EXPECT_TRUE(asksForAdaptive("adaptive:"));  // malformed: parseAdaptiveComment rejects it
+  EXPECT_FALSE(asksForAdaptive("adaptively tuned"));
+  EXPECT_FALSE(asksForAdaptive("Adaptive"));
+  EXPECT_FALSE(asksForAdaptive("adapt"));
+  EXPECT_FALSE(asksForAdaptive(""));
+}
+
 TEST(AdaptiveCommentTest, MalformedOptionsAreRejectedWithTheReason) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"adaptive:", "nothing after"},

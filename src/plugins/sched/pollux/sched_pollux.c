@@ -4,9 +4,9 @@
  * This shim owns what touches Slurm: the plugin symbols, one scheduling thread started in
  * init() and joined in fini(), the libslurm calls that load jobs and nodes and act on jobs,
  * and the hosted sched/backfill for rigid jobs. slurm_round.c turns Slurm's records into the
- * round the service plans; event_rounds.c says when new work starts a round before the next
- * regular one; everything else (REST endpoint, models, policy, state) is the C++ service
- * behind pollux_service.h.
+ * round the service plans; everything else (REST endpoint, models, policy, state, when new
+ * work starts a round before the next regular one) is the C++ service behind
+ * pollux_service.h.
  * init() and sched_p_reconfig() run under slurmctld's locks: they make no RPC.
  */
 #include <dlfcn.h>
@@ -26,7 +26,6 @@
 
 #include "service/pollux_service.h"
 #include "plugins/slurm_compat.h"
-#include "event_rounds.h"
 #include "slurm_round.h"
 
 const char plugin_name[] = "Pollux goodput-optimising scheduler";
@@ -66,10 +65,9 @@ static bool limits_enforced;      /* AccountingStorageEnforce has limits or qos 
 static uint64_t cluster_cpus_per_gpu;   /* slurm.conf DefCpuPerGPU, NO_VAL64 if unset */
 static uint64_t cluster_memory_per_gpu; /* slurm.conf DefMemPerGPU (MB), NO_VAL64 if unset */
 static pollux_service_t *service; /* used by the scheduler thread only after init */
-/* Event rounds, the scheduler thread's alone after init: pollux_event_delay, what the last
- * round saw, and Slurm's time of the last job load (a round's or a look for new work's). */
-static int event_delay_s = 1;
-static event_memory_t last_round_jobs;
+/* Event rounds, the scheduler thread's alone after init: what the last round saw and the
+ * clock, and Slurm's time of the last job load (a round's or a look for new work's). */
+static pollux_events_t *events;
 static time_t jobs_loaded_at;
 static time_t schedule_due;       /* placed jobs begin then: ask the main scheduler (0: none) */
 static hosted_plugin_t backfill;
@@ -122,7 +120,6 @@ static pollux_service_t *create_service(void)
   pollux_service_t *created;
 
   pthread_mutex_lock(&state_lock);
-  event_delay_s = pollux_settings_event_delay(conf_path_copy, sched_params_copy);
   pollux_settings_t settings = {
     .scheduler_parameters = sched_params_copy,
     .pollux_conf_path = conf_path_copy,
@@ -226,7 +223,7 @@ static int place_job(const pollux_action_t *action, time_t begin)
 
 /* Requeues a running job and places it for its restart. Once its last run is done, Slurm
  * pushes its begin time out by its requeue delay (every release): a later round (an event
- * round, see event_rounds.h) lets it begin. */
+ * round, see pollux_service.h) lets it begin. */
 static int requeue_job(const pollux_action_t *action, time_t begin)
 {
   if (pollux_requeue(action->job_id) != SLURM_SUCCESS)
@@ -479,12 +476,11 @@ static time_t begin_time(const pollux_action_t *action, const job_info_msg_t *jo
   return restarts ? now + 1 : now;
 }
 
-/* Carries out the plan's actions in order, noting Slurm's answer to each and, in `acted`
- * (room for action_count, or NULL), what each did. Jobs it placed are started by Slurm's
- * main scheduler, which is asked to run now, and again when placed jobs may begin, if
- * `start_now` (not while nodes re-register after a restart: Slurm's own pace then). */
-static void carry_out(pollux_plan_t *plan, const job_info_msg_t *jobs, event_action_t *acted,
-                      bool start_now)
+/* Carries out the plan's actions in order, noting Slurm's answer to each. Jobs it placed are
+ * started by Slurm's main scheduler, which is asked to run now, and again when placed jobs
+ * may begin, if `start_now` (not while nodes re-register after a restart: Slurm's own pace
+ * then). */
+static void carry_out(pollux_plan_t *plan, const job_info_msg_t *jobs, bool start_now)
 {
   time_t now = time(NULL), latest_begin = now;
   bool placed = false;
@@ -502,12 +498,6 @@ static void carry_out(pollux_plan_t *plan, const job_info_msg_t *jobs, event_act
       if (begin > latest_begin)
         latest_begin = begin;
     }
-    if (acted) {
-      acted[i].job_id = action->job_id;
-      acted[i].started = action->kind == POLLUX_ACTION_START && !action->error_code;
-      acted[i].requeued = action->kind == POLLUX_ACTION_REQUEUE && !action->error_code;
-      acted[i].restarts = acted[i].requeued && action->num_nodes;
-    }
   }
   if (placed && start_now)
     schedule(false);
@@ -515,21 +505,28 @@ static void carry_out(pollux_plan_t *plan, const job_info_msg_t *jobs, event_act
     schedule_due = latest_begin;
 }
 
-/* Remembers the round's jobs and those it acted on: later looks for new work leave them out. */
-static void remember_round(const job_info_msg_t *jobs, const event_action_t *acted,
-                           size_t acted_count)
+/* What a look for new work needs of Slurm's jobs (pointing into them), or NULL (ENOMEM). */
+static pollux_event_job_t *event_jobs(const job_info_msg_t *jobs)
 {
-  event_job_t *briefs = malloc((jobs->record_count + 1) * sizeof(*briefs));
+  pollux_event_job_t *briefs = malloc((jobs->record_count + 1) * sizeof(*briefs));
 
-  jobs_loaded_at = jobs->last_update;
   if (briefs) {
     for (uint32_t i = 0; i < jobs->record_count; i++)
       slurm_round_event_job(&jobs->job_array[i], &briefs[i]);
   }
-  if (!briefs || event_memory_record(&last_round_jobs, briefs, jobs->record_count, acted,
-                                     acted_count) != 0) {
-    /* Every pending adaptive job then looks new: one more round at most. */
-    event_memory_free(&last_round_jobs);
+  return briefs;
+}
+
+/* Remembers the round's jobs and what its plan (carried out, or NULL) did: later looks for
+ * new work leave them out. */
+static void remember_round(const job_info_msg_t *jobs, const pollux_plan_t *plan)
+{
+  pollux_event_job_t *briefs = event_jobs(jobs);
+
+  jobs_loaded_at = jobs->last_update;
+  if (!briefs || pollux_events_record_round(events, briefs, jobs->record_count, plan) != 0) {
+    /* Remembers no job: every pending adaptive job then looks new, one more round at most. */
+    pollux_events_record_round(events, NULL, 0, NULL);
     slurm_error("sched/pollux: cannot remember the round's jobs: out of memory");
   }
   free(briefs);
@@ -540,26 +537,23 @@ static void plan_and_act(const round_records_t *records)
 {
   round_views_t views;
   pollux_plan_t *plan = NULL;
-  event_action_t *acted = NULL;
-  size_t acted_count = 0;
 
   if (fill_views(&views, records->nodes, records->partitions, records->jobs,
                  records->reservations) != 0 ||
       fill_license_views(&views, records->licenses) != 0 ||
       (records->limits && fill_limit_views(&views, records->limits) != 0)) {
     slurm_error("sched/pollux: cannot describe the round: %s", strerror(errno));
+    remember_round(records->jobs, NULL);
   } else if (pollux_service_plan(service, &views.round, &plan) == 0) {
-    acted = malloc((plan->action_count + 1) * sizeof(*acted));
-    carry_out(plan, records->jobs, acted, slurm_round_nodes_registered(records->nodes));
-    if (acted)
-      acted_count = plan->action_count;
+    carry_out(plan, records->jobs, slurm_round_nodes_registered(records->nodes));
+    remember_round(records->jobs, plan);
     pollux_plan_finish(service, plan);
-  } else if (errno != EIO) { /* EIO: the service has logged why */
-    slurm_error("sched/pollux: round not planned: %s", strerror(errno));
+  } else {
+    if (errno != EIO) /* EIO: the service has logged why */
+      slurm_error("sched/pollux: round not planned: %s", strerror(errno));
+    remember_round(records->jobs, NULL);
   }
   free_views(&views);
-  remember_round(records->jobs, acted, acted_count);
-  free(acted);
 }
 
 static void free_records(round_records_t *records)
@@ -630,7 +624,7 @@ static bool nodes_registered(void)
 static bool look_for_new_work(char *reason, size_t reason_size)
 {
   job_info_msg_t *jobs = NULL;
-  event_job_t *briefs;
+  pollux_event_job_t *briefs;
   bool found = false;
 
   if (slurm_load_jobs(jobs_loaded_at, &jobs, SHOW_ALL) != SLURM_SUCCESS) {
@@ -638,12 +632,9 @@ static bool look_for_new_work(char *reason, size_t reason_size)
       slurm_debug("sched/pollux: cannot look for new work: %s", slurm_strerror(errno));
     return false;
   }
-  briefs = malloc((jobs->record_count + 1) * sizeof(*briefs));
-  if (briefs) {
-    for (uint32_t i = 0; i < jobs->record_count; i++)
-      slurm_round_event_job(&jobs->job_array[i], &briefs[i]);
-    found = event_new_work(&last_round_jobs, briefs, jobs->record_count, reason, reason_size);
-  }
+  briefs = event_jobs(jobs);
+  if (briefs)
+    found = pollux_events_new_work(events, briefs, jobs->record_count, reason, reason_size) == 1;
   if (found && !nodes_registered()) {
     slurm_debug("sched/pollux: new work (%s) waits until the nodes have registered", reason);
     found = false;
@@ -715,11 +706,6 @@ static int sleep_until(int64_t until_ms)
   return reason;
 }
 
-static int interval_s(void)
-{
-  return service ? pollux_service_interval(service) : 60;
-}
-
 /* Regular rounds every pollux_interval seconds (and at once after a reconfigure); between
  * them, with pollux_event_delay, a look for new work every delay and a round when there is
  * some, at most one per delay. */
@@ -727,13 +713,11 @@ static void *scheduler_main(void *unused)
 {
   (void)unused;
   bool listening = service && pollux_service_start_rest(service) == 0;
-  event_clock_t clock;
   char reason[256] = "";
 
-  event_clock_start(&clock, monotonic_ms(), interval_s(), event_delay_s);
   for (;;) {
-    int64_t wake_at = event_clock_wake(&clock, event_delay_s);
-    int wake, due = EVENT_DUE_ROUND;
+    int64_t wake_at = pollux_events_wake(events, service);
+    int wake, due = POLLUX_DUE_ROUND;
     int64_t now;
 
     if (schedule_due && monotonic_at(schedule_due) + 5 < wake_at)
@@ -746,12 +730,12 @@ static void *scheduler_main(void *unused)
     if (wake == WAKE_RECONFIG)
       apply_reconfig();
     else
-      due = event_clock_due(&clock, now, event_delay_s);
-    if (due == EVENT_DUE_NOTHING)
+      due = pollux_events_due(events, service, now);
+    if (due == POLLUX_DUE_NOTHING)
       continue;
-    if (due == EVENT_DUE_CHECK) {
-      event_clock_checked(&clock, now, event_delay_s,
-                          service && look_for_new_work(reason, sizeof(reason)));
+    if (due == POLLUX_DUE_CHECK) {
+      pollux_events_checked(events, service, now,
+                            service && look_for_new_work(reason, sizeof(reason)));
       continue;
     }
     if (!service)
@@ -759,15 +743,14 @@ static void *scheduler_main(void *unused)
     if (service && !listening)
       listening = pollux_service_start_rest(service) == 0;
     if (service) {
-      if (due == EVENT_DUE_EVENT_ROUND)
+      if (due == POLLUX_DUE_EVENT_ROUND)
         slurm_info("sched/pollux: event round: %s", reason);
       run_round();
     }
     /* From the round's end, as before event rounds: a round longer than the interval is
      * followed by a pause, not by the next round at once. */
-    event_clock_ran(&clock, monotonic_ms(), interval_s(), event_delay_s);
+    pollux_events_ran(events, service, monotonic_ms());
   }
-  event_memory_free(&last_round_jobs);
   jobs_loaded_at = 0;
   schedule_due = 0;
   return NULL;
@@ -784,6 +767,11 @@ extern int init(void)
     slurm_error("sched/pollux: service unavailable; adaptive jobs stay pending until it starts");
   if ((!service || pollux_service_hosts_backfill(service)) && load_backfill() != SLURM_SUCCESS)
     slurm_error("sched/pollux: hosted backfill did not start");
+  events = pollux_events_create(service, monotonic_ms());
+  if (!events) {
+    slurm_error("sched/pollux: cannot start the scheduling thread: out of memory");
+    return SLURM_ERROR;
+  }
   stop_requested = false;
   if (pthread_create(&scheduler_thread, NULL, scheduler_main, NULL) != 0) {
     slurm_error("sched/pollux: cannot start the scheduling thread");
@@ -803,6 +791,8 @@ extern void fini(void)
   if (thread_running)
     pthread_join(scheduler_thread, NULL);
   thread_running = false;
+  pollux_events_destroy(events);
+  events = NULL;
   unload_backfill();
   pollux_service_destroy(service);
   service = NULL;

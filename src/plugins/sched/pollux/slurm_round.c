@@ -357,6 +357,7 @@ int slurm_round_job(const slurm_job_info_t *job, const partition_info_msg_t *par
   view->end_time = job->end_time;
   view->failed = job_failed(job->job_state);
   view->completing = (job->job_state & JOB_COMPLETING) != 0;
+  view->restarts = job->restart_cnt;
   view->comment = job->comment;
   view->batch_host = job->batch_host;
   view->tres_per_node = job->tres_per_node;
@@ -398,16 +399,17 @@ bool slurm_round_nodes_registered(const node_info_msg_t *nodes)
   return true;
 }
 
-void slurm_round_event_job(const slurm_job_info_t *job, event_job_t *brief)
+void slurm_round_event_job(const slurm_job_info_t *job, pollux_event_job_t *brief)
 {
   uint32_t base = job->job_state & JOB_STATE_BASE;
 
   brief->job_id = job->job_id;
-  brief->state = base == JOB_PENDING ? EVENT_JOB_PENDING :
-                 base == JOB_RUNNING || base == JOB_SUSPENDED ? EVENT_JOB_ACTIVE : EVENT_JOB_DONE;
-  brief->adaptive = event_adaptive_comment(job->comment);
+  brief->state = base == JOB_PENDING ? POLLUX_JOB_PENDING :
+                 base == JOB_RUNNING || base == JOB_SUSPENDED ? POLLUX_JOB_RUNNING :
+                 POLLUX_JOB_OTHER;
   brief->completing = (job->job_state & JOB_COMPLETING) != 0;
   brief->restarts = job->restart_cnt;
+  brief->comment = job->comment;
 }
 
 void slurm_round_job_free(pollux_job_view_t *view)

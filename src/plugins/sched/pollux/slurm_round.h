@@ -15,7 +15,6 @@
 
 #include "service/pollux_service.h"
 #include "plugins/slurm_compat.h"
-#include "event_rounds.h"
 
 /* What of slurm.conf the conversions apply. */
 typedef struct {
@@ -65,8 +64,8 @@ uint64_t slurm_round_job_default(list_t *defaults, uint16_t type);
  * not save a node's slurmd start time: it is 0 until the slurmd registers (22.05 to 26.05). */
 bool slurm_round_nodes_registered(const node_info_msg_t *nodes);
 
-/* What a look for new work (event_rounds.h) needs of a job. */
-void slurm_round_event_job(const slurm_job_info_t *job, event_job_t *brief);
+/* What a look for new work (pollux_events_new_work) needs of a job; `brief` points into it. */
+void slurm_round_event_job(const slurm_job_info_t *job, pollux_event_job_t *brief);
 
 /* Frees what slurm_round_partition() and slurm_round_job() allocated for a view. */
 void slurm_round_partition_free(pollux_partition_view_t *view);

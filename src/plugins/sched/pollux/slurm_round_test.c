@@ -156,8 +156,9 @@ static void test_job(void)
   slurm_round_job_free(&view);
 
   job.job_state = JOB_FAILED | JOB_COMPLETING; /* still completing: not yet failed for us */
+  job.restart_cnt = 2;
   slurm_round_job(&job, NULL, &defaults, &view);
-  CHECK(view.state == POLLUX_JOB_OTHER && !view.failed);
+  CHECK(view.state == POLLUX_JOB_OTHER && !view.failed && view.restarts == 2);
   slurm_round_job_free(&view);
   job.job_state = JOB_NODE_FAIL;
   slurm_round_job(&job, NULL, &defaults, &view);
@@ -324,7 +325,7 @@ static void test_nodes_registered(void)
 static void test_event_job(void)
 {
   slurm_job_info_t job;
-  event_job_t brief;
+  pollux_event_job_t brief;
 
   memset(&job, 0, sizeof(job));
   job.job_id = 9;
@@ -332,20 +333,18 @@ static void test_event_job(void)
   job.comment = "adaptive:max_gpus=8";
   job.restart_cnt = 2;
   slurm_round_event_job(&job, &brief);
-  CHECK(brief.job_id == 9 && brief.state == EVENT_JOB_PENDING && brief.adaptive && brief.completing);
-  CHECK(brief.restarts == 2);
+  CHECK(brief.job_id == 9 && brief.state == POLLUX_JOB_PENDING && brief.completing);
+  CHECK(brief.restarts == 2 && brief.comment == job.comment);
   job.job_state = JOB_SUSPENDED;
-  job.comment = "adaptively tuned";
   slurm_round_event_job(&job, &brief);
-  CHECK(brief.state == EVENT_JOB_ACTIVE && !brief.adaptive && !brief.completing);
+  CHECK(brief.state == POLLUX_JOB_RUNNING && !brief.completing);
   job.job_state = JOB_RUNNING;
   job.comment = NULL;
   slurm_round_event_job(&job, &brief);
-  CHECK(brief.state == EVENT_JOB_ACTIVE && !brief.adaptive);
+  CHECK(brief.state == POLLUX_JOB_RUNNING && brief.comment == NULL);
   job.job_state = JOB_COMPLETE;
-  job.comment = "adaptive";
   slurm_round_event_job(&job, &brief);
-  CHECK(brief.state == EVENT_JOB_DONE && brief.adaptive && !brief.completing);
+  CHECK(brief.state == POLLUX_JOB_OTHER && !brief.completing);
 }
 
 int main(void)

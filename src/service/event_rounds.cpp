@@ -1,0 +1,142 @@
+#include "event_rounds.hpp"
+
+#include <algorithm>
+
+namespace pollux::service {
+
+namespace {
+
+// A pending adaptive job that may start now (a requeued one releases its nodes first).
+bool waitsToStart(const EventJob& job) {
+  return job.adaptive && job.state == EventJobState::kPending && !job.completing;
+}
+
+// "1 job", "2 jobs".
+std::string counted(size_t count, const char* noun) {
+  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
+}
+
+// The first job of a kind among those loaded, and how many there are.
+struct Tally {
+  size_t count = 0;
+  uint32_t first = 0;
+  void add(uint32_t id) {
+    if (count++ == 0) first = id;
+  }
+};
+
+}  // namespace
+
+void RoundMemory::forget() {
+  waiting_.clear();
+  restarting_.clear();
+  holding_.clear();
+}
+
+void RoundMemory::record(const std::vector<EventJob>& jobs, const std::vector<RoundAction>& acted) {
+  std::unordered_map<uint32_t, uint32_t> restarts_now;
+  for (const auto& job : jobs) restarts_now[job.id] = job.restarts;
+  forget();
+  std::unordered_set<uint32_t> acted_on;
+  for (const auto& action : acted) {
+    acted_on.insert(action.job_id);
+    if (action.restarts) {
+      restarting_.insert(action.job_id);
+    } else {
+      // The restart count Slurm shows for the job after the round's action on it.
+      waiting_[action.job_id] = restarts_now[action.job_id] + (action.requeued ? 1 : 0);
+    }
+    if (action.started) holding_.insert(action.job_id);
+  }
+  for (const auto& job : jobs) {
+    if (acted_on.count(job.id)) continue;
+    if (waitsToStart(job)) {
+      waiting_[job.id] = job.restarts;
+    } else if (job.state == EventJobState::kActive || job.completing) {
+      holding_.insert(job.id);
+    }
+  }
+}
+
+// Not waiting at the last round, or requeued since (by its user or by Slurm).
+bool RoundMemory::isNew(const EventJob& job) const {
+  const auto seen = waiting_.find(job.id);
+  return seen == waiting_.end() || job.restarts > seen->second;
+}
+
+std::optional<std::string> RoundMemory::newWork(const std::vector<EventJob>& jobs_now) const {
+  Tally new_jobs, restarting, ended;
+  size_t pending_adaptive = 0, still_held = 0;
+  bool adaptive_ended = false;
+  for (const auto& job : jobs_now) {
+    if (waitsToStart(job)) {
+      pending_adaptive++;
+      if (restarting_.count(job.id)) {
+        restarting.add(job.id);
+      } else if (isNew(job)) {
+        new_jobs.add(job.id);
+      }
+    }
+    if (!holding_.count(job.id)) continue;
+    // Ended and done completing; a job pending again (requeued) is new work above, if
+    // adaptive, once it is done completing.
+    if (job.state != EventJobState::kDone || job.completing) {
+      still_held++;
+    } else {
+      ended.add(job.id);
+      adaptive_ended |= job.adaptive;
+    }
+  }
+  // Jobs of the last round Slurm no longer has (purged after MinJobAge) ended too.
+  const size_t ended_count = std::max(ended.count, holding_.size() - still_held);
+  if (new_jobs.count) {
+    return "JobId=" + std::to_string(new_jobs.first) + " adaptive, pending since the last round (" +
+           counted(new_jobs.count, "such job") + ")";
+  }
+  if (restarting.count) {
+    return "JobId=" + std::to_string(restarting.first) +
+           " requeued to restart, its last run done (" + counted(restarting.count, "such job") +
+           ")";
+  }
+  if (ended_count == 0 || (!pending_adaptive && !adaptive_ended)) return std::nullopt;
+  const std::string pending = counted(pending_adaptive, "adaptive job") + " pending";
+  if (!ended.count) return counted(ended_count, "job") + " ended since the last round, " + pending;
+  return "JobId=" + std::to_string(ended.first) + " ended (" + counted(ended_count, "job") +
+         " since the last round), " + pending;
+}
+
+EventClock::EventClock(int64_t now_ms, const EventTiming& timing)
+    : next_round_ms_(now_ms + timing.interval_ms), next_check_ms_(now_ms + timing.delay_ms) {}
+
+// When an event round for work found may run: one delay after the last round, or at once
+// before the first.
+int64_t EventClock::eventRoundAllowed(const EventTiming& timing) const {
+  return last_round_ms_ ? *last_round_ms_ + timing.delay_ms : 0;
+}
+
+int64_t EventClock::wake(const EventTiming& timing) const {
+  if (timing.delay_ms <= 0) return next_round_ms_;
+  const int64_t event = work_found_ ? eventRoundAllowed(timing) : next_check_ms_;
+  return std::min(event, next_round_ms_);
+}
+
+Due EventClock::due(int64_t now_ms, const EventTiming& timing) const {
+  if (now_ms >= next_round_ms_) return Due::kRound;
+  if (timing.delay_ms <= 0) return Due::kNothing;
+  if (work_found_) return now_ms >= eventRoundAllowed(timing) ? Due::kEventRound : Due::kNothing;
+  return now_ms >= next_check_ms_ ? Due::kCheck : Due::kNothing;
+}
+
+void EventClock::checked(int64_t now_ms, const EventTiming& timing, bool found) {
+  next_check_ms_ = now_ms + timing.delay_ms;
+  work_found_ = found;
+}
+
+void EventClock::ran(int64_t ended_ms, const EventTiming& timing) {
+  last_round_ms_ = ended_ms;
+  next_round_ms_ = ended_ms + timing.interval_ms;
+  next_check_ms_ = ended_ms + timing.delay_ms;
+  work_found_ = false;
+}
+
+}  // namespace pollux::service

@@ -1,0 +1,105 @@
+// Event rounds (pollux_event_delay): new work starts a round before the next regular one.
+//
+// New work is an adaptive job pending (and done completing) that the last round did not see
+// so, or that has been requeued since (a new submission, a job requeued by a user or by
+// Slurm, even one the round had started or was waiting), or a job that held resources at the
+// last round (or was started by it) and has ended since, while an adaptive job is pending or
+// the ended job was adaptive. What the last round did (start, hold, shrink a job, or requeue
+// one to be held) is no new work, so those actions never start a round; a job it requeued to
+// restart on new nodes is, once its last run is done: Slurm then pushes the job's begin time
+// out by its requeue delay, and a round lets it begin.
+//
+// Pure logic on brief job records and a monotonic clock in milliseconds: the plugin (through
+// pollux_service.h), pollux-sim and pollux-replay run the same rules.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace pollux::service {
+
+// What a look for new work needs of one job.
+enum class EventJobState {
+  kPending,
+  kActive,  // running or suspended: holds its nodes
+  kDone,    // anything else
+};
+struct EventJob {
+  uint32_t id = 0;
+  EventJobState state = EventJobState::kDone;
+  bool adaptive = false;    // its comment asks for adaptive scheduling
+  bool completing = false;  // still releasing its nodes
+  uint32_t restarts = 0;    // Slurm's restart count: requeues so far
+};
+
+// What a round did to one job.
+struct RoundAction {
+  uint32_t job_id = 0;
+  bool started = false;   // a pending job it placed (Slurm took the update): it will hold nodes
+  bool requeued = false;  // a running job it requeued (Slurm took it) ...
+  bool restarts = false;  // ... and placed anew to restart (Slurm took both); else it is held
+};
+
+// What the last round saw and did. Before any round, every pending adaptive job is new work.
+class RoundMemory {
+ public:
+  // Remembers the jobs a round loaded and those it acted on, replacing what was remembered.
+  void record(const std::vector<EventJob>& jobs, const std::vector<RoundAction>& acted);
+  void forget();
+  // The reason for the log ("JobId=N ...") when `jobs`, loaded now, show new work since the
+  // recorded round.
+  std::optional<std::string> newWork(const std::vector<EventJob>& jobs) const;
+
+ private:
+  bool isNew(const EventJob& job) const;
+
+  // Adaptive jobs pending and done completing, and jobs the round acted on (but those it
+  // requeued to restart), with their restart count after the round.
+  std::unordered_map<uint32_t, uint32_t> waiting_;
+  std::unordered_set<uint32_t> restarting_;  // requeued by the round to restart
+  // Jobs active or completing that it did not act on, and those it started.
+  std::unordered_set<uint32_t> holding_;
+};
+
+// pollux_interval and pollux_event_delay (0: regular rounds only), in milliseconds.
+struct EventTiming {
+  int64_t interval_ms = 0;
+  int64_t delay_ms = 0;
+};
+
+enum class Due {
+  kNothing,
+  kCheck,       // look for new work, then EventClock::checked()
+  kEventRound,  // run a round for the new work found, then EventClock::ran()
+  kRound,       // run a regular round, then EventClock::ran()
+};
+
+// When to look for new work and when a round is due, on a monotonic clock in milliseconds.
+// A regular round is due an interval after the end of the last round of either kind; with a
+// delay, a look for new work every delay and an event round when it found some, at most one
+// round per delay (counted from the end of the last round).
+class EventClock {
+ public:
+  EventClock(int64_t now_ms, const EventTiming& timing);
+  // The time at which something becomes due.
+  int64_t wake(const EventTiming& timing) const;
+  // What is due at `now_ms`; a regular round first.
+  Due due(int64_t now_ms, const EventTiming& timing) const;
+  void checked(int64_t now_ms, const EventTiming& timing, bool found);
+  // A round of either kind ended at `ended_ms`: the delay and the interval count from there.
+  void ran(int64_t ended_ms, const EventTiming& timing);
+
+ private:
+  int64_t eventRoundAllowed(const EventTiming& timing) const;
+
+  int64_t next_round_ms_;
+  int64_t next_check_ms_;
+  std::optional<int64_t> last_round_ms_;  // end of the last round of either kind
+  bool work_found_ = false;               // found by a check, not yet handled by a round
+};
+
+}  // namespace pollux::service

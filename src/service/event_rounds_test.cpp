@@ -1,0 +1,290 @@
+#include "event_rounds.hpp"
+
+#include <gtest/gtest.h>
+
+namespace pollux::service {
+namespace {
+
+constexpr auto kPending = EventJobState::kPending;
+constexpr auto kActive = EventJobState::kActive;
+constexpr auto kDone = EventJobState::kDone;
+
+using Jobs = std::vector<EventJob>;
+using Acted = std::vector<RoundAction>;
+
+// The reason new work was found, or "" when none was.
+std::string newWork(const RoundMemory& memory, const Jobs& jobs) {
+  return memory.newWork(jobs).value_or("");
+}
+
+TEST(RoundMemoryTest, BeforeAnyRoundEveryPendingAdaptiveJobIsNew) {
+  const RoundMemory memory;
+  EXPECT_EQ(newWork(memory, {}), "");
+  // A running adaptive job and a pending rigid one are nothing new for Pollux.
+  EXPECT_EQ(newWork(memory, {{1, kActive, true, false, 0}, {2, kPending, false, false, 0}}), "");
+  EXPECT_EQ(newWork(memory, {{1, kActive, true, false, 0}, {3, kPending, true, false, 0}}),
+            "JobId=3 adaptive, pending since the last round (1 such job)");
+}
+
+TEST(RoundMemoryTest, NewAndRequeuedJobs) {
+  RoundMemory memory;
+  const Jobs round = {
+      {10, kPending, true, false, 0},  // held by the round: it waits
+      {11, kActive, true, false, 0},
+      {12, kActive, false, false, 0},
+  };
+  const Jobs burst = {
+      {10, kPending, true, false, 0},  {11, kActive, true, false, 0},
+      {12, kActive, false, false, 0},  {20, kPending, true, false, 0},
+      {21, kPending, true, false, 0},  {22, kPending, true, false, 0},
+      {23, kPending, false, false, 0},  // rigid: Slurm's backfill's
+  };
+  memory.record(round, {});
+  EXPECT_EQ(newWork(memory, round), "");
+  EXPECT_EQ(newWork(memory, burst),
+            "JobId=20 adaptive, pending since the last round (3 such jobs)");
+  // Requeued by a user or Slurm: new work once its last run has released its nodes.
+  EXPECT_EQ(newWork(memory, {{10, kPending, true, false, 0},
+                             {11, kPending, true, true, 0},
+                             {12, kActive, false, false, 0}}),
+            "");
+  EXPECT_EQ(newWork(memory, {{10, kPending, true, false, 0},
+                             {11, kPending, true, false, 0},
+                             {12, kActive, false, false, 0}})
+                .rfind("JobId=11 adaptive, pending", 0),
+            0u);
+  // After the round that saw the burst, it is nothing new.
+  memory.record(burst, {});
+  EXPECT_EQ(newWork(memory, burst), "");
+  memory.forget();
+  EXPECT_NE(newWork(memory, burst), "");
+}
+
+// One look for new work after the round of OwnActionsAreNoNewWork.
+struct Look {
+  const char* what;
+  Jobs jobs;
+  const char* reason;  // "" for none
+};
+
+// What a round did is no new work: a job it started (running), one it shrank, one it held, one
+// it requeued to be held, a placement Slurm did not take. A job it requeued to restart on new
+// nodes is, once its last run is done (Slurm then pushes its begin time out); a job it
+// started that then ends is too.
+TEST(RoundMemoryTest, OwnActionsAreNoNewWork) {
+  RoundMemory memory;
+  const Jobs round = {
+      {30, kActive, true, false, 0},   // requeued by the round to grow
+      {31, kPending, true, false, 0},  // started by the round
+      {32, kActive, true, false, 0},   // shrunk in place by the round
+      {33, kActive, false, false, 0},
+      {34, kPending, true, false, 0},  // held by the round
+      {35, kPending, true, false, 0},  // placed, but Slurm refused the update
+      {36, kActive, true, false, 0},   // requeued by the round to be held (preempted)
+  };
+  const Acted acted = {{32, false, false, false}, {31, true, false, false},
+                       {30, false, true, true},   {34, false, false, false},
+                       {35, false, false, false}, {36, false, true, false}};
+  // Jobs 30 to 36 with the states of 30, 31 and 36 given (the others as after the round).
+  const auto jobs = [](EventJob j30, EventJob j31, EventJob j36) {
+    return Jobs{j30,
+                j31,
+                {32, kActive, true, false, 0},
+                {33, kActive, false, false, 0},
+                {34, kPending, true, false, 0},
+                {35, kPending, true, false, 0},
+                j36};
+  };
+  const Jobs after_requeue = jobs({30, kPending, true, false, 0}, {31, kActive, true, false, 0},
+                                  {36, kPending, true, false, 0});
+  const Jobs restarted = jobs({30, kActive, true, false, 0}, {31, kActive, true, false, 0},
+                              {36, kPending, true, false, 0});
+  const std::vector<Look> looks = {
+      {"the round's own jobs", round, ""},
+      {"during the requeues", jobs({30, kPending, true, true, 0}, {31, kActive, true, false, 0},
+                                   {36, kPending, true, true, 0}),
+       ""},
+      {"the preempted job's run done",
+       jobs({30, kPending, true, true, 0}, {31, kActive, true, false, 0},
+            {36, kPending, true, false, 0}),
+       ""},
+      {"the restarting job's run done", after_requeue,
+       "JobId=30 requeued to restart, its last run done (1 such job)"},
+      {"restarted", restarted, ""},
+      {"started, then ended",
+       jobs({30, kActive, true, false, 0}, {31, kDone, true, false, 0},
+            {36, kPending, true, false, 0}),
+       "JobId=31 ended (1 job since the last round), 3 adaptive jobs pending"},
+  };
+  memory.record(round, acted);
+  for (const auto& look : looks) EXPECT_EQ(newWork(memory, look.jobs), look.reason) << look.what;
+  // The round that let job 30 begin placed it again: it waits like any job a round started.
+  memory.record(after_requeue, {{30, true, false, false}});
+  EXPECT_EQ(newWork(memory, after_requeue), "");
+  // The next round then sees them all running: still nothing new.
+  memory.record(restarted, {});
+  EXPECT_EQ(newWork(memory, restarted), "");
+}
+
+// A job requeued (by its user or by Slurm) after the round started it, or while it waited,
+// is new work again once its last run is done: Slurm's restart count tells.
+TEST(RoundMemoryTest, RequeuedAgainIsNewWork) {
+  RoundMemory memory;
+  const Jobs round = {{40, kPending, true, false, 1}, {41, kPending, true, false, 0}};
+  const Jobs waiting_requeued = {{40, kActive, true, false, 1}, {41, kPending, true, false, 1}};
+  memory.record(round, {{40, true, false, false}});  // started again by the round
+  EXPECT_EQ(newWork(memory, round), "");
+  EXPECT_EQ(newWork(memory, {{40, kActive, true, false, 1}, {41, kPending, true, false, 0}}), "");
+  EXPECT_EQ(newWork(memory, {{40, kPending, true, true, 2}, {41, kPending, true, false, 0}}), "");
+  EXPECT_EQ(newWork(memory, {{40, kPending, true, false, 2}, {41, kPending, true, false, 0}}),
+            "JobId=40 adaptive, pending since the last round (1 such job)");
+  // A pending job Slurm requeued (a failed launch): a round places it again.
+  EXPECT_EQ(newWork(memory, waiting_requeued).rfind("JobId=41 adaptive", 0), 0u);
+  // Requeued by the round to be held: it waits, with the count the requeue gave it.
+  memory.record(round, {{41, false, true, false}});
+  EXPECT_EQ(newWork(memory, waiting_requeued), "");
+}
+
+TEST(RoundMemoryTest, EndedJobsFreeResourcesForAdaptiveWork) {
+  RoundMemory memory;
+  const Jobs round = {
+      {40, kPending, true, false, 0},  // waits for GPUs
+      {41, kActive, false, false, 0},  // rigid
+      {42, kActive, true, false, 0},
+      {43, kDone, false, true, 0},  // ended, still completing at the round
+  };
+  const std::vector<Look> looks = {
+      {"the round's own jobs", round, ""},
+      {"a rigid job completing: its GPUs are freed once it is done",
+       {{40, kPending, true, false, 0},
+        {41, kDone, false, true, 0},
+        {42, kActive, true, false, 0},
+        {43, kDone, false, true, 0}},
+       ""},
+      {"a rigid job done",
+       {{40, kPending, true, false, 0},
+        {41, kDone, false, false, 0},
+        {42, kActive, true, false, 0},
+        {43, kDone, false, true, 0}},
+       "JobId=41 ended (1 job since the last round), 1 adaptive job pending"},
+      {"the completing job done",
+       {{40, kPending, true, false, 0},
+        {41, kActive, false, false, 0},
+        {42, kActive, true, false, 0},
+        {43, kDone, false, false, 0}},
+       "JobId=43 ended (1 job since the last round), 1 adaptive job pending"},
+      {"the completing job purged",
+       {{40, kPending, true, false, 0},
+        {41, kActive, false, false, 0},
+        {42, kActive, true, false, 0}},
+       "1 job ended since the last round, 1 adaptive job pending"},
+      {"a rigid job ending with no adaptive job waiting is Slurm's business",
+       {{40, kActive, true, false, 0},
+        {41, kDone, false, false, 0},
+        {42, kActive, true, false, 0},
+        {43, kDone, false, true, 0}},
+       ""},
+      {"an adaptive job ending frees GPUs the others may grow into",
+       {{40, kActive, true, false, 0},
+        {41, kActive, false, false, 0},
+        {42, kDone, true, false, 0},
+        {43, kDone, false, true, 0}},
+       "JobId=42 ended (1 job since the last round), 0 adaptive jobs pending"},
+  };
+  memory.record(round, {});
+  for (const auto& look : looks) EXPECT_EQ(newWork(memory, look.jobs), look.reason) << look.what;
+}
+
+EventTiming timing(int64_t interval_s, int64_t delay_s) {
+  return {interval_s * 1000, delay_s * 1000};
+}
+
+TEST(EventClockTest, WithoutEventsOnlyRegularRounds) {
+  const EventTiming regular = timing(60, 0);
+  EventClock clock(1000, regular);
+  EXPECT_EQ(clock.wake(regular), 61000);
+  EXPECT_EQ(clock.due(60999, regular), Due::kNothing);
+  EXPECT_EQ(clock.due(61000, regular), Due::kRound);
+  clock.ran(61000, regular);
+  EXPECT_EQ(clock.wake(regular), 121000);
+}
+
+TEST(EventClockTest, WorkFoundBeforeAnyRoundRunsItsRoundAtOnce) {
+  const EventTiming events = timing(300, 1);
+  EventClock clock(5000, events);
+  EXPECT_EQ(clock.due(6000, events), Due::kCheck);
+  clock.checked(6000, events, true);
+  EXPECT_GE(clock.wake(events), 0);
+  EXPECT_LE(clock.wake(events), 6000);
+  EXPECT_EQ(clock.due(6000, events), Due::kEventRound);
+}
+
+TEST(EventClockTest, ChecksEveryDelayAndRunsARoundForWorkFound) {
+  const EventTiming events = timing(300, 1);
+  EventClock clock(0, events);
+  EXPECT_EQ(clock.wake(events), 1000);
+  EXPECT_EQ(clock.due(999, events), Due::kNothing);
+  EXPECT_EQ(clock.due(1000, events), Due::kCheck);
+  clock.checked(1000, events, false);
+  EXPECT_EQ(clock.wake(events), 2000);
+  EXPECT_EQ(clock.due(2003, events), Due::kCheck);
+  clock.checked(2003, events, true);
+  EXPECT_EQ(clock.due(2003, events), Due::kEventRound);
+  EXPECT_LE(clock.wake(events), 2003);
+  clock.ran(2003, events);
+  // The next look a delay after that round; its work found waits for the rate limit only if
+  // a round ran less than a delay ago.
+  EXPECT_EQ(clock.wake(events), 3003);
+  EXPECT_EQ(clock.due(3003, events), Due::kCheck);
+  clock.checked(3003, events, true);
+  EXPECT_EQ(clock.due(3003, events), Due::kEventRound);
+  clock.ran(3003, events);
+  // A round starts the interval again.
+  EXPECT_EQ(clock.wake(timing(300, 0)), 303003);
+  // A regular round comes first, and work found shortly after it waits a delay.
+  clock.checked(303002, events, false);
+  EXPECT_EQ(clock.due(303003, events), Due::kRound);
+  const EventTiming slower = timing(300, 5);
+  clock.ran(303003, slower);
+  clock.checked(303100, slower, true);  // a check that came early
+  EXPECT_EQ(clock.due(303100, slower), Due::kNothing);
+  EXPECT_EQ(clock.wake(slower), 308003);
+  EXPECT_EQ(clock.due(308003, slower), Due::kEventRound);
+}
+
+// A burst of submissions over 3 s with checks each second costs at most one round per
+// second; none without new work.
+TEST(EventClockTest, BurstIsRateLimited) {
+  const EventTiming events = timing(300, 1);
+  EventClock clock(0, events);
+  RoundMemory memory;
+  Jobs jobs;
+  int rounds = 0, checks = 0;
+  for (int64_t now = 0; now <= 10000; now += 50) {
+    if (now >= 500 && now < 3500) {  // two submissions per 100 ms
+      jobs.push_back({static_cast<uint32_t>(100 + jobs.size()), kPending, true, false, 0});
+    }
+    switch (clock.due(now, events)) {
+      case Due::kCheck:
+        checks++;
+        clock.checked(now, events, memory.newWork(jobs).has_value());
+        break;
+      case Due::kEventRound:
+      case Due::kRound:
+        rounds++;
+        memory.record(jobs, {});
+        clock.ran(now, events);
+        break;
+      case Due::kNothing:
+        break;
+    }
+  }
+  EXPECT_EQ(jobs.size(), 60u);
+  EXPECT_GE(rounds, 2);
+  EXPECT_LE(rounds, 4);
+  EXPECT_GE(checks, 9);
+  EXPECT_LE(checks, 11);
+}
+
+}  // namespace
+}  // namespace pollux::service

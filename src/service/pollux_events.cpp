@@ -1,0 +1,140 @@
+// The event-round functions of pollux_service.h over event_rounds.hpp. Every entry point
+// that may throw catches everything: an exception must never unwind into slurmctld.
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <new>
+#include <vector>
+
+#include "common/schema/adaptive_comment.hpp"
+#include "event_rounds.hpp"
+#include "pollux_service.h"
+
+struct pollux_events {
+  pollux::service::RoundMemory memory;
+  pollux::service::EventClock clock;
+};
+
+namespace {
+
+using pollux::service::Due;
+using pollux::service::EventJob;
+using pollux::service::EventJobState;
+using pollux::service::EventTiming;
+using pollux::service::RoundAction;
+
+EventTiming timingOf(const pollux_service_t* service) {
+  return {pollux_service_interval(service) * int64_t{1000},
+          pollux_service_event_delay(service) * int64_t{1000}};
+}
+
+EventJobState stateOf(int state) {
+  switch (state) {
+    case POLLUX_JOB_PENDING: return EventJobState::kPending;
+    case POLLUX_JOB_RUNNING: return EventJobState::kActive;
+    default: return EventJobState::kDone;
+  }
+}
+
+std::vector<EventJob> jobsFrom(const pollux_event_job_t* jobs, size_t count) {
+  std::vector<EventJob> converted;
+  converted.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    const pollux_event_job_t& job = jobs[i];
+    converted.push_back({job.job_id, stateOf(job.state),
+                         job.comment && pollux::schema::asksForAdaptive(job.comment),
+                         job.completing != 0, job.restarts});
+  }
+  return converted;
+}
+
+// What each action of a carried-out plan did, as Slurm took it.
+std::vector<RoundAction> actionsOf(const pollux_plan_t* plan) {
+  std::vector<RoundAction> acted;
+  if (!plan) return acted;
+  for (size_t i = 0; i < plan->action_count; ++i) {
+    const pollux_action_t& action = plan->actions[i];
+    const bool taken = action.error_code == 0;
+    const bool requeued = taken && action.kind == POLLUX_ACTION_REQUEUE;
+    acted.push_back({action.job_id, taken && action.kind == POLLUX_ACTION_START, requeued,
+                     requeued && action.num_nodes > 0});
+  }
+  return acted;
+}
+
+int dueCode(Due due) {
+  switch (due) {
+    case Due::kCheck: return POLLUX_DUE_CHECK;
+    case Due::kEventRound: return POLLUX_DUE_EVENT_ROUND;
+    case Due::kRound: return POLLUX_DUE_ROUND;
+    case Due::kNothing: break;
+  }
+  return POLLUX_DUE_NOTHING;
+}
+
+bool invalidArray(const void* array, size_t count) { return !array && count; }
+
+}  // namespace
+
+extern "C" {
+
+pollux_events_t* pollux_events_create(const pollux_service_t* service, int64_t now_ms) {
+  return new (std::nothrow) pollux_events{{}, {now_ms, timingOf(service)}};
+}
+
+void pollux_events_destroy(pollux_events_t* events) { delete events; }
+
+int64_t pollux_events_wake(const pollux_events_t* events, const pollux_service_t* service) {
+  return events ? events->clock.wake(timingOf(service)) : INT64_MAX;
+}
+
+int pollux_events_due(const pollux_events_t* events, const pollux_service_t* service,
+                      int64_t now_ms) {
+  return events ? dueCode(events->clock.due(now_ms, timingOf(service))) : POLLUX_DUE_NOTHING;
+}
+
+int pollux_events_new_work(const pollux_events_t* events, const pollux_event_job_t* jobs,
+                           size_t count, char* reason, size_t reason_size) {
+  if (!events || invalidArray(jobs, count) || invalidArray(reason, reason_size)) {
+    errno = EINVAL;
+    return -1;
+  }
+  try {
+    const auto found = events->memory.newWork(jobsFrom(jobs, count));
+    if (!found) return 0;
+    if (reason_size) std::snprintf(reason, reason_size, "%s", found->c_str());
+    return 1;
+  } catch (...) {  // only std::bad_alloc: nothing else throws
+    errno = ENOMEM;
+    return -1;
+  }
+}
+
+void pollux_events_checked(pollux_events_t* events, const pollux_service_t* service,
+                           int64_t now_ms, int found) {
+  if (events) events->clock.checked(now_ms, timingOf(service), found != 0);
+}
+
+int pollux_events_record_round(pollux_events_t* events, const pollux_event_job_t* jobs,
+                               size_t count, const pollux_plan_t* plan) {
+  if (!events || invalidArray(jobs, count) ||
+      (plan && invalidArray(plan->actions, plan->action_count))) {
+    errno = EINVAL;
+    return -1;
+  }
+  try {
+    events->memory.record(jobsFrom(jobs, count), actionsOf(plan));
+    return 0;
+  } catch (...) {  // only std::bad_alloc: nothing else throws
+    events->memory.forget();
+    errno = ENOMEM;
+    return -1;
+  }
+}
+
+void pollux_events_ran(pollux_events_t* events, const pollux_service_t* service,
+                       int64_t ended_ms) {
+  if (events) events->clock.ran(ended_ms, timingOf(service));
+}
+
+}  // extern "C"

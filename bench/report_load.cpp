@@ -36,7 +36,7 @@
 
 #include <json/json.h>
 
-#include "common/auth/munge_credential.hpp"
+#include "munge/munge_credential.hpp"
 #include "common/schema/goodput_report.hpp"
 
 namespace {

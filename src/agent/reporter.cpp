@@ -4,7 +4,7 @@
 
 #include <json/json.h>
 
-#include "common/auth/munge_credential.hpp"
+#include "munge/munge_credential.hpp"
 #include "common/invalid_input.hpp"
 #include "log.hpp"
 #include "common/schema/json_reader.hpp"

@@ -10,7 +10,7 @@
 #include <json/json.h>
 
 #include "common/invalid_input.hpp"
-#include "common/schema/adaptive_comment.hpp"
+#include "common/slurm_text/adaptive_comment.hpp"
 #include "common/schema/snapshot_json.hpp"
 #include "service/event_rounds.hpp"
 #include "service/round_json.hpp"

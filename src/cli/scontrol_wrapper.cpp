@@ -15,7 +15,7 @@
 #include "client/http_client.hpp"
 #include "client/status_request.hpp"
 #include "client/status_text.hpp"
-#include "common/auth/munge_credential.hpp"
+#include "munge/munge_credential.hpp"
 #include "common/schema/json_reader.hpp"
 
 #ifndef REAL_SCONTROL

@@ -1,6 +1,6 @@
 #include "status_request.hpp"
 
-#include "common/auth/munge_credential.hpp"
+#include "munge/munge_credential.hpp"
 
 namespace pollux::client {
 

@@ -3,7 +3,7 @@
 #include <cctype>
 #include <regex>
 
-#include "common/auth/munge_credential.hpp"
+#include "munge/munge_credential.hpp"
 #include "common/invalid_input.hpp"
 #include "common/schema/goodput_report.hpp"
 #include "status_view.hpp"

@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "common/auth/munge_credential.hpp"
+#include "munge/munge_credential.hpp"
 #include "testing/private_munged.hpp"
 
 namespace pollux::service {

@@ -6,7 +6,7 @@
 #include <new>
 #include <vector>
 
-#include "common/schema/adaptive_comment.hpp"
+#include "common/slurm_text/adaptive_comment.hpp"
 #include "event_rounds.hpp"
 #include "pollux_service.h"
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "actions.hpp"
-#include "common/config/policy_config.hpp"
+#include "settings/policy_config.hpp"
 #include "job_store.hpp"
 #include "log.hpp"
 #include "common/policy/policy.hpp"

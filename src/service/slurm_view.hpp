@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "common/policy/policy.hpp"
-#include "common/schema/adaptive_comment.hpp"
-#include "common/schema/gres.hpp"
+#include "common/slurm_text/adaptive_comment.hpp"
+#include "common/slurm_text/gres.hpp"
 
 namespace pollux::service {
 

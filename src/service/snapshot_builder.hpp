@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "common/config/policy_config.hpp"
+#include "settings/policy_config.hpp"
 #include "job_store.hpp"
 #include "site_limits.hpp"
 #include "common/policy/policy.hpp"

@@ -1,13 +1,13 @@
 // sched/pollux's settings, read by the plugin and by its clients (the scontrol wrapper and
 // pollux-agent find the REST endpoint with them): `pollux_`-prefixed SchedulerParameters
-// tokens and pollux.conf. The deployment keys are here; the policy keys are the core's
-// (config/policy_config.hpp).
+// tokens and pollux.conf. The deployment keys are here; the policy keys are
+// policy_config.hpp's, which pollux-sim reads too.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "common/config/policy_config.hpp"
+#include "policy_config.hpp"
 
 namespace pollux::settings {
 

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "common/config/policy_config.hpp"
+#include "settings/policy_config.hpp"
 #include "common/text_number.hpp"
 
 namespace pollux::sim {

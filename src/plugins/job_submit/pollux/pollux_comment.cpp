@@ -5,8 +5,8 @@
 #include <string>
 
 #include "common/invalid_input.hpp"
-#include "common/schema/adaptive_comment.hpp"
-#include "common/schema/gres.hpp"
+#include "common/slurm_text/adaptive_comment.hpp"
+#include "common/slurm_text/gres.hpp"
 
 namespace {
 

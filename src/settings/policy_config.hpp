@@ -1,6 +1,6 @@
 // The policy's keys among sched/pollux's settings (SchedulerParameters and pollux.conf), read
 // the same way by the plugin and by `pollux-sim --params`. The plugin's deployment keys
-// (interval, REST endpoint, TLS, backfill) are src/settings', which applies these through here.
+// (interval, REST endpoint, TLS, backfill) are settings.hpp's, which applies these through here.
 #pragma once
 
 #include <string>

@@ -25,7 +25,7 @@
 #include <gtest/gtest.h>
 
 #include "testing/private_munged.hpp"
-#include "sha256.hpp"
+#include "common/auth/sha256.hpp"
 
 namespace pollux::auth {
 namespace {

@@ -4,7 +4,7 @@
 #include <memory>
 #include <type_traits>
 
-#include "sha256.hpp"
+#include "common/auth/sha256.hpp"
 
 namespace pollux::auth {
 

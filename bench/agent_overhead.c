@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* agent_overhead: a training loop for bench/agent-overhead. Each step is a calibrated amount of
  * busy CPU work (not a sleep), then pollux_report_step with every key and the decision and
  * checkpoint checks a real loop makes; under pollux-agent they talk to it, without it they are

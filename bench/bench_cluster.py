@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """A private single-machine Slurm cluster for the benchmark scripts (tests/cluster/cluster.sh)."""
 import os
 import shutil

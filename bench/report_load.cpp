@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Load generator for the plugin's report endpoint (bench/report-ingestion runs it).
 //
 //   report_load --url http://127.0.0.1:PORT --job ID [--socket MUNGE_SOCKET]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Running pollux-sim from the benchmark scripts: finding the build, one run, many at a time."""
 import concurrent.futures
 import json

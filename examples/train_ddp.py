@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Data-parallel PyTorch training under Pollux: handwritten digits (scikit-learn's 8x8 digits,
 shipped by Debian's python3-sklearn; nothing is downloaded).
 

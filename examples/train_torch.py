@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """An adaptive PyTorch training script for pollux-agent (CPU is enough).
 
 A tiny MLP learns a noisy linear function of synthetic data. Every optimizer step is reported

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Runs a fuzz target over every file of its corpus (tests/fuzz/TARGET: the seeds, what
 // fuzzing found worth keeping, and every crasher once fixed), so `make check` replays them
 // with the ordinary build. TARGET is the program's name without "_corpus".

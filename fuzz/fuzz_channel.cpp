@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // libFuzzer target: one packet from a training process on pollux-agent's local channel.
 #include <cstddef>
 #include <cstdint>

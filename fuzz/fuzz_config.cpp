@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // libFuzzer target: SchedulerParameters (the input's first line) and pollux.conf (the rest).
 #include <cstddef>
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // libFuzzer target: the goodput report body the plugin parses from any HTTP client, and the
 // plugin's reply the agent parses.
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // libFuzzer target: the policy snapshot pollux-policy reads on stdin.
 #include <cstddef>
 #include <cstdint>

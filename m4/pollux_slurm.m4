@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # POLLUX_WITH_SLURM: locate Slurm's headers (--with-slurm=DIR, default /usr) and the plugin
 # directory (--with-slurm-plugindir, default that Slurm's own: DIR/lib/slurm, or Debian's
 # multiarch slurm-wlm dir). The plugin must be built against the exact Slurm release it is

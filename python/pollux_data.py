@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Data for an adaptive job: every rank's share of each step's batch, resumable anywhere.
 
 pollux-agent changes a job's batch size (its decision: local_bsz per replica, accumulation

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """A drop-in data-parallel training step for Pollux: DistributedDataParallel whose gradient
 all-reduce, every few steps, also carries what the job must agree on.
 

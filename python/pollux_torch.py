@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """PyTorch's side of Pollux: gradient noise statistics for pollux-agent's `step` message, the
 job's process group, the learning-rate rule and checkpoints.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """A training loop's side of the pollux-agent channel (standard library only).
 
 The Python twin of include/pollux/pollux_train.h, which specifies the protocol: pollux-agent

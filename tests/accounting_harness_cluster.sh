@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The test clusters' accounting (tests/cluster/accounting.sh): a private MariaDB and slurmdbd
 # on loopback, and a cluster (stock sched/backfill, no pollux plugin) that accounts to them
 # with AccountingStorageEnforce=limits,qos. A QOS gpu2 (MaxTRESPerUser=gres/gpu=2) holds the

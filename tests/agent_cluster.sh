@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # End to end on a real local cluster (tests/cluster/cluster.sh) with sched/pollux: adaptive
 # jobs run `srun pollux-agent -- pollux-emulate`, their agents report, Pollux resizes them
 # through requeue, they resume from their checkpoints without losing progress, the agents

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # pollux-agent as the node's launcher, without Slurm: one worker per GPU of the node with
 # torchrun's environment contract, CUDA_VISIBLE_DEVICES narrowed to each worker's GPU; a
 # failing worker stops its siblings at once and the agent exits with its status; a bad

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # examples/train_ddp.py as an ML user submits it, on the real test cluster with sched/pollux:
 # CPU workers (gloo), one per fake GPU, started by `srun pollux-agent` with torchrun's
 # environment. Nodes get 2 GPUs each. Rigid jobs hold the v100 nodes and one GPU of each a100

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # examples/train_ddp.py under pollux-agent without Slurm (the plugin unreachable): two workers
 # with torchrun's environment train to the accuracy of one process alone (within 1 point);
 # a SIGTERM to the agent makes both workers stop at the same step and rank 0 checkpoint;

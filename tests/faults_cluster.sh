@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Faults on a real local cluster with sched/pollux and adaptive jobs under pollux-agent:
 #  1. slurmctld killed with SIGKILL in the middle of a resize (after the requeue, before the
 #     job starts again): no job lost, none left held, the plugin's state restored;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * LD_PRELOAD library for tests/faults_cluster.sh: makes GLPK fail inside a real slurmctld.
  * glp_intopt and glp_simplex read the file named by POLLUX_GLPK_FAULT_FILE on every call:

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # DefCpuPerGPU and DefMemPerGPU, slurm.conf's and a partition's: select/cons_tres gives a GPU
 # job that asked for no CPUs or memory per GPU those defaults, so sched/pollux counts them
 # when it places an adaptive job: only on a node whose free CPUs and memory cover them, and

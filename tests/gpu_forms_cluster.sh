@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Rigid jobs ask for GPUs in every form Slurm takes, not only --gres=gpu:N: --gpus (per job),
 # --gpus-per-task, --gpus-per-node. sched/pollux counts the GPUs each node's jobs hold as
 # Slurm does, however they asked, so it never places an adaptive job on GPUs a rigid job

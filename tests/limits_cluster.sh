@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # QOS and association limits under slurmdbd with a real MariaDB (AccountingStorageEnforce=
 # limits,qos), licenses, a partition's MaxNodes and MaxTime, Slurm's priority (nice) and
 # fairshare between two accounts: sched/pollux places a job only as large as Slurm would start

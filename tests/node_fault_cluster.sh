@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A node fails while sched/pollux grows a job onto it: the slurmd of a node in the job's new
 # placement is SIGKILLed right after the requeue-to-grow. Slurm marks the node DOWN; the job
 # must not be lost nor left pending or held for a placement that can never start: the plugin

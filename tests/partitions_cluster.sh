@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Partitions: an adaptive job runs only on the nodes of its partition (Slurm would never start
 # it elsewhere), even where GPUs of a faster type are free outside it.
 set -eu

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # sched/pollux inside a real slurmctld (tests/cluster/cluster.sh: munged, slurmctld, four
 # slurmd with fake a100/v100 GPUs on private ports): adaptive jobs are placed, grown through
 # requeue after a report, made to yield to a waiting rigid job; rigid jobs get Slurm's

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # pollux-fit end to end: real profiles give a table and valid JSON; bad input exits 2.
 set -eu
 fit="${POLLUX_BUILDDIR:-..}/src/cli/pollux-fit"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # pollux-policy end to end: a snapshot gives a decision within capacity; bad input exits 2
 # with a message naming the problem and nothing on stdout.
 set -eu

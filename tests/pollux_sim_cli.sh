@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # pollux-sim end to end: a shipped workload under fifo and tiresias gives the JSON summary;
 # pollux writes per-job rows and honours --params; event rounds start jobs sooner; bad input exits 2 with a message and
 # nothing on stdout.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Golden rounds: every round recorded from the real test cluster (tests/data/rounds/NAME.round.json,
 # see its README) planned again by pollux-replay must give exactly its expected plan
 # (NAME.plan.json). A change of behaviour shows here as a difference, action by action.

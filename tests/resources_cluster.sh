@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # CPUs and memory, not only GPUs: on a real cluster with memory as a consumable resource
 # (CR_Core_Memory; two CPUs and 2000 MB per node), sched/pollux places adaptive jobs only on
 # nodes whose free CPUs and memory cover their --cpus-per-task and --mem, and holds a job no

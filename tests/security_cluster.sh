@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Forged and misused credentials against sched/pollux inside a real slurmctld: reports and
 # status reads. Every case must get the documented status (and a status read no more than the
 # caller may see); the table of cases is printed.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # In-place shrink on a real local cluster: an adaptive job whose script runs
 # `pollux-agent --launch` grows (through requeue) to both a100 nodes; a rigid job that needs
 # one of them makes sched/pollux shrink it in place. Its step checkpoints, the launcher shrinks

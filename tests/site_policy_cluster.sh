@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Site policy: sched/pollux places an adaptive job only where and when Slurm itself would
 # start it, and never undoes a hold it did not set. Each case checks what Slurm shows.
 set -eu

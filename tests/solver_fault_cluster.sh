@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # GLPK failing inside a real slurmctld: slurmctld runs with tests/glpk_fault.c preloaded,
 # which makes glp_intopt/glp_simplex raise a GLPK internal error or report an exhausted time
 # limit while a control file says so. Each such round must keep the current allocations (no

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Event rounds (pollux_event_delay) on a real cluster with a long pollux_interval (300 s), so
 # that every round in the test is an event round: an adaptive job submitted to the idle
 # cluster runs within a few seconds; the round it needed does not start more rounds by

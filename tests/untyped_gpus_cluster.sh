@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Nodes whose GPUs have no type (Gres=gpu:4, gres.conf without Type=): sched/pollux places
 # adaptive jobs on them and then leaves a job that keeps its allocation alone, round after
 # round (it used to requeue such a job every round, finding its untyped GPUs of no type).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # sched_pollux.so inside a real slurmctld under valgrind memcheck: slurmctld reconfigures
 # with an adaptive job placed, two adaptive jobs under pollux-agent report and are grown
 # through requeues, a rigid job runs beside them, status and metrics are read, then

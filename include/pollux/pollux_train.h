@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* pollux_train.h: a training loop's side of the pollux-agent channel (header-only, C99).
  *
  * pollux-agent starts the training command with POLLUX_AGENT_SOCKET set to the path of a UNIX

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """A port for a test's gloo rendezvous (MASTER_PORT)."""
 
 import random

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """pollux_data: every example once per epoch whatever the replicas and batch sizes, resumable
 at any position with other ones; bad decisions and checkpoints refused."""
 

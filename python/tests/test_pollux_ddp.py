@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """pollux_ddp with real torch.distributed (two gloo processes on CPU): the same parameters as
 one process training on the whole batch, the gradient noise measured in DDP's own all-reduce,
 one rank's checkpoint request and rank 0's decision seen by both ranks at the same step (the

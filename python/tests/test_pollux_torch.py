@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """pollux_torch's gradient noise estimates against known truths, with real torch on CPU.
 
 Tolerances: averaged over many draws (fixed seeds), the unbiased estimates must land within 5 %

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """pollux_train against a fake agent (a SOCK_SEQPACKET listening socket in a temp dir), and
 examples/train_torch.py end to end under a fake agent."""
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // pollux-agent's main loop: starts the node's training processes (workers.hpp), serves the
 // channel, hands decisions over, turns SIGTERM into a checkpoint request within the grace
 // time, stops every worker when one fails (as torchrun does), and keeps the measurements in

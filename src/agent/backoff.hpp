@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Retry delays after failed reports: exponential with "equal jitter" (half fixed, half random),
 // so agents that lost slurmctld together do not come back together.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Messages of the local channel between a training process and pollux-agent (the protocol is
 // specified in include/pollux/pollux_train.h and pollux-agent(1)).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The agent's end of the local channel: a UNIX SOCK_SEQPACKET socket in a private directory;
 // each accepted trainer connection delivers one message per packet.
 #pragma once

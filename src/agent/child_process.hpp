@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // A child of the agent (the training command, or srun under --launch): started with extra
 // environment variables and the default signal mask, signalled, and reaped.
 #pragma once

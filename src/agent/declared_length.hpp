@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // A job's declared length and the work done towards it, in the goodput model's unit: examples
 // at the job's initial batch size with statistical efficiency applied (what goodput counts per
 // second, and how AdaptDL's simulator counts progress). Each step the trainer reports adds

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The agent's progress towards a declared length, against hand-computed cases: the examples
 // of each step times the statistical efficiency of its batch, across a restart.
 #include "declared_length.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // What the agent's threads share: the measurements, the GPU type the job runs on and the
 // decision to hand to the trainer. Every member is guarded by `mutex`.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // `pollux-agent --launch`, run by an adaptive job's batch script: starts the job's step itself
 // (srun, one agent per task) and, when sched/pollux shrinks the job in place, shrinks the job
 // and starts the step again inside it. The plugin asks the step to checkpoint (SIGTERM to the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // pollux-agent's log: one line per event on stderr (Slurm puts it in the job's output),
 // prefixed with the job and task, written with one write(2) so threads do not interleave.
 #pragma once

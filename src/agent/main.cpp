@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // pollux-agent: `srun pollux-agent [OPTIONS] -- COMMAND` in an adaptive job's script, or
 // `pollux-agent --launch [OPTIONS] -- COMMAND` to let it start (and restart) the step itself.
 #include <signal.h>

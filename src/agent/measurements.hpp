@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // What the agent has measured of its job, kept across restarts: step times by GPU type and
 // placement, gradient noise, progress, batch limits, the time restarts take and the declared
 // length with the work done towards it. Pure logic: the agent saves toJson() in its state

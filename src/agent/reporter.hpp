@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The agent's thread that talks to sched/pollux: the first task POSTs goodput reports (with a
 // MUNGE credential) at a bounded rate; the other tasks only read the job's decision. Failed
 // requests are retried with exponential backoff and jitter; training goes on meanwhile on the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #include "slurm_env.hpp"
 
 #include <algorithm>

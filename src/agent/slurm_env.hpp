@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The job step as Slurm describes it to each task through its environment.
 #pragma once
 

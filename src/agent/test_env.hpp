@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Test support: a fake environment for the readers of slurm_env.hpp and workers.hpp.
 #pragma once
 

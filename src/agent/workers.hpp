@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The training processes pollux-agent starts on its node, as torchrun would: by default one
 // per GPU the job holds there, each with torchrun's environment contract (RANK, LOCAL_RANK,
 // WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT), so that a script

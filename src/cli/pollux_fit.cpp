@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // pollux-fit: fit the Pollux throughput model to an application profile and show how well
 // the model fitted on small placements predicts the large ones.
 #include <getopt.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // pollux-policy: one scheduling round. Snapshot JSON on stdin, decision JSON on stdout.
 #include <cstdio>
 #include <iostream>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // pollux-replay: one recorded sched/pollux round (as pollux_dump_rounds writes it) planned
 // again, offline: the plan JSON on stdout, or with --snapshot the policy snapshot the round
 // gives (what pollux-policy reads); with --events, for rounds recorded one after another,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // scontrol wrapper: answers `scontrol show pollux [job=ID] [--json]` from sched/pollux's REST
 // endpoint and hands every other command to the real scontrol unchanged.
 #include <strings.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Where sched/pollux listens and which munged socket Slurm uses, read from the same slurm.conf
 // (SLURM_CONF honoured) and pollux.conf beside it, so clients need no settings of their own.
 #pragma once

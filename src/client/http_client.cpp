@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #include "http_client.hpp"
 
 #include <curl/curl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // A small blocking HTTP client over libcurl: one handle per client, so connections are reused.
 #pragma once
 

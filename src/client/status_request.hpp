@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Reads of sched/pollux's status (GET /v1/status, /v1/jobs/<id>), which the plugin answers only
 // with a MUNGE credential whose payload is "pollux-status/1 <path>".
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // How `scontrol show pollux` writes entries of sched/pollux's status JSON as text.
 #pragma once
 

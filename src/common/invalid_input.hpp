@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Error raised by the core when its inputs are unusable (NaN, infinite, out of range).
 #pragma once
 

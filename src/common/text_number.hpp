@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Strict parsing of numbers written as text (command lines, the environment, configuration,
 // the trainer's channel): the whole text and nothing else, in plain decimal notation.
 #pragma once

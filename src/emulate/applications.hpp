@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The applications pollux-emulate replays: their measured profiles and their datasets.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The emulator's checkpoint file: its training state, written atomically.
 #pragma once
 

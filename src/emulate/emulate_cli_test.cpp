@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // pollux-emulate as a process, alone and under a fake pollux-agent: reports, a decision applied
 // from the next step, checkpoints on request and on SIGTERM, a resumed run that continues where
 // the first stopped, wall time under time scaling, the waiting tasks, and bad input.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // An emulated training job: what one optimizer step of an application takes and achieves on
 // a placement, from its measured profile. Pure logic, no clock and no I/O.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // What pollux-emulate takes from Slurm's and pollux-agent's environment (options override).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // pollux-emulate: an application's measured profile replayed as a training job.
 #include <cstdio>
 #include <cstdlib>

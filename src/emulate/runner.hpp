@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // pollux-emulate's run in wall time: the step loop of the job's first task and the wait of the
 // others, talking to pollux-agent through <pollux/pollux_train.h>, checkpointing, and stopping
 // when the agent or a signal asks.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // When each emulated step ends in wall time. A step of P profile seconds lasts P / time_scale,
 // counted from the previous step's deadline rather than from when the process woke up, so
 // sleep overshoot does not accumulate over many short steps.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Shared by pollux-emulate's tests: the shipped profiles and scratch folders.
 #pragma once
 

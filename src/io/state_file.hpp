@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Saving a JSON state file atomically and reading it back (sched/pollux under
 // StateSaveLocation, pollux-agent beside the job).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Reading a whole text file (configuration, certificates, saved state).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // MUNGE credentials of the REST API (docs/design.md sections 6.1 and 6.2). A goodput report's
 // payload binds the job id and the SHA-256 of the body; a status read's payload binds the path
 // it reads. The plugin decodes them through munged (which rejects expired and replayed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Runs against a REAL munged: the suite starts a private one as user munge (so it must run as
 // root, as CI does) in a fresh temp dir, and stops it by its PID at the end.
 #include "munge_credential.hpp"

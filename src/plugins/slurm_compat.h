@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Every difference between the Slurm releases the plugins are built against (22.05, 24.11,
  * 25.11, 26.05), in one place: the only file with SLURM_VERSION_NUMBER checks. The shims

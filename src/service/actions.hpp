@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The difference between what Slurm runs and what the policy decided, as actions.
 #pragma once
 

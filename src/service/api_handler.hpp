@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The REST API of sched/pollux (docs/design.md section 6.1):
 //   POST /v1/jobs/<id>/report   goodput report -> current decision
 //   GET  /v1/status             what the scheduler believes (scontrol show pollux)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The REST handler's checks and their order, with credentials from a REAL private munged.
 #include "api_handler.hpp"
 

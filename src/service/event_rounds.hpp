@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Event rounds (pollux_event_delay): new work starts a round before the next regular one.
 //
 // New work is an adaptive job pending (and done completing) that the last round did not see

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // A job's life as sched/pollux follows it, as one state machine: named phases, one transition
 // from what Slurm shows of the job each round (observe), one from what Pollux did to it
 // (afterAction), and what the round may do with the job in its phase (treatmentOf).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // What sched/pollux knows of each job between rounds: owner, latest goodput report, restarts,
 // last decision and status. Shared by the round (one thread) and the REST handlers (a pool).
 #pragma once

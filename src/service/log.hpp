@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // How the service writes to slurmctld's log: one call per line.
 #pragma once
 

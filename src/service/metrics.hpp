@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Counters sched/pollux exposes at GET /metrics (OpenMetrics text for Prometheus).
 #pragma once
 

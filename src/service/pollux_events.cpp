@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The event-round functions of pollux_service.h over event_rounds.hpp. Every entry point
 // that may throw catches everything: an exception must never unwind into slurmctld.
 #include <cerrno>

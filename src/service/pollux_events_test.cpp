@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The event-round functions of pollux_service.h, as the shim calls them.
 #include <cerrno>
 #include <memory>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The C interface of pollux_service.h over the C++ Service. Every entry point catches
 // everything: an exception must never unwind into slurmctld.
 #include "pollux_service.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The one interface between the sched/pollux C shim (Slurm's ABI, its thread, its RPCs)
  * and the C++ service (REST endpoint, job models, policy rounds, saved state).

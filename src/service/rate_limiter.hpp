@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // A token bucket: at most `rate` events per second on average, bursts up to `rate`.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The plugin's HTTP(S) endpoint: a libmicrohttpd daemon that buffers each request, size-limited,
 // and hands complete requests to one handler. Routing, authentication and JSON are the handler's.
 #pragma once

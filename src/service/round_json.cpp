@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #include "round_json.hpp"
 
 #include "common/invalid_input.hpp"

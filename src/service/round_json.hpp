@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // JSON forms of a round and its plan: what `pollux_dump_rounds` writes and pollux-replay reads.
 #pragma once
 

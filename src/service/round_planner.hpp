@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // One scheduling round as a function, free of Slurm: what Slurm runs and what the job store
 // knows go in; the actions that bring Slurm to the policy's decision come out.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The sched/pollux service behind pollux_service.h, free of Slurm and of C types:
 // configuration, job store, REST endpoint, scheduling rounds and saved state.
 #pragma once

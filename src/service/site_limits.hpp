@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // A site's QOS and association limits (Slurm's accounting, AccountingStorageEnforce=limits,qos)
 // as the policy applies them ahead, so that Slurm starts every job it places: limits on running
 // jobs keep a job back, a limit on one job's GPUs caps it, and limits that jobs share (a group's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // What a site's Slurm policy allows a job: whether Slurm would start it at all, and on which
 // nodes (partitions, reservations, constraints, excluded nodes, the user's node list). The
 // policy places jobs only where these allow, so that Slurm starts what Pollux decides.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // What the service knows of Slurm's jobs and nodes in a round, parsed from the shim's views.
 #pragma once
 

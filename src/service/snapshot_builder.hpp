@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Turns Slurm's jobs and nodes plus what the store knows into a policy snapshot.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // What one caller may read of the published status (GET /v1/status, /v1/jobs/<id>). Root,
 // SlurmUser and a job's owner see the job in full; other users see only what Slurm itself shows
 // every user of it (squeue, and scontrol show job with the AdminComment the plugin writes), and

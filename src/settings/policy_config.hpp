@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The policy's keys among sched/pollux's settings (SchedulerParameters and pollux.conf), read
 // the same way by the plugin and by `pollux-sim --params`. The plugin's deployment keys
 // (interval, REST endpoint, TLS, backfill) are settings.hpp's, which applies these through here.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // sched/pollux's settings, read by the plugin and by its clients (the scontrol wrapper and
 // pollux-agent find the REST endpoint with them): `pollux_`-prefixed SchedulerParameters
 // tokens and pollux.conf. The deployment keys are here; the policy keys are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // FIFO with backfill and Tiresias on tiny workloads of the synthetic application.
 #include <gtest/gtest.h>
 

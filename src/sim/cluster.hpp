@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The simulated cluster: nodes of one or more GPU types, from a spec like "t4:16x4,rtx:3x8".
 #pragma once
 

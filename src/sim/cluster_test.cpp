@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #include "cluster.hpp"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Everything a run needs, loaded and checked before the simulation starts.
 #pragma once
 

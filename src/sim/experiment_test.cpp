@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Loading a run's inputs, bad-input errors, and an end-to-end run on the shipped traces.
 #include "experiment.hpp"
 

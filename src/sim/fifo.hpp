@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // First-come first-served rigid jobs with EASY backfill, as stock Slurm runs them.
 #pragma once
 

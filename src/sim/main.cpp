@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // pollux-sim: replay a workload on a simulated GPU cluster under a scheduling policy.
 #include <unistd.h>
 

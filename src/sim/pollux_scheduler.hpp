@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The Pollux policy (pollux::policy::schedule) driven from the simulated cluster's state.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Presenting a simulation: summary as text or JSON, the allocation timeline as CSV or a plot.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // What rigid (baseline) jobs share: the user's GPU count and batch size, and node packing.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // What every simulated scheduling policy does once per round.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // A simulated training job: its allocation, progress towards its target, and what it measured.
 #pragma once
 

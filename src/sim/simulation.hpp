@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The round-based simulation loop: arrivals, one scheduling decision per round, training.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Helpers for the simulator's unit tests: temporary files and a tiny synthetic application.
 #pragma once
 

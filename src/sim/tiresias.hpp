@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Tiresias' discretized two-dimensional least-attained-service policy (Gu et al., NSDI'19).
 #pragma once
 

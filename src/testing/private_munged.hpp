@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Test support (header only, for test programs; in no library): a private munged, running as
 // user munge in the foreground as our child in a fresh temp dir, and stopped by its PID.
 // Tests that need MUNGE start one; they must run as root, as CI does.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Test support: where the AdaptDL traces shipped with the package are, for unit tests.
 #pragma once
 

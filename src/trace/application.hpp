@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // An application's profiles: step times per GPU type and its validation curves.
 #pragma once
 

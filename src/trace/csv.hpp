@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Reading the comma-separated trace files: columns located by header name, errors with file:line.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // How well a throughput model fitted on small placements predicts larger ones.
 #pragma once
 

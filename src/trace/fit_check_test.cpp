@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Fits each AdaptDL application on its placements of up to 4 GPUs and predicts the larger ones.
 #include "fit_check.hpp"
 

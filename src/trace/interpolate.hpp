@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Piecewise-linear interpolation helpers shared by the profile and validation-curve lookups.
 #pragma once
 

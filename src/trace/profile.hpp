@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Reading application profiles (placements, scalability and validation curves) from disk.
 // Columns are found by header name, so both the AdaptDL and the Sia column orders work.
 #pragma once

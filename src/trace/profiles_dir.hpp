@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Where the application profiles shipped with the package are.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // One application's measured step times on one GPU type, interpolated for any allocation.
 #pragma once
 

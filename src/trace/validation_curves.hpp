@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Statistical efficiency over training: gradient statistics from validation-B.csv runs.
 #pragma once
 

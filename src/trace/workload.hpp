@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Reading a workload: which jobs arrive when, running which application profile.
 #pragma once
 

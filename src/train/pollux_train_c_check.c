@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* pollux_train.h compiled as strict C99 (-std=c99 -pedantic -Werror). pollux_train_test.cpp
  * calls these wrappers to check that the C build sends the same lines as the C++ build. */
 #include <pollux/pollux_train.h>

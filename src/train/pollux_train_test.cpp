@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // pollux_train.h against a fake agent: a listening SOCK_SEQPACKET socket in a temp dir, named
 // by POLLUX_AGENT_SOCKET as pollux-agent does.
 #include <pollux/pollux_train.h>

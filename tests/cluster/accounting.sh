@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Slurm accounting for a cluster.sh test cluster: a private MariaDB and slurmdbd on loopback,
 # all under RUN_DIR/dbd (which may be the cluster's own run dir, or any other).
 #

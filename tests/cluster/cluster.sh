@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A real single-machine Slurm cluster for integration tests: a private munged, slurmctld and
 # four slurmd (n1,n2: 4 x a100; n3,n4: 4 x v100 fake GPUs), in a fresh run dir on private ports.
 #

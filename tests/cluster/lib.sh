@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Shell helpers for scripts that drive a cluster.sh cluster (source after RUN_DIR/env).
 
 fail() { echo "FAIL: $*" >&2; exit 1; }

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # free_port_block LOW HIGH COUNT: prints a base port P, a multiple of COUNT in LOW..HIGH, with
 # P..P+COUNT-1 free on 127.0.0.1 (empty if none was found). Test clusters take their ports
 # below Linux's ephemeral ones (32768-60999), which any outgoing connection may take between

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Slurm's AuthInfo setting, as slurm.conf gives it to slurmctld and to clients alike.
 #pragma once
 

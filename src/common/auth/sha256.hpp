@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // SHA-256 of report bodies, for the payload of their MUNGE credential (docs/design.md section 6.1).
 #pragma once
 

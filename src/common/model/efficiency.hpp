@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Statistical efficiency from the gradient noise scale, and learning-rate scaling rules.
 #pragma once
 

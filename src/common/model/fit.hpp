@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Fitting a job's throughput model (PerfParams) to measured step times.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Goodput = throughput x statistical efficiency, and the best batch size for an allocation.
 #pragma once
 

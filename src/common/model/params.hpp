@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Parameters of a job's goodput model (docs/design.md section 4).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Pollux's throughput model: predicted step time and examples per second.
 #pragma once
 

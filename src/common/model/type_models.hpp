@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // A job's throughput models, one per GPU type, measured or estimated from relative speeds.
 #pragma once
 

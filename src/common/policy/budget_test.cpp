@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Budgets: site limits on the GPUs that groups of jobs hold together (Snapshot::budgets).
 #include <string>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The completion-time objective (Params::objective == kJct, docs/design.md section 5.4).
 //
 // Jobs that declared their length are re-decided after the goodput round, in the GPUs the

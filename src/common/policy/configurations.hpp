@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Candidate configurations (GPU type, GPU count, node count) per job, Sia-style.
 #pragma once
 

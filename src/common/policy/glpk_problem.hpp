@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // A small RAII wrapper around one GLPK integer program with binary columns and <= rows.
 // GLPK internal errors never abort the process: they are trapped and reported as a status.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // A job's goodput on each GPU type and configuration, each computed once per round.
 #pragma once
 

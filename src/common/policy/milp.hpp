@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The allocation MILP: each job picks at most one weighted option; GPUs and whole nodes of
 // each GPU type stay within what is free, and the GPUs of the jobs sharing a budget within it.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Solving allocation MILPs too big to solve exactly within a round.
 //
 // Small instances (at most `exact_jobs` jobs) are solved exactly by solveMilp. Larger ones by

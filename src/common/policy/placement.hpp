@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Turns chosen configurations into GPUs on concrete nodes.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // One scheduling round: which jobs get how many GPUs of which type on which nodes, and with
 // which batch size, to maximise fairness-weighted goodput speedups (docs/design.md section 5).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Slurm's priority in the policy (Params::priority_weight, PriorityScale).
 #include <gtest/gtest.h>
 

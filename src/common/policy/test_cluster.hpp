@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Builders of nodes and jobs shared by the policy tests.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #include "goodput_report.hpp"
 
 #include "common/invalid_input.hpp"

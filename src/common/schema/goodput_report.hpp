@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The goodput report an agent POSTs to /v1/jobs/<jobid>/report, and the plugin's reply
 // (docs/design.md section 6.1).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Strict reading of JSON documents: every error names the path of the offending value.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // JSON forms of the goodput model's inputs, shared by the snapshot and the goodput report.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The policy snapshot and decision JSON documents (docs/design.md section 6.3).
 #pragma once
 

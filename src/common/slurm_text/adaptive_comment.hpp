@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The job comment that marks a Slurm job as adaptive (sbatch --comment=...).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // GPUs in Slurm's GRES strings ("gpu:a100:4", "gres/gpu:a100=2", "gpu:(null):2(IDX:0-1)"),
 // as job requests, node definitions and GPUs in use show them. Shared by sched/pollux and
 // job_submit/pollux.

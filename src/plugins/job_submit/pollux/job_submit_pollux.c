@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * job_submit/pollux: recognises adaptive jobs (sbatch --comment=adaptive[:options]) at
  * submission, rejects a malformed comment with the reason, and makes adaptive jobs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The job_submit/pollux shim's one call into the C++ core. */
 #ifndef POLLUX_COMMENT_H
 #define POLLUX_COMMENT_H

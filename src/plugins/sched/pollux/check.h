@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The checks of the shim's C unit tests (C has no GoogleTest): CHECK counts a failed
  * condition and names it; check_summary() prints the outcome and gives the exit status. */
 #ifndef POLLUX_SHIM_CHECK_H

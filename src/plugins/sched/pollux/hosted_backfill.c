@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * sched/pollux's host for Slurm's sched/backfill: rigid jobs keep Slurm's own backfill,
  * loaded with dlopen() and started, reconfigured and stopped with the plugin.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Slurm's sched/backfill hosted inside sched/pollux for rigid jobs: sched_backfill.so loaded
  * from PluginDir and driven through its own plugin ABI (init, fini, sched_p_reconfig).

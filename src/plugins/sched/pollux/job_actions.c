@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * sched/pollux's actions on Slurm's jobs: a round's plan carried out, one libslurm call (or
  * two, for a requeue) per action, in the plan's order.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The actions of a round's plan carried out on Slurm's jobs: start (place), hold, requeue and
  * shrink, each through libslurm (slurm_update_job, the requeue and step signal calls of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * sched/pollux's load of Slurm's records for a round and the views filled from them: the
  * RPCs that read slurmctld's jobs, nodes, partitions, reservations, licenses and limits, and

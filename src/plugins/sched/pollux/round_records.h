@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Slurm's records for one round, loaded from slurmctld (jobs, nodes, partitions,
  * reservations, licenses and, where Slurm enforces them, QOS and association limits), and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * sched/pollux: Slurm's scheduler ABI for Pollux for Slurm.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Slurm's records as the views of pollux_service.h (see slurm_round.h). */
 #include <errno.h>
 #include <stdlib.h>

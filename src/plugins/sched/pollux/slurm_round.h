@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Slurm's jobs, nodes, partitions, reservations and licenses as one pollux_round_t: the shim's
  * conversions, one function per Slurm object kind. They read only what they are given (no

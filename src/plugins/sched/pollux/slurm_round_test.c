@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The shim's conversions (slurm_round.c) on fake Slurm records: no slurmctld, no RPC. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,6 +2,7 @@
 #include "job_store.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 
 #include "common/invalid_input.hpp"
@@ -55,10 +56,9 @@ Refusal refusalFromJson(const schema::JsonField& refused) {
   const std::string circumstances = refused["circumstances"].string();
   Refusal refusal{refused["reason"].string(),
                   static_cast<int>(refused["gpus"].integer(0, 1L << 30)), 0};
-  try {
-    if (circumstances.find_first_not_of("0123456789") != std::string::npos) throw std::exception();
-    refusal.circumstances = std::stoull(circumstances);
-  } catch (const std::exception&) {
+  const char* end = circumstances.data() + circumstances.size();
+  const auto [stop, error] = std::from_chars(circumstances.data(), end, refusal.circumstances);
+  if (error != std::errc() || stop != end) {
     throw InvalidInput(refused["circumstances"].path() + ": not a 64-bit decimal number");
   }
   return refusal;

@@ -25,7 +25,9 @@ wait_until 30 "slurmctld registered with slurmdbd" \
   sacctmgr -i add account acct2 cluster="$ACCOUNTING_CLUSTER"
   sacctmgr -i add user daemon account=acct2
   sacctmgr -i add qos gpu2 MaxTRESPerUser=gres/gpu=2
-  sacctmgr -i modify user daemon set qos=normal,gpu2
+  sacctmgr -i add qos cpu2 MaxTRESPerUser=cpu=2
+  sacctmgr -i add qos node1 MaxTRESPerJob=node=1
+  sacctmgr -i modify user daemon set qos=normal,gpu2,cpu2,node1
 } > sacctmgr.out
 printf '#!/bin/sh\nsleep 600\n' > job.sh
 chmod 644 job.sh
@@ -76,6 +78,26 @@ waits_for "$q3" QOSMaxGRESPerUser
 root_job=$(sbatch --parsable --comment=adaptive:min_gpus=4,max_gpus=4 -o /dev/null job.sh)
 wait_until 30 "root's job $root_job running beside them" is_running "$root_job"
 cancel_all "$q1" "$q2" "$q3" "$root_job"
+
+step "QOS cpu2 (MaxTRESPerUser=cpu=2): daemon's third job waits, never placed, for the CPUs"
+c1=$(as_daemon_adaptive --qos=cpu2 adaptive:max_gpus=8)
+c2=$(as_daemon_adaptive --qos=cpu2 adaptive:max_gpus=8)
+wait_until 30 "jobs $c1 and $c2 running" sh -c "squeue -h -j $c1,$c2 -t R -o %i | grep -c . | grep -qx 2"
+c3=$(as_daemon_adaptive --qos=cpu2 adaptive:max_gpus=8)
+sleep 6
+cpus=$(squeue -h -u daemon -t R -o %C | awk '{total += $1} END {print total + 0}')
+[ "$cpus" -le 2 ] || fail "daemon's running jobs hold $cpus CPUs under MaxTRESPerUser=cpu=2"
+waits_for "$c3" QOSMaxCpuPerUserLimit
+! grep -q "JobId=$c3 refused by Slurm" log/slurmctld.log || fail "job $c3 was placed and refused"
+cancel_all "$c1" "$c2" "$c3"
+
+step "QOS node1 (MaxTRESPerJob=node=1): a job of up to 8 GPUs grows only within one node"
+n1job=$(as_daemon_adaptive --qos=node1 adaptive:max_gpus=8)
+wait_until 30 "job $n1job running" is_running "$n1job"
+sleep 6
+[ "$(job_field "$n1job" NumNodes)" = 1 ] || fail "job $n1job runs on $(job_field "$n1job" NumNodes) nodes"
+! grep -q "JobId=$n1job refused by Slurm" log/slurmctld.log || fail "job $n1job was refused"
+cancel_all "$n1job"
 
 step "association MaxJobs=1: daemon's second job waits, claims nothing, then runs"
 sacctmgr -i modify user daemon set MaxJobs=1 > /dev/null

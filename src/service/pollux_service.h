@@ -153,11 +153,14 @@ typedef struct {
 } pollux_license_view_t;
 
 /* A QOS or association limit is -1 where none is set. GPUs are the TRES gres/gpu
- * (AccountingStorageTRES); "used" counts what Slurm charges running jobs. */
+ * (AccountingStorageTRES), CPUs the TRES cpu, memory the TRES mem (MB), nodes the TRES node;
+ * "used" counts what Slurm charges running jobs. */
 typedef struct {
   uint32_t user_id;
   int64_t gpus_used;  /* GPUs of the user's running jobs under the QOS */
   int64_t jobs_used;  /* the user's running jobs under the QOS */
+  int64_t cpus_used;
+  int64_t memory_mb_used;
 } pollux_user_usage_t;
 
 typedef struct {
@@ -171,6 +174,15 @@ typedef struct {
   int64_t jobs_used;
   const pollux_user_usage_t *users;
   size_t user_count;
+  int64_t grp_cpus;               /* GrpTRES=cpu=N */
+  int64_t grp_memory_mb;          /* GrpTRES=mem=M */
+  int64_t max_cpus_per_user;      /* MaxTRESPerUser=cpu=N */
+  int64_t max_memory_mb_per_user; /* MaxTRESPerUser=mem=M */
+  int64_t max_cpus_per_job;       /* MaxTRESPerJob=cpu=N */
+  int64_t max_memory_mb_per_job;  /* MaxTRESPerJob=mem=M */
+  int64_t max_nodes_per_job;      /* MaxTRESPerJob=node=N */
+  int64_t cpus_used;
+  int64_t memory_mb_used;
 } pollux_qos_view_t;
 
 typedef struct {
@@ -184,6 +196,13 @@ typedef struct {
   int64_t max_jobs;          /* MaxJobs */
   int64_t gpus_used;         /* by running jobs of its sub-tree */
   int64_t jobs_used;         /* running jobs of its sub-tree */
+  int64_t grp_cpus;              /* GrpTRES=cpu=N, over its sub-tree */
+  int64_t grp_memory_mb;         /* GrpTRES=mem=M, over its sub-tree */
+  int64_t max_cpus_per_job;      /* MaxTRES=cpu=N */
+  int64_t max_memory_mb_per_job; /* MaxTRES=mem=M */
+  int64_t max_nodes_per_job;     /* MaxTRES=node=N */
+  int64_t cpus_used;             /* by running jobs of its sub-tree */
+  int64_t memory_mb_used;
 } pollux_association_view_t;
 
 /* Everything a scheduling round reads from Slurm, at one time. */

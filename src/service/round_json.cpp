@@ -35,7 +35,7 @@ std::string optionalText(const JsonField& holder, const char* key) {
 }
 
 int count(const JsonField& field) { return static_cast<int>(field.integer(0, 1L << 30)); }
-std::int64_t megabytes(const JsonField& field) { return field.integer(0, 1L << 50); }
+std::int64_t amount(const JsonField& field) { return field.integer(0, 1L << 50); }  // CPUs or MB
 double seconds(const JsonField& field) { return field.nonNegativeNumber(); }
 
 Json::Value gpuGresToJson(const GpuGres& gpus) {
@@ -74,8 +74,8 @@ SlurmNode parseNode(const JsonField& field) {
   node.usable = field["usable"].boolean();
   node.registered = field["registered"].boolean();
   node.free_cpus = count(field["free_cpus"]);
-  if (field.has("memory_mb")) node.memory_mb = megabytes(field["memory_mb"]);
-  if (field.has("free_memory_mb")) node.free_memory_mb = megabytes(field["free_memory_mb"]);
+  if (field.has("memory_mb")) node.memory_mb = amount(field["memory_mb"]);
+  if (field.has("free_memory_mb")) node.free_memory_mb = amount(field["free_memory_mb"]);
   if (field.has("features")) node.features = parseNames(field["features"]);
   return node;
 }
@@ -89,6 +89,58 @@ std::optional<int> parseLimit(const JsonField& field, const char* key) {
   return count(field[key]);
 }
 
+void putAmountLimit(Json::Value& out, const char* key, const std::optional<std::int64_t>& limit) {
+  if (limit) out[key] = Json::Int64(*limit);
+}
+
+std::optional<std::int64_t> parseAmountLimit(const JsonField& field, const char* key) {
+  if (!field.has(key)) return std::nullopt;
+  return amount(field[key]);
+}
+
+void putAmount(Json::Value& out, const char* key, std::int64_t amount) {
+  if (amount != 0) out[key] = Json::Int64(amount);
+}
+
+std::int64_t parseAmount(const JsonField& field, const char* key) {
+  return field.has(key) ? amount(field[key]) : 0;
+}
+
+// "cpus_used" and "memory_mb_used" where not 0 (absent in rounds recorded before them).
+void putCpuMemoryUsed(Json::Value& out, const CpuMemoryUsed& used) {
+  putAmount(out, "cpus_used", used.cpus);
+  putAmount(out, "memory_mb_used", used.memory_mb);
+}
+
+CpuMemoryUsed parseCpuMemoryUsed(const JsonField& field) {
+  return {parseAmount(field, "cpus_used"), parseAmount(field, "memory_mb_used")};
+}
+
+// The limits of a group on CPUs and memory: "grp_cpus" and "grp_memory_mb", or those of a
+// QOS's user: "max_cpus_per_user" and "max_memory_mb_per_user".
+void putCpuMemoryLimits(Json::Value& out, const char* cpus_key, const char* memory_key,
+                        const CpuMemoryLimits& limits) {
+  putAmountLimit(out, cpus_key, limits.cpus);
+  putAmountLimit(out, memory_key, limits.memory_mb);
+}
+
+CpuMemoryLimits parseCpuMemoryLimits(const JsonField& field, const char* cpus_key,
+                                     const char* memory_key) {
+  return {parseAmountLimit(field, cpus_key), parseAmountLimit(field, memory_key)};
+}
+
+void putJobLimits(Json::Value& out, const JobTresLimits& limits) {
+  putAmountLimit(out, "max_cpus_per_job", limits.cpus);
+  putAmountLimit(out, "max_memory_mb_per_job", limits.memory_mb);
+  putLimit(out, "max_nodes_per_job", limits.nodes);
+}
+
+JobTresLimits parseJobLimits(const JsonField& field) {
+  return {parseAmountLimit(field, "max_cpus_per_job"),
+          parseAmountLimit(field, "max_memory_mb_per_job"),
+          parseLimit(field, "max_nodes_per_job")};
+}
+
 Json::Value qosToJson(const SlurmQos& qos) {
   Json::Value out;
   out["name"] = qos.name;
@@ -97,14 +149,20 @@ Json::Value qosToJson(const SlurmQos& qos) {
   putLimit(out, "max_gpus_per_job", qos.max_gpus_per_job);
   putLimit(out, "grp_jobs", qos.grp_jobs);
   putLimit(out, "max_jobs_per_user", qos.max_jobs_per_user);
+  putCpuMemoryLimits(out, "grp_cpus", "grp_memory_mb", qos.grp_cpu_memory);
+  putCpuMemoryLimits(out, "max_cpus_per_user", "max_memory_mb_per_user",
+                     qos.per_user_cpu_memory);
+  putJobLimits(out, qos.per_job);
   out["gpus_used"] = qos.gpus_used;
   out["jobs_used"] = qos.jobs_used;
+  putCpuMemoryUsed(out, qos.cpu_memory_used);
   out["users"] = Json::Value(Json::arrayValue);
   for (const auto& [uid, usage] : qos.users) {
     Json::Value user;
     user["user_id"] = uid;
     user["gpus_used"] = usage.gpus;
     user["jobs_used"] = usage.jobs;
+    putCpuMemoryUsed(user, usage.cpu_memory);
     out["users"].append(user);
   }
   return out;
@@ -112,7 +170,10 @@ Json::Value qosToJson(const SlurmQos& qos) {
 
 SlurmQos parseQos(const JsonField& field) {
   field.requireOnlyKeys({"name", "grp_gpus", "max_gpus_per_user", "max_gpus_per_job",
-                         "grp_jobs", "max_jobs_per_user", "gpus_used", "jobs_used", "users"});
+                         "grp_jobs", "max_jobs_per_user", "grp_cpus", "grp_memory_mb",
+                         "max_cpus_per_user", "max_memory_mb_per_user", "max_cpus_per_job",
+                         "max_memory_mb_per_job", "max_nodes_per_job", "gpus_used",
+                         "jobs_used", "cpus_used", "memory_mb_used", "users"});
   SlurmQos qos;
   qos.name = field["name"].string();
   qos.grp_gpus = parseLimit(field, "grp_gpus");
@@ -120,14 +181,19 @@ SlurmQos parseQos(const JsonField& field) {
   qos.max_gpus_per_job = parseLimit(field, "max_gpus_per_job");
   qos.grp_jobs = parseLimit(field, "grp_jobs");
   qos.max_jobs_per_user = parseLimit(field, "max_jobs_per_user");
+  qos.grp_cpu_memory = parseCpuMemoryLimits(field, "grp_cpus", "grp_memory_mb");
+  qos.per_user_cpu_memory =
+      parseCpuMemoryLimits(field, "max_cpus_per_user", "max_memory_mb_per_user");
+  qos.per_job = parseJobLimits(field);
   qos.gpus_used = count(field["gpus_used"]);
   qos.jobs_used = count(field["jobs_used"]);
+  qos.cpu_memory_used = parseCpuMemoryUsed(field);
   const JsonField users = field["users"];
   for (Json::ArrayIndex i = 0; i < users.arraySize(); ++i) {
     const JsonField user = users.at(i);
-    user.requireOnlyKeys({"user_id", "gpus_used", "jobs_used"});
+    user.requireOnlyKeys({"user_id", "gpus_used", "jobs_used", "cpus_used", "memory_mb_used"});
     qos.users[static_cast<uint32_t>(user["user_id"].integer(0, 0xFFFFFFFFL))] = {
-        count(user["gpus_used"]), count(user["jobs_used"])};
+        count(user["gpus_used"]), count(user["jobs_used"]), parseCpuMemoryUsed(user)};
   }
   return qos;
 }
@@ -142,14 +208,19 @@ Json::Value associationToJson(const SlurmAssociation& association) {
   putLimit(out, "max_gpus_per_job", association.max_gpus_per_job);
   putLimit(out, "grp_jobs", association.grp_jobs);
   putLimit(out, "max_jobs", association.max_jobs);
+  putCpuMemoryLimits(out, "grp_cpus", "grp_memory_mb", association.grp_cpu_memory);
+  putJobLimits(out, association.per_job);
   out["gpus_used"] = association.gpus_used;
   out["jobs_used"] = association.jobs_used;
+  putCpuMemoryUsed(out, association.cpu_memory_used);
   return out;
 }
 
 SlurmAssociation parseAssociation(const JsonField& field) {
   field.requireOnlyKeys({"id", "parent_id", "account", "user", "grp_gpus", "max_gpus_per_job",
-                         "grp_jobs", "max_jobs", "gpus_used", "jobs_used"});
+                         "grp_jobs", "max_jobs", "grp_cpus", "grp_memory_mb",
+                         "max_cpus_per_job", "max_memory_mb_per_job", "max_nodes_per_job",
+                         "gpus_used", "jobs_used", "cpus_used", "memory_mb_used"});
   SlurmAssociation association;
   association.id = static_cast<uint32_t>(field["id"].integer(1, 0xFFFFFFFFL));
   association.parent_id = static_cast<uint32_t>(field["parent_id"].integer(0, 0xFFFFFFFFL));
@@ -159,8 +230,11 @@ SlurmAssociation parseAssociation(const JsonField& field) {
   association.max_gpus_per_job = parseLimit(field, "max_gpus_per_job");
   association.grp_jobs = parseLimit(field, "grp_jobs");
   association.max_jobs = parseLimit(field, "max_jobs");
+  association.grp_cpu_memory = parseCpuMemoryLimits(field, "grp_cpus", "grp_memory_mb");
+  association.per_job = parseJobLimits(field);
   association.gpus_used = count(field["gpus_used"]);
   association.jobs_used = count(field["jobs_used"]);
+  association.cpu_memory_used = parseCpuMemoryUsed(field);
   return association;
 }
 
@@ -256,12 +330,12 @@ ResourceRequest parseResources(const JsonField& field) {
   if (field.has("ntasks_per_node")) request.ntasks_per_node = count(field["ntasks_per_node"]);
   request.ntasks_per_gpu = count(field["ntasks_per_gpu"]);
   request.cpus_per_tres = optionalText(field, "cpus_per_tres");
-  request.memory_mb_per_node = megabytes(field["memory_mb_per_node"]);
-  request.memory_mb_per_cpu = megabytes(field["memory_mb_per_cpu"]);
+  request.memory_mb_per_node = amount(field["memory_mb_per_node"]);
+  request.memory_mb_per_cpu = amount(field["memory_mb_per_cpu"]);
   request.mem_per_tres = optionalText(field, "mem_per_tres");
   request.memory_set = field["memory_set"].boolean();
   request.default_cpus_per_gpu = count(field["default_cpus_per_gpu"]);
-  request.default_memory_mb_per_gpu = megabytes(field["default_memory_mb_per_gpu"]);
+  request.default_memory_mb_per_gpu = amount(field["default_memory_mb_per_gpu"]);
   return request;
 }
 

@@ -167,20 +167,23 @@ void recordRefusals(JobStore& store, std::map<std::string, JobRecord>& records,
 }
 
 // Pending jobs the decision left without GPUs because a budget they count against is used up
-// (a QOS or association limit on GPUs): each with the Reason Slurm would give it.
+// (a QOS or association limit on GPUs, CPUs or memory): each with the Reason Slurm would
+// give it.
 void noteBudgetsUsedUp(const policy::Snapshot& snapshot, const policy::Decision& decision,
                        std::map<std::string, std::string>& waiting) {
-  std::map<std::string, int> taken;
+  std::map<std::string, std::int64_t> taken;
   for (const auto& job : snapshot.jobs) {
     const auto decided = decision.allocations.find(job.id);
     if (decided == decision.allocations.end()) continue;
-    for (const auto& budget : job.budgets) taken[budget] += decided->second.allocation.totalGpus();
+    for (const auto& use : job.budgets) {
+      taken[use.name] += decided->second.allocation.totalGpus() * use.per_gpu;
+    }
   }
   for (const auto& job : snapshot.jobs) {
     if (job.current || !job.adaptive || decision.allocations.count(job.id)) continue;
-    for (const auto& budget : job.budgets) {
-      if (taken[budget] + job.min_gpus > snapshot.budgets.at(budget)) {
-        waiting[job.id] = SiteLimits::reasonOf(budget);
+    for (const auto& use : job.budgets) {
+      if (taken[use.name] + job.min_gpus * use.per_gpu > snapshot.budgets.at(use.name)) {
+        waiting[job.id] = SiteLimits::reasonOf(use.name);
         break;
       }
     }

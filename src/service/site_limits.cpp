@@ -12,7 +12,52 @@ constexpr std::size_t kMaxDepth = 64;
 
 bool reached(const std::optional<int>& limit, int used) { return limit && used >= *limit; }
 
+// Slurm's Reasons for a group (QOS or association) limit and a QOS's limit per user, by TRES.
+struct TresReasons {
+  const char* qos_group;
+  const char* qos_user;
+  const char* association_group;
+  const char* suffix;  // of the budget's name
+};
+const TresReasons& reasonsOf(Tres tres) {
+  static const TresReasons kGpu{"QOSGrpGRES", "QOSMaxGRESPerUser", "AssocGrpGRES", ""};
+  static const TresReasons kCpu{"QOSGrpCpuLimit", "QOSMaxCpuPerUserLimit", "AssocGrpCpuLimit",
+                                "/cpu"};
+  static const TresReasons kMemory{"QOSGrpMemLimit", "QOSMaxMemoryPerUser", "AssocGrpMemLimit",
+                                   "/mem"};
+  return tres == Tres::kCpu ? kCpu : tres == Tres::kMemory ? kMemory : kGpu;
+}
+
+bool endsWith(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// A shared limit's budget for each TRES it sets.
+void addBudgets(const std::string& name, const std::optional<int>& gpus, int gpus_used,
+                const CpuMemoryLimits& limits, const CpuMemoryUsed& used,
+                std::vector<SiteLimits::Budget>& budgets) {
+  if (gpus) budgets.push_back({name, Tres::kGpu, *gpus, gpus_used});
+  if (limits.cpus) {
+    budgets.push_back({name + reasonsOf(Tres::kCpu).suffix, Tres::kCpu, *limits.cpus, used.cpus});
+  }
+  if (limits.memory_mb) {
+    budgets.push_back({name + reasonsOf(Tres::kMemory).suffix, Tres::kMemory, *limits.memory_mb,
+                       used.memory_mb});
+  }
+}
+
 }  // namespace
+
+GpuCharge chargeOf(const policy::NodeDemand& demand, std::int64_t largest_node_memory_mb) {
+  const std::int64_t memory =
+      demand.whole_node_memory ? largest_node_memory_mb : demand.memoryFor(1);
+  return {std::max<std::int64_t>(demand.cpusFor(1), 1), std::max<std::int64_t>(memory, 1)};
+}
+
+std::int64_t SiteLimits::Budget::perGpu(const GpuCharge& charge) const {
+  return tres == Tres::kCpu ? charge.cpus : tres == Tres::kMemory ? charge.memory_mb : 1;
+}
 
 SiteLimits::SiteLimits(const std::vector<SlurmQos>& qos,
                        const std::vector<SlurmAssociation>& associations) {
@@ -54,40 +99,60 @@ std::string SiteLimits::runningJobsLimit(const SlurmJob& job) const {
   return "";
 }
 
-std::optional<SiteLimits::JobCap> SiteLimits::gpusPerJob(const SlurmJob& job) const {
+std::optional<SiteLimits::JobCap> SiteLimits::gpusPerJob(const SlurmJob& job,
+                                                         const GpuCharge& charge,
+                                                         int largest_node_gpus) const {
   std::optional<JobCap> cap;
-  const auto lower = [&](const std::optional<int>& limit, const char* reason) {
-    if (limit && (!cap || *limit < cap->gpus)) cap = JobCap{*limit, reason};
+  const auto lower = [&](std::optional<std::int64_t> gpus, const char* reason) {
+    if (gpus && (!cap || *gpus < cap->gpus)) cap = JobCap{int(*gpus), reason};
   };
-  if (const SlurmQos* qos = qosOf(job)) lower(qos->max_gpus_per_job, "QOSMaxGRESPerJob");
+  const auto per = [](const std::optional<std::int64_t>& limit, std::int64_t each) {
+    return limit ? std::optional<std::int64_t>(*limit / each) : std::nullopt;
+  };
+  const auto lowerBy = [&](const std::optional<int>& gpus, const JobTresLimits& limits,
+                           const char* const reasons[4]) {
+    if (gpus) lower(*gpus, reasons[0]);
+    lower(per(limits.cpus, charge.cpus), reasons[1]);
+    lower(per(limits.memory_mb, charge.memory_mb), reasons[2]);
+    if (limits.nodes) lower(std::int64_t(*limits.nodes) * largest_node_gpus, reasons[3]);
+  };
+  static const char* const kQosReasons[4] = {"QOSMaxGRESPerJob", "QOSMaxCpuPerJobLimit",
+                                             "QOSMaxMemoryPerJob", "QOSMaxNodePerJobLimit"};
+  static const char* const kAssociationReasons[4] = {
+      "AssocMaxGRESPerJob", "AssocMaxCpuPerJobLimit", "AssocMaxMemPerJob",
+      "AssocMaxNodePerJobLimit"};
+  if (const SlurmQos* qos = qosOf(job)) lowerBy(qos->max_gpus_per_job, qos->per_job, kQosReasons);
   const auto chain = chainOf(job);
-  if (!chain.empty()) lower(chain.front()->max_gpus_per_job, "AssocMaxGRESPerJob");
+  if (!chain.empty()) {
+    lowerBy(chain.front()->max_gpus_per_job, chain.front()->per_job, kAssociationReasons);
+  }
   return cap;
 }
 
 std::string SiteLimits::reasonOf(const std::string& budget) {
-  if (budget.rfind("assoc:", 0) == 0) return "AssocGrpGRES";
-  return budget.find(":uid:") != std::string::npos ? "QOSMaxGRESPerUser" : "QOSGrpGRES";
+  const Tres tres = endsWith(budget, reasonsOf(Tres::kCpu).suffix)      ? Tres::kCpu
+                    : endsWith(budget, reasonsOf(Tres::kMemory).suffix) ? Tres::kMemory
+                                                                         : Tres::kGpu;
+  const TresReasons& reasons = reasonsOf(tres);
+  if (budget.rfind("assoc:", 0) == 0) return reasons.association_group;
+  return budget.find(":uid:") != std::string::npos ? reasons.qos_user : reasons.qos_group;
 }
 
 std::vector<SiteLimits::Budget> SiteLimits::budgetsOf(const SlurmJob& job) const {
   std::vector<Budget> budgets;
   if (const SlurmQos* qos = qosOf(job)) {
-    if (qos->grp_gpus) {
-      budgets.push_back({"qos:" + qos->name, *qos->grp_gpus, qos->gpus_used});
-    }
-    if (qos->max_gpus_per_user) {
-      const auto user = qos->users.find(job.uid);
-      budgets.push_back({"qos:" + qos->name + ":uid:" + std::to_string(job.uid),
-                         *qos->max_gpus_per_user,
-                         user == qos->users.end() ? 0 : user->second.gpus});
-    }
+    addBudgets("qos:" + qos->name, qos->grp_gpus, qos->gpus_used, qos->grp_cpu_memory,
+               qos->cpu_memory_used, budgets);
+    const auto found = qos->users.find(job.uid);
+    const UserUsage user = found == qos->users.end() ? UserUsage{} : found->second;
+    addBudgets("qos:" + qos->name + ":uid:" + std::to_string(job.uid), qos->max_gpus_per_user,
+               user.gpus, qos->per_user_cpu_memory, user.cpu_memory, budgets);
   }
   for (const SlurmAssociation* association : chainOf(job)) {
-    if (!association->grp_gpus) continue;
-    budgets.push_back({"assoc:" + std::to_string(association->id) + ":" + association->account +
-                           (association->user.empty() ? "" : ":" + association->user),
-                       *association->grp_gpus, association->gpus_used});
+    addBudgets("assoc:" + std::to_string(association->id) + ":" + association->account +
+                   (association->user.empty() ? "" : ":" + association->user),
+               association->grp_gpus, association->gpus_used, association->grp_cpu_memory,
+               association->cpu_memory_used, budgets);
   }
   return budgets;
 }

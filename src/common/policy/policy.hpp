@@ -49,6 +49,16 @@ struct NodeRoom {
   void take(int taken_gpus, const NodeDemand& demand);
 };
 
+// A job's use of one of the snapshot's budgets: the budget's units each GPU of the job takes
+// (1 for a limit on GPUs; its CPUs or MB of memory per GPU for a limit on those).
+struct BudgetUse {
+  std::string name;
+  std::int64_t per_gpu = 1;
+  bool operator==(const BudgetUse& other) const {
+    return name == other.name && per_gpu == other.per_gpu;
+  }
+};
+
 // GPUs of one type held on concrete nodes.
 struct Allocation {
   std::string gpu_type;
@@ -84,8 +94,8 @@ struct Job {
   // Declared length; absent: undeclared. A length with progress at or beyond its target is
   // scheduled as undeclared (validate() refuses negative or non-finite values).
   std::optional<DeclaredLength> length;
-  // Names of the snapshot's budgets its GPUs count against, each once (empty: none).
-  std::vector<std::string> budgets;
+  // The snapshot's budgets its GPUs count against, each once (empty: none).
+  std::vector<BudgetUse> budgets;
   // Slurm's priority of the job (multifactor: fairshare, QOS, age, nice, partition), 0 if
   // unknown: see Params::priority_weight.
   double priority = 0;
@@ -130,10 +140,10 @@ struct Snapshot {
   std::vector<Job> jobs;
   Params params;
   std::map<std::string, NodeSet> partitions;  // name -> the nodes its jobs may run on
-  // Site limits on GPUs that groups of jobs share (a QOS's GrpTRES or MaxTRESPerUser, an
-  // association's GrpTRES): name -> GPUs the snapshot's jobs naming it may hold together,
-  // their current allocations included.
-  std::map<std::string, int> budgets;
+  // Site limits that groups of jobs share (a QOS's GrpTRES or MaxTRESPerUser, an
+  // association's GrpTRES, on GPUs, CPUs or memory): name -> the units (GPUs, CPUs, MB) the
+  // snapshot's jobs naming it may hold together, their current allocations included.
+  std::map<std::string, std::int64_t> budgets;
 };
 
 struct JobDecision {

@@ -152,13 +152,24 @@ void slurm_round_license(const slurm_license_info_t *license, pollux_license_vie
   view->reserved = license->reserved;
 }
 
-int slurm_round_gpu_tres(char **tres_names, uint32_t tres_count)
+static int tres_position(char **tres_names, uint32_t tres_count, const char *name)
 {
   for (uint32_t i = 0; tres_names && i < tres_count; i++) {
-    if (tres_names[i] && !strcmp(tres_names[i], "gres/gpu"))
+    if (tres_names[i] && !strcmp(tres_names[i], name))
       return (int)i;
   }
   return -1;
+}
+
+slurm_round_tres_t slurm_round_tres_positions(char **tres_names, uint32_t tres_count)
+{
+  slurm_round_tres_t positions;
+
+  positions.gpu = tres_position(tres_names, tres_count, "gres/gpu");
+  positions.cpu = tres_position(tres_names, tres_count, "cpu");
+  positions.mem = tres_position(tres_names, tres_count, "mem");
+  positions.node = tres_position(tres_names, tres_count, "node");
+  return positions;
 }
 
 /* A limit of an assoc_mgr TRES array at `index`, or -1 where none is set. */
@@ -180,7 +191,8 @@ static int64_t count_limit(uint32_t limit)
   return limit == INFINITE || limit == NO_VAL ? -1 : (int64_t)limit;
 }
 
-int slurm_round_qos(const slurmdb_qos_rec_t *qos, int gpu_tres, pollux_qos_view_t *view)
+int slurm_round_qos(const slurmdb_qos_rec_t *qos, const slurm_round_tres_t *tres,
+                    pollux_qos_view_t *view)
 {
   const slurmdb_qos_usage_t *usage = qos->usage;
   pollux_user_usage_t *users = NULL;
@@ -188,15 +200,24 @@ int slurm_round_qos(const slurmdb_qos_rec_t *qos, int gpu_tres, pollux_qos_view_
 
   memset(view, 0, sizeof(*view));
   view->name = qos->name;
-  view->grp_gpus = tres_limit(qos->grp_tres_ctld, gpu_tres);
-  view->max_gpus_per_user = tres_limit(qos->max_tres_pu_ctld, gpu_tres);
-  view->max_gpus_per_job = tres_limit(qos->max_tres_pj_ctld, gpu_tres);
+  view->grp_gpus = tres_limit(qos->grp_tres_ctld, tres->gpu);
+  view->max_gpus_per_user = tres_limit(qos->max_tres_pu_ctld, tres->gpu);
+  view->max_gpus_per_job = tres_limit(qos->max_tres_pj_ctld, tres->gpu);
   view->grp_jobs = count_limit(qos->grp_jobs);
   view->max_jobs_per_user = count_limit(qos->max_jobs_pu);
+  view->grp_cpus = tres_limit(qos->grp_tres_ctld, tres->cpu);
+  view->grp_memory_mb = tres_limit(qos->grp_tres_ctld, tres->mem);
+  view->max_cpus_per_user = tres_limit(qos->max_tres_pu_ctld, tres->cpu);
+  view->max_memory_mb_per_user = tres_limit(qos->max_tres_pu_ctld, tres->mem);
+  view->max_cpus_per_job = tres_limit(qos->max_tres_pj_ctld, tres->cpu);
+  view->max_memory_mb_per_job = tres_limit(qos->max_tres_pj_ctld, tres->mem);
+  view->max_nodes_per_job = tres_limit(qos->max_tres_pj_ctld, tres->node);
   if (!usage)
     return 0;
-  view->gpus_used = tres_used(usage->grp_used_tres, gpu_tres);
+  view->gpus_used = tres_used(usage->grp_used_tres, tres->gpu);
   view->jobs_used = usage->grp_used_jobs;
+  view->cpus_used = tres_used(usage->grp_used_tres, tres->cpu);
+  view->memory_mb_used = tres_used(usage->grp_used_tres, tres->mem);
   if (usage->user_limit_list && slurm_list_count(usage->user_limit_list) > 0) {
     list_itr_t *entries;
     slurmdb_used_limits_t *used;
@@ -209,8 +230,10 @@ int slurm_round_qos(const slurmdb_qos_rec_t *qos, int gpu_tres, pollux_qos_view_
     entries = slurm_list_iterator_create(usage->user_limit_list);
     while ((used = slurm_list_next(entries))) {
       users[count].user_id = used->uid;
-      users[count].gpus_used = tres_used(used->tres, gpu_tres);
+      users[count].gpus_used = tres_used(used->tres, tres->gpu);
       users[count].jobs_used = used->jobs;
+      users[count].cpus_used = tres_used(used->tres, tres->cpu);
+      users[count].memory_mb_used = tres_used(used->tres, tres->mem);
       count++;
     }
     slurm_list_iterator_destroy(entries);
@@ -227,7 +250,7 @@ void slurm_round_qos_free(pollux_qos_view_t *view)
   view->user_count = 0;
 }
 
-void slurm_round_association(const slurmdb_assoc_rec_t *assoc, int gpu_tres,
+void slurm_round_association(const slurmdb_assoc_rec_t *assoc, const slurm_round_tres_t *tres,
                              pollux_association_view_t *view)
 {
   memset(view, 0, sizeof(*view));
@@ -235,13 +258,20 @@ void slurm_round_association(const slurmdb_assoc_rec_t *assoc, int gpu_tres,
   view->parent_id = assoc->parent_id;
   view->account = assoc->acct;
   view->user = assoc->user;
-  view->grp_gpus = tres_limit(assoc->grp_tres_ctld, gpu_tres);
-  view->max_gpus_per_job = tres_limit(assoc->max_tres_ctld, gpu_tres);
+  view->grp_gpus = tres_limit(assoc->grp_tres_ctld, tres->gpu);
+  view->max_gpus_per_job = tres_limit(assoc->max_tres_ctld, tres->gpu);
   view->grp_jobs = count_limit(assoc->grp_jobs);
   view->max_jobs = count_limit(assoc->max_jobs);
+  view->grp_cpus = tres_limit(assoc->grp_tres_ctld, tres->cpu);
+  view->grp_memory_mb = tres_limit(assoc->grp_tres_ctld, tres->mem);
+  view->max_cpus_per_job = tres_limit(assoc->max_tres_ctld, tres->cpu);
+  view->max_memory_mb_per_job = tres_limit(assoc->max_tres_ctld, tres->mem);
+  view->max_nodes_per_job = tres_limit(assoc->max_tres_ctld, tres->node);
   if (assoc->usage) {
-    view->gpus_used = tres_used(assoc->usage->grp_used_tres, gpu_tres);
+    view->gpus_used = tres_used(assoc->usage->grp_used_tres, tres->gpu);
     view->jobs_used = assoc->usage->used_jobs;
+    view->cpus_used = tres_used(assoc->usage->grp_used_tres, tres->cpu);
+    view->memory_mb_used = tres_used(assoc->usage->grp_used_tres, tres->mem);
   }
 }
 

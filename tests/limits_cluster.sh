@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# QOS and association limits under slurmdbd with a real MariaDB (AccountingStorageEnforce=
-# limits,qos), licenses, a partition's MaxNodes and MaxTime, Slurm's priority (nice) and
+# QOS and association limits on GPUs, CPUs, nodes and jobs under slurmdbd with a real MariaDB
+# (AccountingStorageEnforce=limits,qos), licenses, a partition's MaxNodes and MaxTime, Slurm's priority (nice) and
 # fairshare between two accounts: sched/pollux places a job only as large as Slurm would start
 # it, never claims GPUs for a job Slurm keeps back, and gives contended GPUs to the job Slurm
 # ranks first. Each case checks what Slurm shows. The jobs of a user under limits run as
@@ -27,7 +27,8 @@ wait_until 30 "slurmctld registered with slurmdbd" \
   sacctmgr -i add qos gpu2 MaxTRESPerUser=gres/gpu=2
   sacctmgr -i add qos cpu2 MaxTRESPerUser=cpu=2
   sacctmgr -i add qos node1 MaxTRESPerJob=node=1
-  sacctmgr -i modify user daemon set qos=normal,gpu2,cpu2,node1
+  sacctmgr -i add qos usernode1 MaxTRESPerUser=node=1
+  sacctmgr -i modify user daemon set qos=normal,gpu2,cpu2,node1,usernode1
 } > sacctmgr.out
 printf '#!/bin/sh\nsleep 600\n' > job.sh
 chmod 644 job.sh
@@ -98,6 +99,17 @@ sleep 6
 [ "$(job_field "$n1job" NumNodes)" = 1 ] || fail "job $n1job runs on $(job_field "$n1job" NumNodes) nodes"
 ! grep -q "JobId=$n1job refused by Slurm" log/slurmctld.log || fail "job $n1job was refused"
 cancel_all "$n1job"
+
+step "QOS usernode1 (MaxTRESPerUser=node=1): daemon's job keeps to one node, the next waits"
+u1=$(as_daemon_adaptive --qos=usernode1 adaptive:max_gpus=8)
+wait_until 30 "job $u1 running" is_running "$u1"
+u2=$(as_daemon_adaptive --qos=usernode1 adaptive:max_gpus=8)
+sleep 6
+[ "$(job_field "$u1" NumNodes)" = 1 ] || fail "job $u1 runs on $(job_field "$u1" NumNodes) nodes"
+waits_for "$u2" QOSMaxNodePerUserLimit
+cancel_all "$u1"
+wait_until 30 "job $u2 running once $u1 ended" is_running "$u2"
+cancel_all "$u2"
 
 step "association MaxJobs=1: daemon's second job waits, claims nothing, then runs"
 sacctmgr -i modify user daemon set MaxJobs=1 > /dev/null

@@ -200,12 +200,14 @@ std::optional<std::int64_t> amountLimitOf(int64_t value) {
   return value < 0 ? std::nullopt : std::optional<std::int64_t>(value);
 }
 
-pollux::service::CpuMemoryLimits cpuMemoryLimitsOf(int64_t cpus, int64_t memory_mb) {
-  return {amountLimitOf(cpus), amountLimitOf(memory_mb)};
+pollux::service::SharedTresLimits sharedLimitsOf(int64_t cpus, int64_t memory_mb,
+                                                  int64_t nodes) {
+  return {amountLimitOf(cpus), amountLimitOf(memory_mb), amountLimitOf(nodes)};
 }
 
-pollux::service::CpuMemoryUsed cpuMemoryUsedOf(int64_t cpus, int64_t memory_mb) {
-  return {std::max<int64_t>(cpus, 0), std::max<int64_t>(memory_mb, 0)};
+pollux::service::SharedTresUsed sharedUsedOf(int64_t cpus, int64_t memory_mb, int64_t nodes) {
+  return {std::max<int64_t>(cpus, 0), std::max<int64_t>(memory_mb, 0),
+          std::max<int64_t>(nodes, 0)};
 }
 
 pollux::service::JobTresLimits jobLimitsOf(int64_t cpus, int64_t memory_mb, int64_t nodes) {
@@ -220,18 +222,19 @@ pollux::service::SlurmQos qosFrom(const pollux_qos_view_t& view) {
   qos.max_gpus_per_job = limitOf(view.max_gpus_per_job);
   qos.grp_jobs = limitOf(view.grp_jobs);
   qos.max_jobs_per_user = limitOf(view.max_jobs_per_user);
-  qos.grp_cpu_memory = cpuMemoryLimitsOf(view.grp_cpus, view.grp_memory_mb);
-  qos.per_user_cpu_memory =
-      cpuMemoryLimitsOf(view.max_cpus_per_user, view.max_memory_mb_per_user);
+  qos.grp_tres = sharedLimitsOf(view.grp_cpus, view.grp_memory_mb, view.grp_nodes);
+  qos.per_user_tres = sharedLimitsOf(view.max_cpus_per_user, view.max_memory_mb_per_user,
+                                     view.max_nodes_per_user);
   qos.per_job =
       jobLimitsOf(view.max_cpus_per_job, view.max_memory_mb_per_job, view.max_nodes_per_job);
   qos.gpus_used = usedOf(view.gpus_used);
   qos.jobs_used = usedOf(view.jobs_used);
-  qos.cpu_memory_used = cpuMemoryUsedOf(view.cpus_used, view.memory_mb_used);
+  qos.tres_used = sharedUsedOf(view.cpus_used, view.memory_mb_used, view.nodes_used);
   const auto* users = arrayOf(view.users, view.user_count, "QOS users");
   for (size_t i = 0; i < view.user_count; ++i) {
     qos.users[users[i].user_id] = {usedOf(users[i].gpus_used), usedOf(users[i].jobs_used),
-                                   cpuMemoryUsedOf(users[i].cpus_used, users[i].memory_mb_used)};
+                                   sharedUsedOf(users[i].cpus_used, users[i].memory_mb_used,
+                                                users[i].nodes_used)};
   }
   return qos;
 }
@@ -246,12 +249,12 @@ pollux::service::SlurmAssociation associationFrom(const pollux_association_view_
   association.max_gpus_per_job = limitOf(view.max_gpus_per_job);
   association.grp_jobs = limitOf(view.grp_jobs);
   association.max_jobs = limitOf(view.max_jobs);
-  association.grp_cpu_memory = cpuMemoryLimitsOf(view.grp_cpus, view.grp_memory_mb);
+  association.grp_tres = sharedLimitsOf(view.grp_cpus, view.grp_memory_mb, view.grp_nodes);
   association.per_job =
       jobLimitsOf(view.max_cpus_per_job, view.max_memory_mb_per_job, view.max_nodes_per_job);
   association.gpus_used = usedOf(view.gpus_used);
   association.jobs_used = usedOf(view.jobs_used);
-  association.cpu_memory_used = cpuMemoryUsedOf(view.cpus_used, view.memory_mb_used);
+  association.tres_used = sharedUsedOf(view.cpus_used, view.memory_mb_used, view.nodes_used);
   return association;
 }
 

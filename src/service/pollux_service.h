@@ -161,6 +161,7 @@ typedef struct {
   int64_t jobs_used;  /* the user's running jobs under the QOS */
   int64_t cpus_used;
   int64_t memory_mb_used;
+  int64_t nodes_used;
 } pollux_user_usage_t;
 
 typedef struct {
@@ -176,13 +177,16 @@ typedef struct {
   size_t user_count;
   int64_t grp_cpus;               /* GrpTRES=cpu=N */
   int64_t grp_memory_mb;          /* GrpTRES=mem=M */
+  int64_t grp_nodes;              /* GrpTRES=node=N */
   int64_t max_cpus_per_user;      /* MaxTRESPerUser=cpu=N */
   int64_t max_memory_mb_per_user; /* MaxTRESPerUser=mem=M */
+  int64_t max_nodes_per_user;     /* MaxTRESPerUser=node=N */
   int64_t max_cpus_per_job;       /* MaxTRESPerJob=cpu=N */
   int64_t max_memory_mb_per_job;  /* MaxTRESPerJob=mem=M */
   int64_t max_nodes_per_job;      /* MaxTRESPerJob=node=N */
   int64_t cpus_used;
   int64_t memory_mb_used;
+  int64_t nodes_used;
 } pollux_qos_view_t;
 
 typedef struct {
@@ -198,11 +202,13 @@ typedef struct {
   int64_t jobs_used;         /* running jobs of its sub-tree */
   int64_t grp_cpus;              /* GrpTRES=cpu=N, over its sub-tree */
   int64_t grp_memory_mb;         /* GrpTRES=mem=M, over its sub-tree */
+  int64_t grp_nodes;             /* GrpTRES=node=N, over its sub-tree */
   int64_t max_cpus_per_job;      /* MaxTRES=cpu=N */
   int64_t max_memory_mb_per_job; /* MaxTRES=mem=M */
   int64_t max_nodes_per_job;     /* MaxTRES=node=N */
   int64_t cpus_used;             /* by running jobs of its sub-tree */
   int64_t memory_mb_used;
+  int64_t nodes_used;
 } pollux_association_view_t;
 
 /* Everything a scheduling round reads from Slurm, at one time. */

@@ -106,27 +106,40 @@ std::int64_t parseAmount(const JsonField& field, const char* key) {
   return field.has(key) ? amount(field[key]) : 0;
 }
 
-// "cpus_used" and "memory_mb_used" where not 0 (absent in rounds recorded before them).
-void putCpuMemoryUsed(Json::Value& out, const CpuMemoryUsed& used) {
+// "cpus_used", "memory_mb_used" and "nodes_used" where not 0 (absent in rounds recorded
+// before them).
+void putSharedUsed(Json::Value& out, const SharedTresUsed& used) {
   putAmount(out, "cpus_used", used.cpus);
   putAmount(out, "memory_mb_used", used.memory_mb);
+  putAmount(out, "nodes_used", used.nodes);
 }
 
-CpuMemoryUsed parseCpuMemoryUsed(const JsonField& field) {
-  return {parseAmount(field, "cpus_used"), parseAmount(field, "memory_mb_used")};
+SharedTresUsed parseSharedUsed(const JsonField& field) {
+  return {parseAmount(field, "cpus_used"), parseAmount(field, "memory_mb_used"),
+          parseAmount(field, "nodes_used")};
 }
 
-// The limits of a group on CPUs and memory: "grp_cpus" and "grp_memory_mb", or those of a
-// QOS's user: "max_cpus_per_user" and "max_memory_mb_per_user".
-void putCpuMemoryLimits(Json::Value& out, const char* cpus_key, const char* memory_key,
-                        const CpuMemoryLimits& limits) {
-  putAmountLimit(out, cpus_key, limits.cpus);
-  putAmountLimit(out, memory_key, limits.memory_mb);
+// The keys of a group's limits on CPUs, memory and nodes ("grp_cpus", ...), or of a QOS's
+// limits per user ("max_cpus_per_user", ...).
+struct SharedLimitKeys {
+  const char* cpus;
+  const char* memory_mb;
+  const char* nodes;
+};
+constexpr SharedLimitKeys kGroupKeys{"grp_cpus", "grp_memory_mb", "grp_nodes"};
+constexpr SharedLimitKeys kPerUserKeys{"max_cpus_per_user", "max_memory_mb_per_user",
+                                       "max_nodes_per_user"};
+
+void putSharedLimits(Json::Value& out, const SharedLimitKeys& keys,
+                     const SharedTresLimits& limits) {
+  putAmountLimit(out, keys.cpus, limits.cpus);
+  putAmountLimit(out, keys.memory_mb, limits.memory_mb);
+  putAmountLimit(out, keys.nodes, limits.nodes);
 }
 
-CpuMemoryLimits parseCpuMemoryLimits(const JsonField& field, const char* cpus_key,
-                                     const char* memory_key) {
-  return {parseAmountLimit(field, cpus_key), parseAmountLimit(field, memory_key)};
+SharedTresLimits parseSharedLimits(const JsonField& field, const SharedLimitKeys& keys) {
+  return {parseAmountLimit(field, keys.cpus), parseAmountLimit(field, keys.memory_mb),
+          parseAmountLimit(field, keys.nodes)};
 }
 
 void putJobLimits(Json::Value& out, const JobTresLimits& limits) {
@@ -149,20 +162,19 @@ Json::Value qosToJson(const SlurmQos& qos) {
   putLimit(out, "max_gpus_per_job", qos.max_gpus_per_job);
   putLimit(out, "grp_jobs", qos.grp_jobs);
   putLimit(out, "max_jobs_per_user", qos.max_jobs_per_user);
-  putCpuMemoryLimits(out, "grp_cpus", "grp_memory_mb", qos.grp_cpu_memory);
-  putCpuMemoryLimits(out, "max_cpus_per_user", "max_memory_mb_per_user",
-                     qos.per_user_cpu_memory);
+  putSharedLimits(out, kGroupKeys, qos.grp_tres);
+  putSharedLimits(out, kPerUserKeys, qos.per_user_tres);
   putJobLimits(out, qos.per_job);
   out["gpus_used"] = qos.gpus_used;
   out["jobs_used"] = qos.jobs_used;
-  putCpuMemoryUsed(out, qos.cpu_memory_used);
+  putSharedUsed(out, qos.tres_used);
   out["users"] = Json::Value(Json::arrayValue);
   for (const auto& [uid, usage] : qos.users) {
     Json::Value user;
     user["user_id"] = uid;
     user["gpus_used"] = usage.gpus;
     user["jobs_used"] = usage.jobs;
-    putCpuMemoryUsed(user, usage.cpu_memory);
+    putSharedUsed(user, usage.tres);
     out["users"].append(user);
   }
   return out;
@@ -171,9 +183,10 @@ Json::Value qosToJson(const SlurmQos& qos) {
 SlurmQos parseQos(const JsonField& field) {
   field.requireOnlyKeys({"name", "grp_gpus", "max_gpus_per_user", "max_gpus_per_job",
                          "grp_jobs", "max_jobs_per_user", "grp_cpus", "grp_memory_mb",
-                         "max_cpus_per_user", "max_memory_mb_per_user", "max_cpus_per_job",
-                         "max_memory_mb_per_job", "max_nodes_per_job", "gpus_used",
-                         "jobs_used", "cpus_used", "memory_mb_used", "users"});
+                         "grp_nodes", "max_cpus_per_user", "max_memory_mb_per_user",
+                         "max_nodes_per_user", "max_cpus_per_job", "max_memory_mb_per_job",
+                         "max_nodes_per_job", "gpus_used", "jobs_used", "cpus_used",
+                         "memory_mb_used", "nodes_used", "users"});
   SlurmQos qos;
   qos.name = field["name"].string();
   qos.grp_gpus = parseLimit(field, "grp_gpus");
@@ -181,19 +194,19 @@ SlurmQos parseQos(const JsonField& field) {
   qos.max_gpus_per_job = parseLimit(field, "max_gpus_per_job");
   qos.grp_jobs = parseLimit(field, "grp_jobs");
   qos.max_jobs_per_user = parseLimit(field, "max_jobs_per_user");
-  qos.grp_cpu_memory = parseCpuMemoryLimits(field, "grp_cpus", "grp_memory_mb");
-  qos.per_user_cpu_memory =
-      parseCpuMemoryLimits(field, "max_cpus_per_user", "max_memory_mb_per_user");
+  qos.grp_tres = parseSharedLimits(field, kGroupKeys);
+  qos.per_user_tres = parseSharedLimits(field, kPerUserKeys);
   qos.per_job = parseJobLimits(field);
   qos.gpus_used = count(field["gpus_used"]);
   qos.jobs_used = count(field["jobs_used"]);
-  qos.cpu_memory_used = parseCpuMemoryUsed(field);
+  qos.tres_used = parseSharedUsed(field);
   const JsonField users = field["users"];
   for (Json::ArrayIndex i = 0; i < users.arraySize(); ++i) {
     const JsonField user = users.at(i);
-    user.requireOnlyKeys({"user_id", "gpus_used", "jobs_used", "cpus_used", "memory_mb_used"});
+    user.requireOnlyKeys(
+        {"user_id", "gpus_used", "jobs_used", "cpus_used", "memory_mb_used", "nodes_used"});
     qos.users[static_cast<uint32_t>(user["user_id"].integer(0, 0xFFFFFFFFL))] = {
-        count(user["gpus_used"]), count(user["jobs_used"]), parseCpuMemoryUsed(user)};
+        count(user["gpus_used"]), count(user["jobs_used"]), parseSharedUsed(user)};
   }
   return qos;
 }
@@ -208,19 +221,20 @@ Json::Value associationToJson(const SlurmAssociation& association) {
   putLimit(out, "max_gpus_per_job", association.max_gpus_per_job);
   putLimit(out, "grp_jobs", association.grp_jobs);
   putLimit(out, "max_jobs", association.max_jobs);
-  putCpuMemoryLimits(out, "grp_cpus", "grp_memory_mb", association.grp_cpu_memory);
+  putSharedLimits(out, kGroupKeys, association.grp_tres);
   putJobLimits(out, association.per_job);
   out["gpus_used"] = association.gpus_used;
   out["jobs_used"] = association.jobs_used;
-  putCpuMemoryUsed(out, association.cpu_memory_used);
+  putSharedUsed(out, association.tres_used);
   return out;
 }
 
 SlurmAssociation parseAssociation(const JsonField& field) {
   field.requireOnlyKeys({"id", "parent_id", "account", "user", "grp_gpus", "max_gpus_per_job",
-                         "grp_jobs", "max_jobs", "grp_cpus", "grp_memory_mb",
+                         "grp_jobs", "max_jobs", "grp_cpus", "grp_memory_mb", "grp_nodes",
                          "max_cpus_per_job", "max_memory_mb_per_job", "max_nodes_per_job",
-                         "gpus_used", "jobs_used", "cpus_used", "memory_mb_used"});
+                         "gpus_used", "jobs_used", "cpus_used", "memory_mb_used",
+                         "nodes_used"});
   SlurmAssociation association;
   association.id = static_cast<uint32_t>(field["id"].integer(1, 0xFFFFFFFFL));
   association.parent_id = static_cast<uint32_t>(field["parent_id"].integer(0, 0xFFFFFFFFL));
@@ -230,11 +244,11 @@ SlurmAssociation parseAssociation(const JsonField& field) {
   association.max_gpus_per_job = parseLimit(field, "max_gpus_per_job");
   association.grp_jobs = parseLimit(field, "grp_jobs");
   association.max_jobs = parseLimit(field, "max_jobs");
-  association.grp_cpu_memory = parseCpuMemoryLimits(field, "grp_cpus", "grp_memory_mb");
+  association.grp_tres = parseSharedLimits(field, kGroupKeys);
   association.per_job = parseJobLimits(field);
   association.gpus_used = count(field["gpus_used"]);
   association.jobs_used = count(field["jobs_used"]);
-  association.cpu_memory_used = parseCpuMemoryUsed(field);
+  association.tres_used = parseSharedUsed(field);
   return association;
 }
 

@@ -46,18 +46,18 @@ Round sampleRound() {
   SlurmQos qos;
   qos.name = "normal";
   qos.max_gpus_per_user = 4;
-  qos.grp_cpu_memory.memory_mb = 256000;
-  qos.per_user_cpu_memory.cpus = 32;
+  qos.grp_tres.memory_mb = 256000;
+  qos.per_user_tres.cpus = 32;
   qos.per_job.nodes = 2;
-  qos.cpu_memory_used = {8, 32000};
-  qos.users[1000] = {2, 1, CpuMemoryUsed{8, 32000}};
+  qos.tres_used = {8, 32000};
+  qos.users[1000] = {2, 1, SharedTresUsed{8, 32000}};
   round.qos.push_back(qos);
   SlurmAssociation association;
   association.id = 3;
   association.account = "acct1";
-  association.grp_cpu_memory.cpus = 64;
+  association.grp_tres.cpus = 64;
   association.per_job.memory_mb = 128000;
-  association.cpu_memory_used.cpus = 8;
+  association.tres_used.cpus = 8;
   round.associations.push_back(association);
   return round;
 }
@@ -87,15 +87,15 @@ TEST(RoundJsonTest, ARecordedRoundReadsBackAsItWas) {
   EXPECT_EQ(back.round.licenses[0].available, 3);
   EXPECT_EQ(back.round.licenses[0].reserved, 1);
   ASSERT_EQ(back.round.qos.size(), 1u);
-  EXPECT_EQ(back.round.qos[0].grp_cpu_memory.memory_mb, 256000);
-  EXPECT_FALSE(back.round.qos[0].grp_cpu_memory.cpus.has_value());
-  EXPECT_EQ(back.round.qos[0].per_user_cpu_memory.cpus, 32);
+  EXPECT_EQ(back.round.qos[0].grp_tres.memory_mb, 256000);
+  EXPECT_FALSE(back.round.qos[0].grp_tres.cpus.has_value());
+  EXPECT_EQ(back.round.qos[0].per_user_tres.cpus, 32);
   EXPECT_EQ(back.round.qos[0].per_job.nodes, 2);
-  EXPECT_EQ(back.round.qos[0].users.at(1000).cpu_memory.memory_mb, 32000);
+  EXPECT_EQ(back.round.qos[0].users.at(1000).tres.memory_mb, 32000);
   ASSERT_EQ(back.round.associations.size(), 1u);
-  EXPECT_EQ(back.round.associations[0].grp_cpu_memory.cpus, 64);
+  EXPECT_EQ(back.round.associations[0].grp_tres.cpus, 64);
   EXPECT_EQ(back.round.associations[0].per_job.memory_mb, 128000);
-  EXPECT_EQ(back.round.associations[0].cpu_memory_used.cpus, 8);
+  EXPECT_EQ(back.round.associations[0].tres_used.cpus, 8);
 }
 
 TEST(RoundJsonTest, MalformedRoundsAreRefusedNamingTheValue) {

@@ -167,22 +167,23 @@ void recordRefusals(JobStore& store, std::map<std::string, JobRecord>& records,
 }
 
 // Pending jobs the decision left without GPUs because a budget they count against is used up
-// (a QOS or association limit on GPUs, CPUs or memory): each with the Reason Slurm would
-// give it.
+// (a QOS or association limit on GPUs, CPUs, memory or nodes): each with the Reason Slurm
+// would give it.
 void noteBudgetsUsedUp(const policy::Snapshot& snapshot, const policy::Decision& decision,
                        std::map<std::string, std::string>& waiting) {
   std::map<std::string, std::int64_t> taken;
   for (const auto& job : snapshot.jobs) {
     const auto decided = decision.allocations.find(job.id);
     if (decided == decision.allocations.end()) continue;
+    const policy::Allocation& allocation = decided->second.allocation;
     for (const auto& use : job.budgets) {
-      taken[use.name] += decided->second.allocation.totalGpus() * use.per_gpu;
+      taken[use.name] += use.unitsFor(allocation.totalGpus(), int(allocation.nodes.size()));
     }
   }
   for (const auto& job : snapshot.jobs) {
     if (job.current || !job.adaptive || decision.allocations.count(job.id)) continue;
     for (const auto& use : job.budgets) {
-      if (taken[use.name] + job.min_gpus * use.per_gpu > snapshot.budgets.at(use.name)) {
+      if (taken[use.name] + use.unitsFor(job.min_gpus, 1) > snapshot.budgets.at(use.name)) {
         waiting[job.id] = SiteLimits::reasonOf(use.name);
         break;
       }

@@ -25,7 +25,15 @@ const TresReasons& reasonsOf(Tres tres) {
                                 "/cpu"};
   static const TresReasons kMemory{"QOSGrpMemLimit", "QOSMaxMemoryPerUser", "AssocGrpMemLimit",
                                    "/mem"};
-  return tres == Tres::kCpu ? kCpu : tres == Tres::kMemory ? kMemory : kGpu;
+  static const TresReasons kNode{"QOSGrpNodeLimit", "QOSMaxNodePerUserLimit",
+                                 "AssocGrpNodeLimit", "/node"};
+  switch (tres) {
+    case Tres::kCpu: return kCpu;
+    case Tres::kMemory: return kMemory;
+    case Tres::kNode: return kNode;
+    case Tres::kGpu: break;
+  }
+  return kGpu;
 }
 
 bool endsWith(const std::string& text, const std::string& suffix) {
@@ -35,16 +43,15 @@ bool endsWith(const std::string& text, const std::string& suffix) {
 
 // A shared limit's budget for each TRES it sets.
 void addBudgets(const std::string& name, const std::optional<int>& gpus, int gpus_used,
-                const CpuMemoryLimits& limits, const CpuMemoryUsed& used,
+                const SharedTresLimits& limits, const SharedTresUsed& used,
                 std::vector<SiteLimits::Budget>& budgets) {
   if (gpus) budgets.push_back({name, Tres::kGpu, *gpus, gpus_used});
-  if (limits.cpus) {
-    budgets.push_back({name + reasonsOf(Tres::kCpu).suffix, Tres::kCpu, *limits.cpus, used.cpus});
-  }
-  if (limits.memory_mb) {
-    budgets.push_back({name + reasonsOf(Tres::kMemory).suffix, Tres::kMemory, *limits.memory_mb,
-                       used.memory_mb});
-  }
+  const auto add = [&](Tres tres, const std::optional<std::int64_t>& limit, std::int64_t taken) {
+    if (limit) budgets.push_back({name + reasonsOf(tres).suffix, tres, *limit, taken});
+  };
+  add(Tres::kCpu, limits.cpus, used.cpus);
+  add(Tres::kMemory, limits.memory_mb, used.memory_mb);
+  add(Tres::kNode, limits.nodes, used.nodes);
 }
 
 }  // namespace
@@ -56,7 +63,13 @@ GpuCharge chargeOf(const policy::NodeDemand& demand, std::int64_t largest_node_m
 }
 
 std::int64_t SiteLimits::Budget::perGpu(const GpuCharge& charge) const {
-  return tres == Tres::kCpu ? charge.cpus : tres == Tres::kMemory ? charge.memory_mb : 1;
+  switch (tres) {
+    case Tres::kCpu: return charge.cpus;
+    case Tres::kMemory: return charge.memory_mb;
+    case Tres::kNode: return 0;
+    case Tres::kGpu: break;
+  }
+  return 1;
 }
 
 SiteLimits::SiteLimits(const std::vector<SlurmQos>& qos,
@@ -130,9 +143,10 @@ std::optional<SiteLimits::JobCap> SiteLimits::gpusPerJob(const SlurmJob& job,
 }
 
 std::string SiteLimits::reasonOf(const std::string& budget) {
-  const Tres tres = endsWith(budget, reasonsOf(Tres::kCpu).suffix)      ? Tres::kCpu
-                    : endsWith(budget, reasonsOf(Tres::kMemory).suffix) ? Tres::kMemory
-                                                                         : Tres::kGpu;
+  Tres tres = Tres::kGpu;
+  for (Tres other : {Tres::kCpu, Tres::kMemory, Tres::kNode}) {
+    if (endsWith(budget, reasonsOf(other).suffix)) tres = other;
+  }
   const TresReasons& reasons = reasonsOf(tres);
   if (budget.rfind("assoc:", 0) == 0) return reasons.association_group;
   return budget.find(":uid:") != std::string::npos ? reasons.qos_user : reasons.qos_group;
@@ -141,18 +155,18 @@ std::string SiteLimits::reasonOf(const std::string& budget) {
 std::vector<SiteLimits::Budget> SiteLimits::budgetsOf(const SlurmJob& job) const {
   std::vector<Budget> budgets;
   if (const SlurmQos* qos = qosOf(job)) {
-    addBudgets("qos:" + qos->name, qos->grp_gpus, qos->gpus_used, qos->grp_cpu_memory,
-               qos->cpu_memory_used, budgets);
+    addBudgets("qos:" + qos->name, qos->grp_gpus, qos->gpus_used, qos->grp_tres,
+               qos->tres_used, budgets);
     const auto found = qos->users.find(job.uid);
     const UserUsage user = found == qos->users.end() ? UserUsage{} : found->second;
     addBudgets("qos:" + qos->name + ":uid:" + std::to_string(job.uid), qos->max_gpus_per_user,
-               user.gpus, qos->per_user_cpu_memory, user.cpu_memory, budgets);
+               user.gpus, qos->per_user_tres, user.tres, budgets);
   }
   for (const SlurmAssociation* association : chainOf(job)) {
     addBudgets("assoc:" + std::to_string(association->id) + ":" + association->account +
                    (association->user.empty() ? "" : ":" + association->user),
-               association->grp_gpus, association->gpus_used, association->grp_cpu_memory,
-               association->cpu_memory_used, budgets);
+               association->grp_gpus, association->gpus_used, association->grp_tres,
+               association->tres_used, budgets);
   }
   return budgets;
 }

@@ -2,7 +2,7 @@
 // A site's QOS and association limits (Slurm's accounting, AccountingStorageEnforce=limits,qos)
 // as the policy applies them ahead, so that Slurm starts every job it places: limits on running
 // jobs keep a job back, a limit on one job's GPUs, CPUs, memory or nodes caps it, and limits
-// that jobs share (a group's or a user's GPUs, CPUs or memory) become budgets that the
+// that jobs share (a group's or a user's GPUs, CPUs, memory or nodes) become budgets that the
 // policy's jobs divide among themselves. CPUs and memory are charged per GPU at the most one
 // GPU of the job can bring (its per-node request counted in full for each GPU), so the
 // policy never places beyond a limit, at the price of leaving some of it unused.
@@ -20,7 +20,7 @@
 namespace pollux::service {
 
 // The TRES a shared limit counts.
-enum class Tres { kGpu, kCpu, kMemory };
+enum class Tres { kGpu, kCpu, kMemory, kNode };
 
 // What one GPU of a job brings with it in Slurm's accounting, at most.
 struct GpuCharge {
@@ -53,11 +53,11 @@ class SiteLimits {
 
   // A limit that jobs share, with what Slurm charges running jobs under it.
   struct Budget {
-    // "qos:NAME", "qos:NAME:uid:UID", "assoc:ID:ACCOUNT[:USER]"; "/cpu" or "/mem" appended
-    // for a limit on CPUs or memory.
+    // "qos:NAME", "qos:NAME:uid:UID", "assoc:ID:ACCOUNT[:USER]"; "/cpu", "/mem" or "/node"
+    // appended for a limit on CPUs, memory or nodes.
     std::string name;
     Tres tres = Tres::kGpu;
-    std::int64_t limit = 0;  // GPUs, CPUs or MB
+    std::int64_t limit = 0;  // GPUs, CPUs, MB or nodes
     std::int64_t used = 0;
     // What it leaves the policy's jobs: the limit less what is used, plus
     // `held_by_policy_jobs` (what the policy's running jobs hold under it, which it
@@ -65,8 +65,9 @@ class SiteLimits {
     std::int64_t capacity(std::int64_t held_by_policy_jobs) const {
       return std::max(limit - used + held_by_policy_jobs, held_by_policy_jobs);
     }
-    // What one GPU of a job with `charge` takes of it.
+    // What one GPU, and one node, of a job with `charge` take of it.
     std::int64_t perGpu(const GpuCharge& charge) const;
+    std::int64_t perNode() const { return tres == Tres::kNode ? 1 : 0; }
   };
 
   // The budgets the job counts against: its QOS's group limits and its limits for the job's

@@ -147,13 +147,13 @@ TEST(SiteLimits, BudgetsOfTheQosTheUserAndEachAccountAbove) {
 TEST(SiteLimits, LimitsOnCpusAndMemoryAreBudgetsInTheirUnits) {
   SlurmQos qos;
   qos.name = "normal";
-  qos.grp_cpu_memory.memory_mb = 256000;
-  qos.cpu_memory_used.memory_mb = 64000;
-  qos.per_user_cpu_memory.cpus = 32;
-  qos.users[kUser] = {0, 1, CpuMemoryUsed{8, 0}};
+  qos.grp_tres.memory_mb = 256000;
+  qos.tres_used.memory_mb = 64000;
+  qos.per_user_tres.cpus = 32;
+  qos.users[kUser] = {0, 1, SharedTresUsed{8, 0}};
   auto associations = tree();
-  associations[1].grp_cpu_memory.cpus = 64;
-  associations[1].cpu_memory_used.cpus = 16;
+  associations[1].grp_tres.cpus = 64;
+  associations[1].tres_used.cpus = 16;
   const auto budgets =
       SiteLimits({qos}, associations).budgetsOf(jobOf(9, JobState::kPending, "normal", 3));
   ASSERT_EQ(budgets.size(), 3u);
@@ -168,6 +168,25 @@ TEST(SiteLimits, LimitsOnCpusAndMemoryAreBudgetsInTheirUnits) {
   EXPECT_EQ(budgets[2].name, "assoc:2:acct1/cpu");
   EXPECT_EQ(budgets[2].capacity(0), 48);
   EXPECT_EQ(SiteLimits::reasonOf(budgets[2].name), "AssocGrpCpuLimit");
+}
+
+TEST(SiteLimits, LimitsOnNodesCountEachNodeOfAJob) {
+  SlurmQos qos;
+  qos.name = "normal";
+  qos.per_user_tres.nodes = 2;
+  qos.users[kUser] = {4, 1, SharedTresUsed{0, 0, 1}};
+  auto associations = tree();
+  associations[1].grp_tres.nodes = 8;
+  const auto budgets =
+      SiteLimits({qos}, associations).budgetsOf(jobOf(9, JobState::kPending, "normal", 3));
+  ASSERT_EQ(budgets.size(), 2u);
+  EXPECT_EQ(budgets[0].name, "qos:normal:uid:1000/node");
+  EXPECT_EQ(budgets[0].capacity(0), 1);
+  EXPECT_EQ(budgets[0].perGpu(GpuCharge{4, 16000}), 0);
+  EXPECT_EQ(budgets[0].perNode(), 1);
+  EXPECT_EQ(SiteLimits::reasonOf(budgets[0].name), "QOSMaxNodePerUserLimit");
+  EXPECT_EQ(SiteLimits::reasonOf(budgets[1].name), "AssocGrpNodeLimit");
+  EXPECT_EQ(SiteLimits::reasonOf("qos:normal/node"), "QOSGrpNodeLimit");
 }
 
 SlurmNode a100(const std::string& name) {
@@ -222,8 +241,8 @@ TEST(SiteLimits, TheSnapshotCarriesBudgetsAndLeavesOutJobsOverALimit) {
 TEST(SiteLimits, TheSnapshotChargesCpusPerGpuAgainstACpuLimit) {
   SlurmQos qos;
   qos.name = "normal";
-  qos.per_user_cpu_memory.cpus = 12;
-  qos.users[kUser] = {1, 1, CpuMemoryUsed{4, 0}};  // job 1 runs on 1 GPU, 4 CPUs
+  qos.per_user_tres.cpus = 12;
+  qos.users[kUser] = {1, 1, SharedTresUsed{4, 0}};  // job 1 runs on 1 GPU, 4 CPUs
   SiteRules site;
   site.limits = SiteLimits({qos}, tree());
   SlurmJob running = jobOf(1, JobState::kRunning, "normal", 3);

@@ -38,15 +38,18 @@ struct SlurmNode {
   std::vector<std::string> features = {};  // active features (--constraint matches them)
 };
 
-// Limits on the CPUs and memory (the TRES cpu and mem) of a group of jobs, none where not
-// set, and what Slurm charges the group's running jobs of them.
-struct CpuMemoryLimits {
+// Limits on the CPUs, memory and nodes (the TRES cpu, mem and node; GPUs apart) that a group
+// of jobs holds together, none where not set, and what Slurm charges the group's running jobs
+// of them.
+struct SharedTresLimits {
   std::optional<std::int64_t> cpus;
   std::optional<std::int64_t> memory_mb;
+  std::optional<std::int64_t> nodes;
 };
-struct CpuMemoryUsed {
+struct SharedTresUsed {
   std::int64_t cpus = 0;
   std::int64_t memory_mb = 0;
+  std::int64_t nodes = 0;
 };
 
 // Limits on one job beyond its GPUs, none where not set.
@@ -56,11 +59,11 @@ struct JobTresLimits {
   std::optional<int> nodes;
 };
 
-// GPUs, CPUs, memory and running jobs Slurm charges one user under a QOS.
+// GPUs, CPUs, memory, nodes and running jobs Slurm charges one user under a QOS.
 struct UserUsage {
   int gpus = 0;
   int jobs = 0;
-  CpuMemoryUsed cpu_memory = {};
+  SharedTresUsed tres = {};
 };
 
 // A QOS's limits on GPUs (the TRES gres/gpu), CPUs, memory, nodes and running jobs, none
@@ -72,12 +75,12 @@ struct SlurmQos {
   std::optional<int> max_gpus_per_job;   // MaxTRESPerJob
   std::optional<int> grp_jobs;           // GrpJobs
   std::optional<int> max_jobs_per_user;  // MaxJobsPerUser
-  CpuMemoryLimits grp_cpu_memory;        // GrpTRES=cpu=N,mem=M
-  CpuMemoryLimits per_user_cpu_memory;   // MaxTRESPerUser=cpu=N,mem=M
+  SharedTresLimits grp_tres;             // GrpTRES=cpu=N,mem=M,node=K
+  SharedTresLimits per_user_tres;        // MaxTRESPerUser=cpu=N,mem=M,node=K
   JobTresLimits per_job;                 // MaxTRESPerJob=cpu=N,mem=M,node=K
   int gpus_used = 0;
   int jobs_used = 0;
-  CpuMemoryUsed cpu_memory_used = {};
+  SharedTresUsed tres_used = {};
   std::map<uint32_t, UserUsage> users;  // by uid
 };
 
@@ -91,11 +94,11 @@ struct SlurmAssociation {
   std::optional<int> max_gpus_per_job;  // MaxTRES
   std::optional<int> grp_jobs;          // GrpJobs, over its sub-tree
   std::optional<int> max_jobs;          // MaxJobs
-  CpuMemoryLimits grp_cpu_memory;       // GrpTRES=cpu=N,mem=M, over its sub-tree
+  SharedTresLimits grp_tres;            // GrpTRES=cpu=N,mem=M,node=K, over its sub-tree
   JobTresLimits per_job;                // MaxTRES=cpu=N,mem=M,node=K
   int gpus_used = 0;
   int jobs_used = 0;
-  CpuMemoryUsed cpu_memory_used = {};   // by running jobs of its sub-tree
+  SharedTresUsed tres_used = {};   // by running jobs of its sub-tree
 };
 
 // One of Slurm's advance reservations.

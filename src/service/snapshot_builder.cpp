@@ -371,7 +371,8 @@ class LimitsApplier {
     for (const auto& [slurm, allocation] : running) {
       const GpuCharge charge = chargeOf(slurm->demand, largest_node_memory_mb_);
       for (const auto& budget : limits_->budgetsOf(*slurm)) {
-        held_[budget.name] += allocation.totalGpus() * budget.perGpu(charge);
+        held_[budget.name] += allocation.totalGpus() * budget.perGpu(charge) +
+                              std::int64_t(allocation.nodes.size()) * budget.perNode();
       }
     }
   }
@@ -394,12 +395,12 @@ class LimitsApplier {
     for (const auto& budget : limits_->budgetsOf(slurm)) {
       const auto held = held_.find(budget.name);
       const std::int64_t capacity = budget.capacity(held == held_.end() ? 0 : held->second);
-      const std::int64_t per_gpu = budget.perGpu(charge);
-      if (capacity < job.min_gpus * per_gpu && pending) {
+      const policy::BudgetUse use{budget.name, budget.perGpu(charge), budget.perNode()};
+      if (capacity < use.unitsFor(job.min_gpus, 1) && pending) {
         return kept_back(SiteLimits::reasonOf(budget.name));
       }
       snapshot_.budgets[budget.name] = capacity;
-      job.budgets.push_back({budget.name, per_gpu});
+      job.budgets.push_back(use);
     }
     return true;
   }
@@ -409,7 +410,7 @@ class LimitsApplier {
   policy::Snapshot& snapshot_;
   int largest_node_gpus_ = 1;
   std::int64_t largest_node_memory_mb_ = 1;
-  // What the snapshot's running jobs hold, by budget (GPUs, CPUs or MB)
+  // What the snapshot's running jobs hold, by budget (GPUs, CPUs, MB or nodes)
   std::map<std::string, std::int64_t> held_;
 };
 

@@ -133,6 +133,28 @@ TEST(BudgetTest, JobsTakeTheirUnitsPerGpuOfABudget) {
   EXPECT_LE(8 * gpusOf(decision, "wide") + 2 * gpusOf(decision, "narrow"), 32);
 }
 
+// A limit on nodes: each job takes one unit per node it spans, whatever its GPUs.
+TEST(BudgetTest, JobsTakeTheirNodesOfANodeBudget) {
+  const std::string nodes = "qos:normal:uid:1/node";
+  Snapshot snapshot;
+  snapshot.nodes = nodesOf("t4", 4, 4, "n");
+  snapshot.budgets[nodes] = 2;
+  for (const char* id : {"a", "b", "c"}) {
+    Job job = adaptiveJob(id, 1, 8, "t4");
+    job.budgets = {BudgetUse{nodes, 0, 1}};
+    snapshot.jobs.push_back(job);
+  }
+  const Decision decision = schedule(snapshot);
+  EXPECT_EQ(decision.stats.solver_status, "optimal");
+  int spanned = 0, placed = 0;
+  for (const auto& [id, decided] : decision.allocations) {
+    spanned += int(decided.allocation.nodes.size());
+    placed += 1;
+  }
+  EXPECT_LE(spanned, 2);
+  EXPECT_EQ(placed, 2);  // two jobs on a node each: the third would be a third node
+}
+
 // Many jobs in a few budgets, solved by rounding (one group) and by several groups.
 TEST(BudgetTest, RoundingAndPartitionsRespectBudgets) {
   Snapshot snapshot;

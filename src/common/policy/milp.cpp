@@ -76,7 +76,8 @@ std::vector<std::vector<std::pair<int, int>>> build(const MilpInput& input,
         rows.type_nodes[option.type].push_back({column, double(option.whole_nodes)});
       }
       for (const BudgetShare& share : budgetsOf(input, job)) {
-        rows.budget_use[share.budget].push_back({column, double(option.gpus * share.per_gpu)});
+        rows.budget_use[share.budget].push_back(
+            {column, double(share.unitsFor(option.gpus, option.nodes))});
       }
     }
     if (one_option.size() > 1) problem.addRowAtMost(one_option, 1.0);
@@ -141,7 +142,7 @@ void use(const MilpInput& input, std::size_t job, const MilpOption& option, int 
   room.types[option.type].gpus -= count * option.gpus;
   room.types[option.type].whole_nodes -= count * option.whole_nodes;
   for (const BudgetShare& share : budgetsOf(input, job)) {
-    room.budgets[share.budget] -= count * option.gpus * share.per_gpu;
+    room.budgets[share.budget] -= count * share.unitsFor(option.gpus, option.nodes);
   }
 }
 
@@ -152,10 +153,11 @@ bool fits(const MilpInput& input, std::size_t job, const MilpOption* from, const
   const int gpus = to.gpus - (same_type ? from->gpus : 0);
   const int nodes = to.whole_nodes - (same_type ? from->whole_nodes : 0);
   if (gpus > room.types[to.type].gpus || nodes > room.types[to.type].whole_nodes) return false;
-  const int more_gpus = to.gpus - (from != nullptr ? from->gpus : 0);
   const auto& shares = budgetsOf(input, job);
   return std::all_of(shares.begin(), shares.end(), [&](const BudgetShare& share) {
-    return more_gpus * share.per_gpu <= room.budgets[share.budget];
+    const std::int64_t more = share.unitsFor(to.gpus, to.nodes) -
+                              (from != nullptr ? share.unitsFor(from->gpus, from->nodes) : 0);
+    return more <= room.budgets[share.budget];
   });
 }
 
@@ -277,7 +279,8 @@ std::vector<std::int64_t> leftoverBudgets(const MilpInput& input,
   for (std::size_t job = 0; job < input.jobs.size(); ++job) {
     if (chosen[job] < 0) continue;
     for (const BudgetShare& share : budgetsOf(input, job)) {
-      free[share.budget] -= input.jobs[job][chosen[job]].gpus * share.per_gpu;
+      const MilpOption& option = input.jobs[job][chosen[job]];
+      free[share.budget] -= share.unitsFor(option.gpus, option.nodes);
     }
   }
   return free;

@@ -16,13 +16,16 @@ struct MilpOption {
   int gpus = 0;         // GPUs of that type it uses
   int whole_nodes = 0;  // whole nodes of that type it uses (multi-node options)
   double weight = 0;    // objective gain over leaving the job unallocated
+  int nodes = 1;        // nodes it spans
 };
 
-// A job's share of one budget: the budget's units (GPUs, CPUs, MB of memory) each GPU of the
-// job takes.
+// A job's share of one budget: the budget's units (GPUs, CPUs, MB of memory, nodes) each GPU
+// and each node of the job takes.
 struct BudgetShare {
   int budget = 0;  // index into MilpInput::budgets
   std::int64_t per_gpu = 1;
+  std::int64_t per_node = 0;
+  std::int64_t unitsFor(int gpus, int nodes) const { return gpus * per_gpu + nodes * per_node; }
 };
 
 struct MilpTypeCapacity {

@@ -180,27 +180,35 @@ std::vector<std::int64_t> budgetRoom(std::vector<std::int64_t> budgets,
                                      const std::vector<PlacementRequest>& requests) {
   for (const auto& request : requests) {
     for (const BudgetShare& share : request.budgets) {
-      budgets[share.budget] -= request.config.gpus * share.per_gpu;
+      budgets[share.budget] -= share.unitsFor(request.config.gpus, request.config.nodes);
     }
   }
   return budgets;
 }
 
-// Whether the request's budgets take `gpus` GPUs in place of its configuration's.
+// What `allocation` (none: nothing) takes of a budget beyond the request's configuration.
+std::int64_t extraUnits(const BudgetShare& share, const PlacementRequest& request,
+                        const std::optional<Allocation>& allocation) {
+  const std::int64_t units =
+      allocation ? share.unitsFor(allocation->totalGpus(), int(allocation->nodes.size())) : 0;
+  return units - share.unitsFor(request.config.gpus, request.config.nodes);
+}
+
+// Whether the request's budgets take `allocation` in place of its configuration.
 bool budgetsTake(const std::vector<std::int64_t>& room, const PlacementRequest& request,
-                 int gpus) {
-  const int extra = gpus - request.config.gpus;
-  return extra <= 0 ||
-         std::all_of(request.budgets.begin(), request.budgets.end(),
+                 const Allocation& allocation) {
+  return std::all_of(request.budgets.begin(), request.budgets.end(),
                      [&](const BudgetShare& share) {
-                       return extra * share.per_gpu <= room[share.budget];
+                       const std::int64_t extra = extraUnits(share, request, allocation);
+                       return extra <= 0 || extra <= room[share.budget];
                      });
 }
 
 void takeFromBudgets(std::vector<std::int64_t>& room, const PlacementRequest& request,
                      const std::optional<Allocation>& allocation) {
-  const int extra = (allocation ? allocation->totalGpus() : 0) - request.config.gpus;
-  for (const BudgetShare& share : request.budgets) room[share.budget] -= extra * share.per_gpu;
+  for (const BudgetShare& share : request.budgets) {
+    room[share.budget] -= extraUnits(share, request, allocation);
+  }
 }
 
 std::optional<Allocation> placeWithFallbacks(const NodePool& pool,
@@ -212,7 +220,7 @@ std::optional<Allocation> placeWithFallbacks(const NodePool& pool,
     return allocation;
   }
   if (currentAllowed(request) && pool.fits(*request.current, demand) &&
-      budgetsTake(room, request, request.current->totalGpus())) {
+      budgetsTake(room, request, *request.current)) {
     return request.current;
   }
   for (const auto& fallback : request.fallbacks) {

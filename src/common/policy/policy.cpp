@@ -182,7 +182,7 @@ std::vector<std::int64_t> budgetsLeft(const Snapshot& snapshot) {
   for (const auto& job : snapshot.jobs) {
     if (!isFixed(job)) continue;
     for (const auto& use : job.budgets) {
-      left.at(use.name) -= job.current->totalGpus() * use.per_gpu;
+      left.at(use.name) -= use.unitsFor(job.current->totalGpus(), int(job.current->nodes.size()));
     }
   }
   std::vector<std::int64_t> capacities;
@@ -199,7 +199,7 @@ void addBudgets(const std::vector<Contender>& contenders, const Snapshot& snapsh
   for (const auto& contender : contenders) {
     std::vector<BudgetShare>& shares = input.job_budgets.emplace_back();
     for (const auto& use : contender.job->budgets) {
-      shares.push_back({index_of.at(use.name), use.per_gpu});
+      shares.push_back({index_of.at(use.name), use.per_gpu, use.per_node});
     }
   }
 }
@@ -230,7 +230,8 @@ MilpInput milpInput(const std::vector<Contender>& contenders, const ClusterShape
       const Config& config = option.config;
       if (current && config == *current) input.current.back() = int(options.size());
       const int whole = config.nodes > 1 ? config.gpus / cluster.at(config.gpu_type).largest_node : 0;
-      options.push_back({type_index.at(config.gpu_type), config.gpus, whole, option.weight});
+      options.push_back(
+          {type_index.at(config.gpu_type), config.gpus, whole, option.weight, config.nodes});
     }
     input.jobs.push_back(std::move(options));
   }

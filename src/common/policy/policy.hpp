@@ -49,13 +49,16 @@ struct NodeRoom {
   void take(int taken_gpus, const NodeDemand& demand);
 };
 
-// A job's use of one of the snapshot's budgets: the budget's units each GPU of the job takes
-// (1 for a limit on GPUs; its CPUs or MB of memory per GPU for a limit on those).
+// A job's use of one of the snapshot's budgets: the budget's units each GPU and each node of
+// the job takes (1 per GPU for a limit on GPUs; its CPUs or MB of memory per GPU for a limit
+// on those; 1 per node for a limit on nodes).
 struct BudgetUse {
   std::string name;
   std::int64_t per_gpu = 1;
+  std::int64_t per_node = 0;
+  std::int64_t unitsFor(int gpus, int nodes) const { return gpus * per_gpu + nodes * per_node; }
   bool operator==(const BudgetUse& other) const {
-    return name == other.name && per_gpu == other.per_gpu;
+    return name == other.name && per_gpu == other.per_gpu && per_node == other.per_node;
   }
 };
 

@@ -148,10 +148,11 @@ void validateBudgets(const Snapshot& snapshot) {
   }
   for (const auto& job : snapshot.jobs) {
     std::set<std::string> named;
-    for (const auto& [name, per_gpu] : job.budgets) {
-      if (per_gpu < 1) {
+    for (const auto& [name, per_gpu, per_node] : job.budgets) {
+      if (per_gpu < 0 || per_node < 0 || per_gpu + per_node < 1) {
         throw InvalidInput("job " + job.id + " takes " + std::to_string(per_gpu) +
-                           " of budget " + name + " per GPU (at least 1)");
+                           " of budget " + name + " per GPU and " + std::to_string(per_node) +
+                           " per node (each >= 0, not both 0)");
       }
       if (snapshot.budgets.count(name) == 0) {
         throw InvalidInput("job " + job.id + " counts against budget " + name +

@@ -10,7 +10,7 @@ namespace pollux::policy {
 // negative GPUs, min_gpus < 1, min > max, a current allocation on an unknown node, of the
 // wrong type or beyond a node's GPUs (alone or with other jobs), bad models, NaN anywhere, a
 // budget with an empty name or below 0, a job naming a budget the snapshot lacks (or one
-// twice, or taking less than 1 unit of it per GPU). Jobs beyond a budget together are not an error (a site may lower a limit).
+// twice, or taking nothing of it per GPU and per node). Jobs beyond a budget together are not an error (a site may lower a limit).
 void validate(const Snapshot& snapshot);
 
 }  // namespace pollux::policy

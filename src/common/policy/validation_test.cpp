@@ -91,7 +91,7 @@ TEST(ValidationTest, RejectsBadBudgets) {
               inBudget(s);
               s.jobs[0].budgets[0].per_gpu = 0;
             }),
-            "job a takes 0 of budget qos:gpu2 per GPU (at least 1)");
+            "job a takes 0 of budget qos:gpu2 per GPU and 0 per node (each >= 0, not both 0)");
   EXPECT_EQ(problemAfter([](Snapshot& s) { s.budgets[""] = 1; }), "a budget has an empty name");
   // Running jobs beyond a budget (lowered under them) are no error.
   EXPECT_EQ(problemAfter([&](Snapshot& s) {

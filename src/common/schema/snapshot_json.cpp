@@ -47,11 +47,20 @@ policy::NodeDemand parseNodeDemand(const JsonField& field) {
   return demand;
 }
 
-// "NAME" (a GPU budget) or {"name": NAME, "per_gpu": UNITS}.
+// "NAME" (1 unit per GPU) or {"name": NAME, "per_gpu": UNITS, "per_node": UNITS} (each
+// absent: 0; not both 0).
 policy::BudgetUse parseBudgetUse(const JsonField& field) {
-  if (field.isString()) return {field.string(), 1};
-  field.requireOnlyKeys({"name", "per_gpu"});
-  return {field["name"].string(), field["per_gpu"].integer(1, kMaxBudgetUnits)};
+  if (field.isString()) return {field.string(), 1, 0};
+  field.requireOnlyKeys({"name", "per_gpu", "per_node"});
+  const auto units = [&](const char* key) {
+    return field.has(key) ? field[key].integer(0, kMaxBudgetUnits) : 0;
+  };
+  policy::BudgetUse use{field["name"].string(), units("per_gpu"), units("per_node")};
+  if (use.per_gpu + use.per_node == 0) {
+    throw InvalidInput(field.path() + ": takes nothing of budget '" + use.name +
+                       "' (per_gpu and per_node both 0)");
+  }
+  return use;
 }
 
 // The budgets a job counts against, each once.
@@ -278,13 +287,14 @@ Json::Value jobToJson(const policy::Job& job) {
   if (!job.budgets.empty()) {
     Json::Value& budgets = out["budgets"] = Json::Value(Json::arrayValue);
     for (const auto& use : job.budgets) {
-      if (use.per_gpu == 1) {
+      if (use.per_gpu == 1 && use.per_node == 0) {
         budgets.append(use.name);
         continue;
       }
       Json::Value& entry = budgets.append(Json::objectValue);
       entry["name"] = use.name;
-      entry["per_gpu"] = Json::Int64(use.per_gpu);
+      if (use.per_gpu != 0) entry["per_gpu"] = Json::Int64(use.per_gpu);
+      if (use.per_node != 0) entry["per_node"] = Json::Int64(use.per_node);
     }
   }
   if (job.length) {

@@ -274,7 +274,9 @@ TEST(SnapshotJsonTest, BadBudgetsNameThePath) {
       {changed("\"account:physics\": 16", "\"account:physics\": 16, \"\": 1"),
        "budgets: a budget has an empty name"},
       {changed("{\"qos:gpu2:user:1000\": 2,", "[2,"), "malformed JSON"},
-      {changed("\"per_gpu\": 8", "\"per_gpu\": 0"), "jobs[1].budgets[1].per_gpu"},
+      {changed("\"per_gpu\": 8", "\"per_gpu\": -1"), "jobs[1].budgets[1].per_gpu"},
+      {changed("\"per_gpu\": 8", "\"per_gpu\": 0"),
+       "jobs[1].budgets[1]: takes nothing of budget 'account:physics/cpu'"},
       {changed("\"per_gpu\": 8", "\"per_cpu\": 8"), "jobs[1].budgets[1]"},
       {changed("[\"account:physics\",", "[7,"), "jobs[1].budgets[0]: must be an object"},
   };

@@ -207,8 +207,10 @@ int slurm_round_qos(const slurmdb_qos_rec_t *qos, const slurm_round_tres_t *tres
   view->max_jobs_per_user = count_limit(qos->max_jobs_pu);
   view->grp_cpus = tres_limit(qos->grp_tres_ctld, tres->cpu);
   view->grp_memory_mb = tres_limit(qos->grp_tres_ctld, tres->mem);
+  view->grp_nodes = tres_limit(qos->grp_tres_ctld, tres->node);
   view->max_cpus_per_user = tres_limit(qos->max_tres_pu_ctld, tres->cpu);
   view->max_memory_mb_per_user = tres_limit(qos->max_tres_pu_ctld, tres->mem);
+  view->max_nodes_per_user = tres_limit(qos->max_tres_pu_ctld, tres->node);
   view->max_cpus_per_job = tres_limit(qos->max_tres_pj_ctld, tres->cpu);
   view->max_memory_mb_per_job = tres_limit(qos->max_tres_pj_ctld, tres->mem);
   view->max_nodes_per_job = tres_limit(qos->max_tres_pj_ctld, tres->node);
@@ -218,6 +220,7 @@ int slurm_round_qos(const slurmdb_qos_rec_t *qos, const slurm_round_tres_t *tres
   view->jobs_used = usage->grp_used_jobs;
   view->cpus_used = tres_used(usage->grp_used_tres, tres->cpu);
   view->memory_mb_used = tres_used(usage->grp_used_tres, tres->mem);
+  view->nodes_used = tres_used(usage->grp_used_tres, tres->node);
   if (usage->user_limit_list && slurm_list_count(usage->user_limit_list) > 0) {
     list_itr_t *entries;
     slurmdb_used_limits_t *used;
@@ -234,6 +237,7 @@ int slurm_round_qos(const slurmdb_qos_rec_t *qos, const slurm_round_tres_t *tres
       users[count].jobs_used = used->jobs;
       users[count].cpus_used = tres_used(used->tres, tres->cpu);
       users[count].memory_mb_used = tres_used(used->tres, tres->mem);
+      users[count].nodes_used = tres_used(used->tres, tres->node);
       count++;
     }
     slurm_list_iterator_destroy(entries);
@@ -264,6 +268,7 @@ void slurm_round_association(const slurmdb_assoc_rec_t *assoc, const slurm_round
   view->max_jobs = count_limit(assoc->max_jobs);
   view->grp_cpus = tres_limit(assoc->grp_tres_ctld, tres->cpu);
   view->grp_memory_mb = tres_limit(assoc->grp_tres_ctld, tres->mem);
+  view->grp_nodes = tres_limit(assoc->grp_tres_ctld, tres->node);
   view->max_cpus_per_job = tres_limit(assoc->max_tres_ctld, tres->cpu);
   view->max_memory_mb_per_job = tres_limit(assoc->max_tres_ctld, tres->mem);
   view->max_nodes_per_job = tres_limit(assoc->max_tres_ctld, tres->node);
@@ -272,6 +277,7 @@ void slurm_round_association(const slurmdb_assoc_rec_t *assoc, const slurm_round
     view->jobs_used = assoc->usage->used_jobs;
     view->cpus_used = tres_used(assoc->usage->grp_used_tres, tres->cpu);
     view->memory_mb_used = tres_used(assoc->usage->grp_used_tres, tres->mem);
+    view->nodes_used = tres_used(assoc->usage->grp_used_tres, tres->node);
   }
 }
 

@@ -279,7 +279,8 @@ static void test_site_policy(void)
   CHECK(qos_view.grp_cpus == -1 && qos_view.grp_memory_mb == 64000);
   CHECK(qos_view.max_cpus_per_user == 8 && qos_view.max_memory_mb_per_user == -1);
   CHECK(qos_view.max_cpus_per_job == -1 && qos_view.max_nodes_per_job == -1);
-  CHECK(qos_view.cpus_used == 4 && qos_view.memory_mb_used == 900);
+  CHECK(qos_view.cpus_used == 4 && qos_view.memory_mb_used == 900 && qos_view.nodes_used == 1);
+  CHECK(qos_view.grp_nodes == -1 && qos_view.max_nodes_per_user == 1);
   CHECK(qos_view.users[0].cpus_used == 1 && qos_view.users[0].memory_mb_used == 300);
   slurm_round_qos_free(&qos_view);
   CHECK(slurm_round_qos(&qos, &no_tres, &qos_view) == 0); /* no TRES counted: no limits */

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "testing/check.h"
 #include "slurm_round.h"
 
 static int has_names(pollux_names_t names, const char *const *expected, size_t count)

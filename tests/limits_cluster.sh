@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# QOS and association limits on GPUs, CPUs, nodes and jobs under slurmdbd with a real MariaDB
-# (AccountingStorageEnforce=limits,qos), licenses, a partition's MaxNodes and MaxTime, Slurm's priority (nice) and
+# QOS (the job's, per user, per account, its partition's) and association limits on GPUs,
+# CPUs, nodes and jobs under slurmdbd with a real MariaDB (AccountingStorageEnforce=
+# limits,qos), licenses, a partition's MaxNodes and MaxTime, Slurm's priority (nice) and
 # fairshare between two accounts: sched/pollux places a job only as large as Slurm would start
 # it, never claims GPUs for a job Slurm keeps back, and gives contended GPUs to the job Slurm
 # ranks first. Each case checks what Slurm shows. The jobs of a user under limits run as
@@ -16,7 +17,7 @@ step "start MariaDB, slurmdbd and a cluster that enforces limits and QOS"
 "$here/cluster/accounting.sh" start "$run" > /dev/null
 . "$run/dbd/env"
 # Fairshare is recomputed every PriorityCalcPeriod (1 minute, the least Slurm takes).
-start_pollux_cluster "$ACCOUNTING_CONF\nAccountingStorageEnforce=limits,qos\nAccountingStorageTRES=gres/gpu\nPriorityType=priority/multifactor\nPriorityWeightFairshare=10000\nPriorityCalcPeriod=1\nLicenses=lic:1\nPartitionName=small Nodes=n[1-4] MaxNodes=1 State=UP\nPartitionName=short Nodes=n[1-4] MaxTime=1 State=UP"
+start_pollux_cluster "$ACCOUNTING_CONF\nAccountingStorageEnforce=limits,qos\nAccountingStorageTRES=gres/gpu\nPriorityType=priority/multifactor\nPriorityWeightFairshare=10000\nPriorityCalcPeriod=1\nLicenses=lic:1\nPartitionName=small Nodes=n[1-4] MaxNodes=1 State=UP\nPartitionName=short Nodes=n[1-4] MaxTime=1 State=UP\nPartitionName=pqos Nodes=n[1-4] State=UP"
 wait_until 30 "slurmctld registered with slurmdbd" \
   sh -c "sacctmgr -n -P list cluster format=cluster,controlport | grep -qx '$ACCOUNTING_CLUSTER|$(cat port_base)'"
 {
@@ -28,7 +29,9 @@ wait_until 30 "slurmctld registered with slurmdbd" \
   sacctmgr -i add qos cpu2 MaxTRESPerUser=cpu=2
   sacctmgr -i add qos node1 MaxTRESPerJob=node=1
   sacctmgr -i add qos usernode1 MaxTRESPerUser=node=1
-  sacctmgr -i modify user daemon set qos=normal,gpu2,cpu2,node1,usernode1
+  sacctmgr -i add qos acctgpu2 MaxTRESPerAccount=gres/gpu=2
+  sacctmgr -i add qos partgpu1 MaxTRESPerUser=gres/gpu=1
+  sacctmgr -i modify user daemon set qos=normal,gpu2,cpu2,node1,usernode1,acctgpu2
 } > sacctmgr.out
 printf '#!/bin/sh\nsleep 600\n' > job.sh
 chmod 644 job.sh
@@ -110,6 +113,26 @@ waits_for "$u2" QOSMaxNodePerUserLimit
 cancel_all "$u1"
 wait_until 30 "job $u2 running once $u1 ended" is_running "$u2"
 cancel_all "$u2"
+
+step "QOS acctgpu2 (MaxTRESPerAccount=gres/gpu=2): acct1's jobs hold at most 2 GPUs together"
+a1=$(as_daemon_adaptive --qos=acctgpu2 adaptive:max_gpus=8)
+a2=$(as_daemon_adaptive --qos=acctgpu2 adaptive:max_gpus=8)
+wait_until 30 "jobs $a1 and $a2 running" sh -c "squeue -h -j $a1,$a2 -t R -o %i | grep -c . | grep -qx 2"
+a3=$(as_daemon_adaptive --qos=acctgpu2 adaptive:max_gpus=8)
+sleep 6
+[ "$(daemon_gpus)" -le 2 ] || fail "acct1 holds $(daemon_gpus) GPUs under MaxTRESPerAccount=2"
+waits_for "$a3" MaxGRESPerAccount
+cancel_all "$a1" "$a2" "$a3"
+
+step "partition pqos with QOS partgpu1 (MaxTRESPerUser=gres/gpu=1): its jobs are under it too"
+scontrol update PartitionName=pqos QOS=partgpu1
+p1=$(as_daemon_adaptive -ppqos adaptive:max_gpus=8)
+wait_until 30 "job $p1 running" is_running "$p1"
+p2=$(as_daemon_adaptive -ppqos adaptive:max_gpus=8)
+sleep 6
+[ "$(job_gpus "$p1")" = 1 ] || fail "job $p1 holds $(job_gpus "$p1") GPUs under its partition's QOS"
+waits_for "$p2" QOSMaxGRESPerUser
+cancel_all "$p1" "$p2"
 
 step "association MaxJobs=1: daemon's second job waits, claims nothing, then runs"
 sacctmgr -i modify user daemon set MaxJobs=1 > /dev/null

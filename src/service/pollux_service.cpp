@@ -164,6 +164,19 @@ pollux::service::SlurmQos qosFrom(const pollux_qos_view_t& view) {
                                    sharedUsedOf(users[i].cpus_used, users[i].memory_mb_used,
                                                 users[i].nodes_used)};
   }
+  qos.max_gpus_per_account = limitOf(view.max_gpus_per_account);
+  qos.per_account_tres = sharedLimitsOf(view.max_cpus_per_account,
+                                        view.max_memory_mb_per_account,
+                                        view.max_nodes_per_account);
+  qos.max_jobs_per_account = limitOf(view.max_jobs_per_account);
+  const auto* accounts = arrayOf(view.accounts, view.account_count, "QOS accounts");
+  for (size_t i = 0; i < view.account_count; ++i) {
+    if (!accounts[i].account) continue;
+    qos.accounts[accounts[i].account] = {
+        usedOf(accounts[i].gpus_used), usedOf(accounts[i].jobs_used),
+        sharedUsedOf(accounts[i].cpus_used, accounts[i].memory_mb_used,
+                     accounts[i].nodes_used)};
+  }
   return qos;
 }
 
@@ -203,6 +216,9 @@ pollux::service::Round roundFrom(const pollux_round_t& view) {
     }
     if (partitions[i].max_time_min > 0) {
       round.partition_max_time_min[partitions[i].name] = countOf(partitions[i].max_time_min);
+    }
+    if (partitions[i].qos && *partitions[i].qos) {
+      round.partition_qos[partitions[i].name] = partitions[i].qos;
     }
   }
   const auto* jobs = arrayOf(view.jobs, view.job_count, "round jobs");

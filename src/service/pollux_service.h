@@ -210,6 +210,7 @@ typedef struct {
   pollux_names_t nodes;
   uint32_t max_nodes;    /* MaxNodes per job, 0 if unlimited */
   uint32_t max_time_min; /* MaxTime in minutes, 0 if unlimited */
+  const char *qos;       /* its QOS (QOS=), whose limits its jobs are under too; may be NULL */
 } pollux_partition_view_t;
 
 /* One of Slurm's advance reservations. */
@@ -240,6 +241,16 @@ typedef struct {
   int64_t nodes_used;
 } pollux_user_usage_t;
 
+/* What Slurm charges one account's running jobs under a QOS (its MaxTRESPerAccount). */
+typedef struct {
+  const char *account;
+  int64_t gpus_used;
+  int64_t jobs_used;
+  int64_t cpus_used;
+  int64_t memory_mb_used;
+  int64_t nodes_used;
+} pollux_account_usage_t;
+
 typedef struct {
   const char *name;
   int64_t grp_gpus;          /* GrpTRES=gres/gpu=N */
@@ -263,6 +274,13 @@ typedef struct {
   int64_t cpus_used;
   int64_t memory_mb_used;
   int64_t nodes_used;
+  int64_t max_gpus_per_account;      /* MaxTRESPerAccount=gres/gpu=N */
+  int64_t max_cpus_per_account;      /* MaxTRESPerAccount=cpu=N */
+  int64_t max_memory_mb_per_account; /* MaxTRESPerAccount=mem=M */
+  int64_t max_nodes_per_account;     /* MaxTRESPerAccount=node=N */
+  int64_t max_jobs_per_account;      /* MaxJobsPerAccount */
+  const pollux_account_usage_t *accounts;
+  size_t account_count;
 } pollux_qos_view_t;
 
 typedef struct {

@@ -31,6 +31,7 @@ struct recorded_round {
   std::vector<pollux_license_view_t> licenses;
   std::vector<pollux_qos_view_t> qos;
   std::deque<std::vector<pollux_user_usage_t>> qos_users;
+  std::deque<std::vector<pollux_account_usage_t>> qos_accounts;
   std::vector<pollux_association_view_t> associations;
   pollux_round_t round{};
   std::deque<std::string> golden_texts;
@@ -80,15 +81,28 @@ uint32_t valueOr0(const std::map<std::string, Value>& values, const std::string&
 void putPartitions(recorded_round& out) {
   const Round& round = out.recorded.round;
   for (const auto& [name, nodes] : round.partitions) {
+    const auto qos = round.partition_qos.find(name);
     out.partitions.push_back({name.c_str(), view_fields::Names::toC(nodes, out.storage),
                               valueOr0(round.partition_max_nodes, name),
-                              valueOr0(round.partition_max_time_min, name)});
+                              valueOr0(round.partition_max_time_min, name),
+                              qos == round.partition_qos.end() ? nullptr : qos->second.c_str()});
   }
 }
 
 // A limit of the service (none where not set) as the views have it (-1 where not set).
 template <typename Amount>
 int64_t limitView(const std::optional<Amount>& limit) { return limit ? int64_t(*limit) : -1; }
+
+pollux_account_usage_t accountView(const std::string& name, const UserUsage& usage) {
+  pollux_account_usage_t view{};
+  view.account = name.c_str();
+  view.gpus_used = usage.gpus;
+  view.jobs_used = usage.jobs;
+  view.cpus_used = usage.tres.cpus;
+  view.memory_mb_used = usage.tres.memory_mb;
+  view.nodes_used = usage.tres.nodes;
+  return view;
+}
 
 pollux_user_usage_t userView(uint32_t uid, const UserUsage& usage) {
   pollux_user_usage_t view{};
@@ -105,6 +119,8 @@ void putQos(recorded_round& out) {
   for (const auto& qos : out.recorded.round.qos) {
     auto& users = out.qos_users.emplace_back();
     for (const auto& [uid, usage] : qos.users) users.push_back(userView(uid, usage));
+    auto& accounts = out.qos_accounts.emplace_back();
+    for (const auto& [name, usage] : qos.accounts) accounts.push_back(accountView(name, usage));
     pollux_qos_view_t view{};
     view.name = qos.name.c_str();
     view.grp_gpus = limitView(qos.grp_gpus);
@@ -128,6 +144,13 @@ void putQos(recorded_round& out) {
     view.cpus_used = qos.tres_used.cpus;
     view.memory_mb_used = qos.tres_used.memory_mb;
     view.nodes_used = qos.tres_used.nodes;
+    view.max_gpus_per_account = limitView(qos.max_gpus_per_account);
+    view.max_cpus_per_account = limitView(qos.per_account_tres.cpus);
+    view.max_memory_mb_per_account = limitView(qos.per_account_tres.memory_mb);
+    view.max_nodes_per_account = limitView(qos.per_account_tres.nodes);
+    view.max_jobs_per_account = limitView(qos.max_jobs_per_account);
+    view.accounts = accounts.data();
+    view.account_count = accounts.size();
     out.qos.push_back(view);
   }
 }

@@ -107,6 +107,8 @@ struct SharedLimitKeys {
 constexpr SharedLimitKeys kGroupKeys{"grp_cpus", "grp_memory_mb", "grp_nodes"};
 constexpr SharedLimitKeys kPerUserKeys{"max_cpus_per_user", "max_memory_mb_per_user",
                                        "max_nodes_per_user"};
+constexpr SharedLimitKeys kPerAccountKeys{"max_cpus_per_account", "max_memory_mb_per_account",
+                                          "max_nodes_per_account"};
 
 void putSharedLimits(Json::Value& out, const SharedLimitKeys& keys,
                      const SharedTresLimits& limits) {
@@ -155,6 +157,17 @@ Json::Value qosToJson(const SlurmQos& qos) {
     putSharedUsed(user, usage.tres);
     out["users"].append(user);
   }
+  putLimit(out, "max_gpus_per_account", qos.max_gpus_per_account);
+  putSharedLimits(out, kPerAccountKeys, qos.per_account_tres);
+  putLimit(out, "max_jobs_per_account", qos.max_jobs_per_account);
+  for (const auto& [name, usage] : qos.accounts) {
+    Json::Value account;
+    account["account"] = name;
+    account["gpus_used"] = usage.gpus;
+    account["jobs_used"] = usage.jobs;
+    putSharedUsed(account, usage.tres);
+    out["accounts"].append(account);
+  }
   return out;
 }
 
@@ -164,7 +177,9 @@ SlurmQos parseQos(const JsonField& field) {
                          "grp_nodes", "max_cpus_per_user", "max_memory_mb_per_user",
                          "max_nodes_per_user", "max_cpus_per_job", "max_memory_mb_per_job",
                          "max_nodes_per_job", "gpus_used", "jobs_used", "cpus_used",
-                         "memory_mb_used", "nodes_used", "users"});
+                         "memory_mb_used", "nodes_used", "users", "max_gpus_per_account",
+                         "max_cpus_per_account", "max_memory_mb_per_account",
+                         "max_nodes_per_account", "max_jobs_per_account", "accounts"});
   SlurmQos qos;
   qos.name = field["name"].string();
   qos.grp_gpus = parseLimit(field, "grp_gpus");
@@ -185,6 +200,19 @@ SlurmQos parseQos(const JsonField& field) {
         {"user_id", "gpus_used", "jobs_used", "cpus_used", "memory_mb_used", "nodes_used"});
     qos.users[static_cast<uint32_t>(user["user_id"].integer(0, 0xFFFFFFFFL))] = {
         count(user["gpus_used"]), count(user["jobs_used"]), parseSharedUsed(user)};
+  }
+  qos.max_gpus_per_account = parseLimit(field, "max_gpus_per_account");
+  qos.per_account_tres = parseSharedLimits(field, kPerAccountKeys);
+  qos.max_jobs_per_account = parseLimit(field, "max_jobs_per_account");
+  if (field.has("accounts")) {
+    const JsonField accounts = field["accounts"];
+    for (Json::ArrayIndex i = 0; i < accounts.arraySize(); ++i) {
+      const JsonField account = accounts.at(i);
+      account.requireOnlyKeys(
+          {"account", "gpus_used", "jobs_used", "cpus_used", "memory_mb_used", "nodes_used"});
+      qos.accounts[account["account"].string()] = {
+          count(account["gpus_used"]), count(account["jobs_used"]), parseSharedUsed(account)};
+    }
   }
   return qos;
 }
@@ -355,6 +383,7 @@ Json::Value roundToJson(const Round& round) {
   for (const auto& [name, max_time] : round.partition_max_time_min) {
     out["partition_max_time_min"][name] = max_time;
   }
+  for (const auto& [name, qos] : round.partition_qos) out["partition_qos"][name] = qos;
   out["jobs"] = Json::Value(Json::arrayValue);
   for (const auto& job : round.jobs) out["jobs"].append(jobToJson(job));
   for (const auto& reservation : round.reservations) {
@@ -371,8 +400,8 @@ Json::Value roundToJson(const Round& round) {
 Round parseRound(const Json::Value& document) {
   const JsonField root(document, "round");
   root.requireOnlyKeys(
-      {"now", "nodes", "partitions", "partition_max_nodes", "partition_max_time_min", "jobs",
-       "reservations", "licenses", "qos", "associations"});
+      {"now", "nodes", "partitions", "partition_max_nodes", "partition_max_time_min",
+       "partition_qos", "jobs", "reservations", "licenses", "qos", "associations"});
   Round round;
   round.now = seconds(root["now"]);
   const JsonField nodes = root["nodes"];
@@ -392,6 +421,12 @@ Round parseRound(const Json::Value& document) {
     const JsonField max_time = root["partition_max_time_min"];
     for (const auto& name : max_time.memberNames()) {
       round.partition_max_time_min[name] = count(max_time.member(name));
+    }
+  }
+  if (root.has("partition_qos")) {
+    const JsonField partition_qos = root["partition_qos"];
+    for (const auto& name : partition_qos.memberNames()) {
+      round.partition_qos[name] = partition_qos.member(name).string();
     }
   }
   const JsonField jobs = root["jobs"];

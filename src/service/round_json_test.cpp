@@ -50,8 +50,13 @@ Round sampleRound() {
   qos.per_user_tres.cpus = 32;
   qos.per_job.nodes = 2;
   qos.tres_used = {8, 32000};
-  qos.users[1000] = {2, 1, SharedTresUsed{8, 32000}};
+  qos.users[1000] = {2, 1, SharedTresUsed{8, 32000, 1}};
+  qos.max_gpus_per_account = 8;
+  qos.per_account_tres.nodes = 2;
+  qos.max_jobs_per_account = 5;
+  qos.accounts["acct1"] = {2, 1, SharedTresUsed{8, 32000, 1}};
   round.qos.push_back(qos);
+  round.partition_qos["gpu"] = "normal";
   SlurmAssociation association;
   association.id = 3;
   association.account = "acct1";
@@ -92,6 +97,11 @@ TEST(RoundJsonTest, ARecordedRoundReadsBackAsItWas) {
   EXPECT_EQ(back.round.qos[0].per_user_tres.cpus, 32);
   EXPECT_EQ(back.round.qos[0].per_job.nodes, 2);
   EXPECT_EQ(back.round.qos[0].users.at(1000).tres.memory_mb, 32000);
+  EXPECT_EQ(back.round.qos[0].max_gpus_per_account, 8);
+  EXPECT_EQ(back.round.qos[0].per_account_tres.nodes, 2);
+  EXPECT_EQ(back.round.qos[0].max_jobs_per_account, 5);
+  EXPECT_EQ(back.round.qos[0].accounts.at("acct1").tres.cpus, 8);
+  EXPECT_EQ(back.round.partition_qos.at("gpu"), "normal");
   ASSERT_EQ(back.round.associations.size(), 1u);
   EXPECT_EQ(back.round.associations[0].grp_tres.cpus, 64);
   EXPECT_EQ(back.round.associations[0].per_job.memory_mb, 128000);

@@ -287,7 +287,7 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
     SiteRules site{round.partitions,   round.partition_max_nodes, round.partition_max_time_min,
                    round.reservations, round.licenses,            std::nullopt};
     if (!round.qos.empty() || !round.associations.empty()) {
-      site.limits.emplace(round.qos, round.associations);
+      site.limits.emplace(round.qos, round.associations, round.partition_qos);
     }
     policy::Snapshot snapshot =
         buildSnapshot(round.now, round.nodes, as_seen, records, config, site, &why_waiting);

@@ -16,17 +16,19 @@ bool reached(const std::optional<int>& limit, int used) { return limit && used >
 struct TresReasons {
   const char* qos_group;
   const char* qos_user;
+  const char* qos_account;
   const char* association_group;
   const char* suffix;  // of the budget's name
 };
 const TresReasons& reasonsOf(Tres tres) {
-  static const TresReasons kGpu{"QOSGrpGRES", "QOSMaxGRESPerUser", "AssocGrpGRES", ""};
-  static const TresReasons kCpu{"QOSGrpCpuLimit", "QOSMaxCpuPerUserLimit", "AssocGrpCpuLimit",
-                                "/cpu"};
-  static const TresReasons kMemory{"QOSGrpMemLimit", "QOSMaxMemoryPerUser", "AssocGrpMemLimit",
-                                   "/mem"};
+  static const TresReasons kGpu{"QOSGrpGRES", "QOSMaxGRESPerUser", "MaxGRESPerAccount",
+                                "AssocGrpGRES", ""};
+  static const TresReasons kCpu{"QOSGrpCpuLimit", "QOSMaxCpuPerUserLimit", "MaxCpuPerAccount",
+                                "AssocGrpCpuLimit", "/cpu"};
+  static const TresReasons kMemory{"QOSGrpMemLimit", "QOSMaxMemoryPerUser",
+                                   "MaxMemoryPerAccount", "AssocGrpMemLimit", "/mem"};
   static const TresReasons kNode{"QOSGrpNodeLimit", "QOSMaxNodePerUserLimit",
-                                 "AssocGrpNodeLimit", "/node"};
+                                 "MaxNodePerAccount", "AssocGrpNodeLimit", "/node"};
   switch (tres) {
     case Tres::kCpu: return kCpu;
     case Tres::kMemory: return kMemory;
@@ -73,14 +75,32 @@ std::int64_t SiteLimits::Budget::perGpu(const GpuCharge& charge) const {
 }
 
 SiteLimits::SiteLimits(const std::vector<SlurmQos>& qos,
-                       const std::vector<SlurmAssociation>& associations) {
+                       const std::vector<SlurmAssociation>& associations,
+                       const std::map<std::string, std::string>& partition_qos)
+    : partition_qos_(partition_qos) {
   for (const auto& entry : qos) qos_[entry.name] = entry;
   for (const auto& entry : associations) associations_[entry.id] = entry;
 }
 
-const SlurmQos* SiteLimits::qosOf(const SlurmJob& job) const {
-  const auto found = qos_.find(job.qos);
-  return found == qos_.end() ? nullptr : &found->second;
+std::vector<const SlurmQos*> SiteLimits::qosOf(const SlurmJob& job) const {
+  std::vector<const SlurmQos*> found;
+  const auto add = [&](const std::string& name) {
+    const auto qos = qos_.find(name);
+    if (qos != qos_.end() && (found.empty() || found.front() != &qos->second)) {
+      found.push_back(&qos->second);
+    }
+  };
+  add(job.qos);
+  if (!job.partitions.empty()) {
+    const auto partition = partition_qos_.find(job.partitions.front());
+    if (partition != partition_qos_.end()) add(partition->second);
+  }
+  return found;
+}
+
+std::string SiteLimits::accountOf(const SlurmJob& job) const {
+  const auto association = associations_.find(job.association_id);
+  return association == associations_.end() ? "" : association->second.account;
 }
 
 std::vector<const SlurmAssociation*> SiteLimits::chainOf(const SlurmJob& job) const {
@@ -96,11 +116,17 @@ std::vector<const SlurmAssociation*> SiteLimits::chainOf(const SlurmJob& job) co
 }
 
 std::string SiteLimits::runningJobsLimit(const SlurmJob& job) const {
-  if (const SlurmQos* qos = qosOf(job)) {
+  const std::string account = accountOf(job);
+  for (const SlurmQos* qos : qosOf(job)) {
     if (reached(qos->grp_jobs, qos->jobs_used)) return "QOSGrpJobsLimit";
     const auto user = qos->users.find(job.uid);
     const int user_jobs = user == qos->users.end() ? 0 : user->second.jobs;
     if (reached(qos->max_jobs_per_user, user_jobs)) return "QOSMaxJobsPerUserLimit";
+    const auto of_account = qos->accounts.find(account);
+    const int account_jobs = of_account == qos->accounts.end() ? 0 : of_account->second.jobs;
+    if (!account.empty() && reached(qos->max_jobs_per_account, account_jobs)) {
+      return "MaxJobsPerAccount";
+    }
   }
   const auto chain = chainOf(job);
   if (!chain.empty() && reached(chain.front()->max_jobs, chain.front()->jobs_used)) {
@@ -134,7 +160,7 @@ std::optional<SiteLimits::JobCap> SiteLimits::gpusPerJob(const SlurmJob& job,
   static const char* const kAssociationReasons[4] = {
       "AssocMaxGRESPerJob", "AssocMaxCpuPerJobLimit", "AssocMaxMemPerJob",
       "AssocMaxNodePerJobLimit"};
-  if (const SlurmQos* qos = qosOf(job)) lowerBy(qos->max_gpus_per_job, qos->per_job, kQosReasons);
+  for (const SlurmQos* qos : qosOf(job)) lowerBy(qos->max_gpus_per_job, qos->per_job, kQosReasons);
   const auto chain = chainOf(job);
   if (!chain.empty()) {
     lowerBy(chain.front()->max_gpus_per_job, chain.front()->per_job, kAssociationReasons);
@@ -149,18 +175,25 @@ std::string SiteLimits::reasonOf(const std::string& budget) {
   }
   const TresReasons& reasons = reasonsOf(tres);
   if (budget.rfind("assoc:", 0) == 0) return reasons.association_group;
-  return budget.find(":uid:") != std::string::npos ? reasons.qos_user : reasons.qos_group;
+  if (budget.find(":uid:") != std::string::npos) return reasons.qos_user;
+  return budget.find(":acct:") != std::string::npos ? reasons.qos_account : reasons.qos_group;
 }
 
 std::vector<SiteLimits::Budget> SiteLimits::budgetsOf(const SlurmJob& job) const {
   std::vector<Budget> budgets;
-  if (const SlurmQos* qos = qosOf(job)) {
+  const std::string account = accountOf(job);
+  for (const SlurmQos* qos : qosOf(job)) {
     addBudgets("qos:" + qos->name, qos->grp_gpus, qos->gpus_used, qos->grp_tres,
                qos->tres_used, budgets);
     const auto found = qos->users.find(job.uid);
     const UserUsage user = found == qos->users.end() ? UserUsage{} : found->second;
     addBudgets("qos:" + qos->name + ":uid:" + std::to_string(job.uid), qos->max_gpus_per_user,
                user.gpus, qos->per_user_tres, user.tres, budgets);
+    if (account.empty()) continue;
+    const auto of_account = qos->accounts.find(account);
+    const UserUsage used = of_account == qos->accounts.end() ? UserUsage{} : of_account->second;
+    addBudgets("qos:" + qos->name + ":acct:" + account, qos->max_gpus_per_account, used.gpus,
+               qos->per_account_tres, used.tres, budgets);
   }
   for (const SlurmAssociation* association : chainOf(job)) {
     addBudgets("assoc:" + std::to_string(association->id) + ":" + association->account +

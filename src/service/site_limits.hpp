@@ -34,11 +34,14 @@ GpuCharge chargeOf(const policy::NodeDemand& demand, std::int64_t largest_node_m
 
 class SiteLimits {
  public:
-  SiteLimits(const std::vector<SlurmQos>& qos, const std::vector<SlurmAssociation>& associations);
+  // `partition_qos`: partition -> its QOS, whose limits apply to its jobs beside their own
+  // QOS's (the stricter of both counts: Slurm's OverPartQOS flag is not read).
+  SiteLimits(const std::vector<SlurmQos>& qos, const std::vector<SlurmAssociation>& associations,
+             const std::map<std::string, std::string>& partition_qos = {});
 
   // Why Slurm would not start one more job of the job's user and accounts now, as its Reason
-  // names it (QOSGrpJobsLimit, QOSMaxJobsPerUserLimit, AssocMaxJobsLimit, AssocGrpJobsLimit);
-  // empty if no limit on running jobs is reached.
+  // names it (QOSGrpJobsLimit, QOSMaxJobsPerUserLimit, MaxJobsPerAccount, AssocMaxJobsLimit,
+  // AssocGrpJobsLimit); empty if no limit on running jobs is reached.
   std::string runningJobsLimit(const SlurmJob& job) const;
 
   // The most GPUs the job may hold (MaxTRESPerJob of its QOS, MaxTRES of its association, on
@@ -53,8 +56,8 @@ class SiteLimits {
 
   // A limit that jobs share, with what Slurm charges running jobs under it.
   struct Budget {
-    // "qos:NAME", "qos:NAME:uid:UID", "assoc:ID:ACCOUNT[:USER]"; "/cpu", "/mem" or "/node"
-    // appended for a limit on CPUs, memory or nodes.
+    // "qos:NAME", "qos:NAME:uid:UID", "qos:NAME:acct:ACCOUNT", "assoc:ID:ACCOUNT[:USER]";
+    // "/cpu", "/mem" or "/node" appended for a limit on CPUs, memory or nodes.
     std::string name;
     Tres tres = Tres::kGpu;
     std::int64_t limit = 0;  // GPUs, CPUs, MB or nodes
@@ -70,20 +73,25 @@ class SiteLimits {
     std::int64_t perNode() const { return tres == Tres::kNode ? 1 : 0; }
   };
 
-  // The budgets the job counts against: its QOS's group limits and its limits for the job's
-  // user, and the group limits of its association and of each account above it.
+  // The budgets the job counts against: its QOS's (and its partition's QOS's) group limits and
+  // limits for the job's user and account, and the group limits of its association and of
+  // each account above it.
   std::vector<Budget> budgetsOf(const SlurmJob& job) const;
 
   // Slurm's Reason for a job over the budget of that name.
   static std::string reasonOf(const std::string& budget);
 
  private:
-  const SlurmQos* qosOf(const SlurmJob& job) const;
+  // The job's QOS, then its partition's QOS where that is another.
+  std::vector<const SlurmQos*> qosOf(const SlurmJob& job) const;
+  // The account of the job's association; empty without one.
+  std::string accountOf(const SlurmJob& job) const;
   // The job's association, then each parent up to the root.
   std::vector<const SlurmAssociation*> chainOf(const SlurmJob& job) const;
 
   std::map<std::string, SlurmQos> qos_;                  // by name
   std::map<uint32_t, SlurmAssociation> associations_;   // by id
+  std::map<std::string, std::string> partition_qos_;    // partition -> QOS name
 };
 
 }  // namespace pollux::service

@@ -170,6 +170,51 @@ TEST(SiteLimits, LimitsOnCpusAndMemoryAreBudgetsInTheirUnits) {
   EXPECT_EQ(SiteLimits::reasonOf(budgets[2].name), "AssocGrpCpuLimit");
 }
 
+TEST(SiteLimits, APartitionsQosAppliesBesideTheJobsOwn) {
+  SlurmQos normal, partition;
+  normal.name = "normal";
+  partition.name = "gpu-part";
+  partition.max_gpus_per_user = 4;
+  partition.max_gpus_per_job = 2;
+  partition.grp_jobs = 1;
+  partition.jobs_used = 1;
+  const SiteLimits limits({normal, partition}, tree(), {{"gpu", "gpu-part"}});
+  const SlurmJob job = jobOf(9, JobState::kPending, "normal", 3);  // in partition gpu
+  const auto budgets = limits.budgetsOf(job);
+  ASSERT_EQ(budgets.size(), 1u);
+  EXPECT_EQ(budgets[0].name, "qos:gpu-part:uid:1000");
+  EXPECT_EQ(limits.gpusPerJob(job, GpuCharge{}, 8)->reason, "QOSMaxGRESPerJob");
+  EXPECT_EQ(limits.runningJobsLimit(job), "QOSGrpJobsLimit");
+  SlurmJob elsewhere = job;
+  elsewhere.partitions = {"cpu"};
+  EXPECT_TRUE(limits.budgetsOf(elsewhere).empty());
+  EXPECT_EQ(limits.runningJobsLimit(elsewhere), "");
+}
+
+TEST(SiteLimits, LimitsPerAccountAreTheAccountsBudgets) {
+  SlurmQos qos;
+  qos.name = "normal";
+  qos.max_gpus_per_account = 6;
+  qos.per_account_tres.cpus = 48;
+  qos.max_jobs_per_account = 3;
+  qos.accounts["acct1"] = {4, 2, SharedTresUsed{16, 0, 0}};
+  qos.accounts["acct2"] = {6, 3, SharedTresUsed{}};
+  const SiteLimits limits({qos}, tree());
+  const SlurmJob job = jobOf(9, JobState::kPending, "normal", 3);  // alice in acct1
+  const auto budgets = limits.budgetsOf(job);
+  ASSERT_EQ(budgets.size(), 2u);
+  EXPECT_EQ(budgets[0].name, "qos:normal:acct:acct1");
+  EXPECT_EQ(budgets[0].capacity(0), 2);
+  EXPECT_EQ(SiteLimits::reasonOf(budgets[0].name), "MaxGRESPerAccount");
+  EXPECT_EQ(budgets[1].name, "qos:normal:acct:acct1/cpu");
+  EXPECT_EQ(budgets[1].capacity(0), 32);
+  EXPECT_EQ(SiteLimits::reasonOf(budgets[1].name), "MaxCpuPerAccount");
+  EXPECT_EQ(limits.runningJobsLimit(job), "");
+  SlurmQos full = qos;
+  full.accounts["acct1"].jobs = 3;
+  EXPECT_EQ(SiteLimits({full}, tree()).runningJobsLimit(job), "MaxJobsPerAccount");
+}
+
 TEST(SiteLimits, LimitsOnNodesCountEachNodeOfAJob) {
   SlurmQos qos;
   qos.name = "normal";

@@ -82,6 +82,10 @@ struct SlurmQos {
   int jobs_used = 0;
   SharedTresUsed tres_used = {};
   std::map<uint32_t, UserUsage> users;  // by uid
+  std::optional<int> max_gpus_per_account;  // MaxTRESPerAccount
+  SharedTresLimits per_account_tres;        // MaxTRESPerAccount=cpu=N,mem=M,node=K
+  std::optional<int> max_jobs_per_account;  // MaxJobsPerAccount
+  std::map<std::string, UserUsage> accounts;  // what each account's jobs use, by name
 };
 
 // An association (an account, or a user in an account) with its limits and its sub-tree's use.

@@ -68,12 +68,13 @@ static void test_partition(void)
   CHECK(slurm_round_partition(&partition, &view) == 0);
   CHECK(!strcmp(view.name, "gpu"));
   CHECK(has_names(view.nodes, expected, 4));
-  CHECK(view.max_nodes == 0 && view.max_time_min == 0);
+  CHECK(view.max_nodes == 0 && view.max_time_min == 0 && view.qos == NULL);
   slurm_round_partition_free(&view);
   partition.max_nodes = 1;
   partition.max_time = 30;
+  partition.qos_char = "gpu-part";
   CHECK(slurm_round_partition(&partition, &view) == 0);
-  CHECK(view.max_nodes == 1 && view.max_time_min == 30);
+  CHECK(view.max_nodes == 1 && view.max_time_min == 30 && !strcmp(view.qos, "gpu-part"));
   slurm_round_partition_free(&view);
   CHECK(view.nodes.count == 0 && view.nodes.names == NULL);
 
@@ -202,7 +203,7 @@ static void test_site_policy(void)
   reserve_info_t resv;
   slurmdb_qos_rec_t qos;
   slurmdb_qos_usage_t qos_usage;
-  slurmdb_used_limits_t user_usage;
+  slurmdb_used_limits_t user_usage, account_usage;
   slurmdb_assoc_rec_t assoc;
   slurmdb_assoc_usage_t assoc_usage;
   pollux_job_view_t view;
@@ -268,7 +269,19 @@ static void test_site_policy(void)
   user_usage.tres = user_used;
   qos_usage.user_limit_list = slurm_list_create(NULL);
   slurm_list_append(qos_usage.user_limit_list, &user_usage);
+  memset(&account_usage, 0, sizeof(account_usage));
+  account_usage.acct = "acct1";
+  account_usage.jobs = 2;
+  account_usage.tres = user_used;
+  qos_usage.acct_limit_list = slurm_list_create(NULL);
+  slurm_list_append(qos_usage.acct_limit_list, &account_usage);
+  qos.max_tres_pa_ctld = qos_user;
+  qos.max_jobs_pa = 5;
   CHECK(slurm_round_qos(&qos, &tres, &qos_view) == 0);
+  CHECK(qos_view.max_gpus_per_account == 2 && qos_view.max_cpus_per_account == 8);
+  CHECK(qos_view.max_nodes_per_account == 1 && qos_view.max_jobs_per_account == 5);
+  CHECK(qos_view.account_count == 1 && !strcmp(qos_view.accounts[0].account, "acct1"));
+  CHECK(qos_view.accounts[0].gpus_used == 2 && qos_view.accounts[0].jobs_used == 2);
   CHECK(!strcmp(qos_view.name, "gpu2"));
   CHECK(qos_view.grp_gpus == 16 && qos_view.max_gpus_per_user == 2);
   CHECK(qos_view.max_gpus_per_job == -1 && qos_view.grp_jobs == -1);
@@ -288,6 +301,7 @@ static void test_site_policy(void)
   CHECK(qos_view.grp_memory_mb == -1 && qos_view.users[0].cpus_used == 0);
   slurm_round_qos_free(&qos_view);
   slurm_list_destroy(qos_usage.user_limit_list);
+  slurm_list_destroy(qos_usage.acct_limit_list);
 
   memset(&assoc, 0, sizeof(assoc));
   memset(&assoc_usage, 0, sizeof(assoc_usage));

@@ -23,7 +23,7 @@ PYTHON_DIR = os.path.dirname(HERE)
 EXAMPLE = os.path.join(os.path.dirname(PYTHON_DIR), "examples", "train_torch.py")
 sys.path.insert(0, PYTHON_DIR)
 
-import pollux_train  # noqa: E402  (after the path set-up)
+from pollux import protocol as pollux_train  # noqa: E402  (after the path set-up)
 
 LIMITS = dict(init_batch_size=256, max_batch_size=4096, min_local_bsz=16, max_local_bsz=128,
               accumulation=True)
@@ -257,7 +257,7 @@ class DeclaredLengthTest(AgentTestCase):
         for arguments, reason in BAD_LENGTHS:
             with captured_stderr() as written:
                 self.assertFalse(self.trainer.declare_target(**arguments), arguments)
-            self.assertIn("pollux_train: declared length refused: ", written[0])
+            self.assertIn("pollux: declared length refused: ", written[0])
             self.assertIn(reason, written[0], arguments)
         self.assertEqual(self.agent.receive(timeout=0.1), b"", "nothing sent when refused")
         self.assertTrue(self.trainer.report_step(**PLAIN_STEP))

@@ -246,14 +246,16 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
 
     def _whole_norm(self, future: Any) -> torch.Tensor:
         reduced = future.value()[0]
-        self._whole_parts.append(reduced.double().square().sum())
+        if self._world > 1:  # alone, _alone_noise gives |G|^2
+            self._whole_parts.append(reduced.double().square().sum())
         return reduced
 
     def _unpack(self, future: Any) -> torch.Tensor:
         packed = future.value()[0]
         gradient = packed[:-_EXTRA]
         self._extras = packed[-_EXTRA:]
-        self._whole_parts.append(gradient.double().square().sum())
+        if self._world > 1:
+            self._whole_parts.append(gradient.double().square().sum())
         return gradient
 
     def _alone_noise(self, index: int, buffer: torch.Tensor, agreeing: bool) -> None:

@@ -20,16 +20,19 @@ GradScaler, gradient clipping); the model is wrapped with the optimizer and the 
                 model.checkpoint("ckpt.pt"); sys.exit(143)
 
 What it adds to DDP, and where:
-- A communication hook (DDP's register_comm_hook) does DDP's gradient all-reduce itself.
-  Every `agree_every`-th step (default 8: the first, the 9th...) the last bucket's
-  all-reduce also carries this replica's |G_i|^2 (the squared norm of its local gradient),
-  its wish to stop (the agent's checkpoint request) and rank 0's current decision: every
-  rank gets mean_i |G_i|^2 (the gradient noise of pollux.noise_from_norms, with |G|^2 of the
+- DDP's own all-reduce (its C++ reducer, untouched) averages the gradients of most steps.
+  Every `agree_every`-th step (default 8: the first, the 9th...) DDP's all-reduce is off
+  (no_sync) and Pollux averages the gradients itself at the end of the backward pass (a
+  callback queued on autograd's engine, as DDP queues its own), in ONE all-reduce that
+  also carries this replica's |G_i|^2 (the squared norm of its local gradient), its wish
+  to stop (the agent's checkpoint request) and rank 0's current decision: every rank gets
+  mean_i |G_i|^2 (the gradient noise of pollux.noise_from_norms, with |G|^2 of the
   averaged gradient), the same stop flag and rank 0's decision, so that all ranks stop or
-  change batch size at the same step (the agreeing step), with no collective beyond DDP's
-  own: one all-reduce per bucket and step (one per step for a model of one bucket, 25 MB).
-  A checkpoint request waits at most agree_every - 1 steps. Alone (a group of one), the noise
-  comes from two consecutive steps' gradients, as AdaptDL measures it.
+  change batch size at the same step (the agreeing step), with no collective beyond the
+  step's one. The gradients are averaged when loss.backward() returns, before clipping or
+  GradScaler's unscale_, on every step. A checkpoint request waits at most
+  agree_every - 1 steps. Alone (a group of one), the noise comes from two consecutive
+  steps' gradients, as AdaptDL measures it.
 - Each rank's gradient weighs by its share of the micro-batch (1/replicas when the shares
   are equal, exactly as DDP's average; otherwise its examples over the micro-batch's, a
   stand-in of an empty share 0): every example counts once at an epoch's short end.
@@ -72,6 +75,12 @@ AGREE_EVERY = 8
 # Values appended to an agreeing step's last bucket: |G_i|^2, stop, and rank 0's batch_size,
 # local_bsz, accum_steps, lr_scale (a decision's integers are exact in float32 up to 2^24).
 _EXTRA = 6
+
+
+_PLAIN_ATTRIBUTES = frozenset((
+    "examples", "require_backward_grad_sync", "_stop", "_steps", "_micro", "_step_examples",
+    "_step_full", "_step_started", "_manual", "_sync_off", "_queued", "_agreeing", "_scale",
+    "_whole_parts", "_extras", "_previous", "_decision", "_applied", "_lr_for", "_lr_factor"))
 
 
 class Agreement:
@@ -131,6 +140,8 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
         self.examples = 0.0  # consumed since the job started, over all replicas
         self.trainer = trainer if trainer is not None else Trainer.from_limits(sampler.limits)
         self._world = world
+        # Trainer outside pollux-agent is a no-op: skip the step's report altogether.
+        self._reporting = getattr(self.trainer, "connected", True)
         self._rank = dist.get_rank(self.process_group)
         self._stop = False
         self._steps = 0               # steps of this process (optimizer steps, skipped ones too)
@@ -138,18 +149,19 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
         self._step_examples = 0       # their examples over all ranks
         self._step_full = True        # every micro-batch of the step full and equal
         self._step_started: Optional[float] = None
-        self._pending = False         # a step's gradients are reduced, its step not finished
+        self._manual = False          # this step's gradients are averaged by Pollux
+        self._sync_off = False        # Pollux turned DDP's all-reduce off (no_sync)
+        self._queued = False          # the all-reduce is queued for the end of backward
+        self._trained = [p for p in module.parameters() if p.requires_grad]
         self._agreeing = False        # this step's all-reduce carries the extras
         self._scale: Optional[float] = None  # the gradients' multiplier in the hook
-        self._sqr_parts: List[torch.Tensor] = []    # |G_i|^2 per bucket, agreeing steps
-        self._whole_parts: List[torch.Tensor] = []  # |G|^2 per bucket, agreeing steps
+        self._whole_parts: List[torch.Tensor] = []  # |G|^2 of an agreeing step
         self._extras: Optional[torch.Tensor] = None
-        self._previous: Dict[int, torch.Tensor] = {}  # alone: the last step's gradients
+        self._previous: Optional[torch.Tensor] = None  # alone: the last step's gradients
         self._decision: Optional[Decision] = None     # the latest from this rank's agent
         self._applied: Optional[Decision] = None      # the one the loader runs with
         self._lr_for: Any = None
         self._lr_factor = 1.0
-        self.register_comm_hook(None, self._comm_hook)
         self._wrap_optimizer()
         # True once the job's length (epochs= or examples=) is declared to the agent.
         self.declared = False
@@ -157,6 +169,14 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
             self.declared = self.trainer.declare_target(
                 epochs=epochs, examples=examples,
                 examples_per_epoch=sampler.dataset_size if epochs is not None else None)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # The step's bookkeeping is plain data: nn.Module's __setattr__ (which looks for
+        # parameters, buffers and submodules) costs microseconds a call, several a step.
+        if name in _PLAIN_ATTRIBUTES:
+            object.__setattr__(self, name, value)
+        else:
+            super().__setattr__(name, value)
 
     # -- what the user reads --------------------------------------------------------------
 
@@ -182,95 +202,114 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
         """Optimizer steps since the job started (restored from a checkpoint)."""
         return self._steps
 
-    # -- forward, the communication hook, the optimizer step ------------------------------
+    # -- forward, the gradient all-reduce, the optimizer step -----------------------------
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         """DDP's forward; a forward with gradients enabled is a micro-batch of the step."""
-        if torch.is_grad_enabled():
-            self._micro_batch()
-        return super().forward(*inputs, **kwargs)
+        if not torch.is_grad_enabled():
+            return super().forward(*inputs, **kwargs)
+        self._micro_batch()
+        output = super().forward(*inputs, **kwargs)
+        if self._manual:
+            self._queued = False
+            _hook_outputs(output, self._on_output_grad)
+        return output
 
     def _micro_batch(self) -> None:
-        if self._pending:  # the last step's optimizer.step never came (GradScaler skipped it)
-            self._finish_step()
         sampler = self.sampler
+        accum_steps = sampler.accum_steps
+        if self._micro > accum_steps:  # the last step's optimizer.step never came (GradScaler)
+            self._finish_step()
         if self._micro == 0:
             self._step_started = time.perf_counter()
-        accum_steps = sampler.accum_steps
         last = self._micro >= accum_steps
-        if accum_steps > 0:
-            self.require_backward_grad_sync = last
         self._micro += 1
         self._step_examples += sampler.global_count
         equal = sampler.global_count == self._world * sampler.local_bsz
         self._step_full = self._step_full and equal
-        if not last:
-            return
-        self._agreeing = self._steps % self.agree_every == 0
-        if self._step_full:
-            self._scale = 1.0 / (self._world * (accum_steps + 1))
-        else:  # by this rank's share of the (last) micro-batch; a stand-in weighs nothing
-            self._scale = sampler.local_count / max(sampler.global_count, 1) / (accum_steps + 1)
+        manual = False
+        if last:
+            self._agreeing = self._steps % self.agree_every == 0
+            alone_before = self._world == 1 and (self._steps + 1) % self.agree_every == 0
+            # DDP averages over the replicas only: accumulated steps are averaged here too.
+            manual = self._agreeing or alone_before or not self._step_full or accum_steps > 0
+            if self._step_full:
+                self._scale = 1.0 / (self._world * (accum_steps + 1))
+            else:  # by this rank's share of the (last) micro-batch; a stand-in weighs nothing
+                self._scale = sampler.local_count / max(sampler.global_count, 1) \
+                    / (accum_steps + 1)
+        self._manual = manual
+        if manual or not last:  # DDP's all-reduce skipped (no_sync): Pollux's, or none yet
+            self.require_backward_grad_sync = False
+            self._sync_off = True
+        elif self._sync_off:
+            self.require_backward_grad_sync = True
+            self._sync_off = False
 
-    def _comm_hook(self, state, bucket):  # no annotations: DDP checks them against its own
-        buffer = bucket.buffer()
+    def _on_output_grad(self, grad: torch.Tensor) -> None:
+        """The backward pass reached the model's output: the all-reduce is queued to run once
+        every gradient of the pass is accumulated (as DDP queues its own final callback)."""
+        if not self._queued:
+            self._queued = True
+            torch.autograd.Variable._execution_engine.queue_callback(self._all_reduce)
+
+    def _all_reduce(self) -> None:
+        """DDP's gradient average done by Pollux, in one all-reduce that on an agreeing step
+        also carries this rank's |G_i|^2, its wish to stop and rank 0's decision; at an
+        epoch's short end each rank's gradient weighs by its share."""
+        parameters = self._trained
+        grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in parameters]
+        flat = torch.cat([g.reshape(-1) for g in grads])
         agreeing = self._agreeing
-        self._pending = True
-        if agreeing:
-            self._sqr_parts.append(buffer.double().square().sum())
+        local_sqr = flat.double().square().sum() if agreeing else None
         if self._world == 1:
-            self._alone_noise(bucket.index(), buffer, agreeing)
+            local_sqr = self._alone_noise(flat, local_sqr, agreeing)
         if self._scale == 0.0:
-            buffer.zero_()  # a stand-in's gradient, NaN perhaps: it counts for nothing
-        elif self._scale is not None:
-            buffer.mul_(self._scale)
-        if not (agreeing and bucket.is_last()):
-            future = dist.all_reduce(buffer, group=self.process_group,
-                                     async_op=True).get_future()
-            if not agreeing:
-                return future.then(_first_value)
-            return future.then(self._whole_norm)
-        packed = torch.cat([buffer, self._extras_tensor(buffer)])
-        future = dist.all_reduce(packed, group=self.process_group, async_op=True).get_future()
-        return future.then(self._unpack)
+            flat.zero_()  # a stand-in's gradient, NaN perhaps: it counts for nothing
+        else:
+            flat.mul_(self._scale)
+        if agreeing:
+            flat = torch.cat([flat, self._extras_tensor(flat, local_sqr)])
+        dist.all_reduce(flat, group=self.process_group)
+        if agreeing:
+            self._extras = flat[-_EXTRA:]
+            flat = flat[:-_EXTRA]
+            if self._world > 1:
+                self._whole_parts = [flat.double().square().sum()]
+        offset = 0
+        for parameter, grad in zip(parameters, grads):
+            averaged = flat[offset:offset + grad.numel()].view_as(grad)
+            if parameter.grad is None:
+                parameter.grad = averaged.clone()
+            else:
+                parameter.grad.copy_(averaged)
+            offset += grad.numel()
 
-    def _extras_tensor(self, like: torch.Tensor) -> torch.Tensor:
+    def _extras_tensor(self, like: torch.Tensor, local_sqr: torch.Tensor) -> torch.Tensor:
         values = [0.0, 1.0 if self._checkpoint_wanted() else 0.0, 0.0, 0.0, 0.0, 0.0]
         decision = self._decision if self._rank == 0 else None
         if decision is not None:
             values[2:] = [decision.batch_size, decision.local_bsz, decision.accum_steps,
                           decision.lr_scale]
         extras = torch.tensor(values, dtype=like.dtype, device=like.device)
-        extras[0] = torch.stack(self._sqr_parts).sum().to(like.dtype)
+        extras[0] = local_sqr.to(like.dtype)
         return extras
 
-    def _whole_norm(self, future: Any) -> torch.Tensor:
-        reduced = future.value()[0]
-        if self._world > 1:  # alone, _alone_noise gives |G|^2
-            self._whole_parts.append(reduced.double().square().sum())
-        return reduced
-
-    def _unpack(self, future: Any) -> torch.Tensor:
-        packed = future.value()[0]
-        gradient = packed[:-_EXTRA]
-        self._extras = packed[-_EXTRA:]
-        if self._world > 1:
-            self._whole_parts.append(gradient.double().square().sum())
-        return gradient
-
-    def _alone_noise(self, index: int, buffer: torch.Tensor, agreeing: bool) -> None:
+    def _alone_noise(self, flat: torch.Tensor, local_sqr: Optional[torch.Tensor],
+                     agreeing: bool) -> Optional[torch.Tensor]:
         """Alone: the gradient of the step before an agreeing step is kept; at the agreeing
-        step it and this one are the two estimates (their |G_i|^2 and mean's |G|^2)."""
+        step it and this one are the two estimates (their mean |G_i|^2, and |G|^2 of their
+        mean), as AdaptDL measures a single replica's noise."""
         if agreeing:
-            previous = self._previous.pop(index, None)
+            previous, self._previous = self._previous, None
             if previous is not None:
-                self._sqr_parts[-1] = (self._sqr_parts[-1] +
-                                       previous.double().square().sum()) / 2
-                self._whole_parts.append(((previous + buffer) / 2).double().square().sum())
+                local_sqr = (local_sqr + previous.double().square().sum()) / 2
+                self._whole_parts = [((previous + flat) / 2).double().square().sum()]
             else:
-                self._whole_parts.append(torch.tensor(math.nan, dtype=torch.float64))
+                self._whole_parts = [torch.tensor(math.nan, dtype=torch.float64)]
         if (self._steps + 1) % self.agree_every == 0:
-            self._previous[index] = buffer.detach().clone()
+            self._previous = flat.detach().clone()
+        return local_sqr
 
     def _wrap_optimizer(self) -> None:
         optimizer = self.optimizer
@@ -282,7 +321,8 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
             wrapped = owner()
             if wrapped is None:
                 return inner(*args, **kwargs)
-            if wrapped.accumulating:
+            micro = wrapped._micro
+            if 0 < micro <= wrapped.sampler.accum_steps:  # accumulating
                 return None
             factor = wrapped._factor()
             if factor == 1.0:
@@ -296,7 +336,7 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
                 finally:
                     for group, rate in zip(optimizer.param_groups, rates):
                         group["lr"] = rate
-            if wrapped._pending:
+            if micro > wrapped.sampler.accum_steps:
                 wrapped._finish_step()
             return result
 
@@ -328,7 +368,6 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
         step_time = time.perf_counter() - (self._step_started or time.perf_counter())
         self.examples += self._step_examples
         accum_steps = self._micro - 1
-        self._pending = False
         self._agreeing = False
         self._micro = 0
         self._step_examples = 0
@@ -341,7 +380,6 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
     def _agreement(self) -> Optional[Agreement]:
         extras, self._extras = self._extras, None
         whole, self._whole_parts = self._whole_parts, []
-        self._sqr_parts = []
         if extras is None:
             return None
         values = extras.tolist()
@@ -383,6 +421,8 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
             pass
 
     def _report(self, step_time: float, accum_steps: int) -> None:
+        if not self._reporting:  # outside pollux-agent: nothing to tell
+            return
         sampler = self.sampler
         epochs = sampler.epoch + sampler.position / sampler.dataset_size
         noise = self.noise.value()
@@ -402,7 +442,7 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
     def checkpoint_state(self) -> Dict[str, Any]:
         """Everything to resume: the module's, optimizer's, scheduler's and scaler's state,
         the loader's position and batch configuration, the noise average and the progress."""
-        if self._pending:
+        if self._micro > self.sampler.accum_steps:
             self._finish_step()
         state = {"model": self.module.state_dict(), "optimizer": self.optimizer.state_dict(),
                  "loader": self.sampler.state_dict(), "noise": self.noise.state_dict(),
@@ -448,5 +488,15 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
         self.trainer.close()
 
 
-def _first_value(future: Any) -> torch.Tensor:
-    return future.value()[0]
+def _hook_outputs(output: Any, hook: Any) -> None:
+    """hook on every tensor of the output (tensors, lists, tuples, dicts) that needs a
+    gradient: the first the backward pass reaches calls it."""
+    if isinstance(output, torch.Tensor):
+        if output.requires_grad:
+            output.register_hook(hook)
+    elif isinstance(output, (list, tuple)):
+        for item in output:
+            _hook_outputs(item, hook)
+    elif isinstance(output, dict):
+        for item in output.values():
+            _hook_outputs(item, hook)

@@ -1,13 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """pollux.AdaptiveDataParallel with real torch.distributed (two gloo processes on CPU): the
 same gradients and parameters as plain DistributedDataParallel, bit for bit, with ONE
-all-reduce per step on agreeing steps too (the noise, the stop flag and the decision ride in
-DDP's own all-reduce); one rank's checkpoint request and rank 0's decision reach both ranks
+all-reduce per step on agreeing steps too (DDP's is off there, and the noise, the stop flag
+and the decision ride in Pollux's all-reduce of the gradients); one rank's checkpoint request and rank 0's decision reach both ranks
 at the same step (the next agreeing one), and a checkpoint taken there resumes on both.
 
-The all-reduce count: torch.distributed.all_reduce is wrapped in each process to count the
-collectives Pollux's communication hook makes during each backward (plain DDP's own, made
-in C++, are not visible there); the model is one bucket, so plain DDP makes one too."""
+The all-reduce count: torch.distributed's collectives are wrapped in each process to count
+those Pollux makes during each backward (DDP's own, made in C++, are not visible there: on
+an agreeing step DDP's require_backward_grad_sync is False, so it makes none; on the others
+it makes its one, the model being one bucket, and Pollux none)."""
 
 import os
 import sys
@@ -59,7 +60,7 @@ def same_as_plain_ddp(rank, world):
     trainer = FakeTrainer()
     wrapped = pollux.AdaptiveDataParallel(net, optimizer, loader=loader, trainer=trainer,
                                           agree_every=AGREE_EVERY)
-    identical, per_step = [], []
+    identical, per_step, sync_off = [], [], []
     for inputs, targets in loader:
         for target_model, target_optimizer in ((plain, plain_optimizer), (wrapped, optimizer)):
             target_optimizer.zero_grad()
@@ -67,12 +68,13 @@ def same_as_plain_ddp(rank, world):
             mse(target_model(inputs), targets).backward()
             if target_model is wrapped:
                 per_step.append(calls[before:])
+                sync_off.append(not wrapped.require_backward_grad_sync)
         identical.append(all(torch.equal(a.grad, b.grad)
                              for a, b in zip(plain.parameters(), net.parameters())))
         plain_optimizer.step()
         optimizer.step()
     same_params = all(torch.equal(a, b) for a, b in zip(plain.parameters(), net.parameters()))
-    return identical, same_params, per_step, trainer.steps, wrapped.examples
+    return identical, same_params, per_step, sync_off, trainer.steps, wrapped.examples
 
 
 def decide_and_stop(rank, world, directory):
@@ -111,12 +113,15 @@ def decide_and_stop(rank, world, directory):
 
 class AdaptiveDataParallelTest(unittest.TestCase):
     def test_gradients_and_parameters_are_plain_ddps_with_one_all_reduce_a_step(self):
-        for identical, same_params, per_step, steps, examples in \
+        for identical, same_params, per_step, sync_off, steps, examples in \
                 run_ranks(same_as_plain_ddp):
             self.assertEqual(len(identical), 8)  # 64 examples, 2 x 4 a step
             self.assertTrue(all(identical), identical)
             self.assertTrue(same_params)
-            self.assertEqual(per_step, [["all_reduce"]] * len(per_step))  # agreeing steps too
+            # Agreeing steps (0, 2, 4, 6): Pollux's one all-reduce, DDP's off (no_sync); the
+            # others: DDP's own (in C++, not seen here), none of Pollux's.
+            self.assertEqual(per_step, [["all_reduce"], []] * (len(per_step) // 2))
+            self.assertEqual(sync_off, [True, False] * (len(per_step) // 2))
             self.assertEqual(examples, 64)
             grad_sqr, grad_var = steps[-1][3], steps[-1][4]  # measured from the replicas
             self.assertIsNotNone(grad_var)

@@ -30,7 +30,8 @@ What it adds to DDP, and where:
   averaged gradient), the same stop flag and rank 0's decision, so that all ranks stop or
   change batch size at the same step (the agreeing step), with no collective beyond the
   step's one. The gradients are averaged when loss.backward() returns, before clipping or
-  GradScaler's unscale_, on every step. A checkpoint request waits at most
+  GradScaler's unscale_, on every step. (The callback is queued from a hook on the model's
+  output: a tensor, or tensors in lists, tuples or dicts, that the loss uses.) A checkpoint request waits at most
   agree_every - 1 steps. Alone (a group of one), the noise comes from two consecutive
   steps' gradients, as AdaptDL measures it.
 - Each rank's gradient weighs by its share of the micro-batch (1/replicas when the shares
@@ -72,7 +73,7 @@ from pollux.protocol import Decision, Trainer
 __all__ = ["AdaptiveDataParallel", "AGREE_EVERY"]
 
 AGREE_EVERY = 8
-# Values appended to an agreeing step's last bucket: |G_i|^2, stop, and rank 0's batch_size,
+# Values appended to an agreeing step's gradients: |G_i|^2, stop, and rank 0's batch_size,
 # local_bsz, accum_steps, lr_scale (a decision's integers are exact in float32 up to 2^24).
 _EXTRA = 6
 

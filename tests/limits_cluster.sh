@@ -38,6 +38,11 @@ chmod 644 job.sh
 knows_qos() { scontrol show assoc_mgr flags=qos qos="$1" | grep -q "^QOS=$1("; }
 # knows_user USER: slurmctld has the user's association.
 knows_user() { scontrol show assoc_mgr flags=assoc users="$1" | grep -q "UserName=$1("; }
+# assoc_shows PATTERN: slurmctld's associations of daemon and acct1 show PATTERN (a limit
+# sacctmgr set reaches slurmctld from slurmdbd a moment later).
+assoc_shows() {
+  scontrol show assoc_mgr flags=assoc users=daemon accounts=acct1 | grep -q "$1"
+}
 wait_until 30 "slurmctld knowing QOS gpu2" knows_qos gpu2
 wait_until 30 "slurmctld knowing user daemon" knows_user daemon
 
@@ -136,7 +141,7 @@ cancel_all "$p1" "$p2"
 
 step "association MaxJobs=1: daemon's second job waits, claims nothing, then runs"
 sacctmgr -i modify user daemon set MaxJobs=1 > /dev/null
-sleep 2
+wait_until 30 "slurmctld knowing MaxJobs=1" assoc_shows "MaxJobs=1("
 m1=$(as_daemon_adaptive "" adaptive:min_gpus=4,max_gpus=4)
 wait_until 30 "job $m1 running" is_running "$m1"
 m2=$(as_daemon_adaptive "" adaptive:min_gpus=4,max_gpus=4)
@@ -146,10 +151,11 @@ cancel_all "$m1"
 wait_until 30 "job $m2 running once $m1 ended" is_running "$m2"
 cancel_all "$m2"
 sacctmgr -i modify user daemon set MaxJobs=-1 > /dev/null
+wait_until 30 "slurmctld forgetting MaxJobs=1" sh -c "! scontrol show assoc_mgr flags=assoc users=daemon accounts=acct1 | grep -q 'MaxJobs=1('"
 
 step "account GrpTRES=gres/gpu=4: daemon's second 4-GPU job waits"
 sacctmgr -i modify account acct1 set GrpTRES=gres/gpu=4 > /dev/null
-sleep 2
+wait_until 30 "slurmctld knowing GrpTRES=gres/gpu=4" assoc_shows "gres/gpu=4("
 g1=$(as_daemon_adaptive "" adaptive:min_gpus=4,max_gpus=4)
 wait_until 30 "job $g1 running" is_running "$g1"
 g2=$(as_daemon_adaptive "" adaptive:min_gpus=4,max_gpus=4)
@@ -157,6 +163,7 @@ sleep 6
 waits_for "$g2" AssocGrpGRES
 cancel_all "$g1" "$g2"
 sacctmgr -i modify account acct1 set GrpTRES=gres/gpu=-1 > /dev/null
+wait_until 30 "slurmctld forgetting GrpTRES=gres/gpu=4" sh -c "! scontrol show assoc_mgr flags=assoc users=daemon accounts=acct1 | grep -q 'gres/gpu=4('"
 
 step "partition small (MaxNodes=1): an 8-GPU job waits; a growing one keeps to one node"
 wide=$(sbatch --parsable -p small --comment=adaptive:min_gpus=8,max_gpus=8 -o /dev/null job.sh)

@@ -116,8 +116,9 @@ struct Params {
   double fairness_p = -1.0;             // power-mean exponent of speedups
   double restart_threshold = 0.05;      // a running job changes only for >= 5 % predicted gain
   // How much Slurm's priority weighs: an adaptive job's weights are multiplied by
-  // 1 + priority_weight x its priority's place between the snapshot's lowest and highest
-  // (0 to 1), so the jobs Slurm ranks first get contended GPUs first; 0: goodput alone.
+  // 1 + priority_weight x (its priority - the lowest) / the highest, over the snapshot's
+  // adaptive jobs, so the jobs Slurm ranks first get contended GPUs first and near-equal
+  // priorities weigh near-equally; 0: goodput alone.
   double priority_weight = 1.0;
   // ... and not sooner than this after its last change. One round by default: the restart
   // penalty already charges each change its cost, and a longer interval would hold a new job

@@ -186,6 +186,17 @@ wait_until 30 "job $licensed running once the license is free" is_running "$lice
 placed_once "$licensed"
 cancel_all "$licensed"
 
+step "licenses ahead (a reservation from in 10 minutes holds lic:1): a --time=30 job waits, a --time=3 one runs"
+scontrol create reservation ReservationName=licahead StartTime=now+10minutes Duration=10 \
+  Users=root Licenses=lic:1 Flags=LICENSE_ONLY > /dev/null
+long=$(sbatch --parsable -L lic:1 --time=30 --comment=adaptive:min_gpus=1,max_gpus=1 -o /dev/null job.sh)
+sleep 6
+waits_for "$long" Licenses
+short=$(sbatch --parsable -L lic:1 --time=3 --comment=adaptive:min_gpus=1,max_gpus=1 -o /dev/null job.sh)
+wait_until 30 "job $short running" is_running "$short"
+cancel_all "$long" "$short"
+scontrol delete ReservationName=licahead
+
 step "partition short (MaxTime=1): a --time=5 job waits; one that may also use gpu runs there"
 rigid_long=$(sbatch --parsable -p short --time=5 --gres=gpu:1 -o /dev/null job.sh)
 long=$(sbatch --parsable -p short --time=5 --comment=adaptive:max_gpus=4 -o /dev/null job.sh)

@@ -231,7 +231,8 @@ pollux::service::Round roundFrom(const pollux_round_t& view) {
                                   namesOf(reservations[i].nodes, "reservation nodes"),
                                   static_cast<double>(reservations[i].start_time),
                                   static_cast<double>(reservations[i].end_time),
-                                  reservations[i].maintenance != 0});
+                                  reservations[i].maintenance != 0,
+                                  text(reservations[i].licenses)});
   }
   const auto* licenses = arrayOf(view.licenses, view.license_count, "round licenses");
   for (size_t i = 0; i < view.license_count; ++i) {

@@ -220,6 +220,7 @@ typedef struct {
   time_t start_time;
   time_t end_time;
   int maintenance; /* Flags=MAINT */
+  const char *licenses; /* licenses it holds, "a:1,b:2"; may be NULL */
 } pollux_reservation_view_t;
 
 /* One of the cluster's licenses (slurm.conf Licenses=, or remote ones of slurmdbd). */

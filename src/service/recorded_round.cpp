@@ -190,7 +190,8 @@ void putViews(recorded_round& out) {
     out.reservations.push_back(
         {reservation.name.c_str(), view_fields::Names::toC(reservation.nodes, out.storage),
          static_cast<time_t>(reservation.start_time), static_cast<time_t>(reservation.end_time),
-         reservation.maintenance ? 1 : 0});
+         reservation.maintenance ? 1 : 0,
+         reservation.licenses.empty() ? nullptr : reservation.licenses.c_str()});
   }
   for (const auto& license : round.licenses) {
     out.licenses.push_back({license.name.c_str(), static_cast<uint32_t>(license.available),

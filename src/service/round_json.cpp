@@ -265,14 +265,15 @@ Json::Value reservationToJson(const SlurmReservation& reservation) {
   out["start_time"] = reservation.start_time;
   out["end_time"] = reservation.end_time;
   out["maintenance"] = reservation.maintenance;
+  putText(out, "licenses", reservation.licenses);
   return out;
 }
 
 SlurmReservation parseReservation(const JsonField& field) {
-  field.requireOnlyKeys({"name", "nodes", "start_time", "end_time", "maintenance"});
-  return SlurmReservation{field["name"].string(), parseNames(field["nodes"]),
+  field.requireOnlyKeys({"name", "nodes", "start_time", "end_time", "maintenance", "licenses"});
+  return SlurmReservation{field["name"].string(),       parseNames(field["nodes"]),
                           seconds(field["start_time"]), seconds(field["end_time"]),
-                          field["maintenance"].boolean()};
+                          field["maintenance"].boolean(), optionalText(field, "licenses")};
 }
 
 Json::Value licenseToJson(const SlurmLicense& license) {

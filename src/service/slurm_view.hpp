@@ -112,6 +112,7 @@ struct SlurmReservation {
   double start_time = 0;
   double end_time = 0;
   bool maintenance = false;  // Flags=MAINT
+  std::string licenses;      // the licenses it holds, "a:1,b:2"
 };
 
 // One of the cluster's licenses: how many no job uses, and how many of those reservations

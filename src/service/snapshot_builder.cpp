@@ -417,8 +417,8 @@ class LimitsApplier {
 // Pending jobs whose licenses are not free (Slurm's Reason: Licenses). Jobs take them in the
 // order Slurm would start them: those Pollux placed first, then by priority, then by
 // submission. Jobs held or waiting for a dependency take none.
-std::set<uint32_t> jobsWithoutLicenses(const std::vector<SlurmJob>& jobs,
-                                       const std::vector<SlurmLicense>& licenses) {
+std::set<uint32_t> jobsWithoutLicenses(const std::vector<SlurmJob>& jobs, const SiteRules& site,
+                                       double now) {
   std::vector<const SlurmJob*> claimants;
   for (const auto& job : jobs) {
     if (job.state == JobState::kPending && !job.licenses.empty() && !job.held &&
@@ -433,7 +433,7 @@ std::set<uint32_t> jobsWithoutLicenses(const std::vector<SlurmJob>& jobs,
     return std::make_tuple(!placed(a), -static_cast<double>(a->priority), a->submit_time, a->id) <
            std::make_tuple(!placed(b), -static_cast<double>(b->priority), b->submit_time, b->id);
   });
-  LicensePool pool(licenses);
+  LicensePool pool(site.licenses, site.reservations, now);
   std::set<uint32_t> without;
   for (const SlurmJob* job : claimants) {
     if (!pool.take(*job)) without.insert(job->id);
@@ -474,7 +474,7 @@ policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
     if (waiting) (*waiting)[std::to_string(slurm.id)] = why;
   };
   const std::vector<std::string> no_nodes;
-  const auto without_licenses = jobsWithoutLicenses(jobs, site.licenses);
+  const auto without_licenses = jobsWithoutLicenses(jobs, site, now);
   for (const auto& slurm : jobs) {
     if (slurm.state == JobState::kOther) continue;
     if (without_licenses.count(slurm.id)) {

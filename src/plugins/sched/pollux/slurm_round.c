@@ -138,6 +138,7 @@ int slurm_round_reservation(const reserve_info_t *resv, pollux_reservation_view_
   view->start_time = resv->start_time;
   view->end_time = resv->end_time;
   view->maintenance = (resv->flags & RESERVE_FLAG_MAINT) != 0;
+  view->licenses = resv->licenses;
   return names_from_hostlist(resv->node_list, &view->nodes);
 }
 

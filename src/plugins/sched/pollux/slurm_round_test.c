@@ -244,9 +244,11 @@ static void test_site_policy(void)
   resv.start_time = 100;
   resv.end_time = 200;
   resv.flags = RESERVE_FLAG_MAINT;
+  resv.licenses = "lic:1";
   CHECK(slurm_round_reservation(&resv, &resv_view) == 0);
   CHECK(!strcmp(resv_view.name, "maint") && has_names(resv_view.nodes, reserved, 2));
   CHECK(resv_view.start_time == 100 && resv_view.end_time == 200 && resv_view.maintenance);
+  CHECK(!strcmp(resv_view.licenses, "lic:1"));
   slurm_round_reservation_free(&resv_view);
 
   tres = slurm_round_tres_positions(tres_names, 4);

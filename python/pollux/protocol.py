@@ -89,6 +89,7 @@ class Trainer:
         self._socket: Optional[socket.socket] = None
         self._decision: Optional[Decision] = None
         self._checkpoint_requested = False
+        self._resize: Optional[Tuple[list, int]] = None
         self._reported = (0.0, 0.0)  # examples and epochs of the last step reported
         self._length_line = None     # a declared length the agent has not taken yet
         path = os.environ.get("POLLUX_AGENT_SOCKET")
@@ -180,6 +181,15 @@ class Trainer:
         self._drain()
         return self._checkpoint_requested
 
+    def resize_request(self) -> Optional[Tuple[list, int]]:
+        """The agent's latest live-change request, once: (ranks that leave, joiners), from
+        the optional `resize leave=R,R... join=N` message (an in-place shrink: the ranks on
+        the leaving nodes leave at the next agreeing step); None if there is none.
+        pollux.AdaptiveDataParallel asks for it on rank 0."""
+        self._drain()
+        request, self._resize = self._resize, None
+        return request
+
     def checkpointed(self) -> bool:
         """Tells the agent a checkpoint has been written. False if it could not be sent."""
         return self._socket is None or self._send(b"checkpointed\n")
@@ -226,6 +236,8 @@ class Trainer:
             self._checkpoint_requested = True
         elif kind == "decision":
             self._decision = _decision(fields) or self._decision
+        elif kind == "resize":
+            self._resize = _resize(fields) or self._resize
 
 
 def _hello_line(init_batch_size, max_batch_size, min_local_bsz, max_local_bsz, accumulation):
@@ -305,3 +317,15 @@ def _decision(fields):
             or not _DECIMAL.fullmatch(lr_scale):
         return None
     return Decision(*(int(value) for value in integers), float(lr_scale))
+
+
+def _resize(fields):
+    """(ranks that leave, joiners) of a `resize` message, None if malformed."""
+    leave_text, join_text = fields.get("leave", ""), fields.get("join", "0")
+    ranks = [word for word in leave_text.split(",") if word]
+    if not all(_INTEGER.fullmatch(word) for word in ranks) or not _INTEGER.fullmatch(join_text):
+        return None
+    leave, join = [int(word) for word in ranks], int(join_text)
+    if any(rank < 1 for rank in leave) or join < 0 or (not leave and not join):
+        return None
+    return leave, join

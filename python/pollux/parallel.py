@@ -145,7 +145,8 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
         self.agree_every = agree_every
         self.noise = NoiseAverage(smoothing)
         self.examples = 0.0  # consumed since the job started, over all replicas
-        self.trainer = trainer if trainer is not None else Trainer.from_limits(sampler.limits)
+        self.trainer = trainer if trainer is not None else Trainer.from_limits(
+            sampler.limits, elastic=elastic.current() is not None)
         self._world = world
         # Trainer outside pollux-agent is a no-op: skip the step's report altogether.
         self._reporting = getattr(self.trainer, "connected", True)

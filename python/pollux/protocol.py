@@ -81,8 +81,10 @@ class Trainer:
     """The connection to pollux-agent, or a no-op outside it (see the module's doc)."""
 
     def __init__(self, init_batch_size: int, max_batch_size: int, min_local_bsz: int,
-                 max_local_bsz: int, accumulation: bool) -> None:
-        """Connects to POLLUX_AGENT_SOCKET and sends `hello` with the job's batch limits.
+                 max_local_bsz: int, accumulation: bool, elastic: bool = False) -> None:
+        """Connects to POLLUX_AGENT_SOCKET and sends `hello` with the job's batch limits
+        (and the optional `elastic=1` when the trainer re-forms its group live after a
+        worker's death, pollux.elastic: the agent then lets the other workers go on).
 
         Raises OSError if the variable names a socket that cannot be connected to.
         """
@@ -98,8 +100,11 @@ class Trainer:
         connection = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             connection.connect(path)
-            connection.send(_hello_line(init_batch_size, max_batch_size, min_local_bsz,
-                                        max_local_bsz, accumulation), _SEND_FLAGS)
+            hello = _hello_line(init_batch_size, max_batch_size, min_local_bsz,
+                                max_local_bsz, accumulation)
+            if elastic:
+                hello = hello[:-1] + b" elastic=1\n"
+            connection.send(hello, _SEND_FLAGS)
         except OSError:
             connection.close()
             raise
@@ -109,10 +114,10 @@ class Trainer:
             self._previous_sigterm = signal.signal(signal.SIGTERM, self._on_sigterm)
 
     @classmethod
-    def from_limits(cls, limits: BatchSizeLimits) -> "Trainer":
+    def from_limits(cls, limits: BatchSizeLimits, elastic: bool = False) -> "Trainer":
         """A Trainer announcing `limits` (what pollux.AdaptiveDataParallel opens)."""
         return cls(limits.init_batch_size, limits.max_batch_size, limits.min_local_bsz,
-                   limits.max_local_bsz, limits.accumulation)
+                   limits.max_local_bsz, limits.accumulation, elastic)
 
     def _on_sigterm(self, signum: int, frame: Any) -> None:
         self._checkpoint_requested = True

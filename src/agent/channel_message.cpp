@@ -74,7 +74,8 @@ HelloMessage parseHello(const Fields& fields) {
       static_cast<int>(requiredInteger(fields, "max_local_bsz", 1, 1L << 30)),
       requiredInteger(fields, "accumulation", 0, 1) == 1};
   model::validate(limits);
-  return {limits};
+  const auto elastic = fields.find("elastic");
+  return {limits, elastic != fields.end() && integer("elastic", elastic->second, 0, 1) == 1};
 }
 
 StepMessage parseStep(const Fields& fields) {

@@ -16,6 +16,9 @@ namespace pollux::agent {
 // `hello`: the job's batch limits.
 struct HelloMessage {
   model::BatchLimits limits;
+  // Optional `elastic=1`: the trainer re-forms its process group live when a worker dies
+  // (pollux.elastic), so the agent lets the others go on instead of stopping them.
+  bool elastic = false;
 };
 
 // `step`: one optimizer step of the trainer.

@@ -218,6 +218,12 @@ void Agent::handleMessage(const std::string& text) {
     if (hello->elastic) elastic_workers_ = true;
     state_.report_now = true;
     state_.wake_reporter.notify_all();
+  } else if (const auto* resized = std::get_if<ResizedMessage>(&message)) {
+    logLine("the trainer changed its world size live: " + std::to_string(resized->from) +
+            " -> " + std::to_string(resized->to) + " replicas, stall " +
+            std::to_string(resized->stall_s) + " s");
+    std::lock_guard<std::mutex> guard(state_.mutex);
+    state_.measurements.recordResizeStall(resized->stall_s);
   } else if (const auto* length = std::get_if<LengthMessage>(&message)) {
     declareLength(*length);
   } else if (const auto* step = std::get_if<StepMessage>(&message)) {

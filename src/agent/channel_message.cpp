@@ -131,6 +131,11 @@ TrainerMessage parseTrainerMessage(std::string_view text) {
   if (kind == "hello") return parseHello(fields);
   if (kind == "checkpointed") return CheckpointedMessage{};
   if (kind == "length") return parseLength(fields);
+  if (kind == "resized") {
+    return ResizedMessage{static_cast<int>(requiredInteger(fields, "from", 1, kMaxCount)),
+                          static_cast<int>(requiredInteger(fields, "to", 1, kMaxCount)),
+                          requiredNumber(fields, "stall", 0)};
+  }
   if (kind.empty()) throw InvalidInput("empty message");
   throw InvalidInput("unknown message kind '" + kind + "'");
 }

@@ -85,7 +85,8 @@ _EXTRA = 7
 _PLAIN_ATTRIBUTES = frozenset((
     "examples", "require_backward_grad_sync", "_stop", "_steps", "_micro", "_step_examples",
     "_step_full", "_step_started", "_manual", "_sync_off", "_queued", "_agreeing", "_scale",
-    "_whole_parts", "_extras", "_previous", "_decision", "_applied", "_lr_for", "_lr_factor"))
+    "_whole_parts", "_extras", "_previous", "_decision", "_applied", "_lr_for", "_lr_factor",
+    "_step_position", "_failure", "_pending_change", "_pending_decision"))
 
 
 class Agreement:

@@ -19,6 +19,7 @@ Submodules, one purpose each:
   pollux.data         ElasticSampler, AdaptiveBatchSampler, AdaptiveDataLoader
   pollux.parallel     AdaptiveDataParallel (a DistributedDataParallel)
   pollux.checkpoint   save_checkpoint, load_checkpoint, CheckpointError
+  pollux.elastic      live changes of the world size (joiners, leavers, failures)
 
 `import pollux` needs only the standard library: the PyTorch parts load on first use
 (pollux.AdaptiveDataParallel, ...), so the protocol works where torch is not installed.

@@ -157,6 +157,10 @@ class AdaptiveBatchSampler(torch.utils.data.Sampler):
         self._handed: Deque[_Handed] = collections.deque()
         self._handed_position = 0         # where the next micro-batch handed out starts
         self.counts_taken = False         # True under AdaptiveDataLoader: position = taken
+        self.layout = 0                   # bumped by set_rank and rewind: iterators restart
+        # Called by AdaptiveDataLoader between steps (after the loop is done with a batch,
+        # before the next is fetched): pollux.AdaptiveDataParallel's live changes.
+        self.between_steps: Optional[Any] = None
 
     @property
     def init_batch_size(self) -> int:
@@ -199,6 +203,25 @@ class AdaptiveBatchSampler(torch.utils.data.Sampler):
         changed = decision.local_bsz != self.local_bsz
         self.local_bsz, self.accum_steps = decision.local_bsz, decision.accum_steps
         return changed
+
+    def set_rank(self, rank: int, replicas: int) -> None:
+        """A live change of the world size (pollux.elastic): this rank's share from the next
+        micro-batch, at the same position. The batch goes back to init_batch_size over the
+        new replicas until a decision for them (as after a restart with another number)."""
+        if not 0 <= rank < replicas:
+            raise ValueError(f"rank {rank} of {replicas} replicas")
+        if replicas != self.replicas:
+            self.local_bsz = max(1, self.limits.init_batch_size // replicas)
+            self.accum_steps = 0
+        self.rank, self.replicas = rank, replicas
+        self.layout += 1
+
+    def rewind(self, epoch: int, position: int) -> None:
+        """Back to `position` of the current epoch (a step that a failure undid); nothing if
+        the epoch has moved on."""
+        if epoch == self.elastic.epoch and 0 <= position <= self.elastic.position:
+            self.elastic.position = position
+        self.layout += 1
 
     def __iter__(self) -> Iterator[List[int]]:
         local_bsz = self.local_bsz
@@ -316,13 +339,16 @@ class AdaptiveDataLoader(torch.utils.data.DataLoader):
     def __iter__(self) -> Iterator[Any]:
         sampler = self.batch_sampler
         while not sampler.epoch_done():
-            local_bsz = sampler.local_bsz
+            layout = (sampler.local_bsz, sampler.layout)
             iterator = super().__iter__()
             changed = False
             for batch in iterator:
                 sampler.take()
                 yield batch
-                if sampler.local_bsz != local_bsz:  # a decision: restart after this batch
+                if sampler.between_steps is not None:
+                    sampler.between_steps()
+                # a decision or a live resize: restart after this batch
+                if (sampler.local_bsz, sampler.layout) != layout:
                     changed = True
                     break
             if not changed:

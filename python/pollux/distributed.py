@@ -12,14 +12,22 @@ import torch.distributed as dist
 __all__ = ["init_process_group"]
 
 
-def init_process_group(backend: Optional[str] = None) -> Tuple[int, int]:
+def init_process_group(backend: Optional[str] = None,
+                       elastic: Optional[bool] = None) -> Tuple[int, int]:
     """Joins the job's process group through env:// (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT,
     as pollux-agent and torchrun set them) and returns (rank, world_size). backend: "nccl"
     when CUDA is available, else "gloo". Without WORLD_SIZE, or with WORLD_SIZE=1, the process
     trains alone: (0, 1), in a group of one over an in-process store (no port, no network),
     so that pollux.AdaptiveDataParallel, a DistributedDataParallel, works alone too. Raises
     ValueError for a malformed environment. A group already initialised is kept.
+
+    elastic (default: POLLUX_ELASTIC=1 in the environment, as pollux-agent sets it): the job
+    can change its world size live (pollux.elastic): rank 0 hosts the job's store on
+    MASTER_ADDR:MASTER_PORT for the job's life, alone too, and a process started with
+    POLLUX_JOIN=1 joins the running job (it waits to be admitted; its rank and world size are
+    the ones returned).
     """
+    from pollux import elastic as live
     world_size = _environment_int("WORLD_SIZE", 1, minimum=1)
     rank = _environment_int("RANK", 0, minimum=0)
     if rank >= world_size:
@@ -31,6 +39,8 @@ def init_process_group(backend: Optional[str] = None) -> Tuple[int, int]:
     if backend == "nccl":
         torch.cuda.set_device(_environment_int("LOCAL_RANK", 0, minimum=0) %
                               torch.cuda.device_count())
+    if live.wanted(elastic):
+        return live.start(backend, rank, world_size)
     if world_size == 1:
         dist.init_process_group(backend, store=dist.HashStore(), rank=0, world_size=1)
         return 0, 1

@@ -56,14 +56,17 @@ refused there (a message on stderr, `declared` False) and training goes on undec
 """
 
 import math
+import os
+import sys
 import time
 import types
 import weakref
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
 import torch.distributed as dist
 
+from pollux import elastic
 from pollux.checkpoint import load_checkpoint, save_checkpoint
 from pollux.data import AdaptiveBatchSampler, AdaptiveDataLoader
 from pollux.lr import LR_RULES, lr_scale
@@ -74,25 +77,28 @@ __all__ = ["AdaptiveDataParallel", "AGREE_EVERY"]
 
 AGREE_EVERY = 8
 # Values appended to an agreeing step's gradients: |G_i|^2, stop, and rank 0's batch_size,
-# local_bsz, accum_steps, lr_scale (a decision's integers are exact in float32 up to 2^24).
-_EXTRA = 6
+# local_bsz, accum_steps, lr_scale and the generation of a live change (pollux.elastic; 0:
+# none) (a decision's integers are exact in float32 up to 2^24).
+_EXTRA = 7
 
 
 _PLAIN_ATTRIBUTES = frozenset((
     "examples", "require_backward_grad_sync", "_stop", "_steps", "_micro", "_step_examples",
     "_step_full", "_step_started", "_manual", "_sync_off", "_queued", "_agreeing", "_scale",
-    "_whole_parts", "_extras", "_previous", "_decision", "_applied", "_lr_for", "_lr_factor"))
+    "_whole_parts", "_extras", "_previous", "_decision", "_applied", "_lr_for", "_lr_factor",
+    "_step_position", "_failure", "_pending_change", "_pending_decision"))
 
 
 class Agreement:
     """What one agreeing all-reduce gave every rank (the same on each)."""
 
     def __init__(self, mean_sqr: float, whole_sqr: float, stop: bool,
-                 decision: Optional[Decision]) -> None:
+                 decision: Optional[Decision], generation: int = 0) -> None:
         self.mean_sqr = mean_sqr    # mean_i |G_i|^2
         self.whole_sqr = whole_sqr  # |G|^2 of the averaged gradient
         self.stop = stop            # any rank wants a checkpoint
         self.decision = decision    # rank 0's, or None
+        self.generation = generation  # rank 0's live change to that generation, or 0
 
 
 class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
@@ -115,7 +121,8 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
                  scaler: Optional[Any] = None, trainer: Optional[Any] = None,
                  lr_rule: str = "adascale", smoothing: float = 0.95,
                  agree_every: int = AGREE_EVERY, epochs: Optional[float] = None,
-                 examples: Optional[float] = None, **ddp_kwargs: Any) -> None:
+                 examples: Optional[float] = None, min_replicas: Optional[int] = None,
+                 **ddp_kwargs: Any) -> None:
         if lr_rule not in LR_RULES:
             raise ValueError(f"unknown learning-rate rule {lr_rule!r}: one of "
                              f"{', '.join(LR_RULES)}")
@@ -139,7 +146,8 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
         self.agree_every = agree_every
         self.noise = NoiseAverage(smoothing)
         self.examples = 0.0  # consumed since the job started, over all replicas
-        self.trainer = trainer if trainer is not None else Trainer.from_limits(sampler.limits)
+        self.trainer = trainer if trainer is not None else Trainer.from_limits(
+            sampler.limits, elastic=elastic.current() is not None)
         self._world = world
         # Trainer outside pollux-agent is a no-op: skip the step's report altogether.
         self._reporting = getattr(self.trainer, "connected", True)
@@ -164,6 +172,28 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
         self._lr_for: Any = None
         self._lr_factor = 1.0
         self._wrap_optimizer()
+        # Live changes of the world size (pollux.elastic).
+        self._ddp_kwargs = ddp_kwargs
+        self._group = elastic.current()
+        self.min_replicas = (min_replicas if min_replicas is not None else
+                             int(os.environ.get("POLLUX_MIN_REPLICAS", "") or 1))
+        self._request: Optional[Tuple[List[int], int, float]] = None  # rank 0's resize
+        self._force_stop = False
+        self._failure: Optional[str] = None    # a failed collective, as text (no traceback)
+        self._fallen_back = False
+        self._step_position = (0, 0)           # (epoch, position) where this step began
+        # Why the last live change fell back to a checkpoint, None if none did.
+        self.resize_failed: Optional[str] = None
+        # (generation, old world, new world, stall seconds) of each live change.
+        self.resizes: List[Tuple[int, int, int, float]] = []
+        self._pending_change = 0      # an agreed live change, made before the next step
+        self._pending_decision: Optional[Decision] = None
+        sampler.between_steps = self._between_steps
+        if self._group is not None:
+            elastic._wrappers.add(self)
+            self.register_comm_hook(None, self._elastic_hook)
+        if self._group is not None and self._group.joined and self._group.generation > 0:
+            self._sync_state()  # a joiner: rank 0's state, in memory
         # True once the job's length (epochs= or examples=) is declared to the agent.
         self.declared = False
         if epochs is not None or examples is not None:
@@ -199,6 +229,33 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
         return self._factor()
 
     @property
+    def rank(self) -> int:
+        """This process's rank now (a live change may change it; rank 0 stays 0)."""
+        return self._rank
+
+    @property
+    def world_size(self) -> int:
+        """The number of replicas now."""
+        return self._world
+
+    def request_resize(self, leave: Sequence[int] = (), join: int = 0) -> None:
+        """Rank 0: change the world size live at the next agreeing step at which `join`
+        joiners (processes started with POLLUX_JOIN=1) are ready: the ranks in `leave` exit
+        0, the others keep running. A joiner not ready within POLLUX_JOIN_TIMEOUT seconds
+        makes the job stop for a checkpoint instead (resize_failed says so). Other ranks'
+        requests are ignored; without pollux.elastic, a RuntimeError."""
+        if self._group is None:
+            raise RuntimeError("live changes need pollux.init_process_group(elastic=True) "
+                               "(POLLUX_ELASTIC=1)")
+        leave = sorted(set(int(rank) for rank in leave))
+        if 0 in leave or any(not 0 < rank < self._world for rank in leave):
+            raise ValueError(f"ranks to leave must be in 1..{self._world - 1}, not {leave}")
+        if join < 0 or self._world - len(leave) + join < 1:
+            raise ValueError("a live change must leave at least one rank")
+        if self._rank == 0:
+            self._request = (leave, int(join), time.monotonic())
+
+    @property
     def steps(self) -> int:
         """Optimizer steps since the job started (restored from a checkpoint)."""
         return self._steps
@@ -207,9 +264,12 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         """DDP's forward; a forward with gradients enabled is a micro-batch of the step."""
+        if torch.is_grad_enabled():
+            self._micro_batch()
+        if self._fallen_back:  # a live change failed, no group is left: see _fall_back
+            return self.module(*inputs, **kwargs)
         if not torch.is_grad_enabled():
             return super().forward(*inputs, **kwargs)
-        self._micro_batch()
         output = super().forward(*inputs, **kwargs)
         if self._manual:
             self._queued = False
@@ -217,12 +277,15 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
         return output
 
     def _micro_batch(self) -> None:
+        if self._pending_change:  # no AdaptiveDataLoader ran it between the steps
+            self._between_steps()
         sampler = self.sampler
         accum_steps = sampler.accum_steps
         if self._micro > accum_steps:  # the last step's optimizer.step never came (GradScaler)
             self._finish_step()
         if self._micro == 0:
             self._step_started = time.perf_counter()
+            self._step_position = (sampler.epoch, sampler.position - sampler.global_count)
         last = self._micro >= accum_steps
         self._micro += 1
         self._step_examples += sampler.global_count
@@ -271,7 +334,16 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
             flat.mul_(self._scale)
         if agreeing:
             flat = torch.cat([flat, self._extras_tensor(flat, local_sqr)])
-        dist.all_reduce(flat, group=self.process_group)
+        if self._failure is not None:  # the group is broken: the step will be undone
+            return
+        failure = None
+        try:
+            dist.all_reduce(flat, group=self.process_group)
+        except RuntimeError as error:  # a peer died: noted as text, no traceback kept
+            failure = f"{error.__class__.__name__}: {error}"
+        if failure is not None:
+            self._failure = failure
+            return
         if agreeing:
             self._extras = flat[-_EXTRA:]
             flat = flat[:-_EXTRA]
@@ -286,12 +358,46 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
                 parameter.grad.copy_(averaged)
             offset += grad.numel()
 
+    def _elastic_hook(self, state, bucket):  # no annotations: DDP checks them against its own
+        """Under pollux.elastic, DDP's own all-reduce (the steps that are not Pollux's) as a
+        communication hook whose failure (a peer died) is noted as text, the backward
+        finished with the local gradient, for the optimizer step to recover from."""
+        buffer = bucket.buffer()
+        if self._failure is not None:
+            return _done(buffer)
+        buffer.div_(self._world)
+        failure = None
+        try:
+            future = dist.all_reduce(buffer, group=self.process_group,
+                                     async_op=True).get_future()
+        except RuntimeError as error:
+            failure = f"{error.__class__.__name__}: {error}"
+        if failure is not None:
+            self._failure = failure
+            return _done(buffer)
+        owner = weakref.ref(self)
+
+        def reduced(done: Any) -> torch.Tensor:
+            wrapped, failed = owner(), None
+            try:
+                return done.value()[0]
+            except RuntimeError as error:
+                failed = f"{error.__class__.__name__}: {error}"
+            if wrapped is not None and wrapped._failure is None:
+                wrapped._failure = failed
+            return buffer
+        return future.then(reduced)
+
     def _extras_tensor(self, like: torch.Tensor, local_sqr: torch.Tensor) -> torch.Tensor:
-        values = [0.0, 1.0 if self._checkpoint_wanted() else 0.0, 0.0, 0.0, 0.0, 0.0]
+        values = [0.0, 1.0 if self._checkpoint_wanted() else 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
         decision = self._decision if self._rank == 0 else None
         if decision is not None:
-            values[2:] = [decision.batch_size, decision.local_bsz, decision.accum_steps,
-                          decision.lr_scale]
+            values[2:6] = [decision.batch_size, decision.local_bsz, decision.accum_steps,
+                           decision.lr_scale]
+        if self._rank == 0:
+            values[6] = float(self._prepare_change())
+            if self._force_stop:
+                values[1] = 1.0
         extras = torch.tensor(values, dtype=like.dtype, device=like.device)
         extras[0] = local_sqr.to(like.dtype)
         return extras
@@ -324,6 +430,13 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
                 return inner(*args, **kwargs)
             micro = wrapped._micro
             if 0 < micro <= wrapped.sampler.accum_steps:  # accumulating
+                return None
+            if wrapped._failure is not None:  # a peer died in this step's all-reduce
+                wrapped._recover()
+                return None
+            if wrapped._fallen_back:  # not applied: the checkpoint has the last good step
+                wrapped.sampler.rewind(*wrapped._step_position)
+                wrapped._micro = wrapped._step_examples = 0
                 return None
             factor = wrapped._factor()
             if factor == 1.0:
@@ -389,7 +502,8 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
         if values[3] >= 1:
             decision = Decision(int(round(values[2])), int(round(values[3])),
                                 int(round(values[4])), float(values[5]))
-        return Agreement(values[0] / self._world, whole_sqr, values[1] > 0, decision)
+        return Agreement(values[0] / self._world, whole_sqr, values[1] > 0, decision,
+                         int(round(values[6])))
 
     def _update_noise(self, agreement: Agreement) -> None:
         """The step's noise estimate, when its gradients are comparable: every micro-batch
@@ -411,8 +525,24 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
         0's decision (the loader's batch size from its next batch; one made for another
         number of replicas waits for its resize). A live change of the world size would be
         made here too, before the next step."""
-        self._stop = agreement.stop
+        self._stop = agreement.stop or self._fallen_back
         decision = agreement.decision
+        if agreement.generation > 0 and self._group is not None:
+            # After the user's code for this step (scheduler.step, GradScaler.update...),
+            # before the next batch: AdaptiveDataLoader calls _between_steps.
+            self._pending_change, self._pending_decision = agreement.generation, decision
+            return
+        self._apply_decision(decision)
+
+    def _between_steps(self) -> None:
+        generation, self._pending_change = self._pending_change, 0
+        if not generation or self._stop:
+            return
+        self._live_change(generation)
+        self._apply_decision(self._pending_decision)
+        self._pending_decision = None
+
+    def _apply_decision(self, decision: Optional[Decision]) -> None:
         if decision is None:
             return
         try:
@@ -437,6 +567,196 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
 
     def _checkpoint_wanted(self) -> bool:
         return self.trainer.checkpoint_requested()
+
+    # -- live changes of the world size (pollux.elastic) -----------------------------------
+
+    def _prepare_change(self) -> int:
+        """Rank 0, in the agreeing step's hook: the generation of a live change to announce
+        in this all-reduce (its plan written to the store first), else 0."""
+        if self._group is None:
+            return 0
+        trainer_request = getattr(self.trainer, "resize_request", None)
+        if trainer_request is not None:  # the agent's (an in-place shrink)
+            wanted = trainer_request()
+            if wanted is not None:
+                try:
+                    self.request_resize(*wanted)
+                except ValueError as error:
+                    print(f"pollux: resize request refused: {error}", file=sys.stderr,
+                          flush=True)
+        if self._request is None:
+            return 0
+        leave, join, since = self._request
+        ready = self._group.ready_joiners() if join else []
+        if len(ready) < join:
+            if time.monotonic() - since > self._group.join_timeout_s:
+                self._request = None
+                self._force_stop = True
+                self.resize_failed = (f"{join - len(ready)} joiner(s) not ready within "
+                                      f"{self._group.join_timeout_s:g} s")
+                print(f"pollux: live change abandoned: {self.resize_failed}; stopping for a "
+                      f"checkpoint", file=sys.stderr, flush=True)
+            return 0
+        self._request = None
+        stay = [rank for rank in range(self._world) if rank not in leave]
+        return self._group.write_plan(stay, ready[:join])
+
+    def _live_change(self, generation: int) -> None:
+        """Every rank, at the agreeing step that announced `generation`: leave, or re-form
+        the group at the new size (joiners get rank 0's state)."""
+        started = time.perf_counter()
+        old_world, failure = self._world, None
+        try:
+            plan = self._group.read_plan(generation)
+        except (RuntimeError, ValueError) as error:
+            failure = f"cannot read the plan of generation {generation}: {error}"
+        if failure is not None:
+            self._drop_ddp()
+            return self._fall_back(failure)
+        self._drop_ddp()
+        if self._rank not in plan["stay"]:
+            self._leave()
+        if self._rank == 0 and plan["joiners"]:
+            self._group.admit(plan)
+        failure = self._reform(plan, sync_state=bool(plan["joiners"]))
+        if failure is not None:
+            return self._fall_back(failure)
+        self._record_change(generation, old_world, started)
+
+    def _recover(self) -> None:
+        """Every survivor of a failed collective (a peer died), in optimizer.step: the step
+        is undone (not applied, its examples given back to the sampler), the group re-formed
+        from the survivors, and rank 0's state broadcast to all. Outside any except block,
+        with the DDP wrapper dropped first (a traceback or a wrapper that outlives the group
+        keeps its sockets open, and peers blocked in a collective never see the failure)."""
+        started = time.perf_counter()
+        why, self._failure = self._failure, None
+        self._agreeing = self._manual = self._queued = False
+        self._micro = self._step_examples = 0
+        self._step_full = True
+        self._extras, self._whole_parts = None, []
+        self.sampler.rewind(*self._step_position)
+        if self._group is None:
+            raise RuntimeError(f"a collective failed ({why}) and live changes are off")
+        print(f"pollux: rank {self._rank}: a collective failed ({why}); re-forming the "
+              f"group from the survivors", file=sys.stderr, flush=True)
+        old_world = self._world
+        self._drop_ddp()
+        plan, failure = None, None
+        try:
+            plan = self._group.survivors(self.min_replicas)
+        except (RuntimeError, ValueError) as error:
+            failure = f"no plan from rank 0 ({error})"
+        if failure is None and "fallback" in plan:
+            failure = plan["fallback"]
+        if failure is not None:
+            return self._fall_back(failure)
+        if self._rank not in plan["stay"]:
+            self._leave()
+        failure = self._reform(plan, sync_state=True)
+        if failure is not None:
+            return self._fall_back(failure)
+        self._record_change(plan["generation"], old_world, started)
+
+    def _reform(self, plan: Dict[str, Any], sync_state: bool) -> Optional[str]:
+        """Initialises the plan's generation, rebuilds DDP, and (sync_state) takes rank 0's
+        state; the failure as text, None on success."""
+        rank, world = plan["stay"].index(self._rank), plan["world"]
+        failure = None
+        try:
+            self._group.form(plan["generation"], rank, world)
+            self._rebuild_ddp()
+            self._rank, self._world = rank, world
+            self.sampler.set_rank(rank, world)
+            self._applied, self._lr_for = None, None
+            if sync_state:
+                self._sync_state()
+        except (RuntimeError, ValueError) as error:
+            failure = f"generation {plan['generation']}: {error.__class__.__name__}: {error}"
+        if failure is not None:
+            self._drop_ddp()
+        return failure
+
+    def _drop_ddp(self) -> None:
+        """Drops what holds the process group (DDP's reducer and logger) and destroys the
+        group: after it, nothing of the old generation is left (torch 1.13 deadlocks at exit
+        when a DDP reducer outlives destroy_process_group)."""
+        for name in ("reducer", "logger", "_replicated_tensor_module"):
+            self.__dict__.pop(name, None)
+        self.__dict__["process_group"] = None
+        self._extras, self._whole_parts = None, []
+        self._previous = None
+        elastic.destroy()
+
+    def _rebuild_ddp(self) -> None:
+        """DistributedDataParallel's constructor again on the new group (it broadcasts the
+        parameters and buffers from rank 0), with Pollux's communication hook."""
+        module, training = self.module, self.training
+        torch.nn.parallel.DistributedDataParallel.__init__(self, module, **self._ddp_kwargs)
+        self.train(training)
+        self._sync_off = False
+        self.register_comm_hook(None, self._elastic_hook)
+
+    def _live_state(self) -> Dict[str, Any]:
+        state = {"optimizer": self.optimizer.state_dict(), "loader": self.sampler.state_dict(),
+                 "noise": self.noise.state_dict(), "examples": self.examples,
+                 "steps": self._steps, "stop": self._stop,
+                 "applied": None if self._applied is None else tuple(
+                     getattr(self._applied, field) for field in
+                     ("batch_size", "local_bsz", "accum_steps", "lr_scale"))}
+        if self.lr_scheduler is not None:
+            state["lr_scheduler"] = self.lr_scheduler.state_dict()
+        if self.scaler is not None:
+            state["scaler"] = self.scaler.state_dict()
+        return state
+
+    def _sync_state(self) -> None:
+        """Rank 0's optimizer, scheduler, scaler, sampler, noise and progress on every rank,
+        in memory (pollux.elastic.broadcast_state); the parameters came with DDP's
+        constructor."""
+        state = elastic.broadcast_state(self._live_state() if self._rank == 0 else None)
+        if self._rank == 0:
+            return
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.sampler.load_state_dict(state["loader"])
+        self.sampler.layout += 1
+        self.noise.load_state_dict(state["noise"])
+        self.examples, self._steps, self._stop = state["examples"], state["steps"], state["stop"]
+        self._applied = None if state["applied"] is None else Decision(*state["applied"])
+        if self.lr_scheduler is not None and "lr_scheduler" in state:
+            self.lr_scheduler.load_state_dict(state["lr_scheduler"])
+        if self.scaler is not None and "scaler" in state:
+            self.scaler.load_state_dict(state["scaler"])
+        self._lr_for = None
+
+    def _record_change(self, generation: int, old_world: int, started: float) -> None:
+        stall = time.perf_counter() - started
+        self.resizes.append((generation, old_world, self._world, stall))
+        report = getattr(self.trainer, "report_resize", None)
+        if report is not None:
+            report(old_world, self._world, stall)
+        if self._rank == 0:
+            print(f"pollux: live change to generation {generation}: {old_world} -> "
+                  f"{self._world} replicas in {stall:.3f} s", file=sys.stderr, flush=True)
+
+    def _fall_back(self, why: str) -> None:
+        """A live change that cannot complete: stop as for a checkpoint request (rank 0
+        writes it without a collective; the script exits 143 as at a requeue). A step that
+        the loop still runs (when the change failed between two steps) runs the module
+        locally and is not applied (optimizer.step does nothing), its examples given back."""
+        self._drop_ddp()
+        self._fallen_back = True
+        self._stop = True
+        self.resize_failed = why
+        print(f"pollux: rank {self._rank}: live change failed ({why}); falling back to a "
+              f"checkpoint and a restart", file=sys.stderr, flush=True)
+
+    def _leave(self) -> None:
+        """A leaver: its DDP wrapper and group are already gone; exit 0."""
+        self.trainer.close()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        raise SystemExit(0)
 
     # -- checkpoints ----------------------------------------------------------------------
 
@@ -471,13 +791,20 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
     def checkpoint(self, path: str) -> None:
         """Writes checkpoint_state() to PATH (rank 0, atomically: pollux.save_checkpoint) and,
         when the agent asked for it (stop_requested), tells the agent it is written."""
-        save_checkpoint(path, self.checkpoint_state())
+        if self._fallen_back:  # no group left: rank 0 writes, nobody waits
+            if self._rank == 0:
+                save_checkpoint(path, self.checkpoint_state())
+        else:
+            save_checkpoint(path, self.checkpoint_state())
         if self._stop:
             self.trainer.checkpointed()
 
     def restore(self, path: str) -> bool:
         """Resumes from PATH if it exists; False if there was none. An unreadable checkpoint
-        raises pollux.CheckpointError and changes nothing."""
+        raises pollux.CheckpointError and changes nothing. A process that joined a running
+        job (pollux.elastic) has its state from rank 0 already: it reads nothing, True."""
+        if self._group is not None and self._group.joined:
+            return True
         state = load_checkpoint(path)
         if state is None:
             return False
@@ -501,3 +828,9 @@ def _hook_outputs(output: Any, hook: Any) -> None:
     elif isinstance(output, dict):
         for item in output.values():
             _hook_outputs(item, hook)
+
+
+def _done(value: torch.Tensor) -> Any:
+    future = torch.futures.Future()
+    future.set_result(value)
+    return future

@@ -81,14 +81,17 @@ class Trainer:
     """The connection to pollux-agent, or a no-op outside it (see the module's doc)."""
 
     def __init__(self, init_batch_size: int, max_batch_size: int, min_local_bsz: int,
-                 max_local_bsz: int, accumulation: bool) -> None:
-        """Connects to POLLUX_AGENT_SOCKET and sends `hello` with the job's batch limits.
+                 max_local_bsz: int, accumulation: bool, elastic: bool = False) -> None:
+        """Connects to POLLUX_AGENT_SOCKET and sends `hello` with the job's batch limits
+        (and the optional `elastic=1` when the trainer re-forms its group live after a
+        worker's death, pollux.elastic: the agent then lets the other workers go on).
 
         Raises OSError if the variable names a socket that cannot be connected to.
         """
         self._socket: Optional[socket.socket] = None
         self._decision: Optional[Decision] = None
         self._checkpoint_requested = False
+        self._resize: Optional[Tuple[list, int]] = None
         self._reported = (0.0, 0.0)  # examples and epochs of the last step reported
         self._length_line = None     # a declared length the agent has not taken yet
         path = os.environ.get("POLLUX_AGENT_SOCKET")
@@ -97,8 +100,11 @@ class Trainer:
         connection = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             connection.connect(path)
-            connection.send(_hello_line(init_batch_size, max_batch_size, min_local_bsz,
-                                        max_local_bsz, accumulation), _SEND_FLAGS)
+            hello = _hello_line(init_batch_size, max_batch_size, min_local_bsz,
+                                max_local_bsz, accumulation)
+            if elastic:
+                hello = hello[:-1] + b" elastic=1\n"
+            connection.send(hello, _SEND_FLAGS)
         except OSError:
             connection.close()
             raise
@@ -108,10 +114,10 @@ class Trainer:
             self._previous_sigterm = signal.signal(signal.SIGTERM, self._on_sigterm)
 
     @classmethod
-    def from_limits(cls, limits: BatchSizeLimits) -> "Trainer":
+    def from_limits(cls, limits: BatchSizeLimits, elastic: bool = False) -> "Trainer":
         """A Trainer announcing `limits` (what pollux.AdaptiveDataParallel opens)."""
         return cls(limits.init_batch_size, limits.max_batch_size, limits.min_local_bsz,
-                   limits.max_local_bsz, limits.accumulation)
+                   limits.max_local_bsz, limits.accumulation, elastic)
 
     def _on_sigterm(self, signum: int, frame: Any) -> None:
         self._checkpoint_requested = True
@@ -180,6 +186,22 @@ class Trainer:
         self._drain()
         return self._checkpoint_requested
 
+    def resize_request(self) -> Optional[Tuple[list, int]]:
+        """The agent's latest live-change request, once: (ranks that leave, joiners), from
+        the optional `resize leave=R,R... join=N` message (an in-place shrink: the ranks on
+        the leaving nodes leave at the next agreeing step); None if there is none.
+        pollux.AdaptiveDataParallel asks for it on rank 0."""
+        self._drain()
+        request, self._resize = self._resize, None
+        return request
+
+    def report_resize(self, old_world: int, new_world: int, stall: float) -> bool:
+        """Tells the agent of a live change of the world size and its stall in seconds (the
+        optional `resized from=W to=W stall=S`, which the agent reports as resize_stall_s
+        and older agents ignore). False if it could not be sent."""
+        return self._socket is None or self._send(
+            b"resized from=%d to=%d stall=%.9g\n" % (old_world, new_world, stall))
+
     def checkpointed(self) -> bool:
         """Tells the agent a checkpoint has been written. False if it could not be sent."""
         return self._socket is None or self._send(b"checkpointed\n")
@@ -226,6 +248,8 @@ class Trainer:
             self._checkpoint_requested = True
         elif kind == "decision":
             self._decision = _decision(fields) or self._decision
+        elif kind == "resize":
+            self._resize = _resize(fields) or self._resize
 
 
 def _hello_line(init_batch_size, max_batch_size, min_local_bsz, max_local_bsz, accumulation):
@@ -305,3 +329,15 @@ def _decision(fields):
             or not _DECIMAL.fullmatch(lr_scale):
         return None
     return Decision(*(int(value) for value in integers), float(lr_scale))
+
+
+def _resize(fields):
+    """(ranks that leave, joiners) of a `resize` message, None if malformed."""
+    leave_text, join_text = fields.get("leave", ""), fields.get("join", "0")
+    ranks = [word for word in leave_text.split(",") if word]
+    if not all(_INTEGER.fullmatch(word) for word in ranks) or not _INTEGER.fullmatch(join_text):
+        return None
+    leave, join = [int(word) for word in ranks], int(join_text)
+    if any(rank < 1 for rank in leave) or join < 0 or (not leave and not join):
+        return None
+    return leave, join

@@ -312,6 +312,21 @@ class FromAgentTest(AgentTestCase):
         self.agent.send("decision batch_size=96 local_bsz=48 accum_steps=1 lr_scale=0.375")
         self.assertEqual(self.trainer.decision(), protocol.Decision(96, 48, 1, 0.375))
 
+    def test_resize_request_is_taken_once_and_a_malformed_one_ignored(self):
+        self.assertIsNone(self.trainer.resize_request())
+        self.agent.send("resize leave=2,3\n")
+        self.assertEqual(self.trainer.resize_request(), ([2, 3], 0))
+        self.assertIsNone(self.trainer.resize_request())
+        for bad in ("resize leave=0", "resize leave=a", "resize", "resize join=-1"):
+            self.agent.send(bad + "\n")
+            self.assertIsNone(self.trainer.resize_request(), bad)
+        self.agent.send("resize leave=1 join=2\n")
+        self.assertEqual(self.trainer.resize_request(), ([1], 2))
+
+    def test_report_resize_sends_the_stall(self):
+        self.assertTrue(self.trainer.report_resize(4, 3, 0.25))
+        self.assertEqual(self.agent.receive(), b"resized from=4 to=3 stall=0.25\n")
+
     def test_report_step_picks_up_decision_and_checkpoint(self):
         self.agent.send("decision batch_size=128 local_bsz=32 accum_steps=3 lr_scale=1\n")
         self.agent.send("checkpoint\n")

@@ -95,6 +95,9 @@ void Agent::saveState() {
 int Agent::run() {
   if (state_.gpu_type.empty()) reporter_->learnGpuType(3);
   std::map<std::string, std::string> env{{"POLLUX_AGENT_SOCKET", channel_.path()}};
+  // The pollux package's live changes of the world size (pollux.elastic), unless the job
+  // says otherwise; scripts without it ignore the variable.
+  if (!std::getenv("POLLUX_ELASTIC")) env["POLLUX_ELASTIC"] = "1";
   {
     std::lock_guard<std::mutex> guard(state_.mutex);
     if (!state_.gpu_type.empty()) env["POLLUX_GPU_TYPE"] = state_.gpu_type;
@@ -138,6 +141,13 @@ std::optional<int> Agent::pollWorkers() {
     exit_statuses_[i] = workers_[i]->poll();
     if (!exit_statuses_[i]) {
       running = true;
+    } else if (*exit_statuses_[i] != 0 && elastic_workers_ && !failure_ &&
+               !checkpoint_requested_) {
+      // pollux.elastic: the survivors re-form their group live, or stop for a checkpoint.
+      if (!lost_) lost_ = exit_statuses_[i];
+      logLine("worker " + std::to_string(i) + " exited with status " +
+              std::to_string(*exit_statuses_[i]) +
+              "; the others go on (the trainer re-forms its group live)");
     } else if (*exit_statuses_[i] != 0 && !failure_ && !checkpoint_requested_) {
       failure_ = exit_statuses_[i];
       if (workers_.size() > 1) {
@@ -150,9 +160,15 @@ std::optional<int> Agent::pollWorkers() {
   }
   if (running) return std::nullopt;
   if (failure_) return failure_;
+  bool completed = false;  // an elastic worker that outlived a lost one and ended well
   for (const auto& status : exit_statuses_) {
-    if (*status != 0) return status;  // stopped for a checkpoint
+    if (*status == 0) completed = true;
   }
+  if (lost_ && completed) return 0;
+  for (const auto& status : exit_statuses_) {
+    if (*status != 0 && (!lost_ || *status != *lost_)) return status;  // a checkpoint stop
+  }
+  if (lost_) return lost_;
   return 0;
 }
 
@@ -199,8 +215,15 @@ void Agent::handleMessage(const std::string& text) {
   if (const auto* hello = std::get_if<HelloMessage>(&message)) {
     std::lock_guard<std::mutex> guard(state_.mutex);
     state_.measurements.setLimits(hello->limits);
+    if (hello->elastic) elastic_workers_ = true;
     state_.report_now = true;
     state_.wake_reporter.notify_all();
+  } else if (const auto* resized = std::get_if<ResizedMessage>(&message)) {
+    logLine("the trainer changed its world size live: " + std::to_string(resized->from) +
+            " -> " + std::to_string(resized->to) + " replicas, stall " +
+            std::to_string(resized->stall_s) + " s");
+    std::lock_guard<std::mutex> guard(state_.mutex);
+    state_.measurements.recordResizeStall(resized->stall_s);
   } else if (const auto* length = std::get_if<LengthMessage>(&message)) {
     declareLength(*length);
   } else if (const auto* step = std::get_if<StepMessage>(&message)) {

@@ -67,6 +67,8 @@ class Agent {
   std::vector<std::unique_ptr<ChildProcess>> workers_;
   std::vector<std::optional<int>> exit_statuses_;
   std::optional<int> failure_;  // the first non-zero exit status
+  bool elastic_workers_ = false;  // a trainer said `hello ... elastic=1` (pollux.elastic)
+  std::optional<int> lost_;       // an elastic worker's failure, which the others outlived
 };
 
 }  // namespace pollux::agent

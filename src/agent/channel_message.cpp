@@ -74,7 +74,8 @@ HelloMessage parseHello(const Fields& fields) {
       static_cast<int>(requiredInteger(fields, "max_local_bsz", 1, 1L << 30)),
       requiredInteger(fields, "accumulation", 0, 1) == 1};
   model::validate(limits);
-  return {limits};
+  const auto elastic = fields.find("elastic");
+  return {limits, elastic != fields.end() && integer("elastic", elastic->second, 0, 1) == 1};
 }
 
 StepMessage parseStep(const Fields& fields) {
@@ -130,6 +131,11 @@ TrainerMessage parseTrainerMessage(std::string_view text) {
   if (kind == "hello") return parseHello(fields);
   if (kind == "checkpointed") return CheckpointedMessage{};
   if (kind == "length") return parseLength(fields);
+  if (kind == "resized") {
+    return ResizedMessage{static_cast<int>(requiredInteger(fields, "from", 1, kMaxCount)),
+                          static_cast<int>(requiredInteger(fields, "to", 1, kMaxCount)),
+                          requiredNumber(fields, "stall", 0)};
+  }
   if (kind.empty()) throw InvalidInput("empty message");
   throw InvalidInput("unknown message kind '" + kind + "'");
 }

@@ -16,6 +16,9 @@ namespace pollux::agent {
 // `hello`: the job's batch limits.
 struct HelloMessage {
   model::BatchLimits limits;
+  // Optional `elastic=1`: the trainer re-forms its process group live when a worker dies
+  // (pollux.elastic), so the agent lets the others go on instead of stopping them.
+  bool elastic = false;
 };
 
 // `step`: one optimizer step of the trainer.
@@ -42,8 +45,17 @@ struct LengthMessage {
 };
 inline constexpr double kMaxDeclared = 1e18;
 
+// `resized from=W to=W stall=S`: the trainer changed its world size live (pollux.elastic),
+// stalling S seconds (the last step at the old size to the first at the new). Optional:
+// older agents log it as an unknown message and go on.
+struct ResizedMessage {
+  int from = 0;
+  int to = 0;
+  double stall_s = 0;
+};
+
 using TrainerMessage =
-    std::variant<HelloMessage, StepMessage, CheckpointedMessage, LengthMessage>;
+    std::variant<HelloMessage, StepMessage, CheckpointedMessage, LengthMessage, ResizedMessage>;
 
 // Parses one message (a trailing newline is allowed). Throws pollux::InvalidInput saying what
 // is wrong: unknown kind, missing or malformed key, value out of range.

@@ -24,6 +24,24 @@ TEST(ChannelMessage, HelloCarriesTheBatchLimits) {
   EXPECT_TRUE(hello.limits.accumulation);
 }
 
+TEST(ChannelMessage, HelloMayDeclareAnElasticTrainer) {
+  const std::string limits =
+      "hello init_batch_size=8 max_batch_size=64 min_local_bsz=4 max_local_bsz=32 accumulation=0";
+  EXPECT_FALSE(std::get<HelloMessage>(parseTrainerMessage(limits)).elastic);
+  EXPECT_TRUE(std::get<HelloMessage>(parseTrainerMessage(limits + " elastic=1")).elastic);
+  EXPECT_FALSE(std::get<HelloMessage>(parseTrainerMessage(limits + " elastic=0")).elastic);
+  EXPECT_THROW(parseTrainerMessage(limits + " elastic=2"), InvalidInput);
+}
+
+TEST(ChannelMessage, ResizedCarriesTheLiveChangesStall) {
+  const auto resized = std::get<ResizedMessage>(parseTrainerMessage("resized from=4 to=3 stall=0.25\n"));
+  EXPECT_EQ(resized.from, 4);
+  EXPECT_EQ(resized.to, 3);
+  EXPECT_EQ(resized.stall_s, 0.25);
+  EXPECT_THROW(parseTrainerMessage("resized from=4 to=0 stall=0.25"), InvalidInput);
+  EXPECT_THROW(parseTrainerMessage("resized from=4 to=3"), InvalidInput);
+}
+
 TEST(ChannelMessage, StepWithOptionalKeysAndUnknownOnesIgnored) {
   const auto step = std::get<StepMessage>(parseTrainerMessage(
       "step time=0.25 local_bsz=64 accum_steps=2 examples=1e6 epochs=3.5 compute_time=0.07 "

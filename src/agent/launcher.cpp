@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
@@ -63,11 +64,28 @@ std::vector<std::string> stepCommand(const std::string& agent_path, const Option
   return command;
 }
 
+std::string newJoinToken() {
+  unsigned char bytes[32];
+  std::FILE* random = std::fopen("/dev/urandom", "rb");
+  if (!random) return "";
+  const size_t got = std::fread(bytes, 1, sizeof bytes, random);
+  std::fclose(random);
+  if (got != sizeof bytes) return "";
+  static const char kHex[] = "0123456789abcdef";
+  std::string token;
+  for (const unsigned char byte : bytes) {
+    token += kHex[byte >> 4];
+    token += kHex[byte & 15];
+  }
+  return token;
+}
+
 std::map<std::string, std::string> stepEnvironment(const std::vector<std::string>& nodes,
-                                                   int tasks_per_node) {
+                                                   int tasks_per_node,
+                                                   const std::string& join_token) {
   const std::string count = std::to_string(nodes.size());
   const std::string tasks = std::to_string(nodes.size() * static_cast<size_t>(tasks_per_node));
-  return {{"SLURM_JOB_NODELIST", joined(nodes)},
+  std::map<std::string, std::string> env{{"SLURM_JOB_NODELIST", joined(nodes)},
           {"SLURM_NODELIST", joined(nodes)},
           {"SLURM_JOB_NUM_NODES", count},
           {"SLURM_NNODES", count},
@@ -75,6 +93,8 @@ std::map<std::string, std::string> stepEnvironment(const std::vector<std::string
           {"SLURM_NPROCS", tasks},
           {"SLURM_TASKS_PER_NODE", std::to_string(tasks_per_node) + "(x" + count + ")"},
           {kLaunchedVariable, "1"}};
+  if (!join_token.empty()) env["POLLUX_JOIN_TOKEN"] = join_token;
+  return env;
 }
 
 Launcher::Launcher(Options options, std::string job_id, std::string batch_host,
@@ -84,6 +104,8 @@ Launcher::Launcher(Options options, std::string job_id, std::string batch_host,
 
 int Launcher::run() {
   std::vector<std::string> nodes = jobNodes();
+  const char* given = std::getenv("POLLUX_JOIN_TOKEN");
+  join_token_ = given && *given ? given : newJoinToken();
   for (;;) {
     const int status = runStep(nodes);
     drainSignals();  // a requeue's SIGTERM may not have been read when srun ended
@@ -101,7 +123,7 @@ int Launcher::runStep(const std::vector<std::string>& nodes) {
   const int per_node = tasksPerNode();
   const std::string self = std::filesystem::read_symlink("/proc/self/exe");
   ChildProcess srun(stepCommand(self, options_, nodes.size(), per_node),
-                    stepEnvironment(nodes, per_node));
+                    stepEnvironment(nodes, per_node, join_token_));
   for (;;) {
     if (const auto status = srun.poll()) return *status;
     pollfd ready{signal_fd_, POLLIN, 0};

@@ -32,9 +32,16 @@ std::vector<std::string> stepCommand(const std::string& agent_path, const Option
                                      size_t nodes, int tasks_per_node);
 
 // The variables a step on `nodes` must see (those Slurm's own resize script sets, and the
-// task counts srun would otherwise take from the job's first size).
+// task counts srun would otherwise take from the job's first size), and the job's join token
+// (POLLUX_JOIN_TOKEN, when not empty: pollux.elastic admits only joiners that hold it).
 std::map<std::string, std::string> stepEnvironment(const std::vector<std::string>& nodes,
-                                                   int tasks_per_node);
+                                                   int tasks_per_node,
+                                                   const std::string& join_token = "");
+
+// A new join token: 32 bytes of /dev/urandom in hex, or "" if it cannot be read. Only the
+// job's processes see it (in their environment; /proc/PID/environ is readable by the job's
+// user and root only).
+std::string newJoinToken();
 
 class Launcher {
  public:
@@ -58,6 +65,7 @@ class Launcher {
   ReporterSettings plugin_;
   int signal_fd_;
   bool stopping_ = false;  // SIGTERM or SIGINT: the job itself ends or is requeued
+  std::string join_token_;  // POLLUX_JOIN_TOKEN of the job's steps
 };
 
 }  // namespace pollux::agent

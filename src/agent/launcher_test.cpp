@@ -39,6 +39,15 @@ TEST(Launcher, StepSeesTheShrunkJobAndKnowsItIsLaunched) {
   EXPECT_EQ(env.at("SLURM_NTASKS"), "4");
   EXPECT_EQ(env.at("SLURM_TASKS_PER_NODE"), "2(x2)");
   EXPECT_EQ(env.at(kLaunchedVariable), "1");
+  EXPECT_EQ(env.count("POLLUX_JOIN_TOKEN"), 0u);
+  EXPECT_EQ(stepEnvironment({"n1"}, 1, "abc").at("POLLUX_JOIN_TOKEN"), "abc");
+}
+
+TEST(Launcher, JoinTokensAreLongAndNew) {
+  const std::string token = newJoinToken();
+  EXPECT_EQ(token.size(), 64u);
+  EXPECT_EQ(token.find_first_not_of("0123456789abcdef"), std::string::npos);
+  EXPECT_NE(newJoinToken(), token);
 }
 
 TEST(Launcher, CommandOutputAndStatus) {

@@ -49,6 +49,10 @@ class Measurements {
   void recordStartup(double seconds) { startup_s_ = seconds; }
   void recordCheckpoint(double seconds) { checkpoint_s_ = seconds; }
   std::optional<double> restartCost() const;
+  // The stall of the trainer's last live change of its world size (reported as
+  // resize_stall_s).
+  void recordResizeStall(double seconds) { resize_stall_s_ = seconds; }
+  std::optional<double> resizeStall() const { return resize_stall_s_; }
 
   // The report for the plugin (perf_params fitted per GPU type with samples); nullopt until
   // the trainer has said hello. Without gradient statistics the report assumes a larger batch
@@ -81,6 +85,7 @@ class Measurements {
   std::optional<model::GradParams> per_example_grad_;
   schema::TrainingProgress progress_{0, 0};
   std::optional<double> startup_s_;
+  std::optional<double> resize_stall_s_;
   double checkpoint_s_ = 0;
   LengthAccount length_;
 };

@@ -89,6 +89,14 @@ TEST(StatusTextTest, WhatIsNotKnownYetIsNotApplicable) {
             "\n");
 }
 
+TEST(StatusTextTest, ALiveChangesStallIsShownBesideTheRestartCost) {
+  Json::Value job = adaptiveJob();
+  job["resize_stall_s"] = 0.375;
+  EXPECT_NE(jobText(job).find(" RestartCostS=31.2 ResizeStallS=0.38 Reported=yes"),
+            std::string::npos)
+      << jobText(job);
+}
+
 TEST(StatusTextTest, ARigidJobShowsOnlyItsRequest) {
   Json::Value job;
   job["job_id"] = "8";

@@ -188,6 +188,7 @@ void addModel(const JobRecord& record, policy::Job& job) {
   job.grad = report.grad;
   job.limits = report.limits;
   job.restart_cost_s = report.restart_cost_s.value_or(0.0);
+  job.live_resize_cost_s = report.resize_stall_s;
   // A declared length whose work is done is no declaration the policy can use: the job
   // trains on (its trainer misjudged it) and is scheduled as undeclared.
   if (report.length && report.length->progress < report.length->target) job.length = report.length;

@@ -6,6 +6,16 @@
 
 namespace pollux::policy {
 
+double changeCost(const Job& job, const Config& config) {
+  if (!job.current) return job.restart_cost_s;
+  const Config now = configOf(*job.current);
+  if (now == config) return 0.0;
+  if (job.live_resize_cost_s && config.gpu_type == now.gpu_type && config.gpus < now.gpus) {
+    return *job.live_resize_cost_s;  // a live shrink: its measured stall, no restart
+  }
+  return job.restart_cost_s;
+}
+
 bool declaresLength(const Job& job) {
   return job.adaptive && job.length && job.length->remaining() > 0;
 }
@@ -14,8 +24,7 @@ std::optional<double> remainingSeconds(const Job& job, JobGoodput& goodput, cons
   if (!declaresLength(job)) return std::nullopt;
   const auto batch = goodput.best(config);
   if (!batch || !(batch->goodput > 0)) return std::nullopt;
-  const bool restarts = !job.current || configOf(*job.current) != config;
-  return job.length->remaining() / batch->goodput + (restarts ? job.restart_cost_s : 0.0);
+  return job.length->remaining() / batch->goodput + changeCost(job, config);
 }
 
 CompletionOptions completionOptions(const Job& job, const std::vector<JobOption>& options,

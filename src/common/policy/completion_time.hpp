@@ -34,6 +34,11 @@ namespace pollux::policy {
 // at the cost of more restarts of long ones.
 inline constexpr double kRankExponent = 1.5;
 
+// What moving the job to `config` costs it, in seconds: nothing at its current config, its
+// measured live-change stall for a shrink on the same GPU type once it made a live change
+// (pollux.elastic), else its restart cost (a pending job's start too).
+double changeCost(const Job& job, const Config& config);
+
 // Whether the job is re-decided by completion time: adaptive, length declared and not reached.
 bool declaresLength(const Job& job);
 

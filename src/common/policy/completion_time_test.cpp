@@ -52,6 +52,20 @@ TEST(CompletionTimeTest, RemainingSecondsIsWorkOverGoodputPlusAnyRestart) {
   EXPECT_FALSE(remainingSeconds(adaptiveJob("b", 1, 8, "t4"), goodput, {"t4", 4, 1}));
 }
 
+TEST(CompletionTimeTest, ALiveShrinkCostsItsMeasuredStallAGrowthItsRestart) {
+  Job job = declaredJob("a", 2.5e5, 1e6);
+  job.restart_cost_s = 30;
+  job.current = Allocation{"t4", {{"n0", 4}}};
+  EXPECT_EQ(changeCost(job, {"t4", 4, 1}), 0.0);
+  EXPECT_EQ(changeCost(job, {"t4", 2, 1}), 30.0);  // no live change measured yet
+  job.live_resize_cost_s = 0.4;
+  EXPECT_EQ(changeCost(job, {"t4", 2, 1}), 0.4);
+  EXPECT_EQ(changeCost(job, {"t4", 8, 1}), 30.0);  // growth: a requeue
+  EXPECT_EQ(changeCost(job, {"v100", 2, 1}), 30.0);  // another GPU type: a requeue
+  job.current.reset();
+  EXPECT_EQ(changeCost(job, {"t4", 2, 1}), 30.0);
+}
+
 TEST(CompletionTimeTest, GrowthMustPayForItsRestartAndEarlierOnes) {
   const auto nodes = nodesOf("t4", 1, 8, "n");
   const ClusterShape cluster = shapeOf(nodes);

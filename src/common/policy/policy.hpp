@@ -91,6 +91,9 @@ struct Job {
   double last_change_time = 0;          // when `current` started (seconds, snapshot clock)
   int restarts = 0;
   double restart_cost_s = 0;                       // measured cost of one restart
+  // Measured stall of a live change of the world size (pollux.elastic), known once the job
+  // made one: a shrink on the same GPU type costs this instead of a restart.
+  std::optional<double> live_resize_cost_s;
   std::map<std::string, model::PerfParams> models;  // measured throughput model per GPU type
   model::GradParams grad{0, 0};
   model::BatchLimits limits{1, 1, 1, 1, false};

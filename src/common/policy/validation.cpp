@@ -81,6 +81,9 @@ void validateJobFields(const Job& job) {
   requireFinite(job.submit_time, name + " submit_time");
   requireFinite(job.last_change_time, name + " last_change_time");
   requireNonNegative(job.restart_cost_s, (name + " restart_cost_s").c_str());
+  if (job.live_resize_cost_s) {
+    requireNonNegative(*job.live_resize_cost_s, (name + " live_resize_cost_s").c_str());
+  }
   if (job.restarts < 0) throw InvalidInput(name + " has restarts < 0");
   if (job.min_gpus < 1) {
     throw InvalidInput(name + " needs min_gpus >= 1, got " + std::to_string(job.min_gpus));

@@ -34,6 +34,10 @@ struct GoodputReport {
   model::BatchLimits limits;
   TrainingProgress progress;
   std::optional<double> restart_cost_s;  // absent until the agent has measured a restart
+  // The stall of the job's last live change of its world size (pollux.elastic: the last
+  // step at the old size to the first at the new, no restart); absent until one was made
+  // (and from agents older than the key). Charged for a live shrink instead of a restart.
+  std::optional<double> resize_stall_s;
   // The job's steps are started by `pollux-agent --launch`, which restarts them inside the
   // job when sched/pollux shrinks it in place (optional key, false when absent).
   bool in_place_resize = false;
@@ -44,7 +48,8 @@ struct GoodputReport {
   std::optional<policy::DeclaredLength> length;
 };
 
-// Parses a report body. Every key but restart_cost_s, in_place_resize and length (absent or
+// Parses a report body. Every key but restart_cost_s, resize_stall_s, in_place_resize and
+// length (absent or
 // null) is required; perf_params
 // may be {}. Throws pollux::InvalidInput naming the path of the offending value
 // ("perf_params.a100: ...", "progress.epochs: ...", "length.target_progress: ...") on

@@ -114,6 +114,11 @@ TEST(GoodputReportTest, AcceptsStringJobIdAndOptionalParts) {
   EXPECT_EQ(parseGoodputReport(reportWith("job_id", R"("1234_7")")).job_id, "1234_7");
   EXPECT_FALSE(parseGoodputReport(reportWith("restart_cost_s", "")).restart_cost_s);
   EXPECT_FALSE(parseGoodputReport(reportWith("in_place_resize", "")).in_place_resize);
+  EXPECT_FALSE(parseGoodputReport(kReport).resize_stall_s);  // an older agent's report
+  EXPECT_EQ(parseGoodputReport(reportWith("resize_stall_s", "0.25")).resize_stall_s, 0.25);
+  EXPECT_THROW(parseGoodputReport(reportWith("resize_stall_s", "-1")), InvalidInput);
+  EXPECT_EQ(reportToJson(parseGoodputReport(reportWith("resize_stall_s", "0.25")))
+                ["resize_stall_s"].asDouble(), 0.25);
   EXPECT_TRUE(parseGoodputReport(reportWith("in_place_resize", "true")).in_place_resize);
   EXPECT_TRUE(parseGoodputReport(reportWith("perf_params", "{}")).perf_params.empty());
   // Just moved to a type without a fit there yet: the plugin estimates it.

@@ -82,7 +82,8 @@ policy::Job parseJob(const JsonField& field) {
                          "current", "last_change_time", "restarts", "restart_cost_s", "models",
                          "grad_params", "init_batch_size", "max_batch_size",
                          "local_bsz_bounds", "accumulation", "node_demand", "partition",
-                         "progress", "target_progress", "budgets", "priority"});
+                         "progress", "target_progress", "budgets", "priority",
+                         "live_resize_cost_s"});
   policy::Job job;
   job.id = field["id"].idString();
   job.submit_time = field["submit_time"].nonNegativeNumber();
@@ -104,6 +105,9 @@ policy::Job parseJob(const JsonField& field) {
   }
   if (field.has("restart_cost_s")) {
     job.restart_cost_s = field["restart_cost_s"].nonNegativeNumber();
+  }
+  if (field.has("live_resize_cost_s")) {
+    job.live_resize_cost_s = field["live_resize_cost_s"].nonNegativeNumber();
   }
   if (field.has("node_demand")) job.demand = parseNodeDemand(field["node_demand"]);
   if (field.has("budgets")) job.budgets = parseBudgetUses(field["budgets"]);
@@ -283,6 +287,7 @@ Json::Value jobToJson(const policy::Job& job) {
   out["restarts"] = job.restarts;
   if (job.priority > 0) out["priority"] = job.priority;
   out["restart_cost_s"] = job.restart_cost_s;
+  if (job.live_resize_cost_s) out["live_resize_cost_s"] = *job.live_resize_cost_s;
   out["node_demand"] = demandToJson(job.demand);
   if (!job.budgets.empty()) {
     Json::Value& budgets = out["budgets"] = Json::Value(Json::arrayValue);

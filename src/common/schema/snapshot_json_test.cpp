@@ -224,6 +224,15 @@ std::string withBudgets() {
   return text;
 }
 
+TEST(SnapshotJsonTest, LiveResizeCostIsOptionalAndRoundTrips) {
+  policy::Snapshot snapshot = parseSnapshot(kSnapshot);
+  EXPECT_FALSE(snapshot.jobs[0].live_resize_cost_s);  // an older snapshot
+  EXPECT_FALSE(snapshotToJson(snapshot)["jobs"][0].isMember("live_resize_cost_s"));
+  snapshot.jobs[0].live_resize_cost_s = 0.5;
+  const policy::Snapshot again = parseSnapshot(written(snapshot));
+  EXPECT_EQ(again.jobs[0].live_resize_cost_s, 0.5);
+}
+
 TEST(SnapshotJsonTest, BudgetsRoundTrip) {
   const policy::Snapshot snapshot = parseSnapshot(withBudgets());
   EXPECT_EQ(snapshot.budgets, (std::map<std::string, std::int64_t>{

@@ -32,7 +32,7 @@ void writeAll(int fd, const std::string& data, const std::string& path) {
 
 }  // namespace
 
-void saveState(const std::string& path, const Json::Value& state) {
+size_t saveState(const std::string& path, const Json::Value& state) {
   Json::StreamWriterBuilder writer;
   writer["indentation"] = "";
   const std::string data = Json::writeString(writer, state) + "\n";
@@ -49,6 +49,7 @@ void saveState(const std::string& path, const Json::Value& state) {
   }
   ::close(fd);
   if (::rename(temporary.c_str(), path.c_str()) != 0) failWithErrno("cannot replace", path);
+  return data.size();
 }
 
 std::optional<Json::Value> loadState(const std::string& path) {

@@ -11,8 +11,9 @@
 namespace pollux::io {
 
 // Writes `state` to `path` through a temporary file, fsync and rename, so a crash leaves
-// either the old or the new file. Throws std::runtime_error naming the path on failure.
-void saveState(const std::string& path, const Json::Value& state);
+// either the old or the new file; returns the file's size in bytes. Throws
+// std::runtime_error naming the path on failure.
+size_t saveState(const std::string& path, const Json::Value& state);
 
 // nullopt when the file does not exist. Throws std::runtime_error (unreadable) or
 // pollux::InvalidInput (not a JSON object) naming the path.

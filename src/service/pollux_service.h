@@ -263,6 +263,15 @@ int pollux_service_plan(pollux_service_t *service, const pollux_round_t *round,
  * errno EINVAL (NULL service or plan) or EIO (an internal failure, logged). */
 int pollux_plan_finish(pollux_service_t *service, pollux_plan_t *plan);
 
+/* What the service's part of the last round cost, for the shim's line per round. */
+typedef struct {
+  double solve_ms;      /* the policy's solver, within pollux_service_plan() */
+  double save_ms;       /* writing the state file, within pollux_plan_finish() */
+  uint64_t state_bytes; /* the state file's size; 0 if not saved */
+} pollux_round_costs_t;
+/* 0, or -1 with errno EINVAL (NULL service or costs); *costs is zeroed on an error. */
+int pollux_service_round_costs(const pollux_service_t *service, pollux_round_costs_t *costs);
+
 /*
  * Event rounds (pollux_event_delay): new work (a pending adaptive job the last round did not
  * see so, a job requeued since by its user or Slurm, a job the round requeued to restart once

@@ -111,7 +111,10 @@ void Service::saveState() {
   state["version"] = kStateVersion;
   state["jobs"] = store_.toJson();
   try {
-    costs_.state_bytes = io::saveState(settings_.state_dir + kStateFileName, state);
+    // Unchanged since the last save (most rounds of a busy cluster that only start rigid
+    // jobs): no write, no fsync.
+    costs_.state_bytes =
+        io::saveStateIfChanged(settings_.state_dir + kStateFileName, state, saved_text_).bytes;
     costs_.save_ms = std::chrono::duration<double, std::milli>(
                          std::chrono::steady_clock::now() - started).count();
   } catch (const std::exception& problem) {

@@ -92,6 +92,7 @@ class Service {
   Round round_;
   RoundPlan round_plan_;
   RoundCosts costs_;
+  std::string saved_text_;  // the state file as this service last wrote it
   unsigned long rounds_dumped_ = 0;
 
   mutable std::mutex status_mutex_;

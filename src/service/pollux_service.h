@@ -193,7 +193,8 @@ typedef struct {
   size_t node_count;
   const pollux_partition_view_t *partitions;
   size_t partition_count;
-  const pollux_job_view_t *jobs;
+  const pollux_job_view_t *jobs; /* all but rigid jobs that have ended and released their
+                                  * nodes (the shim leaves those out) */
   size_t job_count;
   const pollux_reservation_view_t *reservations;
   size_t reservation_count;

@@ -172,7 +172,7 @@ typedef struct {
  * round's views and the service's inputs; solve: the policy; act: the plan carried out
  * through Slurm; finish: outcomes, status and state saved, save its part) and its size. */
 static void log_round(const round_clock_t *clock, const round_records_t *records,
-                      const pollux_plan_t *plan)
+                      size_t actions)
 {
   pollux_round_costs_t costs;
 
@@ -182,7 +182,7 @@ static void log_round(const round_clock_t *clock, const round_records_t *records
              clock->load + clock->build + clock->plan + clock->act + clock->finish, clock->load,
              clock->build + clock->plan - costs.solve_ms, costs.solve_ms, clock->act,
              clock->finish, costs.save_ms, records->jobs->record_count,
-             records->nodes->record_count, plan->action_count, costs.state_bytes);
+             records->nodes->record_count, actions, costs.state_bytes);
 }
 
 /* Plans a round on Slurm's records and carries the plan out. */
@@ -200,7 +200,7 @@ static void plan_and_act(const round_records_t *records, round_clock_t *clock)
     remember_round(records->jobs, NULL);
   } else if (pollux_service_plan(service, &views.round, &plan) == 0) {
     time_t begin;
-    pollux_plan_t carried_out = { NULL, plan->action_count }; /* for the round's line */
+    size_t actions = plan->action_count; /* for the round's line, after the plan is freed */
 
     clock->plan = clock_ms() - mark;
     mark = clock_ms();
@@ -212,7 +212,7 @@ static void plan_and_act(const round_records_t *records, round_clock_t *clock)
     remember_round(records->jobs, plan);
     pollux_plan_finish(service, plan);
     clock->finish = clock_ms() - mark;
-    log_round(clock, records, &carried_out);
+    log_round(clock, records, actions);
   } else {
     if (errno != EIO) /* EIO: the service has logged why */
       slurm_error("sched/pollux: round not planned: %s", strerror(errno));

@@ -38,7 +38,8 @@ stop_helpers() {
   kill "$reporter" 2> /dev/null || true
   wait "$lister" "$reporter" 2> /dev/null || true
 }
-trap 'status=$?; stop_helpers; (exit "$status"); stop_test_cluster' EXIT
+# stop_test_cluster takes the test's exit status from $?: set again, without set -e.
+trap 'rc=$?; set +e; stop_helpers; (exit "$rc"); stop_test_cluster' EXIT
 
 step "submit $jobs jobs ($adaptive adaptive) in two bursts"
 started=$(date +%s)

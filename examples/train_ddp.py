@@ -5,13 +5,15 @@ shipped by Debian's python3-sklearn; nothing is downloaded).
 
 An MLP learns the 1,797 digits (1,497 to train, 300 to test, a fixed split). Every worker joins
 the job's process group from the environment pollux-agent gives it (torchrun's: RANK,
-WORLD_SIZE, MASTER_ADDR...; gloo on CPU, nccl on GPUs) and trains through
-pollux_ddp.AdaptiveDataParallel: the agent's decisions change the batch size from the next step
-on, and when the agent asks for a checkpoint (Slurm is about to requeue or resize the job)
-every worker stops at the same step, rank 0 writes --checkpoint and the script exits 143. It
-resumes from that file, with any number of workers, at the next example. It declares its
-length, --epochs epochs of the training set, to the agent. The last line is
-`final accuracy: X` (test set, 0..1).
+WORLD_SIZE, MASTER_ADDR...; gloo on CPU, nccl on GPUs; alone, a group of one) and trains as a
+DDP script does (loss.backward(), optimizer.step(), an LR scheduler, gradient clipping),
+with pollux.AdaptiveDataParallel in place of DistributedDataParallel and
+pollux.AdaptiveDataLoader (a DataLoader) in place of a DataLoader with a DistributedSampler:
+the agent's decisions change the batch size from the next batch on, and when the agent asks
+for a checkpoint (Slurm is about to requeue or resize the job) every worker stops at the same
+step, rank 0 writes --checkpoint and the script exits 143. It resumes from that file, with
+any number of workers, at the next example. It declares its length, --epochs epochs of the
+training set, to the agent. The last line is `final accuracy: X` (test set, 0..1).
 
     srun pollux-agent -- python3 train_ddp.py --checkpoint ckpt.pt --epochs 30   (job script)
     torchrun --nproc-per-node 2 train_ddp.py --checkpoint /tmp/ckpt.pt           (plain DDP)
@@ -28,10 +30,7 @@ import sys
 
 import torch
 
-import pollux_data
-import pollux_ddp
-import pollux_torch
-import pollux_train
+import pollux
 
 TEST_SIZE = 300
 
@@ -41,10 +40,11 @@ def parse_args(argv):
     parser.add_argument("--checkpoint", required=True, help="checkpoint file (resumed if present)")
     parser.add_argument("--epochs", type=int, default=30)
     parser.add_argument("--lr", type=float, default=0.05, help="learning rate at --init-batch-size")
-    parser.add_argument("--lr-rule", choices=pollux_torch.LR_RULES, default="sqrt")
+    parser.add_argument("--lr-rule", choices=pollux.LR_RULES, default="sqrt")
     parser.add_argument("--init-batch-size", type=int, default=32)
     parser.add_argument("--max-batch-size", type=int, default=512)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=0, help="DataLoader worker processes")
     parser.add_argument("--log-examples", metavar="PREFIX")
     args = parser.parse_args(argv)
     if args.epochs < 1 or args.init_batch_size < 1 or args.max_batch_size < args.init_batch_size:
@@ -78,47 +78,56 @@ def accuracy(model, dataset):
 
 def main(argv):
     args = parse_args(argv)
-    rank, replicas = pollux_torch.init_process_group()
+    rank, replicas = pollux.init_process_group()
     train_set, test_set = digits()
-    model = mlp()
-    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
-    loader = pollux_data.AdaptiveDataLoader(train_set, args.init_batch_size, seed=args.seed)
+    net = mlp()
+    optimizer = torch.optim.SGD(net.parameters(), lr=args.lr, momentum=0.9)
+    # Halves the rate every 10 epochs' worth of steps at the initial batch size.
+    scheduler = torch.optim.lr_scheduler.StepLR(
+        optimizer, step_size=10 * len(train_set) // args.init_batch_size, gamma=0.5)
+    limits = pollux.BatchSizeLimits(init_batch_size=args.init_batch_size,
+                                     max_batch_size=args.max_batch_size, min_local_bsz=8,
+                                     max_local_bsz=256)
+    loader = pollux.AdaptiveDataLoader(train_set, limits, seed=args.seed,
+                                       num_workers=args.workers)
+    # epochs=: the job's declared length (AdaptDL's remaining_epochs_until), with which
+    # sched/pollux estimates the time the job has left.
+    model = pollux.AdaptiveDataParallel(net, optimizer, scheduler, loader=loader,
+                                        lr_rule=args.lr_rule, epochs=args.epochs)
+    if model.restore(args.checkpoint) and rank == 0:
+        print(f"resumed from {args.checkpoint} at epoch {loader.batch_sampler.epoch}, example "
+              f"{loader.batch_sampler.position} of {len(train_set)}, with {replicas} "
+              f"worker(s)", flush=True)
     loss_fn = torch.nn.functional.cross_entropy
     examples_log = open(f"{args.log_examples}.rank{rank}", "a") if args.log_examples else None
-    with pollux_train.Trainer(init_batch_size=args.init_batch_size,
-                              max_batch_size=args.max_batch_size, min_local_bsz=8,
-                              max_local_bsz=256, accumulation=False) as trainer:
-        # epochs=: the job's declared length (AdaptDL's remaining_epochs_until), with which
-        # sched/pollux estimates the time the job has left.
-        wrapped = pollux_ddp.AdaptiveDataParallel(model, optimizer, loader, trainer,
-                                                  lr_rule=args.lr_rule, epochs=args.epochs)
-        if wrapped.restore(args.checkpoint) and rank == 0:
-            print(f"resumed from {args.checkpoint} at epoch {loader.sampler.epoch}, example "
-                  f"{loader.sampler.position} of {len(train_set)}, with {replicas} worker(s)",
-                  flush=True)
-        for epoch in loader.epochs(args.epochs):
-            loss_sum, examples = 0.0, 0  # this rank's, for the epoch's mean loss
-            for inputs, targets in loader:
-                loss_sum += wrapped.train_step(loss_fn, inputs, targets) * len(inputs)
-                examples += len(inputs)
-                if examples_log:
-                    examples_log.write(f"examples epoch={epoch} rank={rank}: "
-                                       f"{','.join(map(str, loader.last_indices))}\n")
-                    examples_log.flush()
-                if wrapped.stop_requested:
-                    wrapped.checkpoint(args.checkpoint)
-                    trainer.checkpointed()
-                    if rank == 0:
-                        print(f"checkpointed at epoch {epoch}, example "
-                              f"{loader.sampler.position}", flush=True)
-                    return 143
-            if rank == 0:
-                print(f"epoch {epoch}: batch {loader.batch_size}, loss "
-                      f"{float(loss_sum) / max(examples, 1):.4g}, test accuracy "
-                      f"{accuracy(model, test_set):.4f}", flush=True)
-        wrapped.checkpoint(args.checkpoint)
+    for epoch in loader.epochs(args.epochs):
+        loss_sum, examples = 0.0, 0  # this rank's, for the epoch's mean loss
+        for inputs, targets in loader:
+            optimizer.zero_grad()
+            loss = loss_fn(model(inputs), targets)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=5.0)
+            optimizer.step()
+            scheduler.step()
+            loss_sum += loss.detach() * len(inputs)
+            examples += len(inputs)
+            if examples_log:
+                examples_log.write(f"examples epoch={epoch} rank={rank}: "
+                                   f"{','.join(map(str, loader.last_indices))}\n")
+                examples_log.flush()
+            if model.stop_requested:  # the agent asked for a checkpoint: every rank stops
+                model.checkpoint(args.checkpoint)
+                if rank == 0:
+                    print(f"checkpointed at epoch {epoch}, example "
+                          f"{loader.batch_sampler.position}", flush=True)
+                return 143
+        if rank == 0:
+            print(f"epoch {epoch}: batch {loader.global_batch_size}, loss "
+                  f"{float(loss_sum) / max(examples, 1):.4g}, test accuracy "
+                  f"{accuracy(net, test_set):.4f}", flush=True)
+    model.checkpoint(args.checkpoint)
     if rank == 0:
-        print(f"final accuracy: {accuracy(model, test_set):.4f}", flush=True)
+        print(f"final accuracy: {accuracy(net, test_set):.4f}", flush=True)
     return 0
 
 

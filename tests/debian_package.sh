@@ -141,7 +141,8 @@ for file in "$plugindir/sched_pollux.so" "$plugindir/job_submit_pollux.so" \
     /usr/share/doc/slurm-pollux/examples/slurm.conf.example \
     /usr/share/doc/slurm-pollux/examples/pollux.conf.example \
     /usr/bin/pollux-agent /usr/libexec/pollux-slurm/scontrol /usr/include/pollux/pollux_train.h \
-    /usr/lib/python3/dist-packages/pollux_train.py /usr/lib/python3/dist-packages/pollux_torch.py \
+    /usr/lib/python3/dist-packages/pollux/__init__.py /usr/lib/python3/dist-packages/pollux/parallel.py \
+    /usr/share/man/man7/pollux-python.7.gz \
     /usr/share/doc/pollux-agent/examples/train_ddp.sbatch /usr/share/man/man1/pollux-agent.1.gz \
     /usr/bin/pollux-sim /usr/bin/pollux-policy /usr/bin/pollux-replay /usr/bin/pollux-fit \
     /usr/bin/pollux-emulate /usr/share/pollux-slurm/data/adaptdl/traces/cifar10/placements.csv \
@@ -165,9 +166,10 @@ pollux-sim --workload /usr/share/pollux-slurm/data/adaptdl/workloads/workload-1.
   --json > "$work/sim.json" || fail "pollux-sim on an installed workload"
 python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["jobs"] == 160' "$work/sim.json" ||
   fail "pollux-sim's summary: $(cat "$work/sim.json")"
-(cd / && /usr/bin/python3 -c 'import pollux_train, pollux_torch, pollux_data, pollux_ddp
-assert pollux_train.__file__.startswith("/usr/lib/python3/dist-packages/"), pollux_train.__file__') ||
-  fail "the installed Python modules do not import"
+(cd / && /usr/bin/python3 -c 'import importlib.metadata, pollux, pollux.parallel, pollux.data
+assert pollux.__file__.startswith("/usr/lib/python3/dist-packages/pollux/"), pollux.__file__
+assert importlib.metadata.version("pollux") == pollux.__version__ != "0+unknown", pollux.__version__') ||
+  fail "the installed Python package does not import"
 
 step "a cluster whose slurmctld loads the installed plugins places an adaptive job"
 mkdir "$run"

@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# QOS and association limits under slurmdbd with a real MariaDB (AccountingStorageEnforce=
+# QOS (the job's, per user, per account, its partition's) and association limits on GPUs,
+# CPUs, nodes and jobs under slurmdbd with a real MariaDB (AccountingStorageEnforce=
 # limits,qos), licenses, a partition's MaxNodes and MaxTime, Slurm's priority (nice) and
 # fairshare between two accounts: sched/pollux places a job only as large as Slurm would start
 # it, never claims GPUs for a job Slurm keeps back, and gives contended GPUs to the job Slurm
@@ -16,7 +17,7 @@ step "start MariaDB, slurmdbd and a cluster that enforces limits and QOS"
 "$here/cluster/accounting.sh" start "$run" > /dev/null
 . "$run/dbd/env"
 # Fairshare is recomputed every PriorityCalcPeriod (1 minute, the least Slurm takes).
-start_pollux_cluster "$ACCOUNTING_CONF\nAccountingStorageEnforce=limits,qos\nAccountingStorageTRES=gres/gpu\nPriorityType=priority/multifactor\nPriorityWeightFairshare=10000\nPriorityCalcPeriod=1\nLicenses=lic:1\nPartitionName=small Nodes=n[1-4] MaxNodes=1 State=UP\nPartitionName=short Nodes=n[1-4] MaxTime=1 State=UP"
+start_pollux_cluster "$ACCOUNTING_CONF\nAccountingStorageEnforce=limits,qos\nAccountingStorageTRES=gres/gpu\nPriorityType=priority/multifactor\nPriorityWeightFairshare=10000\nPriorityCalcPeriod=1\nLicenses=lic:1\nPartitionName=small Nodes=n[1-4] MaxNodes=1 State=UP\nPartitionName=short Nodes=n[1-4] MaxTime=1 State=UP\nPartitionName=pqos Nodes=n[1-4] State=UP"
 wait_until 30 "slurmctld registered with slurmdbd" \
   sh -c "sacctmgr -n -P list cluster format=cluster,controlport | grep -qx '$ACCOUNTING_CLUSTER|$(cat port_base)'"
 {
@@ -25,13 +26,23 @@ wait_until 30 "slurmctld registered with slurmdbd" \
   sacctmgr -i add account acct2 cluster="$ACCOUNTING_CLUSTER"
   sacctmgr -i add user daemon account=acct2
   sacctmgr -i add qos gpu2 MaxTRESPerUser=gres/gpu=2
-  sacctmgr -i modify user daemon set qos=normal,gpu2
+  sacctmgr -i add qos cpu2 MaxTRESPerUser=cpu=2
+  sacctmgr -i add qos node1 MaxTRESPerJob=node=1
+  sacctmgr -i add qos usernode1 MaxTRESPerUser=node=1
+  sacctmgr -i add qos acctgpu2 MaxTRESPerAccount=gres/gpu=2
+  sacctmgr -i add qos partgpu1 MaxTRESPerUser=gres/gpu=1
+  sacctmgr -i modify user daemon set qos=normal,gpu2,cpu2,node1,usernode1,acctgpu2
 } > sacctmgr.out
 printf '#!/bin/sh\nsleep 600\n' > job.sh
 chmod 644 job.sh
 knows_qos() { scontrol show assoc_mgr flags=qos qos="$1" | grep -q "^QOS=$1("; }
 # knows_user USER: slurmctld has the user's association.
 knows_user() { scontrol show assoc_mgr flags=assoc users="$1" | grep -q "UserName=$1("; }
+# assoc_shows PATTERN: slurmctld's associations of daemon and acct1 show PATTERN (a limit
+# sacctmgr set reaches slurmctld from slurmdbd a moment later).
+assoc_shows() {
+  scontrol show assoc_mgr flags=assoc users=daemon accounts=acct1 | grep -q "$1"
+}
 wait_until 30 "slurmctld knowing QOS gpu2" knows_qos gpu2
 wait_until 30 "slurmctld knowing user daemon" knows_user daemon
 
@@ -77,9 +88,60 @@ root_job=$(sbatch --parsable --comment=adaptive:min_gpus=4,max_gpus=4 -o /dev/nu
 wait_until 30 "root's job $root_job running beside them" is_running "$root_job"
 cancel_all "$q1" "$q2" "$q3" "$root_job"
 
+step "QOS cpu2 (MaxTRESPerUser=cpu=2): daemon's third job waits, never placed, for the CPUs"
+c1=$(as_daemon_adaptive --qos=cpu2 adaptive:max_gpus=8)
+c2=$(as_daemon_adaptive --qos=cpu2 adaptive:max_gpus=8)
+wait_until 30 "jobs $c1 and $c2 running" sh -c "squeue -h -j $c1,$c2 -t R -o %i | grep -c . | grep -qx 2"
+c3=$(as_daemon_adaptive --qos=cpu2 adaptive:max_gpus=8)
+sleep 6
+cpus=$(squeue -h -u daemon -t R -o %C | awk '{total += $1} END {print total + 0}')
+[ "$cpus" -le 2 ] || fail "daemon's running jobs hold $cpus CPUs under MaxTRESPerUser=cpu=2"
+waits_for "$c3" QOSMaxCpuPerUserLimit
+! grep -q "JobId=$c3 refused by Slurm" log/slurmctld.log || fail "job $c3 was placed and refused"
+cancel_all "$c1" "$c2" "$c3"
+
+step "QOS node1 (MaxTRESPerJob=node=1): a job of up to 8 GPUs grows only within one node"
+n1job=$(as_daemon_adaptive --qos=node1 adaptive:max_gpus=8)
+wait_until 30 "job $n1job running" is_running "$n1job"
+sleep 6
+[ "$(job_field "$n1job" NumNodes)" = 1 ] || fail "job $n1job runs on $(job_field "$n1job" NumNodes) nodes"
+! grep -q "JobId=$n1job refused by Slurm" log/slurmctld.log || fail "job $n1job was refused"
+cancel_all "$n1job"
+
+step "QOS usernode1 (MaxTRESPerUser=node=1): daemon's job keeps to one node, the next waits"
+u1=$(as_daemon_adaptive --qos=usernode1 adaptive:max_gpus=8)
+wait_until 30 "job $u1 running" is_running "$u1"
+u2=$(as_daemon_adaptive --qos=usernode1 adaptive:max_gpus=8)
+sleep 6
+[ "$(job_field "$u1" NumNodes)" = 1 ] || fail "job $u1 runs on $(job_field "$u1" NumNodes) nodes"
+waits_for "$u2" QOSMaxNodePerUserLimit
+cancel_all "$u1"
+wait_until 30 "job $u2 running once $u1 ended" is_running "$u2"
+cancel_all "$u2"
+
+step "QOS acctgpu2 (MaxTRESPerAccount=gres/gpu=2): acct1's jobs hold at most 2 GPUs together"
+a1=$(as_daemon_adaptive --qos=acctgpu2 adaptive:max_gpus=8)
+a2=$(as_daemon_adaptive --qos=acctgpu2 adaptive:max_gpus=8)
+wait_until 30 "jobs $a1 and $a2 running" sh -c "squeue -h -j $a1,$a2 -t R -o %i | grep -c . | grep -qx 2"
+a3=$(as_daemon_adaptive --qos=acctgpu2 adaptive:max_gpus=8)
+sleep 6
+[ "$(daemon_gpus)" -le 2 ] || fail "acct1 holds $(daemon_gpus) GPUs under MaxTRESPerAccount=2"
+waits_for "$a3" MaxGRESPerAccount
+cancel_all "$a1" "$a2" "$a3"
+
+step "partition pqos with QOS partgpu1 (MaxTRESPerUser=gres/gpu=1): its jobs are under it too"
+scontrol update PartitionName=pqos QOS=partgpu1
+p1=$(as_daemon_adaptive -ppqos adaptive:max_gpus=8)
+wait_until 30 "job $p1 running" is_running "$p1"
+p2=$(as_daemon_adaptive -ppqos adaptive:max_gpus=8)
+sleep 6
+[ "$(job_gpus "$p1")" = 1 ] || fail "job $p1 holds $(job_gpus "$p1") GPUs under its partition's QOS"
+waits_for "$p2" QOSMaxGRESPerUser
+cancel_all "$p1" "$p2"
+
 step "association MaxJobs=1: daemon's second job waits, claims nothing, then runs"
 sacctmgr -i modify user daemon set MaxJobs=1 > /dev/null
-sleep 2
+wait_until 30 "slurmctld knowing MaxJobs=1" assoc_shows "MaxJobs=1("
 m1=$(as_daemon_adaptive "" adaptive:min_gpus=4,max_gpus=4)
 wait_until 30 "job $m1 running" is_running "$m1"
 m2=$(as_daemon_adaptive "" adaptive:min_gpus=4,max_gpus=4)
@@ -89,10 +151,11 @@ cancel_all "$m1"
 wait_until 30 "job $m2 running once $m1 ended" is_running "$m2"
 cancel_all "$m2"
 sacctmgr -i modify user daemon set MaxJobs=-1 > /dev/null
+wait_until 30 "slurmctld forgetting MaxJobs=1" sh -c "! scontrol show assoc_mgr flags=assoc users=daemon accounts=acct1 | grep -q 'MaxJobs=1('"
 
 step "account GrpTRES=gres/gpu=4: daemon's second 4-GPU job waits"
 sacctmgr -i modify account acct1 set GrpTRES=gres/gpu=4 > /dev/null
-sleep 2
+wait_until 30 "slurmctld knowing GrpTRES=gres/gpu=4" assoc_shows "gres/gpu=4("
 g1=$(as_daemon_adaptive "" adaptive:min_gpus=4,max_gpus=4)
 wait_until 30 "job $g1 running" is_running "$g1"
 g2=$(as_daemon_adaptive "" adaptive:min_gpus=4,max_gpus=4)
@@ -100,6 +163,7 @@ sleep 6
 waits_for "$g2" AssocGrpGRES
 cancel_all "$g1" "$g2"
 sacctmgr -i modify account acct1 set GrpTRES=gres/gpu=-1 > /dev/null
+wait_until 30 "slurmctld forgetting GrpTRES=gres/gpu=4" sh -c "! scontrol show assoc_mgr flags=assoc users=daemon accounts=acct1 | grep -q 'gres/gpu=4('"
 
 step "partition small (MaxNodes=1): an 8-GPU job waits; a growing one keeps to one node"
 wide=$(sbatch --parsable -p small --comment=adaptive:min_gpus=8,max_gpus=8 -o /dev/null job.sh)
@@ -121,6 +185,17 @@ cancel_all "$holder"
 wait_until 30 "job $licensed running once the license is free" is_running "$licensed"
 placed_once "$licensed"
 cancel_all "$licensed"
+
+step "licenses ahead (a reservation from in 10 minutes holds lic:1): a --time=30 job waits, a --time=3 one runs"
+scontrol create reservation ReservationName=licahead StartTime=now+10minutes Duration=10 \
+  Users=root Licenses=lic:1 Flags=LICENSE_ONLY > /dev/null
+long=$(sbatch --parsable -L lic:1 --time=30 --comment=adaptive:min_gpus=1,max_gpus=1 -o /dev/null job.sh)
+sleep 6
+waits_for "$long" Licenses
+short=$(sbatch --parsable -L lic:1 --time=3 --comment=adaptive:min_gpus=1,max_gpus=1 -o /dev/null job.sh)
+wait_until 30 "job $short running" is_running "$short"
+cancel_all "$long" "$short"
+scontrol delete ReservationName=licahead
 
 step "partition short (MaxTime=1): a --time=5 job waits; one that may also use gpu runs there"
 rigid_long=$(sbatch --parsable -p short --time=5 --gres=gpu:1 -o /dev/null job.sh)

@@ -11,8 +11,8 @@
 
 #include "common/auth/auth_info.hpp"
 #include "service.hpp"
-#include "site_policy.hpp"
 #include "io/text_file.hpp"
+#include "view_fields.hpp"
 
 struct pollux_service {
   std::unique_ptr<pollux::service::Service> impl;
@@ -53,11 +53,9 @@ const pollux::settings::Config& defaultConfig() {
   return defaults;
 }
 
-// A round the shim filled wrongly (a NULL array with a count, a NULL name).
-class InvalidRound : public std::invalid_argument {
- public:
-  using std::invalid_argument::invalid_argument;
-};
+using pollux::service::view_fields::arrayOf;
+using pollux::service::view_fields::InvalidRound;
+using pollux::service::view_fields::namesOf;
 
 // Runs `body` (which returns 0, or -1 with errno set) under the -1/errno contract: an
 // InvalidRound is EINVAL, running out of memory ENOMEM, anything else EIO; each is logged.
@@ -83,109 +81,39 @@ int withErrno(pollux_log_fn log, const char* where, Body body) {
 
 std::string text(const char* value) { return value ? value : ""; }
 
-// A C array and its count; throws InvalidRound for a NULL array with a count.
-template <typename T>
-const T* arrayOf(const T* items, size_t count, const char* what) {
-  if (!items && count > 0) throw InvalidRound(std::string(what) + ": NULL with a count");
-  return items;
-}
+// A field of a view into `target`, the service's value: the fields' lists of pollux_service.h.
+#define POLLUX_FIELD_FROM_VIEW(type, name, kind, presence, key, member) \
+  target.member = pollux::service::view_fields::kind::fromC(view.name, #name);
 
-std::vector<std::string> namesOf(const pollux_names_t& names, const char* what) {
-  const char* const* items = arrayOf(names.names, names.count, what);
-  std::vector<std::string> out;
-  for (size_t i = 0; i < names.count; ++i) {
-    if (!items[i]) throw InvalidRound(std::string(what) + ": a NULL name");
-    out.emplace_back(items[i]);
-  }
-  return out;
-}
-
-pollux::service::JobState stateOf(int state) {
-  if (state == POLLUX_JOB_PENDING) return pollux::service::JobState::kPending;
-  if (state == POLLUX_JOB_RUNNING) return pollux::service::JobState::kRunning;
-  return pollux::service::JobState::kOther;
+pollux::service::GpuRequest gpuRequestOf(const pollux_job_view_t& view) {
+  pollux::service::GpuRequest target;
+  POLLUX_JOB_GPU_FIELDS(POLLUX_FIELD_FROM_VIEW)
+  return target;
 }
 
 pollux::service::ResourceRequest resourcesOf(const pollux_job_view_t& view) {
-  pollux::service::ResourceRequest request;
-  request.min_cpus_per_node = view.min_cpus_per_node;
-  request.cpus_per_task = std::max(1, view.cpus_per_task);
-  request.ntasks_per_node = std::max(0, view.ntasks_per_node);
-  request.ntasks_per_gpu = std::max(0, view.ntasks_per_gpu);
-  request.cpus_per_tres = text(view.cpus_per_tres);
-  request.memory_mb_per_node = static_cast<std::int64_t>(view.memory_mb_per_node);
-  request.memory_mb_per_cpu = static_cast<std::int64_t>(view.memory_mb_per_cpu);
-  request.mem_per_tres = text(view.mem_per_tres);
-  request.memory_set = view.memory_set != 0;
-  request.default_cpus_per_gpu = static_cast<int>(view.default_cpus_per_gpu);
-  request.default_memory_mb_per_gpu = static_cast<std::int64_t>(view.default_memory_mb_per_gpu);
-  return request;
-}
-
-pollux::service::GpuRequest gpuRequestOf(const pollux_job_view_t& view) {
-  pollux::service::GpuRequest request;
-  request.per_node = text(view.tres_per_node);
-  request.per_job = text(view.tres_per_job);
-  request.per_task = text(view.tres_per_task);
-  request.per_socket = text(view.tres_per_socket);
-  request.nodes = static_cast<int>(view.num_nodes);
-  request.tasks = static_cast<int>(view.num_tasks);
-  request.sockets_per_node = view.sockets_per_node;
-  return request;
-}
-
-std::optional<std::int64_t> megabytes(int64_t value) {
-  return value < 0 ? std::nullopt : std::optional<std::int64_t>(value);
+  pollux::service::ResourceRequest target;
+  POLLUX_JOB_RESOURCE_FIELDS(POLLUX_FIELD_FROM_VIEW)
+  return target;
 }
 
 pollux::service::SlurmNode nodeFrom(const pollux_node_view_t& view) {
-  pollux::service::SlurmNode node;
-  node.name = text(view.name);
-  node.gpus = pollux::service::parseGpuGres(text(view.gres)).value_or(pollux::service::GpuGres{});
-  node.gpus_used = pollux::service::countGpus(text(view.gres_used));
-  node.usable = view.usable != 0;
-  node.registered = view.registered != 0;
-  node.free_cpus = view.free_cpus;
-  node.memory_mb = megabytes(view.memory_mb);
-  node.free_memory_mb = megabytes(view.free_memory_mb);
-  node.features = pollux::service::splitFeatures(text(view.features));
-  return node;
+  pollux::service::SlurmNode target;
+  POLLUX_NODE_FIELDS(POLLUX_FIELD_FROM_VIEW)
+  return target;
 }
 
 pollux::service::SlurmJob jobFrom(const pollux_job_view_t& view) {
-  pollux::service::SlurmJob job;
-  job.id = view.job_id;
-  job.uid = view.user_id;
-  job.state = stateOf(view.state);
-  job.held = view.held != 0;
-  job.priority = view.priority;
-  job.state_reason = text(view.state_reason);
-  job.submit_time = static_cast<double>(view.submit_time);
-  job.start_time = static_cast<double>(view.start_time);
-  job.eligible_time = static_cast<double>(view.eligible_time);
-  job.time_limit_min = static_cast<int>(std::min<uint32_t>(view.time_limit_min, 1u << 30));
-  job.end_time = static_cast<double>(view.end_time);
-  job.failed = view.failed != 0;
-  job.completing = view.completing != 0;
-  job.restarts = view.restarts;
-  job.comment = text(view.comment);
-  job.partitions = namesOf(view.partitions, "job partitions");
-  job.nodes = namesOf(view.nodes, "job nodes");
-  job.batch_host = text(view.batch_host);
-  job.requested_nodes = namesOf(view.requested_nodes, "job requested nodes");
-  job.excluded_nodes = namesOf(view.excluded_nodes, "job excluded nodes");
-  job.features = text(view.features);
-  job.reservation = text(view.reservation);
-  job.dependency = text(view.dependency);
-  job.association_id = view.association_id;
-  job.qos = text(view.qos);
-  job.licenses = text(view.licenses);
-  job.num_nodes = static_cast<int>(view.num_nodes);
-  job.gpu_request = gpuRequestOf(view);
-  job.resources = resourcesOf(view);
-  pollux::service::readRequests(job);
-  return job;
+  pollux::service::SlurmJob target;
+  POLLUX_JOB_FIELDS(POLLUX_FIELD_FROM_VIEW)
+  target.gpu_request = gpuRequestOf(view);
+  target.resources = resourcesOf(view);
+  target.num_nodes = target.gpu_request.nodes;
+  pollux::service::readRequests(target);
+  return target;
 }
+
+#undef POLLUX_FIELD_FROM_VIEW
 
 std::optional<int> limitOf(int64_t value) {
   if (value < 0) return std::nullopt;
@@ -196,6 +124,24 @@ int countOf(uint32_t value) { return static_cast<int>(std::min<uint32_t>(value, 
 
 int usedOf(int64_t value) { return static_cast<int>(std::clamp<int64_t>(value, 0, 1 << 30)); }
 
+std::optional<std::int64_t> amountLimitOf(int64_t value) {
+  return value < 0 ? std::nullopt : std::optional<std::int64_t>(value);
+}
+
+pollux::service::SharedTresLimits sharedLimitsOf(int64_t cpus, int64_t memory_mb,
+                                                  int64_t nodes) {
+  return {amountLimitOf(cpus), amountLimitOf(memory_mb), amountLimitOf(nodes)};
+}
+
+pollux::service::SharedTresUsed sharedUsedOf(int64_t cpus, int64_t memory_mb, int64_t nodes) {
+  return {std::max<int64_t>(cpus, 0), std::max<int64_t>(memory_mb, 0),
+          std::max<int64_t>(nodes, 0)};
+}
+
+pollux::service::JobTresLimits jobLimitsOf(int64_t cpus, int64_t memory_mb, int64_t nodes) {
+  return {amountLimitOf(cpus), amountLimitOf(memory_mb), limitOf(nodes)};
+}
+
 pollux::service::SlurmQos qosFrom(const pollux_qos_view_t& view) {
   pollux::service::SlurmQos qos;
   qos.name = text(view.name);
@@ -204,11 +150,32 @@ pollux::service::SlurmQos qosFrom(const pollux_qos_view_t& view) {
   qos.max_gpus_per_job = limitOf(view.max_gpus_per_job);
   qos.grp_jobs = limitOf(view.grp_jobs);
   qos.max_jobs_per_user = limitOf(view.max_jobs_per_user);
+  qos.grp_tres = sharedLimitsOf(view.grp_cpus, view.grp_memory_mb, view.grp_nodes);
+  qos.per_user_tres = sharedLimitsOf(view.max_cpus_per_user, view.max_memory_mb_per_user,
+                                     view.max_nodes_per_user);
+  qos.per_job =
+      jobLimitsOf(view.max_cpus_per_job, view.max_memory_mb_per_job, view.max_nodes_per_job);
   qos.gpus_used = usedOf(view.gpus_used);
   qos.jobs_used = usedOf(view.jobs_used);
+  qos.tres_used = sharedUsedOf(view.cpus_used, view.memory_mb_used, view.nodes_used);
   const auto* users = arrayOf(view.users, view.user_count, "QOS users");
   for (size_t i = 0; i < view.user_count; ++i) {
-    qos.users[users[i].user_id] = {usedOf(users[i].gpus_used), usedOf(users[i].jobs_used)};
+    qos.users[users[i].user_id] = {usedOf(users[i].gpus_used), usedOf(users[i].jobs_used),
+                                   sharedUsedOf(users[i].cpus_used, users[i].memory_mb_used,
+                                                users[i].nodes_used)};
+  }
+  qos.max_gpus_per_account = limitOf(view.max_gpus_per_account);
+  qos.per_account_tres = sharedLimitsOf(view.max_cpus_per_account,
+                                        view.max_memory_mb_per_account,
+                                        view.max_nodes_per_account);
+  qos.max_jobs_per_account = limitOf(view.max_jobs_per_account);
+  const auto* accounts = arrayOf(view.accounts, view.account_count, "QOS accounts");
+  for (size_t i = 0; i < view.account_count; ++i) {
+    if (!accounts[i].account) continue;
+    qos.accounts[accounts[i].account] = {
+        usedOf(accounts[i].gpus_used), usedOf(accounts[i].jobs_used),
+        sharedUsedOf(accounts[i].cpus_used, accounts[i].memory_mb_used,
+                     accounts[i].nodes_used)};
   }
   return qos;
 }
@@ -223,8 +190,12 @@ pollux::service::SlurmAssociation associationFrom(const pollux_association_view_
   association.max_gpus_per_job = limitOf(view.max_gpus_per_job);
   association.grp_jobs = limitOf(view.grp_jobs);
   association.max_jobs = limitOf(view.max_jobs);
+  association.grp_tres = sharedLimitsOf(view.grp_cpus, view.grp_memory_mb, view.grp_nodes);
+  association.per_job =
+      jobLimitsOf(view.max_cpus_per_job, view.max_memory_mb_per_job, view.max_nodes_per_job);
   association.gpus_used = usedOf(view.gpus_used);
   association.jobs_used = usedOf(view.jobs_used);
+  association.tres_used = sharedUsedOf(view.cpus_used, view.memory_mb_used, view.nodes_used);
   return association;
 }
 
@@ -246,6 +217,9 @@ pollux::service::Round roundFrom(const pollux_round_t& view) {
     if (partitions[i].max_time_min > 0) {
       round.partition_max_time_min[partitions[i].name] = countOf(partitions[i].max_time_min);
     }
+    if (partitions[i].qos && *partitions[i].qos) {
+      round.partition_qos[partitions[i].name] = partitions[i].qos;
+    }
   }
   const auto* jobs = arrayOf(view.jobs, view.job_count, "round jobs");
   for (size_t i = 0; i < view.job_count; ++i) round.jobs.push_back(jobFrom(jobs[i]));
@@ -257,7 +231,8 @@ pollux::service::Round roundFrom(const pollux_round_t& view) {
                                   namesOf(reservations[i].nodes, "reservation nodes"),
                                   static_cast<double>(reservations[i].start_time),
                                   static_cast<double>(reservations[i].end_time),
-                                  reservations[i].maintenance != 0});
+                                  reservations[i].maintenance != 0,
+                                  text(reservations[i].licenses)});
   }
   const auto* licenses = arrayOf(view.licenses, view.license_count, "round licenses");
   for (size_t i = 0; i < view.license_count; ++i) {

@@ -60,72 +60,148 @@ typedef struct {
  * computing the job's priority. A begin time at or after it is Pollux's hold. */
 #define POLLUX_HOLD_TIME ((time_t)4102444800)
 
-/* Slurm's view of one job, as the shim loaded it. Strings may be NULL. */
+/*
+ * The fields of a job's and a node's view, each declared once, in the order of the structs:
+ *   X(C type, name, kind, presence, JSON key, service member)
+ * From these lists follow the structs below, pollux_service.cpp's conversion of a view into
+ * the service's SlurmJob or SlurmNode (slurm_view.hpp; `service member` is one of SlurmJob's,
+ * of its GpuRequest or of its ResourceRequest for the three lists of a job) and the job's or
+ * node's object in a recorded round (round_json.cpp; a job's GPU and resource fields are its
+ * "gpu_request" and "resources" objects). `kind` names the conversion (view_fields.hpp).
+ * `presence` is how that JSON holds the field: Always (required, always written), Defaulted
+ * (always written; its default in rounds recorded before the plugin read it) or Sparse
+ * (written only when set; its default where absent). Strings may be NULL.
+ */
+/* clang-format off */
+#define POLLUX_JOB_FIELDS(X)                                                                     \
+  X(uint32_t,       job_id,          Id,     Always,    "job_id",          id)                   \
+  X(uint32_t,       user_id,         Uint32, Always,    "user_id",         uid)                  \
+  /* enum pollux_job_state */                                                                    \
+  X(int,            state,           State,  Always,    "state",           state)                \
+  /* priority 0: held by its user, an admin or Slurm */                                          \
+  X(int,            held,            Flag,   Always,    "held",            held)                 \
+  /* Slurm's priority (multifactor), 0 while held */                                             \
+  X(uint32_t,       priority,        Uint32, Sparse,    "priority",        priority)             \
+  /* why it pends, as squeue's Reason ("Resources", ...) */                                      \
+  X(const char *,   state_reason,    Text,   Sparse,    "state_reason",    state_reason)         \
+  X(time_t,         submit_time,     Time,   Always,    "submit_time",     submit_time)          \
+  X(time_t,         start_time,      Time,   Always,    "start_time",      start_time)           \
+  /* pending: when it may start (a requeue pushes this out; POLLUX_HOLD_TIME or later while    \
+   * Pollux holds it) */                                                                         \
+  X(time_t,         eligible_time,   Time,   Always,    "eligible_time",   eligible_time)        \
+  /* --time in minutes, 0 if unlimited */                                                        \
+  X(uint32_t,       time_limit_min,  Count,  Sparse,    "time_limit_min",  time_limit_min)       \
+  /* finished jobs */                                                                            \
+  X(time_t,         end_time,        Time,   Always,    "end_time",        end_time)             \
+  /* finished as FAILED or NODE_FAIL, no longer completing */                                    \
+  X(int,            failed,          Flag,   Always,    "failed",          failed)               \
+  /* its last run still releases its nodes (a requeued job: PENDING) */                          \
+  X(int,            completing,      Flag,   Defaulted, "completing",      completing)           \
+  /* Slurm's restart count: requeues so far */                                                   \
+  X(uint32_t,       restarts,        Uint32, Defaulted, "restarts",        restarts)             \
+  X(const char *,   comment,         Text,   Sparse,    "comment",         comment)              \
+  /* its partition, or those a pending job may run in */                                         \
+  X(pollux_names_t, partitions,      Names,  Always,    "partitions",      partitions)           \
+  /* allocated nodes */                                                                          \
+  X(pollux_names_t, nodes,           Names,  Always,    "nodes",           nodes)                \
+  /* node running the batch script (running jobs) */                                             \
+  X(const char *,   batch_host,      Text,   Sparse,    "batch_host",      batch_host)           \
+  /* ReqNodeList */                                                                              \
+  X(pollux_names_t, requested_nodes, Names,  Always,    "requested_nodes", requested_nodes)      \
+  /* ExcNodeList (--exclude) */                                                                  \
+  X(pollux_names_t, excluded_nodes,  Names,  Sparse,    "excluded_nodes",  excluded_nodes)       \
+  /* --constraint, e.g. "ib&nvlink" */                                                           \
+  X(const char *,   features,        Text,   Sparse,    "features",        features)             \
+  /* --reservation */                                                                            \
+  X(const char *,   reservation,     Text,   Sparse,    "reservation",     reservation)          \
+  /* unfulfilled dependencies, e.g. "afterok:6(unfulfilled)" */                                  \
+  X(const char *,   dependency,      Text,   Sparse,    "dependency",      dependency)           \
+  /* its association (user, account, partition), 0 if none */                                   \
+  X(uint32_t,       association_id,  Uint32, Sparse,    "association_id",  association_id)       \
+  /* its QOS */                                                                                  \
+  X(const char *,   qos,             Text,   Sparse,    "qos",             qos)                  \
+  /* --licenses as Slurm keeps it: "a:1,b:2", or "a:1|b:1" for any one of them */                \
+  X(const char *,   licenses,        Text,   Sparse,    "licenses",        licenses)
+
+/* The GPU request in each form Slurm takes, NULL where not given, and the counts those
+ * multiply with; num_nodes is also the job's own (its "num_nodes", SlurmJob::num_nodes). */
+#define POLLUX_JOB_GPU_FIELDS(X)                                                                 \
+  /* --gres=gpu:a100:2, --gpus-per-node: "gres:gpu:a100:2" */                                    \
+  X(const char *,   tres_per_node,    Text,  Sparse,    "per_node",         per_node)            \
+  /* --gpus */                                                                                   \
+  X(const char *,   tres_per_job,     Text,  Sparse,    "per_job",          per_job)             \
+  /* --gpus-per-task */                                                                          \
+  X(const char *,   tres_per_task,    Text,  Sparse,    "per_task",         per_task)            \
+  /* --gpus-per-socket */                                                                        \
+  X(const char *,   tres_per_socket,  Text,  Sparse,    "per_socket",       per_socket)          \
+  X(uint32_t,       num_nodes,        Count, Always,    "nodes",            nodes)               \
+  X(uint32_t,       num_tasks,        Count, Always,    "tasks",            tasks)               \
+  /* --sockets-per-node, 0 if none */                                                            \
+  X(int,            sockets_per_node, Count, Always,    "sockets_per_node", sockets_per_node)
+
+/* CPUs and memory per node, Slurm's defaults applied. */
+#define POLLUX_JOB_RESOURCE_FIELDS(X)                                                            \
+  /* tasks per node x CPUs per task, at least */                                                 \
+  X(int,          min_cpus_per_node,  Count,       Always,    "min_cpus_per_node",               \
+    min_cpus_per_node)                                                                           \
+  X(int,          cpus_per_task,      CpusPerTask, Always,    "cpus_per_task", cpus_per_task)    \
+  /* --ntasks-per-node, 0 if none */                                                             \
+  X(int,          ntasks_per_node,    Count,       Defaulted, "ntasks_per_node", ntasks_per_node)\
+  /* --ntasks-per-gpu, 0 if none */                                                              \
+  X(int,          ntasks_per_gpu,     Count,       Always,    "ntasks_per_gpu", ntasks_per_gpu)  \
+  /* "gres:gpu:4" with --cpus-per-gpu */                                                         \
+  X(const char *, cpus_per_tres,      Text,        Sparse,    "cpus_per_tres", cpus_per_tres)    \
+  /* --mem or DefMemPerNode, 0 if none */                                                        \
+  X(uint64_t,     memory_mb_per_node, Megabytes,   Always,    "memory_mb_per_node",              \
+    memory_mb_per_node)                                                                          \
+  /* --mem-per-cpu or DefMemPerCPU, 0 if none */                                                 \
+  X(uint64_t,     memory_mb_per_cpu,  Megabytes,   Always,    "memory_mb_per_cpu",               \
+    memory_mb_per_cpu)                                                                           \
+  /* "gres:gpu:16000" with --mem-per-gpu (MB) */                                                 \
+  X(const char *, mem_per_tres,       Text,        Sparse,    "mem_per_tres", mem_per_tres)      \
+  /* the user gave --mem or --mem-per-cpu */                                                     \
+  X(int,          memory_set,         Flag,        Always,    "memory_set", memory_set)          \
+  /* DefCpuPerGPU and DefMemPerGPU (MB) of the job's partition or slurm.conf, 0 if unset:        \
+   * select/cons_tres applies them where the job gave no --cpus-per-gpu, --mem-per-gpu. */       \
+  X(uint64_t,     default_cpus_per_gpu, Count,     Always,    "default_cpus_per_gpu",            \
+    default_cpus_per_gpu)                                                                        \
+  X(uint64_t,     default_memory_mb_per_gpu, Megabytes, Always, "default_memory_mb_per_gpu",     \
+    default_memory_mb_per_gpu)
+
+#define POLLUX_NODE_FIELDS(X)                                                                    \
+  X(const char *, name,           Text,            Always, "name",           name)               \
+  /* e.g. "gpu:a100:4" */                                                                        \
+  X(const char *, gres,           GpuGres,         Always, "gpus",           gpus)               \
+  /* GPUs jobs hold, e.g. "gpu:a100:2(IDX:0-1)"; may be NULL */                                  \
+  X(const char *, gres_used,      GpusUsed,        Always, "gpus_used",      gpus_used)          \
+  /* up and not drained */                                                                       \
+  X(int,          usable,         Flag,            Always, "usable",         usable)             \
+  /* its slurmd has registered since slurmctld started */                                        \
+  X(int,          registered,     Flag,            Always, "registered",     registered)         \
+  /* CPUs no job holds (a node without any takes no job) */                                      \
+  X(int,          free_cpus,      Count,           Always, "free_cpus",      free_cpus)          \
+  /* RealMemory - MemSpecLimit; -1 if memory is not consumable */                                \
+  X(int64_t,      memory_mb,      MegabytesOrNone, Sparse, "memory_mb",      memory_mb)          \
+  /* of it, what no job holds; -1 if memory is not consumable */                                 \
+  X(int64_t,      free_memory_mb, MegabytesOrNone, Sparse, "free_memory_mb", free_memory_mb)     \
+  /* active features, e.g. "ib,nvlink"; may be NULL */                                           \
+  X(const char *, features,       Features,        Sparse, "features",       features)
+/* clang-format on */
+
+/* A field of the lists above as a struct member. */
+#define POLLUX_VIEW_MEMBER(type, name, kind, presence, key, member) type name;
+
+/* Slurm's view of one job, as the shim loaded it. */
 enum pollux_job_state { POLLUX_JOB_PENDING, POLLUX_JOB_RUNNING, POLLUX_JOB_OTHER };
 typedef struct {
-  uint32_t job_id;
-  uint32_t user_id;
-  int state;             /* enum pollux_job_state */
-  int held;              /* priority 0: held by its user, an admin or Slurm */
-  uint32_t priority;     /* Slurm's priority (multifactor), 0 while held */
-  const char *state_reason; /* why it pends, as squeue's Reason ("Resources", ...) */
-  time_t submit_time;
-  time_t start_time;
-  time_t eligible_time;  /* pending: when it may start (a requeue pushes this out;
-                          * POLLUX_HOLD_TIME or later while Pollux holds it) */
-  uint32_t time_limit_min; /* --time in minutes, 0 if unlimited */
-  time_t end_time;       /* finished jobs */
-  int failed;            /* finished as FAILED or NODE_FAIL, no longer completing */
-  int completing;        /* its last run still releases its nodes (a requeued job: PENDING) */
-  uint32_t restarts;     /* Slurm's restart count: requeues so far */
-  const char *comment;
-  pollux_names_t partitions;      /* its partition, or those a pending job may run in */
-  pollux_names_t nodes;           /* allocated nodes */
-  const char *batch_host;         /* node running the batch script (running jobs) */
-  pollux_names_t requested_nodes; /* ReqNodeList */
-  pollux_names_t excluded_nodes;  /* ExcNodeList (--exclude) */
-  const char *features;           /* --constraint, e.g. "ib&nvlink" */
-  const char *reservation;        /* --reservation */
-  const char *dependency;         /* unfulfilled dependencies, e.g. "afterok:6(unfulfilled)" */
-  uint32_t association_id;        /* its association (user, account, partition), 0 if none */
-  const char *qos;                /* its QOS */
-  const char *licenses;           /* --licenses as Slurm keeps it: "a:1,b:2", or "a:1|b:1"
-                                   * for any one of them */
-  /* The GPU request in each form Slurm takes, NULL where not given: */
-  const char *tres_per_node;   /* --gres=gpu:a100:2, --gpus-per-node: "gres:gpu:a100:2" */
-  const char *tres_per_job;    /* --gpus */
-  const char *tres_per_task;   /* --gpus-per-task */
-  const char *tres_per_socket; /* --gpus-per-socket */
-  uint32_t num_nodes;
-  uint32_t num_tasks;
-  int sockets_per_node;        /* --sockets-per-node, 0 if none */
-  /* CPUs and memory per node, Slurm's defaults applied: */
-  int min_cpus_per_node;       /* tasks per node x CPUs per task, at least */
-  int cpus_per_task;
-  int ntasks_per_node;         /* --ntasks-per-node, 0 if none */
-  int ntasks_per_gpu;          /* --ntasks-per-gpu, 0 if none */
-  const char *cpus_per_tres;   /* "gres:gpu:4" with --cpus-per-gpu */
-  uint64_t memory_mb_per_node; /* --mem or DefMemPerNode, 0 if none */
-  uint64_t memory_mb_per_cpu;  /* --mem-per-cpu or DefMemPerCPU, 0 if none */
-  const char *mem_per_tres;    /* "gres:gpu:16000" with --mem-per-gpu (MB) */
-  int memory_set;              /* the user gave --mem or --mem-per-cpu */
-  /* DefCpuPerGPU and DefMemPerGPU (MB) of the job's partition or slurm.conf, 0 if unset:
-   * select/cons_tres applies them where the job gave no --cpus-per-gpu, --mem-per-gpu. */
-  uint64_t default_cpus_per_gpu;
-  uint64_t default_memory_mb_per_gpu;
+  POLLUX_JOB_FIELDS(POLLUX_VIEW_MEMBER)
+  POLLUX_JOB_GPU_FIELDS(POLLUX_VIEW_MEMBER)
+  POLLUX_JOB_RESOURCE_FIELDS(POLLUX_VIEW_MEMBER)
 } pollux_job_view_t;
 
 /* Slurm's view of one node. */
 typedef struct {
-  const char *name;
-  const char *gres;         /* e.g. "gpu:a100:4" */
-  const char *gres_used;    /* GPUs jobs hold, e.g. "gpu:a100:2(IDX:0-1)"; may be NULL */
-  int usable;               /* up and not drained */
-  int registered;           /* its slurmd has registered since slurmctld started */
-  int free_cpus;            /* CPUs no job holds (a node without any takes no job) */
-  int64_t memory_mb;        /* RealMemory - MemSpecLimit; -1 if memory is not consumable */
-  int64_t free_memory_mb;   /* of it, what no job holds; -1 if memory is not consumable */
-  const char *features;     /* active features, e.g. "ib,nvlink"; may be NULL */
+  POLLUX_NODE_FIELDS(POLLUX_VIEW_MEMBER)
 } pollux_node_view_t;
 
 /* Slurm's view of one partition. */
@@ -134,6 +210,7 @@ typedef struct {
   pollux_names_t nodes;
   uint32_t max_nodes;    /* MaxNodes per job, 0 if unlimited */
   uint32_t max_time_min; /* MaxTime in minutes, 0 if unlimited */
+  const char *qos;       /* its QOS (QOS=), whose limits its jobs are under too; may be NULL */
 } pollux_partition_view_t;
 
 /* One of Slurm's advance reservations. */
@@ -143,6 +220,7 @@ typedef struct {
   time_t start_time;
   time_t end_time;
   int maintenance; /* Flags=MAINT */
+  const char *licenses; /* licenses it holds, "a:1,b:2"; may be NULL */
 } pollux_reservation_view_t;
 
 /* One of the cluster's licenses (slurm.conf Licenses=, or remote ones of slurmdbd). */
@@ -153,12 +231,26 @@ typedef struct {
 } pollux_license_view_t;
 
 /* A QOS or association limit is -1 where none is set. GPUs are the TRES gres/gpu
- * (AccountingStorageTRES); "used" counts what Slurm charges running jobs. */
+ * (AccountingStorageTRES), CPUs the TRES cpu, memory the TRES mem (MB), nodes the TRES node;
+ * "used" counts what Slurm charges running jobs. */
 typedef struct {
   uint32_t user_id;
   int64_t gpus_used;  /* GPUs of the user's running jobs under the QOS */
   int64_t jobs_used;  /* the user's running jobs under the QOS */
+  int64_t cpus_used;
+  int64_t memory_mb_used;
+  int64_t nodes_used;
 } pollux_user_usage_t;
+
+/* What Slurm charges one account's running jobs under a QOS (its MaxTRESPerAccount). */
+typedef struct {
+  const char *account;
+  int64_t gpus_used;
+  int64_t jobs_used;
+  int64_t cpus_used;
+  int64_t memory_mb_used;
+  int64_t nodes_used;
+} pollux_account_usage_t;
 
 typedef struct {
   const char *name;
@@ -171,6 +263,25 @@ typedef struct {
   int64_t jobs_used;
   const pollux_user_usage_t *users;
   size_t user_count;
+  int64_t grp_cpus;               /* GrpTRES=cpu=N */
+  int64_t grp_memory_mb;          /* GrpTRES=mem=M */
+  int64_t grp_nodes;              /* GrpTRES=node=N */
+  int64_t max_cpus_per_user;      /* MaxTRESPerUser=cpu=N */
+  int64_t max_memory_mb_per_user; /* MaxTRESPerUser=mem=M */
+  int64_t max_nodes_per_user;     /* MaxTRESPerUser=node=N */
+  int64_t max_cpus_per_job;       /* MaxTRESPerJob=cpu=N */
+  int64_t max_memory_mb_per_job;  /* MaxTRESPerJob=mem=M */
+  int64_t max_nodes_per_job;      /* MaxTRESPerJob=node=N */
+  int64_t cpus_used;
+  int64_t memory_mb_used;
+  int64_t nodes_used;
+  int64_t max_gpus_per_account;      /* MaxTRESPerAccount=gres/gpu=N */
+  int64_t max_cpus_per_account;      /* MaxTRESPerAccount=cpu=N */
+  int64_t max_memory_mb_per_account; /* MaxTRESPerAccount=mem=M */
+  int64_t max_nodes_per_account;     /* MaxTRESPerAccount=node=N */
+  int64_t max_jobs_per_account;      /* MaxJobsPerAccount */
+  const pollux_account_usage_t *accounts;
+  size_t account_count;
 } pollux_qos_view_t;
 
 typedef struct {
@@ -184,6 +295,15 @@ typedef struct {
   int64_t max_jobs;          /* MaxJobs */
   int64_t gpus_used;         /* by running jobs of its sub-tree */
   int64_t jobs_used;         /* running jobs of its sub-tree */
+  int64_t grp_cpus;              /* GrpTRES=cpu=N, over its sub-tree */
+  int64_t grp_memory_mb;         /* GrpTRES=mem=M, over its sub-tree */
+  int64_t grp_nodes;             /* GrpTRES=node=N, over its sub-tree */
+  int64_t max_cpus_per_job;      /* MaxTRES=cpu=N */
+  int64_t max_memory_mb_per_job; /* MaxTRES=mem=M */
+  int64_t max_nodes_per_job;     /* MaxTRES=node=N */
+  int64_t cpus_used;             /* by running jobs of its sub-tree */
+  int64_t memory_mb_used;
+  int64_t nodes_used;
 } pollux_association_view_t;
 
 /* Everything a scheduling round reads from Slurm, at one time. */

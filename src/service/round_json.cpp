@@ -4,6 +4,7 @@
 #include "common/invalid_input.hpp"
 #include "common/schema/json_reader.hpp"
 #include "site_policy.hpp"
+#include "view_fields.hpp"
 
 namespace pollux::service {
 
@@ -11,19 +12,25 @@ namespace {
 
 using schema::JsonField;
 
+using view_fields::Presence;
+
 constexpr int kRecordVersion = 1;
 
 Json::Value namesToJson(const std::vector<std::string>& names) {
-  Json::Value out(Json::arrayValue);
-  for (const auto& name : names) out.append(name);
-  return out;
+  return view_fields::Names::write(names);
 }
 
 std::vector<std::string> parseNames(const JsonField& field) {
-  std::vector<std::string> names;
-  for (Json::ArrayIndex i = 0; i < field.arraySize(); ++i) names.push_back(field.at(i).string());
-  return names;
+  return view_fields::Names::read(field);
 }
+
+// A field of the lists of pollux_service.h: its key (for requireOnlyKeys), from `source` into
+// the JSON object `out`, from the JSON object `holder` into `target`.
+#define POLLUX_FIELD_KEY(type, name, kind, presence, key, member) key,
+#define POLLUX_FIELD_TO_JSON(type, name, kind, presence, key, member) \
+  view_fields::write<view_fields::kind, Presence::k##presence>(out, key, source.member);
+#define POLLUX_FIELD_FROM_JSON(type, name, kind, presence, key, member) \
+  view_fields::read<view_fields::kind, Presence::k##presence>(holder, key, target.member);
 
 // Strings that may be empty are left out when they are.
 void putText(Json::Value& out, const char* key, const std::string& text) {
@@ -35,49 +42,20 @@ std::string optionalText(const JsonField& holder, const char* key) {
 }
 
 int count(const JsonField& field) { return static_cast<int>(field.integer(0, 1L << 30)); }
-std::int64_t megabytes(const JsonField& field) { return field.integer(0, 1L << 50); }
+std::int64_t amount(const JsonField& field) { return field.integer(0, 1L << 50); }  // CPUs or MB
 double seconds(const JsonField& field) { return field.nonNegativeNumber(); }
 
-Json::Value gpuGresToJson(const GpuGres& gpus) {
-  Json::Value out;
-  putText(out, "type", gpus.type);
-  out["count"] = gpus.count;
+Json::Value nodeToJson(const SlurmNode& source) {
+  Json::Value out(Json::objectValue);
+  POLLUX_NODE_FIELDS(POLLUX_FIELD_TO_JSON)
   return out;
 }
 
-GpuGres parseGpuGresJson(const JsonField& field) {
-  field.requireOnlyKeys({"type", "count"});
-  return GpuGres{optionalText(field, "type"), count(field["count"])};
-}
-
-Json::Value nodeToJson(const SlurmNode& node) {
-  Json::Value out;
-  out["name"] = node.name;
-  out["gpus"] = gpuGresToJson(node.gpus);
-  out["gpus_used"] = node.gpus_used;
-  out["usable"] = node.usable;
-  out["registered"] = node.registered;
-  out["free_cpus"] = node.free_cpus;
-  if (node.memory_mb) out["memory_mb"] = Json::Int64(*node.memory_mb);
-  if (node.free_memory_mb) out["free_memory_mb"] = Json::Int64(*node.free_memory_mb);
-  if (!node.features.empty()) out["features"] = namesToJson(node.features);
-  return out;
-}
-
-SlurmNode parseNode(const JsonField& field) {
-  field.requireOnlyKeys({"name", "gpus", "gpus_used", "usable", "registered", "free_cpus",
-                         "memory_mb", "free_memory_mb", "features"});
-  SlurmNode node;
-  node.name = field["name"].string();
-  node.gpus = parseGpuGresJson(field["gpus"]);
-  node.gpus_used = count(field["gpus_used"]);
-  node.usable = field["usable"].boolean();
-  node.registered = field["registered"].boolean();
-  node.free_cpus = count(field["free_cpus"]);
-  if (field.has("memory_mb")) node.memory_mb = megabytes(field["memory_mb"]);
-  if (field.has("free_memory_mb")) node.free_memory_mb = megabytes(field["free_memory_mb"]);
-  if (field.has("features")) node.features = parseNames(field["features"]);
-  return node;
+SlurmNode parseNode(const JsonField& holder) {
+  holder.requireOnlyKeys({POLLUX_NODE_FIELDS(POLLUX_FIELD_KEY)});
+  SlurmNode target;
+  POLLUX_NODE_FIELDS(POLLUX_FIELD_FROM_JSON)
+  return target;
 }
 
 void putLimit(Json::Value& out, const char* key, const std::optional<int>& limit) {
@@ -89,6 +67,73 @@ std::optional<int> parseLimit(const JsonField& field, const char* key) {
   return count(field[key]);
 }
 
+void putAmountLimit(Json::Value& out, const char* key, const std::optional<std::int64_t>& limit) {
+  if (limit) out[key] = Json::Int64(*limit);
+}
+
+std::optional<std::int64_t> parseAmountLimit(const JsonField& field, const char* key) {
+  if (!field.has(key)) return std::nullopt;
+  return amount(field[key]);
+}
+
+void putAmount(Json::Value& out, const char* key, std::int64_t amount) {
+  if (amount != 0) out[key] = Json::Int64(amount);
+}
+
+std::int64_t parseAmount(const JsonField& field, const char* key) {
+  return field.has(key) ? amount(field[key]) : 0;
+}
+
+// "cpus_used", "memory_mb_used" and "nodes_used" where not 0 (absent in rounds recorded
+// before them).
+void putSharedUsed(Json::Value& out, const SharedTresUsed& used) {
+  putAmount(out, "cpus_used", used.cpus);
+  putAmount(out, "memory_mb_used", used.memory_mb);
+  putAmount(out, "nodes_used", used.nodes);
+}
+
+SharedTresUsed parseSharedUsed(const JsonField& field) {
+  return {parseAmount(field, "cpus_used"), parseAmount(field, "memory_mb_used"),
+          parseAmount(field, "nodes_used")};
+}
+
+// The keys of a group's limits on CPUs, memory and nodes ("grp_cpus", ...), or of a QOS's
+// limits per user ("max_cpus_per_user", ...).
+struct SharedLimitKeys {
+  const char* cpus;
+  const char* memory_mb;
+  const char* nodes;
+};
+constexpr SharedLimitKeys kGroupKeys{"grp_cpus", "grp_memory_mb", "grp_nodes"};
+constexpr SharedLimitKeys kPerUserKeys{"max_cpus_per_user", "max_memory_mb_per_user",
+                                       "max_nodes_per_user"};
+constexpr SharedLimitKeys kPerAccountKeys{"max_cpus_per_account", "max_memory_mb_per_account",
+                                          "max_nodes_per_account"};
+
+void putSharedLimits(Json::Value& out, const SharedLimitKeys& keys,
+                     const SharedTresLimits& limits) {
+  putAmountLimit(out, keys.cpus, limits.cpus);
+  putAmountLimit(out, keys.memory_mb, limits.memory_mb);
+  putAmountLimit(out, keys.nodes, limits.nodes);
+}
+
+SharedTresLimits parseSharedLimits(const JsonField& field, const SharedLimitKeys& keys) {
+  return {parseAmountLimit(field, keys.cpus), parseAmountLimit(field, keys.memory_mb),
+          parseAmountLimit(field, keys.nodes)};
+}
+
+void putJobLimits(Json::Value& out, const JobTresLimits& limits) {
+  putAmountLimit(out, "max_cpus_per_job", limits.cpus);
+  putAmountLimit(out, "max_memory_mb_per_job", limits.memory_mb);
+  putLimit(out, "max_nodes_per_job", limits.nodes);
+}
+
+JobTresLimits parseJobLimits(const JsonField& field) {
+  return {parseAmountLimit(field, "max_cpus_per_job"),
+          parseAmountLimit(field, "max_memory_mb_per_job"),
+          parseLimit(field, "max_nodes_per_job")};
+}
+
 Json::Value qosToJson(const SlurmQos& qos) {
   Json::Value out;
   out["name"] = qos.name;
@@ -97,22 +142,44 @@ Json::Value qosToJson(const SlurmQos& qos) {
   putLimit(out, "max_gpus_per_job", qos.max_gpus_per_job);
   putLimit(out, "grp_jobs", qos.grp_jobs);
   putLimit(out, "max_jobs_per_user", qos.max_jobs_per_user);
+  putSharedLimits(out, kGroupKeys, qos.grp_tres);
+  putSharedLimits(out, kPerUserKeys, qos.per_user_tres);
+  putJobLimits(out, qos.per_job);
   out["gpus_used"] = qos.gpus_used;
   out["jobs_used"] = qos.jobs_used;
+  putSharedUsed(out, qos.tres_used);
   out["users"] = Json::Value(Json::arrayValue);
   for (const auto& [uid, usage] : qos.users) {
     Json::Value user;
     user["user_id"] = uid;
     user["gpus_used"] = usage.gpus;
     user["jobs_used"] = usage.jobs;
+    putSharedUsed(user, usage.tres);
     out["users"].append(user);
+  }
+  putLimit(out, "max_gpus_per_account", qos.max_gpus_per_account);
+  putSharedLimits(out, kPerAccountKeys, qos.per_account_tres);
+  putLimit(out, "max_jobs_per_account", qos.max_jobs_per_account);
+  for (const auto& [name, usage] : qos.accounts) {
+    Json::Value account;
+    account["account"] = name;
+    account["gpus_used"] = usage.gpus;
+    account["jobs_used"] = usage.jobs;
+    putSharedUsed(account, usage.tres);
+    out["accounts"].append(account);
   }
   return out;
 }
 
 SlurmQos parseQos(const JsonField& field) {
   field.requireOnlyKeys({"name", "grp_gpus", "max_gpus_per_user", "max_gpus_per_job",
-                         "grp_jobs", "max_jobs_per_user", "gpus_used", "jobs_used", "users"});
+                         "grp_jobs", "max_jobs_per_user", "grp_cpus", "grp_memory_mb",
+                         "grp_nodes", "max_cpus_per_user", "max_memory_mb_per_user",
+                         "max_nodes_per_user", "max_cpus_per_job", "max_memory_mb_per_job",
+                         "max_nodes_per_job", "gpus_used", "jobs_used", "cpus_used",
+                         "memory_mb_used", "nodes_used", "users", "max_gpus_per_account",
+                         "max_cpus_per_account", "max_memory_mb_per_account",
+                         "max_nodes_per_account", "max_jobs_per_account", "accounts"});
   SlurmQos qos;
   qos.name = field["name"].string();
   qos.grp_gpus = parseLimit(field, "grp_gpus");
@@ -120,14 +187,32 @@ SlurmQos parseQos(const JsonField& field) {
   qos.max_gpus_per_job = parseLimit(field, "max_gpus_per_job");
   qos.grp_jobs = parseLimit(field, "grp_jobs");
   qos.max_jobs_per_user = parseLimit(field, "max_jobs_per_user");
+  qos.grp_tres = parseSharedLimits(field, kGroupKeys);
+  qos.per_user_tres = parseSharedLimits(field, kPerUserKeys);
+  qos.per_job = parseJobLimits(field);
   qos.gpus_used = count(field["gpus_used"]);
   qos.jobs_used = count(field["jobs_used"]);
+  qos.tres_used = parseSharedUsed(field);
   const JsonField users = field["users"];
   for (Json::ArrayIndex i = 0; i < users.arraySize(); ++i) {
     const JsonField user = users.at(i);
-    user.requireOnlyKeys({"user_id", "gpus_used", "jobs_used"});
+    user.requireOnlyKeys(
+        {"user_id", "gpus_used", "jobs_used", "cpus_used", "memory_mb_used", "nodes_used"});
     qos.users[static_cast<uint32_t>(user["user_id"].integer(0, 0xFFFFFFFFL))] = {
-        count(user["gpus_used"]), count(user["jobs_used"])};
+        count(user["gpus_used"]), count(user["jobs_used"]), parseSharedUsed(user)};
+  }
+  qos.max_gpus_per_account = parseLimit(field, "max_gpus_per_account");
+  qos.per_account_tres = parseSharedLimits(field, kPerAccountKeys);
+  qos.max_jobs_per_account = parseLimit(field, "max_jobs_per_account");
+  if (field.has("accounts")) {
+    const JsonField accounts = field["accounts"];
+    for (Json::ArrayIndex i = 0; i < accounts.arraySize(); ++i) {
+      const JsonField account = accounts.at(i);
+      account.requireOnlyKeys(
+          {"account", "gpus_used", "jobs_used", "cpus_used", "memory_mb_used", "nodes_used"});
+      qos.accounts[account["account"].string()] = {
+          count(account["gpus_used"]), count(account["jobs_used"]), parseSharedUsed(account)};
+    }
   }
   return qos;
 }
@@ -142,14 +227,20 @@ Json::Value associationToJson(const SlurmAssociation& association) {
   putLimit(out, "max_gpus_per_job", association.max_gpus_per_job);
   putLimit(out, "grp_jobs", association.grp_jobs);
   putLimit(out, "max_jobs", association.max_jobs);
+  putSharedLimits(out, kGroupKeys, association.grp_tres);
+  putJobLimits(out, association.per_job);
   out["gpus_used"] = association.gpus_used;
   out["jobs_used"] = association.jobs_used;
+  putSharedUsed(out, association.tres_used);
   return out;
 }
 
 SlurmAssociation parseAssociation(const JsonField& field) {
   field.requireOnlyKeys({"id", "parent_id", "account", "user", "grp_gpus", "max_gpus_per_job",
-                         "grp_jobs", "max_jobs", "gpus_used", "jobs_used"});
+                         "grp_jobs", "max_jobs", "grp_cpus", "grp_memory_mb", "grp_nodes",
+                         "max_cpus_per_job", "max_memory_mb_per_job", "max_nodes_per_job",
+                         "gpus_used", "jobs_used", "cpus_used", "memory_mb_used",
+                         "nodes_used"});
   SlurmAssociation association;
   association.id = static_cast<uint32_t>(field["id"].integer(1, 0xFFFFFFFFL));
   association.parent_id = static_cast<uint32_t>(field["parent_id"].integer(0, 0xFFFFFFFFL));
@@ -159,8 +250,11 @@ SlurmAssociation parseAssociation(const JsonField& field) {
   association.max_gpus_per_job = parseLimit(field, "max_gpus_per_job");
   association.grp_jobs = parseLimit(field, "grp_jobs");
   association.max_jobs = parseLimit(field, "max_jobs");
+  association.grp_tres = parseSharedLimits(field, kGroupKeys);
+  association.per_job = parseJobLimits(field);
   association.gpus_used = count(field["gpus_used"]);
   association.jobs_used = count(field["jobs_used"]);
+  association.tres_used = parseSharedUsed(field);
   return association;
 }
 
@@ -171,14 +265,15 @@ Json::Value reservationToJson(const SlurmReservation& reservation) {
   out["start_time"] = reservation.start_time;
   out["end_time"] = reservation.end_time;
   out["maintenance"] = reservation.maintenance;
+  putText(out, "licenses", reservation.licenses);
   return out;
 }
 
 SlurmReservation parseReservation(const JsonField& field) {
-  field.requireOnlyKeys({"name", "nodes", "start_time", "end_time", "maintenance"});
-  return SlurmReservation{field["name"].string(), parseNames(field["nodes"]),
+  field.requireOnlyKeys({"name", "nodes", "start_time", "end_time", "maintenance", "licenses"});
+  return SlurmReservation{field["name"].string(),       parseNames(field["nodes"]),
                           seconds(field["start_time"]), seconds(field["end_time"]),
-                          field["maintenance"].boolean()};
+                          field["maintenance"].boolean(), optionalText(field, "licenses")};
 }
 
 Json::Value licenseToJson(const SlurmLicense& license) {
@@ -194,166 +289,62 @@ SlurmLicense parseLicense(const JsonField& field) {
   return SlurmLicense{field["name"].string(), count(field["available"]), count(field["reserved"])};
 }
 
-JobState parseState(const JsonField& field) {
-  const std::string name = field.string();
-  for (JobState state : {JobState::kPending, JobState::kRunning, JobState::kOther}) {
-    if (name == toString(state)) return state;
-  }
-  throw InvalidInput(field.path() + ": not pending, running or other");
-}
-
-Json::Value gpuRequestToJson(const GpuRequest& request) {
-  Json::Value out;
-  putText(out, "per_node", request.per_node);
-  putText(out, "per_job", request.per_job);
-  putText(out, "per_task", request.per_task);
-  putText(out, "per_socket", request.per_socket);
-  out["nodes"] = request.nodes;
-  out["tasks"] = request.tasks;
-  out["sockets_per_node"] = request.sockets_per_node;
+Json::Value gpuRequestToJson(const GpuRequest& source) {
+  Json::Value out(Json::objectValue);
+  POLLUX_JOB_GPU_FIELDS(POLLUX_FIELD_TO_JSON)
   return out;
 }
 
-GpuRequest parseGpuRequest(const JsonField& field) {
-  field.requireOnlyKeys(
-      {"per_node", "per_job", "per_task", "per_socket", "nodes", "tasks", "sockets_per_node"});
-  GpuRequest request;
-  request.per_node = optionalText(field, "per_node");
-  request.per_job = optionalText(field, "per_job");
-  request.per_task = optionalText(field, "per_task");
-  request.per_socket = optionalText(field, "per_socket");
-  request.nodes = count(field["nodes"]);
-  request.tasks = count(field["tasks"]);
-  request.sockets_per_node = count(field["sockets_per_node"]);
-  return request;
+GpuRequest parseGpuRequest(const JsonField& holder) {
+  holder.requireOnlyKeys({POLLUX_JOB_GPU_FIELDS(POLLUX_FIELD_KEY)});
+  GpuRequest target;
+  POLLUX_JOB_GPU_FIELDS(POLLUX_FIELD_FROM_JSON)
+  return target;
 }
 
-Json::Value resourcesToJson(const ResourceRequest& request) {
-  Json::Value out;
-  out["min_cpus_per_node"] = request.min_cpus_per_node;
-  out["cpus_per_task"] = request.cpus_per_task;
-  out["ntasks_per_node"] = request.ntasks_per_node;
-  out["ntasks_per_gpu"] = request.ntasks_per_gpu;
-  putText(out, "cpus_per_tres", request.cpus_per_tres);
-  out["memory_mb_per_node"] = Json::Int64(request.memory_mb_per_node);
-  out["memory_mb_per_cpu"] = Json::Int64(request.memory_mb_per_cpu);
-  putText(out, "mem_per_tres", request.mem_per_tres);
-  out["memory_set"] = request.memory_set;
-  out["default_cpus_per_gpu"] = request.default_cpus_per_gpu;
-  out["default_memory_mb_per_gpu"] = Json::Int64(request.default_memory_mb_per_gpu);
+Json::Value resourcesToJson(const ResourceRequest& source) {
+  Json::Value out(Json::objectValue);
+  POLLUX_JOB_RESOURCE_FIELDS(POLLUX_FIELD_TO_JSON)
   return out;
 }
 
-ResourceRequest parseResources(const JsonField& field) {
-  field.requireOnlyKeys({"min_cpus_per_node", "cpus_per_task", "ntasks_per_node", "ntasks_per_gpu",
-                         "cpus_per_tres", "memory_mb_per_node", "memory_mb_per_cpu",
-                         "mem_per_tres", "memory_set", "default_cpus_per_gpu",
-                         "default_memory_mb_per_gpu"});
-  ResourceRequest request;
-  request.min_cpus_per_node = count(field["min_cpus_per_node"]);
-  request.cpus_per_task = count(field["cpus_per_task"]);
-  // Rounds recorded before the plugin read --ntasks-per-node lack it.
-  if (field.has("ntasks_per_node")) request.ntasks_per_node = count(field["ntasks_per_node"]);
-  request.ntasks_per_gpu = count(field["ntasks_per_gpu"]);
-  request.cpus_per_tres = optionalText(field, "cpus_per_tres");
-  request.memory_mb_per_node = megabytes(field["memory_mb_per_node"]);
-  request.memory_mb_per_cpu = megabytes(field["memory_mb_per_cpu"]);
-  request.mem_per_tres = optionalText(field, "mem_per_tres");
-  request.memory_set = field["memory_set"].boolean();
-  request.default_cpus_per_gpu = count(field["default_cpus_per_gpu"]);
-  request.default_memory_mb_per_gpu = megabytes(field["default_memory_mb_per_gpu"]);
-  return request;
+ResourceRequest parseResources(const JsonField& holder) {
+  holder.requireOnlyKeys({POLLUX_JOB_RESOURCE_FIELDS(POLLUX_FIELD_KEY)});
+  ResourceRequest target;
+  POLLUX_JOB_RESOURCE_FIELDS(POLLUX_FIELD_FROM_JSON)
+  return target;
 }
 
-Json::Value jobToJson(const SlurmJob& job) {
-  Json::Value out;
-  out["job_id"] = job.id;
-  out["user_id"] = job.uid;
-  out["state"] = toString(job.state);
-  out["held"] = job.held;
-  if (job.priority > 0) out["priority"] = job.priority;
-  putText(out, "state_reason", job.state_reason);
-  out["submit_time"] = job.submit_time;
-  out["start_time"] = job.start_time;
-  out["eligible_time"] = job.eligible_time;
-  out["end_time"] = job.end_time;
-  if (job.time_limit_min > 0) out["time_limit_min"] = job.time_limit_min;
-  out["failed"] = job.failed;
-  out["completing"] = job.completing;
-  out["restarts"] = job.restarts;
-  putText(out, "comment", job.comment);
-  out["partitions"] = namesToJson(job.partitions);
-  out["nodes"] = namesToJson(job.nodes);
-  putText(out, "batch_host", job.batch_host);
-  out["requested_nodes"] = namesToJson(job.requested_nodes);
-  if (!job.excluded_nodes.empty()) out["excluded_nodes"] = namesToJson(job.excluded_nodes);
-  putText(out, "features", job.features);
-  putText(out, "reservation", job.reservation);
-  putText(out, "dependency", job.dependency);
-  if (job.association_id > 0) out["association_id"] = job.association_id;
-  putText(out, "qos", job.qos);
-  putText(out, "licenses", job.licenses);
-  out["num_nodes"] = job.num_nodes;
-  out["gpu_request"] = gpuRequestToJson(job.gpu_request);
-  out["resources"] = resourcesToJson(job.resources);
+Json::Value jobToJson(const SlurmJob& source) {
+  Json::Value out(Json::objectValue);
+  POLLUX_JOB_FIELDS(POLLUX_FIELD_TO_JSON)
+  out["num_nodes"] = source.num_nodes;
+  out["gpu_request"] = gpuRequestToJson(source.gpu_request);
+  out["resources"] = resourcesToJson(source.resources);
   return out;
 }
 
-SlurmJob parseJob(const JsonField& field) {
-  field.requireOnlyKeys({"job_id", "user_id", "state", "held", "priority", "state_reason",
-                         "submit_time", "start_time", "eligible_time", "end_time",
-                         "time_limit_min", "failed", "completing", "restarts", "comment",
-                         "partitions", "nodes", "batch_host", "requested_nodes", "excluded_nodes",
-                         "features", "reservation", "dependency", "association_id", "qos",
-                         "licenses",
-                         "num_nodes", "gpu_request", "resources"});
-  SlurmJob job;
-  job.id = static_cast<uint32_t>(field["job_id"].integer(1, 0xFFFFFFFFL));
-  job.uid = static_cast<uint32_t>(field["user_id"].integer(0, 0xFFFFFFFFL));
-  job.state = parseState(field["state"]);
-  job.held = field["held"].boolean();
+SlurmJob parseJob(const JsonField& holder) {
+  holder.requireOnlyKeys(
+      {POLLUX_JOB_FIELDS(POLLUX_FIELD_KEY) "num_nodes", "gpu_request", "resources"});
+  SlurmJob target;
+  POLLUX_JOB_FIELDS(POLLUX_FIELD_FROM_JSON)
   // Rounds recorded before the plugin read Slurm's site policy lack its fields; in them a held
   // job (priority 0) was held by Pollux, whose hold is now its begin time.
-  const bool held_by_pollux = !field.has("state_reason") && job.held;
-  if (held_by_pollux) job.held = false;
-  if (field.has("priority")) {
-    job.priority = static_cast<uint32_t>(field["priority"].integer(0, 0xFFFFFFFFL));
+  if (!holder.has("state_reason") && target.held) {
+    target.held = false;
+    target.eligible_time = kPolluxHoldTime;
   }
-  job.state_reason = optionalText(field, "state_reason");
-  job.submit_time = seconds(field["submit_time"]);
-  job.start_time = seconds(field["start_time"]);
-  job.eligible_time = held_by_pollux ? kPolluxHoldTime : seconds(field["eligible_time"]);
-  job.end_time = seconds(field["end_time"]);
-  if (field.has("time_limit_min")) {
-    job.time_limit_min = static_cast<int>(field["time_limit_min"].integer(0, 1L << 30));
-  }
-  job.failed = field["failed"].boolean();
-  // Rounds recorded before the plugin read COMPLETING lack it.
-  job.completing = field.has("completing") && field["completing"].boolean();
-  // Rounds recorded before the plugin read the restart count lack it.
-  if (field.has("restarts")) {
-    job.restarts = static_cast<uint32_t>(field["restarts"].integer(0, 0xFFFFFFFFL));
-  }
-  job.comment = optionalText(field, "comment");
-  job.partitions = parseNames(field["partitions"]);
-  job.nodes = parseNames(field["nodes"]);
-  job.batch_host = optionalText(field, "batch_host");
-  job.requested_nodes = parseNames(field["requested_nodes"]);
-  if (field.has("excluded_nodes")) job.excluded_nodes = parseNames(field["excluded_nodes"]);
-  job.features = optionalText(field, "features");
-  job.reservation = optionalText(field, "reservation");
-  job.dependency = optionalText(field, "dependency");
-  if (field.has("association_id")) {
-    job.association_id = static_cast<uint32_t>(field["association_id"].integer(0, 0xFFFFFFFFL));
-  }
-  job.qos = optionalText(field, "qos");
-  job.licenses = optionalText(field, "licenses");
-  job.num_nodes = count(field["num_nodes"]);
-  job.gpu_request = parseGpuRequest(field["gpu_request"]);
-  job.resources = parseResources(field["resources"]);
-  readRequests(job);
-  return job;
+  target.num_nodes = count(holder["num_nodes"]);
+  target.gpu_request = parseGpuRequest(holder["gpu_request"]);
+  target.resources = parseResources(holder["resources"]);
+  readRequests(target);
+  return target;
 }
+
+#undef POLLUX_FIELD_KEY
+#undef POLLUX_FIELD_TO_JSON
+#undef POLLUX_FIELD_FROM_JSON
 
 Json::Value actionToJson(const PlannedAction& planned) {
   const Action& action = planned.action;
@@ -393,6 +384,7 @@ Json::Value roundToJson(const Round& round) {
   for (const auto& [name, max_time] : round.partition_max_time_min) {
     out["partition_max_time_min"][name] = max_time;
   }
+  for (const auto& [name, qos] : round.partition_qos) out["partition_qos"][name] = qos;
   out["jobs"] = Json::Value(Json::arrayValue);
   for (const auto& job : round.jobs) out["jobs"].append(jobToJson(job));
   for (const auto& reservation : round.reservations) {
@@ -409,8 +401,8 @@ Json::Value roundToJson(const Round& round) {
 Round parseRound(const Json::Value& document) {
   const JsonField root(document, "round");
   root.requireOnlyKeys(
-      {"now", "nodes", "partitions", "partition_max_nodes", "partition_max_time_min", "jobs",
-       "reservations", "licenses", "qos", "associations"});
+      {"now", "nodes", "partitions", "partition_max_nodes", "partition_max_time_min",
+       "partition_qos", "jobs", "reservations", "licenses", "qos", "associations"});
   Round round;
   round.now = seconds(root["now"]);
   const JsonField nodes = root["nodes"];
@@ -430,6 +422,12 @@ Round parseRound(const Json::Value& document) {
     const JsonField max_time = root["partition_max_time_min"];
     for (const auto& name : max_time.memberNames()) {
       round.partition_max_time_min[name] = count(max_time.member(name));
+    }
+  }
+  if (root.has("partition_qos")) {
+    const JsonField partition_qos = root["partition_qos"];
+    for (const auto& name : partition_qos.memberNames()) {
+      round.partition_qos[name] = partition_qos.member(name).string();
     }
   }
   const JsonField jobs = root["jobs"];

@@ -43,6 +43,27 @@ Round sampleRound() {
   job.resources.mem_per_tres = "gres:gpu:16000";
   readRequests(job);
   round.jobs.push_back(job);
+  SlurmQos qos;
+  qos.name = "normal";
+  qos.max_gpus_per_user = 4;
+  qos.grp_tres.memory_mb = 256000;
+  qos.per_user_tres.cpus = 32;
+  qos.per_job.nodes = 2;
+  qos.tres_used = {8, 32000};
+  qos.users[1000] = {2, 1, SharedTresUsed{8, 32000, 1}};
+  qos.max_gpus_per_account = 8;
+  qos.per_account_tres.nodes = 2;
+  qos.max_jobs_per_account = 5;
+  qos.accounts["acct1"] = {2, 1, SharedTresUsed{8, 32000, 1}};
+  round.qos.push_back(qos);
+  round.partition_qos["gpu"] = "normal";
+  SlurmAssociation association;
+  association.id = 3;
+  association.account = "acct1";
+  association.grp_tres.cpus = 64;
+  association.per_job.memory_mb = 128000;
+  association.tres_used.cpus = 8;
+  round.associations.push_back(association);
   return round;
 }
 
@@ -70,6 +91,21 @@ TEST(RoundJsonTest, ARecordedRoundReadsBackAsItWas) {
   EXPECT_EQ(back.round.licenses[0].name, "matlab");
   EXPECT_EQ(back.round.licenses[0].available, 3);
   EXPECT_EQ(back.round.licenses[0].reserved, 1);
+  ASSERT_EQ(back.round.qos.size(), 1u);
+  EXPECT_EQ(back.round.qos[0].grp_tres.memory_mb, 256000);
+  EXPECT_FALSE(back.round.qos[0].grp_tres.cpus.has_value());
+  EXPECT_EQ(back.round.qos[0].per_user_tres.cpus, 32);
+  EXPECT_EQ(back.round.qos[0].per_job.nodes, 2);
+  EXPECT_EQ(back.round.qos[0].users.at(1000).tres.memory_mb, 32000);
+  EXPECT_EQ(back.round.qos[0].max_gpus_per_account, 8);
+  EXPECT_EQ(back.round.qos[0].per_account_tres.nodes, 2);
+  EXPECT_EQ(back.round.qos[0].max_jobs_per_account, 5);
+  EXPECT_EQ(back.round.qos[0].accounts.at("acct1").tres.cpus, 8);
+  EXPECT_EQ(back.round.partition_qos.at("gpu"), "normal");
+  ASSERT_EQ(back.round.associations.size(), 1u);
+  EXPECT_EQ(back.round.associations[0].grp_tres.cpus, 64);
+  EXPECT_EQ(back.round.associations[0].per_job.memory_mb, 128000);
+  EXPECT_EQ(back.round.associations[0].tres_used.cpus, 8);
 }
 
 TEST(RoundJsonTest, MalformedRoundsAreRefusedNamingTheValue) {

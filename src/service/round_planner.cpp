@@ -167,20 +167,24 @@ void recordRefusals(JobStore& store, std::map<std::string, JobRecord>& records,
 }
 
 // Pending jobs the decision left without GPUs because a budget they count against is used up
-// (a QOS or association limit on GPUs): each with the Reason Slurm would give it.
+// (a QOS or association limit on GPUs, CPUs, memory or nodes): each with the Reason Slurm
+// would give it.
 void noteBudgetsUsedUp(const policy::Snapshot& snapshot, const policy::Decision& decision,
                        std::map<std::string, std::string>& waiting) {
-  std::map<std::string, int> taken;
+  std::map<std::string, std::int64_t> taken;
   for (const auto& job : snapshot.jobs) {
     const auto decided = decision.allocations.find(job.id);
     if (decided == decision.allocations.end()) continue;
-    for (const auto& budget : job.budgets) taken[budget] += decided->second.allocation.totalGpus();
+    const policy::Allocation& allocation = decided->second.allocation;
+    for (const auto& use : job.budgets) {
+      taken[use.name] += use.unitsFor(allocation.totalGpus(), int(allocation.nodes.size()));
+    }
   }
   for (const auto& job : snapshot.jobs) {
     if (job.current || !job.adaptive || decision.allocations.count(job.id)) continue;
-    for (const auto& budget : job.budgets) {
-      if (taken[budget] + job.min_gpus > snapshot.budgets.at(budget)) {
-        waiting[job.id] = SiteLimits::reasonOf(budget);
+    for (const auto& use : job.budgets) {
+      if (taken[use.name] + use.unitsFor(job.min_gpus, 1) > snapshot.budgets.at(use.name)) {
+        waiting[job.id] = SiteLimits::reasonOf(use.name);
         break;
       }
     }
@@ -283,7 +287,7 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
     SiteRules site{round.partitions,   round.partition_max_nodes, round.partition_max_time_min,
                    round.reservations, round.licenses,            std::nullopt};
     if (!round.qos.empty() || !round.associations.empty()) {
-      site.limits.emplace(round.qos, round.associations);
+      site.limits.emplace(round.qos, round.associations, round.partition_qos);
     }
     policy::Snapshot snapshot =
         buildSnapshot(round.now, round.nodes, as_seen, records, config, site, &why_waiting);

@@ -28,6 +28,7 @@ struct Round {
   std::vector<SlurmReservation> reservations;
   std::vector<SlurmLicense> licenses;
   std::vector<SlurmQos> qos;  // where Slurm enforces QOS and association limits
+  std::map<std::string, std::string> partition_qos;  // partition -> its QOS, where it has one
   std::vector<SlurmAssociation> associations;
 };
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 #include <set>
 #include <utility>
 
@@ -274,15 +275,36 @@ std::vector<std::string> partitionsWithinMaxTime(const SlurmJob& job,
   return within;
 }
 
-LicensePool::LicensePool(const std::vector<SlurmLicense>& licenses) {
+LicensePool::LicensePool(const std::vector<SlurmLicense>& licenses,
+                         const std::vector<SlurmReservation>& reservations, double now)
+    : now_(now) {
   for (const auto& license : licenses) free_[license.name] = {license.available, license.reserved};
+  for (const auto& reservation : reservations) {
+    if (reservation.start_time <= now || reservation.licenses.empty()) continue;
+    bool any_one = false;
+    ahead_.push_back({reservation.start_time, licensesOf(reservation.licenses, any_one)});
+  }
+}
+
+// What reservations that start before the job's time limit would end hold of `name`.
+int LicensePool::heldAhead(const std::string& name, const SlurmJob& job) const {
+  const double end = job.time_limit_min > 0 ? now_ + 60.0 * job.time_limit_min
+                                            : std::numeric_limits<double>::infinity();
+  int held = 0;
+  for (const auto& reservation : ahead_) {
+    if (reservation.start_time >= end) continue;
+    for (const auto& [license, count] : reservation.licenses) {
+      if (license == name) held += count;
+    }
+  }
+  return held;
 }
 
 bool LicensePool::fits(const std::string& name, int count, const SlurmJob& job) const {
   const auto found = free_.find(name);
   if (found == free_.end()) return true;
-  const int reserved = job.reservation.empty() ? found->second.reserved : 0;
-  return count <= found->second.available - reserved;
+  if (!job.reservation.empty()) return count <= found->second.available;
+  return count <= found->second.available - found->second.reserved - heldAhead(name, job);
 }
 
 bool LicensePool::take(const SlurmJob& job) {

@@ -76,12 +76,14 @@ std::vector<std::string> partitionsWithinMaxTime(const SlurmJob& job,
 // jobs placed together do not count on the same ones.
 class LicensePool {
  public:
-  explicit LicensePool(const std::vector<SlurmLicense>& licenses);
+  // `reservations`: those that start after `now` hold their licenses from their start.
+  LicensePool(const std::vector<SlurmLicense>& licenses,
+              const std::vector<SlurmReservation>& reservations, double now);
 
   // Takes the job's licenses (all of "a:1,b:2", any one of "a:1|b:1"; a name alone is one) if
-  // they are free for it: those no job uses, less those reservations hold unless the job has a
-  // reservation. False, taking nothing, where they are not. A license Slurm did not list is
-  // left to Slurm.
+  // they are free for it: those no job uses, less those reservations hold now or will hold
+  // before the job's time limit ends, unless the job has a reservation. False, taking
+  // nothing, where they are not. A license Slurm did not list is left to Slurm.
   bool take(const SlurmJob& job);
 
  private:
@@ -89,9 +91,16 @@ class LicensePool {
     int available = 0;
     int reserved = 0;
   };
+  struct HeldAhead {
+    double start_time = 0;
+    std::vector<std::pair<std::string, int>> licenses;
+  };
   bool fits(const std::string& name, int count, const SlurmJob& job) const;
+  int heldAhead(const std::string& name, const SlurmJob& job) const;
 
   std::map<std::string, Count> free_;
+  std::vector<HeldAhead> ahead_;
+  double now_;
 };
 
 }  // namespace pollux::service

@@ -118,10 +118,10 @@ TEST_F(AllowedNodes, PartitionsConstraintExcludeAndNodeList) {
 }
 
 TEST_F(AllowedNodes, ReservationsActiveAheadAndOwn) {
-  reservations = {{"maint", {"n1"}, now - 10, now + 600, true},
-                  {"later", {"n2"}, now + 3600, now + 7200, true},
-                  {"rv", {"n3"}, now - 10, now + 600, false},
-                  {"future_rv", {"n4"}, now + 100, now + 600, false}};
+  reservations = {{"maint", {"n1"}, now - 10, now + 600, true, ""},
+                  {"later", {"n2"}, now + 3600, now + 7200, true, ""},
+                  {"rv", {"n3"}, now - 10, now + 600, false, ""},
+                  {"future_rv", {"n4"}, now + 100, now + 600, false, ""}};
   SlurmJob job = pendingJob();
   // No time limit: every node reserved now or later is out.
   EXPECT_EQ(allowed(job), policy::NodeSet{});
@@ -157,7 +157,7 @@ SlurmJob licensedJob(const std::string& licenses) {
 }
 
 TEST(LicensePool, JobsTakeFreeLicensesUntilNoneAreLeft) {
-  LicensePool pool({{"matlab", 2, 0}, {"fluent", 1, 0}});
+  LicensePool pool({{"matlab", 2, 0}, {"fluent", 1, 0}}, {}, 0);
   EXPECT_TRUE(pool.take(licensedJob("")));
   EXPECT_TRUE(pool.take(licensedJob("matlab:1,fluent:1")));
   EXPECT_FALSE(pool.take(licensedJob("matlab:1,fluent:1")));  // fluent is gone; takes nothing
@@ -166,7 +166,7 @@ TEST(LicensePool, JobsTakeFreeLicensesUntilNoneAreLeft) {
 }
 
 TEST(LicensePool, AnyOneOfAlternativesAndCountForms) {
-  LicensePool pool({{"a", 0, 0}, {"b", 3, 0}});
+  LicensePool pool({{"a", 0, 0}, {"b", 3, 0}}, {}, 0);
   EXPECT_FALSE(pool.take(licensedJob("b:4")));
   EXPECT_TRUE(pool.take(licensedJob("a:1|b:2")));  // takes b
   EXPECT_FALSE(pool.take(licensedJob("a:1|b:2")));
@@ -175,15 +175,35 @@ TEST(LicensePool, AnyOneOfAlternativesAndCountForms) {
 }
 
 TEST(LicensePool, ReservedLicensesAreForTheirReservationsJobs) {
-  LicensePool pool({{"matlab", 2, 1}});
+  LicensePool pool({{"matlab", 2, 1}}, {}, 0);
   EXPECT_FALSE(pool.take(licensedJob("matlab:2")));
   SlurmJob reserved = licensedJob("matlab:2");
   reserved.reservation = "rv";
   EXPECT_TRUE(pool.take(reserved));
 }
 
+// A reservation starting in 10 minutes holds 1 of 2: a job whose time limit ends before then
+// may take both, one running into it (or without a limit) only the other.
+TEST(LicensePool, ReservationsAheadHoldTheirLicensesFromTheirStart) {
+  SlurmReservation ahead;
+  ahead.name = "maint";
+  ahead.start_time = 1000 + 600;
+  ahead.end_time = 1000 + 3600;
+  ahead.licenses = "matlab:1";
+  SlurmJob short_job = licensedJob("matlab:2");
+  short_job.time_limit_min = 5;
+  EXPECT_TRUE(LicensePool({{"matlab", 2, 0}}, {ahead}, 1000).take(short_job));
+  SlurmJob long_job = licensedJob("matlab:2");
+  long_job.time_limit_min = 30;
+  EXPECT_FALSE(LicensePool({{"matlab", 2, 0}}, {ahead}, 1000).take(long_job));
+  EXPECT_FALSE(LicensePool({{"matlab", 2, 0}}, {ahead}, 1000).take(licensedJob("matlab:2")));
+  EXPECT_TRUE(LicensePool({{"matlab", 2, 0}}, {ahead}, 1000).take(licensedJob("matlab:1")));
+  // Active already: Slurm counts it in `reserved`, not twice here.
+  EXPECT_TRUE(LicensePool({{"matlab", 2, 1}}, {ahead}, 2000).take(licensedJob("matlab:1")));
+}
+
 TEST(LicensePool, LicensesSlurmDidNotListAreLeftToSlurm) {
-  LicensePool pool({});
+  LicensePool pool({}, {}, 0);
   EXPECT_TRUE(pool.take(licensedJob("remote@db:5")));
 }
 

@@ -38,14 +38,36 @@ struct SlurmNode {
   std::vector<std::string> features = {};  // active features (--constraint matches them)
 };
 
-// GPUs and running jobs Slurm charges one user under a QOS.
+// Limits on the CPUs, memory and nodes (the TRES cpu, mem and node; GPUs apart) that a group
+// of jobs holds together, none where not set, and what Slurm charges the group's running jobs
+// of them.
+struct SharedTresLimits {
+  std::optional<std::int64_t> cpus;
+  std::optional<std::int64_t> memory_mb;
+  std::optional<std::int64_t> nodes;
+};
+struct SharedTresUsed {
+  std::int64_t cpus = 0;
+  std::int64_t memory_mb = 0;
+  std::int64_t nodes = 0;
+};
+
+// Limits on one job beyond its GPUs, none where not set.
+struct JobTresLimits {
+  std::optional<std::int64_t> cpus;
+  std::optional<std::int64_t> memory_mb;
+  std::optional<int> nodes;
+};
+
+// GPUs, CPUs, memory, nodes and running jobs Slurm charges one user under a QOS.
 struct UserUsage {
   int gpus = 0;
   int jobs = 0;
+  SharedTresUsed tres = {};
 };
 
-// A QOS's limits on GPUs (the TRES gres/gpu) and running jobs, none where not set, and what
-// Slurm charges its running jobs.
+// A QOS's limits on GPUs (the TRES gres/gpu), CPUs, memory, nodes and running jobs, none
+// where not set, and what Slurm charges its running jobs.
 struct SlurmQos {
   std::string name;
   std::optional<int> grp_gpus;           // GrpTRES
@@ -53,9 +75,17 @@ struct SlurmQos {
   std::optional<int> max_gpus_per_job;   // MaxTRESPerJob
   std::optional<int> grp_jobs;           // GrpJobs
   std::optional<int> max_jobs_per_user;  // MaxJobsPerUser
+  SharedTresLimits grp_tres;             // GrpTRES=cpu=N,mem=M,node=K
+  SharedTresLimits per_user_tres;        // MaxTRESPerUser=cpu=N,mem=M,node=K
+  JobTresLimits per_job;                 // MaxTRESPerJob=cpu=N,mem=M,node=K
   int gpus_used = 0;
   int jobs_used = 0;
+  SharedTresUsed tres_used = {};
   std::map<uint32_t, UserUsage> users;  // by uid
+  std::optional<int> max_gpus_per_account;  // MaxTRESPerAccount
+  SharedTresLimits per_account_tres;        // MaxTRESPerAccount=cpu=N,mem=M,node=K
+  std::optional<int> max_jobs_per_account;  // MaxJobsPerAccount
+  std::map<std::string, UserUsage> accounts;  // what each account's jobs use, by name
 };
 
 // An association (an account, or a user in an account) with its limits and its sub-tree's use.
@@ -68,8 +98,11 @@ struct SlurmAssociation {
   std::optional<int> max_gpus_per_job;  // MaxTRES
   std::optional<int> grp_jobs;          // GrpJobs, over its sub-tree
   std::optional<int> max_jobs;          // MaxJobs
+  SharedTresLimits grp_tres;            // GrpTRES=cpu=N,mem=M,node=K, over its sub-tree
+  JobTresLimits per_job;                // MaxTRES=cpu=N,mem=M,node=K
   int gpus_used = 0;
   int jobs_used = 0;
+  SharedTresUsed tres_used = {};   // by running jobs of its sub-tree
 };
 
 // One of Slurm's advance reservations.
@@ -79,6 +112,7 @@ struct SlurmReservation {
   double start_time = 0;
   double end_time = 0;
   bool maintenance = false;  // Flags=MAINT
+  std::string licenses;      // the licenses it holds, "a:1,b:2"
 };
 
 // One of the cluster's licenses: how many no job uses, and how many of those reservations

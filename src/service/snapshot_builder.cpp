@@ -360,12 +360,19 @@ bool fitsPartitionMaxNodes(const std::vector<std::string>& partitions, const Sit
 // its maximum capped and its budgets named, each budget's capacity entered in `snapshot`.
 class LimitsApplier {
  public:
-  LimitsApplier(const SiteLimits* limits, const RunningJobs& running, policy::Snapshot& snapshot)
+  LimitsApplier(const SiteLimits* limits, const std::vector<SlurmNode>& nodes,
+                const RunningJobs& running, policy::Snapshot& snapshot)
       : limits_(limits), snapshot_(snapshot) {
     if (!limits_) return;
+    for (const auto& node : nodes) {
+      largest_node_gpus_ = std::max(largest_node_gpus_, node.gpus.count);
+      largest_node_memory_mb_ = std::max(largest_node_memory_mb_, node.memory_mb.value_or(0));
+    }
     for (const auto& [slurm, allocation] : running) {
+      const GpuCharge charge = chargeOf(slurm->demand, largest_node_memory_mb_);
       for (const auto& budget : limits_->budgetsOf(*slurm)) {
-        held_[budget.name] += allocation.totalGpus();
+        held_[budget.name] += allocation.totalGpus() * budget.perGpu(charge) +
+                              std::int64_t(allocation.nodes.size()) * budget.perNode();
       }
     }
   }
@@ -380,16 +387,20 @@ class LimitsApplier {
     const bool pending = slurm.state == JobState::kPending;
     if (pending && slurm.adaptive) why = limits_->runningJobsLimit(slurm);
     if (!why.empty()) return false;
-    if (const auto cap = limits_->gpusPerJob(slurm)) {
+    const GpuCharge charge = chargeOf(slurm.demand, largest_node_memory_mb_);
+    if (const auto cap = limits_->gpusPerJob(slurm, charge, largest_node_gpus_)) {
       if (cap->gpus < job.min_gpus && pending) return kept_back(cap->reason);
       job.max_gpus = std::max(job.min_gpus, std::min(job.max_gpus, cap->gpus));
     }
     for (const auto& budget : limits_->budgetsOf(slurm)) {
       const auto held = held_.find(budget.name);
-      const int capacity = budget.capacity(held == held_.end() ? 0 : held->second);
-      if (capacity < job.min_gpus && pending) return kept_back(SiteLimits::reasonOf(budget.name));
+      const std::int64_t capacity = budget.capacity(held == held_.end() ? 0 : held->second);
+      const policy::BudgetUse use{budget.name, budget.perGpu(charge), budget.perNode()};
+      if (capacity < use.unitsFor(job.min_gpus, 1) && pending) {
+        return kept_back(SiteLimits::reasonOf(budget.name));
+      }
       snapshot_.budgets[budget.name] = capacity;
-      job.budgets.push_back(budget.name);
+      job.budgets.push_back(use);
     }
     return true;
   }
@@ -397,14 +408,17 @@ class LimitsApplier {
  private:
   const SiteLimits* limits_;
   policy::Snapshot& snapshot_;
-  std::map<std::string, int> held_;  // GPUs the snapshot's running jobs hold, by budget
+  int largest_node_gpus_ = 1;
+  std::int64_t largest_node_memory_mb_ = 1;
+  // What the snapshot's running jobs hold, by budget (GPUs, CPUs, MB or nodes)
+  std::map<std::string, std::int64_t> held_;
 };
 
 // Pending jobs whose licenses are not free (Slurm's Reason: Licenses). Jobs take them in the
 // order Slurm would start them: those Pollux placed first, then by priority, then by
 // submission. Jobs held or waiting for a dependency take none.
-std::set<uint32_t> jobsWithoutLicenses(const std::vector<SlurmJob>& jobs,
-                                       const std::vector<SlurmLicense>& licenses) {
+std::set<uint32_t> jobsWithoutLicenses(const std::vector<SlurmJob>& jobs, const SiteRules& site,
+                                       double now) {
   std::vector<const SlurmJob*> claimants;
   for (const auto& job : jobs) {
     if (job.state == JobState::kPending && !job.licenses.empty() && !job.held &&
@@ -419,7 +433,7 @@ std::set<uint32_t> jobsWithoutLicenses(const std::vector<SlurmJob>& jobs,
     return std::make_tuple(!placed(a), -static_cast<double>(a->priority), a->submit_time, a->id) <
            std::make_tuple(!placed(b), -static_cast<double>(b->priority), b->submit_time, b->id);
   });
-  LicensePool pool(licenses);
+  LicensePool pool(site.licenses, site.reservations, now);
   std::set<uint32_t> without;
   for (const SlurmJob* job : claimants) {
     if (!pool.take(*job)) without.insert(job->id);
@@ -455,12 +469,12 @@ policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
   for (const auto& node : snapshot.nodes) cluster_gpus += node.gpus;
   StartingRoom room(nodes, held);
   NodeRestrictions restrictions(now, nodes, site.partitions, site.reservations, snapshot);
-  LimitsApplier site_limits(site.limits ? &*site.limits : nullptr, running, snapshot);
+  LimitsApplier site_limits(site.limits ? &*site.limits : nullptr, nodes, running, snapshot);
   const auto wait = [&](const SlurmJob& slurm, const std::string& why) {
     if (waiting) (*waiting)[std::to_string(slurm.id)] = why;
   };
   const std::vector<std::string> no_nodes;
-  const auto without_licenses = jobsWithoutLicenses(jobs, site.licenses);
+  const auto without_licenses = jobsWithoutLicenses(jobs, site, now);
   for (const auto& slurm : jobs) {
     if (slurm.state == JobState::kOther) continue;
     if (without_licenses.count(slurm.id)) {

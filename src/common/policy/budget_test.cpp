@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Budgets: site limits on the GPUs that groups of jobs hold together (Snapshot::budgets).
+// Budgets: site limits on the GPUs (or CPUs, memory) that groups of jobs hold together
+// (Snapshot::budgets).
+#include <cstdint>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -21,12 +23,13 @@ int gpusOf(const Decision& decision, const std::string& id) {
   return found == decision.allocations.end() ? 0 : found->second.allocation.totalGpus();
 }
 
-// GPUs the decision gives the jobs of `snapshot` that count against `budget`.
-int gpusIn(const Decision& decision, const Snapshot& snapshot, const std::string& budget) {
-  int total = 0;
+// Units of `budget` the decision gives the jobs of `snapshot` that count against it.
+std::int64_t gpusIn(const Decision& decision, const Snapshot& snapshot,
+                    const std::string& budget) {
+  std::int64_t total = 0;
   for (const Job& job : snapshot.jobs) {
-    for (const auto& name : job.budgets) {
-      if (name == budget) total += gpusOf(decision, job.id);
+    for (const auto& use : job.budgets) {
+      if (use.name == budget) total += gpusOf(decision, job.id) * use.per_gpu;
     }
   }
   return total;
@@ -37,7 +40,7 @@ Snapshot twoJobsOfOneUser(int budget_gpus) {
   Snapshot snapshot;
   snapshot.nodes = nodesOf("t4", 2, 8, "n");
   snapshot.jobs = {adaptiveJob("a", 1, 8, "t4"), adaptiveJob("b", 1, 8, "t4")};
-  for (Job& job : snapshot.jobs) job.budgets = {kUserBudget};
+  for (Job& job : snapshot.jobs) job.budgets = {BudgetUse{kUserBudget}};
   snapshot.budgets[kUserBudget] = budget_gpus;
   return snapshot;
 }
@@ -65,7 +68,7 @@ TEST(BudgetTest, RunningRigidJobsUseTheirBudgetFirst) {
   Snapshot snapshot = twoJobsOfOneUser(3);
   Job rigid = rigidJob("r", 2);
   rigid.current = Allocation{"t4", {{"n0", 2}}};
-  rigid.budgets = {kUserBudget};
+  rigid.budgets = {BudgetUse{kUserBudget}};
   snapshot.jobs.push_back(rigid);
   Decision decision = schedule(snapshot);
   EXPECT_EQ(gpusOf(decision, "r"), 2);
@@ -94,7 +97,8 @@ TEST(BudgetTest, NestedBudgetsAllHold) {
   snapshot.budgets = {{"account:physics", 6}, {"qos:gpu2:user:1", 4}, {"qos:gpu2:user:2", 4}};
   for (int j = 0; j < 6; ++j) {
     Job job = adaptiveJob("j" + std::to_string(j), 1, 8, "t4");
-    job.budgets = {"qos:gpu2:user:" + std::to_string(1 + j % 2), "account:physics"};
+    job.budgets = {BudgetUse{"qos:gpu2:user:" + std::to_string(1 + j % 2)},
+                   BudgetUse{"account:physics"}};
     snapshot.jobs.push_back(job);
   }
   snapshot.jobs.push_back(adaptiveJob("free", 1, 8, "t4"));
@@ -105,6 +109,52 @@ TEST(BudgetTest, NestedBudgetsAllHold) {
   EXPECT_EQ(gpusOf(decision, "free"), 8);
 }
 
+// A limit on CPUs: each job takes its CPUs per GPU of it, a running rigid job what it holds.
+TEST(BudgetTest, JobsTakeTheirUnitsPerGpuOfABudget) {
+  const std::string cpus = "qos:normal/cpu";
+  Snapshot snapshot;
+  snapshot.nodes = nodesOf("t4", 4, 8, "n");
+  snapshot.budgets[cpus] = 40;
+  Job wide = adaptiveJob("wide", 1, 8, "t4");
+  wide.budgets = {BudgetUse{cpus, 8}};
+  Job narrow = adaptiveJob("narrow", 1, 8, "t4");
+  narrow.budgets = {BudgetUse{cpus, 2}};
+  Job rigid = rigidJob("r", 2);
+  rigid.current = Allocation{"t4", {{"n3", 2}}};
+  rigid.budgets = {BudgetUse{cpus, 4}};
+  snapshot.jobs = {wide, narrow, rigid};
+  const Decision decision = schedule(snapshot);
+  EXPECT_EQ(decision.stats.solver_status, "optimal");
+  EXPECT_EQ(gpusOf(decision, "r"), 2);
+  EXPECT_LE(gpusIn(decision, snapshot, cpus), 40);
+  EXPECT_GE(gpusOf(decision, "wide"), 1);
+  EXPECT_GE(gpusOf(decision, "narrow"), 1);
+  // 32 CPUs left: never 8 GPUs of each as without the limit.
+  EXPECT_LE(8 * gpusOf(decision, "wide") + 2 * gpusOf(decision, "narrow"), 32);
+}
+
+// A limit on nodes: each job takes one unit per node it spans, whatever its GPUs.
+TEST(BudgetTest, JobsTakeTheirNodesOfANodeBudget) {
+  const std::string nodes = "qos:normal:uid:1/node";
+  Snapshot snapshot;
+  snapshot.nodes = nodesOf("t4", 4, 4, "n");
+  snapshot.budgets[nodes] = 2;
+  for (const char* id : {"a", "b", "c"}) {
+    Job job = adaptiveJob(id, 1, 8, "t4");
+    job.budgets = {BudgetUse{nodes, 0, 1}};
+    snapshot.jobs.push_back(job);
+  }
+  const Decision decision = schedule(snapshot);
+  EXPECT_EQ(decision.stats.solver_status, "optimal");
+  int spanned = 0, placed = 0;
+  for (const auto& [id, decided] : decision.allocations) {
+    spanned += int(decided.allocation.nodes.size());
+    placed += 1;
+  }
+  EXPECT_LE(spanned, 2);
+  EXPECT_EQ(placed, 2);  // two jobs on a node each: the third would be a third node
+}
+
 // Many jobs in a few budgets, solved by rounding (one group) and by several groups.
 TEST(BudgetTest, RoundingAndPartitionsRespectBudgets) {
   Snapshot snapshot;
@@ -112,8 +162,8 @@ TEST(BudgetTest, RoundingAndPartitionsRespectBudgets) {
   snapshot.budgets = {{"qos:small", 5}, {"qos:medium", 12}};
   for (int j = 0; j < 24; ++j) {
     Job job = adaptiveJob("j" + std::to_string(j), 1, 8, "t4");
-    if (j % 3 == 0) job.budgets = {"qos:small"};
-    if (j % 3 == 1) job.budgets = {"qos:medium"};
+    if (j % 3 == 0) job.budgets = {BudgetUse{"qos:small"}};
+    if (j % 3 == 1) job.budgets = {BudgetUse{"qos:medium", 3}};
     snapshot.jobs.push_back(job);
   }
   for (int partition_jobs : {0, 5}) {

@@ -38,7 +38,7 @@ using Row = std::vector<std::pair<int, double>>;  // (column, coefficient) pairs
 struct Rows {
   std::vector<Row> type_gpus;
   std::vector<Row> type_nodes;
-  std::vector<Row> budget_gpus;
+  std::vector<Row> budget_use;
 };
 
 void addCapacityRows(const MilpInput& input, const Rows& rows, GlpkProblem& problem) {
@@ -51,8 +51,8 @@ void addCapacityRows(const MilpInput& input, const Rows& rows, GlpkProblem& prob
     }
   }
   for (std::size_t budget = 0; budget < input.budgets.size(); ++budget) {
-    if (!rows.budget_gpus[budget].empty()) {
-      problem.addRowAtMost(rows.budget_gpus[budget], input.budgets[budget]);
+    if (!rows.budget_use[budget].empty()) {
+      problem.addRowAtMost(rows.budget_use[budget], double(input.budgets[budget]));
     }
   }
 }
@@ -75,8 +75,9 @@ std::vector<std::vector<std::pair<int, int>>> build(const MilpInput& input,
       if (option.whole_nodes > 0) {
         rows.type_nodes[option.type].push_back({column, double(option.whole_nodes)});
       }
-      for (int budget : budgetsOf(input, job)) {
-        rows.budget_gpus[budget].push_back({column, double(option.gpus)});
+      for (const BudgetShare& share : budgetsOf(input, job)) {
+        rows.budget_use[share.budget].push_back(
+            {column, double(share.unitsFor(option.gpus, option.nodes))});
       }
     }
     if (one_option.size() > 1) problem.addRowAtMost(one_option, 1.0);
@@ -128,7 +129,7 @@ constexpr double kIntegral = 1e-6;
 // What the chosen options leave free: per type, and per budget.
 struct Room {
   std::vector<MilpTypeCapacity> types;
-  std::vector<int> budgets;
+  std::vector<std::int64_t> budgets;
 };
 
 Room roomLeft(const MilpInput& input, const std::vector<int>& chosen) {
@@ -140,7 +141,9 @@ void use(const MilpInput& input, std::size_t job, const MilpOption& option, int 
          Room& room) {
   room.types[option.type].gpus -= count * option.gpus;
   room.types[option.type].whole_nodes -= count * option.whole_nodes;
-  for (int budget : budgetsOf(input, job)) room.budgets[budget] -= count * option.gpus;
+  for (const BudgetShare& share : budgetsOf(input, job)) {
+    room.budgets[share.budget] -= count * share.unitsFor(option.gpus, option.nodes);
+  }
 }
 
 // Whether `job` can trade `from` (nullptr: nothing) for `to` within the room.
@@ -150,10 +153,12 @@ bool fits(const MilpInput& input, std::size_t job, const MilpOption* from, const
   const int gpus = to.gpus - (same_type ? from->gpus : 0);
   const int nodes = to.whole_nodes - (same_type ? from->whole_nodes : 0);
   if (gpus > room.types[to.type].gpus || nodes > room.types[to.type].whole_nodes) return false;
-  const int budget_gpus = to.gpus - (from != nullptr ? from->gpus : 0);
-  const auto& budgets = budgetsOf(input, job);
-  return std::all_of(budgets.begin(), budgets.end(),
-                     [&](int budget) { return budget_gpus <= room.budgets[budget]; });
+  const auto& shares = budgetsOf(input, job);
+  return std::all_of(shares.begin(), shares.end(), [&](const BudgetShare& share) {
+    const std::int64_t more = share.unitsFor(to.gpus, to.nodes) -
+                              (from != nullptr ? share.unitsFor(from->gpus, from->nodes) : 0);
+    return more <= room.budgets[share.budget];
+  });
 }
 
 struct Move {
@@ -182,8 +187,9 @@ Move bestMove(const MilpInput& input, const MilpResult& result, const Room& room
 bool overCapacity(const MilpTypeCapacity& free) { return free.gpus < 0 || free.whole_nodes < 0; }
 
 bool countsAgainst(const MilpInput& input, std::size_t job, int budget) {
-  const auto& budgets = budgetsOf(input, job);
-  return std::find(budgets.begin(), budgets.end(), budget) != budgets.end();
+  const auto& shares = budgetsOf(input, job);
+  return std::any_of(shares.begin(), shares.end(),
+                     [&](const BudgetShare& share) { return share.budget == budget; });
 }
 
 // The job with the lightest choice among those `selected` (job, its chosen option); -1: none.
@@ -250,8 +256,8 @@ double weightOf(const MilpInput& input, const std::vector<int>& chosen) {
 
 }  // namespace
 
-const std::vector<int>& budgetsOf(const MilpInput& input, std::size_t job) {
-  static const std::vector<int> kNone;
+const std::vector<BudgetShare>& budgetsOf(const MilpInput& input, std::size_t job) {
+  static const std::vector<BudgetShare> kNone;
   return input.job_budgets.empty() ? kNone : input.job_budgets[job];
 }
 
@@ -267,11 +273,15 @@ std::vector<MilpTypeCapacity> leftoverCapacity(const MilpInput& input,
   return free;
 }
 
-std::vector<int> leftoverBudgets(const MilpInput& input, const std::vector<int>& chosen) {
-  std::vector<int> free = input.budgets;
+std::vector<std::int64_t> leftoverBudgets(const MilpInput& input,
+                                          const std::vector<int>& chosen) {
+  std::vector<std::int64_t> free = input.budgets;
   for (std::size_t job = 0; job < input.jobs.size(); ++job) {
     if (chosen[job] < 0) continue;
-    for (int budget : budgetsOf(input, job)) free[budget] -= input.jobs[job][chosen[job]].gpus;
+    for (const BudgetShare& share : budgetsOf(input, job)) {
+      const MilpOption& option = input.jobs[job][chosen[job]];
+      free[share.budget] -= share.unitsFor(option.gpus, option.nodes);
+    }
   }
   return free;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "glpk_problem.hpp"
@@ -15,6 +16,16 @@ struct MilpOption {
   int gpus = 0;         // GPUs of that type it uses
   int whole_nodes = 0;  // whole nodes of that type it uses (multi-node options)
   double weight = 0;    // objective gain over leaving the job unallocated
+  int nodes = 1;        // nodes it spans
+};
+
+// A job's share of one budget: the budget's units (GPUs, CPUs, MB of memory, nodes) each GPU
+// and each node of the job takes.
+struct BudgetShare {
+  int budget = 0;  // index into MilpInput::budgets
+  std::int64_t per_gpu = 1;
+  std::int64_t per_node = 0;
+  std::int64_t unitsFor(int gpus, int nodes) const { return gpus * per_gpu + nodes * per_node; }
 };
 
 struct MilpTypeCapacity {
@@ -24,12 +35,12 @@ struct MilpTypeCapacity {
 
 struct MilpInput {
   std::vector<MilpTypeCapacity> types;
-  std::vector<int> budgets;  // GPUs (of any type) the jobs naming each budget may hold (>= 0)
+  // Units of each budget the jobs sharing it may hold together (>= 0).
+  std::vector<std::int64_t> budgets;
   std::vector<std::vector<MilpOption>> jobs;  // options per job
   std::vector<int> current;  // per job: index of the option it runs with now, -1 none (or empty)
-  // Per job: the distinct indices into `budgets` its options' GPUs count against (or empty:
-  // no job counts against any).
-  std::vector<std::vector<int>> job_budgets;
+  // Per job: its shares of distinct budgets (or empty: no job counts against any).
+  std::vector<std::vector<BudgetShare>> job_budgets;
   // Limits, each per GLPK solve (solveMilp: one; solveByRounding: the LP relaxation, then the
   // MILP over its fractional jobs; solvePartitioned: those of every group), never divided or
   // shortened by the time other solves took.
@@ -89,14 +100,14 @@ MilpResult solveMilp(const MilpInput& input);
 MilpResult solveByRounding(const MilpInput& input);
 
 // The budgets `job` counts against (none when input.job_budgets is empty).
-const std::vector<int>& budgetsOf(const MilpInput& input, std::size_t job);
+const std::vector<BudgetShare>& budgetsOf(const MilpInput& input, std::size_t job);
 
 // GPUs and whole nodes per type that the chosen options leave free (negative: over capacity).
 std::vector<MilpTypeCapacity> leftoverCapacity(const MilpInput& input,
                                                const std::vector<int>& chosen);
 
-// GPUs per budget that the chosen options leave (negative: over the budget).
-std::vector<int> leftoverBudgets(const MilpInput& input, const std::vector<int>& chosen);
+// Units per budget that the chosen options leave (negative: over the budget).
+std::vector<std::int64_t> leftoverBudgets(const MilpInput& input, const std::vector<int>& chosen);
 
 // Marks `jobs` kept on their current option (input.current) and, where a type or a budget is
 // then over capacity, drops the lightest choices of jobs not kept until it fits. Kept jobs

@@ -2,6 +2,7 @@
 #include "milp.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <random>
 
@@ -22,8 +23,9 @@ bool withinCapacity(const MilpInput& input, const std::vector<int>& chosen) {
     if (used[type].gpus > input.types[type].gpus) return false;
     if (used[type].whole_nodes > input.types[type].whole_nodes) return false;
   }
-  const std::vector<int> budgets = leftoverBudgets(input, chosen);
-  return std::all_of(budgets.begin(), budgets.end(), [](int left) { return left >= 0; });
+  const auto budgets = leftoverBudgets(input, chosen);
+  return std::all_of(budgets.begin(), budgets.end(),
+                     [](std::int64_t left) { return left >= 0; });
 }
 
 // Best total weight over every assignment (each job: one option or none).
@@ -61,16 +63,17 @@ MilpInput randomInstance(std::mt19937& random) {
   return input;
 }
 
-// A random instance with two budgets of 1 to 8 GPUs, each job in none, one or both.
+// A random instance with two budgets of 1 to 8 GPUs' worth, each job in none, one or both,
+// taking 1 to 3 units of each per GPU.
 MilpInput randomInstanceWithBudgets(std::mt19937& random) {
   MilpInput input = randomInstance(random);
-  std::uniform_int_distribution<int> capacity(1, 8), budgets(0, 3);
-  input.budgets = {capacity(random), capacity(random)};
+  std::uniform_int_distribution<int> capacity(1, 8), budgets(0, 3), per_gpu(1, 3);
+  input.budgets = {capacity(random), 2 * capacity(random)};
   for (std::size_t job = 0; job < input.jobs.size(); ++job) {
     const int in = budgets(random);  // bit b: in budget b
-    std::vector<int>& of_job = input.job_budgets.emplace_back();
+    std::vector<BudgetShare>& of_job = input.job_budgets.emplace_back();
     for (int budget = 0; budget < 2; ++budget) {
-      if (in & (1 << budget)) of_job.push_back(budget);
+      if (in & (1 << budget)) of_job.push_back({budget, per_gpu(random)});
     }
   }
   return input;
@@ -92,7 +95,7 @@ MilpInput twoJobsInABudgetOfFour() {
   input.types = {{8, 0}};
   input.budgets = {4};
   input.jobs = {scalingOptions(2.0), scalingOptions(2.0), scalingOptions(1.0)};
-  input.job_budgets = {{0}, {0}, {}};
+  input.job_budgets = {{BudgetShare{0}}, {BudgetShare{0}}, {}};
   return input;
 }
 

@@ -164,9 +164,11 @@ PriorityScale::PriorityScale(const Snapshot& snapshot) : weight_(snapshot.params
   }
 }
 
+// Measured against the highest priority rather than the spread, so that priorities that
+// differ by a hair (age and fairshare move them every PriorityCalcPeriod) weigh a hair.
 double PriorityScale::factor(const Job& job) const {
   if (weight_ <= 0 || highest_ <= lowest_) return 1.0;
-  return 1.0 + weight_ * (job.priority - lowest_) / (highest_ - lowest_);
+  return 1.0 + weight_ * (job.priority - lowest_) / highest_;
 }
 
 void prioritise(std::vector<std::vector<JobOption>>& adaptive,

@@ -50,7 +50,7 @@ std::vector<JobOption> adaptiveOptions(const Job& job, const std::vector<Config>
                                        const WaitingRigidTypes& rigid_waiting);
 
 // Slurm's priority of each adaptive job as a factor on its options' weights (see
-// Params::priority_weight): 1 where priorities are all equal or unknown. Rigid jobs are
+// Params::priority_weight): 1 for the lowest, and where priorities are all equal or unknown. Rigid jobs are
 // started by Slurm itself in its priority order, so they keep theirs.
 class PriorityScale {
  public:

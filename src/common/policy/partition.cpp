@@ -8,9 +8,8 @@ namespace pollux::policy {
 namespace {
 
 // Part `k` of `total` split into `parts` near-equal integer shares that sum to `total`.
-int shareOf(int total, int k, int parts) {
-  const long long whole = total;
-  return static_cast<int>(whole * (k + 1) / parts - whole * k / parts);
+std::int64_t shareOf(std::int64_t total, int k, int parts) {
+  return total * (k + 1) / parts - total * k / parts;
 }
 
 // Jobs k, k + parts, k + 2 * parts, ... with their share of every type's capacity and of
@@ -21,9 +20,9 @@ MilpInput partitionOf(const MilpInput& input, int k, int parts) {
   MilpInput part;
   for (const MilpTypeCapacity& capacity : input.types) {
     part.types.push_back(
-        {shareOf(capacity.gpus, k, parts), shareOf(capacity.whole_nodes, k, parts)});
+        {int(shareOf(capacity.gpus, k, parts)), int(shareOf(capacity.whole_nodes, k, parts))});
   }
-  for (int capacity : input.budgets) part.budgets.push_back(shareOf(capacity, k, parts));
+  for (std::int64_t capacity : input.budgets) part.budgets.push_back(shareOf(capacity, k, parts));
   for (std::size_t job = k; job < input.jobs.size(); job += parts) {
     part.jobs.push_back(input.jobs[job]);
     if (!input.current.empty()) part.current.push_back(input.current[job]);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <random>
@@ -49,8 +50,9 @@ bool withinCapacity(const MilpInput& input, const MilpResult& result) {
     if (gpus[type] > input.types[type].gpus) return false;
     if (nodes[type] > input.types[type].whole_nodes) return false;
   }
-  const std::vector<int> budgets = leftoverBudgets(input, result.chosen);
-  return std::all_of(budgets.begin(), budgets.end(), [](int left) { return left >= 0; });
+  const auto budgets = leftoverBudgets(input, result.chosen);
+  return std::all_of(budgets.begin(), budgets.end(),
+                     [](std::int64_t left) { return left >= 0; });
 }
 
 // randomInput with three budgets: every third job in budget 0 (12 GPUs), every fifth in
@@ -59,15 +61,15 @@ MilpInput randomInputWithBudgets(int jobs, unsigned seed) {
   MilpInput input = randomInput(jobs, seed);
   input.budgets = {12, 5, 0};
   for (int job = 0; job < jobs; ++job) {
-    std::vector<int>& budgets = input.job_budgets.emplace_back();
+    std::vector<BudgetShare>& budgets = input.job_budgets.emplace_back();
     for (int budget = 0; budget < 3; ++budget) {
-      if (job % (2 * budget + 3) == 0) budgets.push_back(budget);
+      if (job % (2 * budget + 3) == 0) budgets.push_back({budget, 1});
     }
   }
   return input;
 }
 
-int budgetUse(const MilpInput& input, const MilpResult& result, int budget) {
+std::int64_t budgetUse(const MilpInput& input, const MilpResult& result, int budget) {
   return input.budgets[budget] - leftoverBudgets(input, result.chosen)[budget];
 }
 
@@ -127,7 +129,7 @@ TEST(PartitionTest, FailedGroupKeepsItsJobsOnlyWithinTheirBudgets) {
   input.current.assign(input.jobs.size(), 0);  // every job runs on one GPU of type 0
   input.budgets = {2, 5, 40};
   for (auto& budgets : input.job_budgets) {  // budget 2: 40 GPUs for all
-    if (budgets.empty() || budgets.back() != 2) budgets.push_back(2);
+    if (budgets.empty() || budgets.back().budget != 2) budgets.push_back({2, 1});
   }
   // Group 1 of 4 (jobs 1, 5, 9, ...: ten jobs, three of them in budget 0) fails.
   const GroupSolver failsGroupOne = [&input](const MilpInput& group) {

@@ -175,29 +175,44 @@ std::vector<std::size_t> placementOrder(const std::vector<PlacementRequest>& req
   return order;
 }
 
-// GPUs per budget left once every request holds its configuration.
-std::vector<int> budgetRoom(std::vector<int> budgets,
-                            const std::vector<PlacementRequest>& requests) {
+// Units per budget left once every request holds its configuration.
+std::vector<std::int64_t> budgetRoom(std::vector<std::int64_t> budgets,
+                                     const std::vector<PlacementRequest>& requests) {
   for (const auto& request : requests) {
-    for (int budget : request.budgets) budgets[budget] -= request.config.gpus;
+    for (const BudgetShare& share : request.budgets) {
+      budgets[share.budget] -= share.unitsFor(request.config.gpus, request.config.nodes);
+    }
   }
   return budgets;
 }
 
-// Whether the request's budgets take `gpus` GPUs in place of its configuration's.
-bool budgetsTake(const std::vector<int>& room, const PlacementRequest& request, int gpus) {
-  const int extra = gpus - request.config.gpus;
-  return extra <= 0 || std::all_of(request.budgets.begin(), request.budgets.end(),
-                                   [&](int budget) { return extra <= room[budget]; });
+// What `allocation` (none: nothing) takes of a budget beyond the request's configuration.
+std::int64_t extraUnits(const BudgetShare& share, const PlacementRequest& request,
+                        const std::optional<Allocation>& allocation) {
+  const std::int64_t units =
+      allocation ? share.unitsFor(allocation->totalGpus(), int(allocation->nodes.size())) : 0;
+  return units - share.unitsFor(request.config.gpus, request.config.nodes);
 }
 
-void takeFromBudgets(std::vector<int>& room, const PlacementRequest& request,
+// Whether the request's budgets take `allocation` in place of its configuration.
+bool budgetsTake(const std::vector<std::int64_t>& room, const PlacementRequest& request,
+                 const Allocation& allocation) {
+  return std::all_of(request.budgets.begin(), request.budgets.end(),
+                     [&](const BudgetShare& share) {
+                       const std::int64_t extra = extraUnits(share, request, allocation);
+                       return extra <= 0 || extra <= room[share.budget];
+                     });
+}
+
+void takeFromBudgets(std::vector<std::int64_t>& room, const PlacementRequest& request,
                      const std::optional<Allocation>& allocation) {
-  const int extra = (allocation ? allocation->totalGpus() : 0) - request.config.gpus;
-  for (int budget : request.budgets) room[budget] -= extra;
+  for (const BudgetShare& share : request.budgets) {
+    room[share.budget] -= extraUnits(share, request, allocation);
+  }
 }
 
-std::optional<Allocation> placeWithFallbacks(const NodePool& pool, const std::vector<int>& room,
+std::optional<Allocation> placeWithFallbacks(const NodePool& pool,
+                                             const std::vector<std::int64_t>& room,
                                              const PlacementRequest& request) {
   const NodeDemand& demand = request.demand;
   const NodeSet* allowed = request.allowed_nodes;
@@ -205,7 +220,7 @@ std::optional<Allocation> placeWithFallbacks(const NodePool& pool, const std::ve
     return allocation;
   }
   if (currentAllowed(request) && pool.fits(*request.current, demand) &&
-      budgetsTake(room, request, request.current->totalGpus())) {
+      budgetsTake(room, request, *request.current)) {
     return request.current;
   }
   for (const auto& fallback : request.fallbacks) {
@@ -300,9 +315,9 @@ bool PlaceableCheck::placeable(const Config& config, const NodeDemand& demand,
 
 PlacementResult place(const std::vector<Node>& nodes, const std::vector<Holding>& fixed,
                       const std::vector<PlacementRequest>& requests,
-                      const std::vector<int>& budgets) {
+                      const std::vector<std::int64_t>& budgets) {
   NodePool pool(nodes, fixed);
-  std::vector<int> budget_room = budgetRoom(budgets, requests);
+  std::vector<std::int64_t> budget_room = budgetRoom(budgets, requests);
   PlacementResult result;
   result.allocations.resize(requests.size());
   for (std::size_t i = 0; i < requests.size(); ++i) {

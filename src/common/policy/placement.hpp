@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "configurations.hpp"
+#include "milp.hpp"
 #include "policy.hpp"
 
 namespace pollux::policy {
@@ -19,7 +20,7 @@ struct PlacementRequest {
   std::vector<Config> fallbacks;      // smaller configurations to try, best first
   NodeDemand demand = {};             // CPUs and memory it needs on each node
   const NodeSet* allowed_nodes = nullptr;  // its partition's nodes; nullptr: any node
-  std::vector<int> budgets = {};           // indices of the budgets its GPUs count against
+  std::vector<BudgetShare> budgets = {};   // its shares of the budgets its GPUs count against
 };
 
 // What a job the round does not move (a running rigid job) holds.
@@ -41,11 +42,11 @@ struct PlacementResult {
 // may be partly used). A request that cannot be placed keeps its current allocation if that
 // is still free (and, if larger than its configuration, fits what its budgets leave once every
 // request holds its configuration), else tries its fallbacks, else stays unplaced.
-// `budgets`: GPUs per budget the requests may hold together, indexed by the requests'
+// `budgets`: units per budget the requests may hold together, indexed by the requests'
 // `budgets` (their configurations within them).
 PlacementResult place(const std::vector<Node>& nodes, const std::vector<Holding>& fixed,
                       const std::vector<PlacementRequest>& requests,
-                      const std::vector<int>& budgets = {});
+                      const std::vector<std::int64_t>& budgets = {});
 
 // Whether a configuration fits the nodes at all, with only the fixed jobs on them: a job
 // whose CPUs or memory no node (of its partition) can hold gets no GPUs it could not use.

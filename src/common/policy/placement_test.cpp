@@ -108,9 +108,9 @@ TEST(PlacementTest, ARequestKeepsALargerCurrentAllocationOnlyWithinItsBudgets) {
   const std::vector<Holding> fixed{{{"v100", {{"v", 2}}}, {}}};  // nowhere to go on v100
   const Allocation current{"t4", {{"n0", 4}}};
   PlacementRequest moving{{"v100", 2, 1}, current, {}};
-  moving.budgets = {0};
+  moving.budgets = {BudgetShare{0}};
   PlacementRequest other{{"t4", 1, 1}, {}, {}};
-  other.budgets = {0};
+  other.budgets = {BudgetShare{0}};
   EXPECT_EQ(place(nodes, fixed, {moving, other}, {5}).allocations[0], current);
   const auto result = place(nodes, fixed, {moving, other}, {4});  // 4 + 1 > 4
   EXPECT_FALSE(result.allocations[0].has_value());

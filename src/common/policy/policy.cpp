@@ -175,16 +175,18 @@ std::vector<Contender> contendersOf(const Snapshot& snapshot, const ClusterShape
   return contenders;
 }
 
-// GPUs each of the snapshot's budgets (in name order) leaves to the contenders: less what the
-// fixed jobs in it hold, never below 0 (a budget lowered under running jobs).
-std::vector<int> budgetsLeft(const Snapshot& snapshot) {
-  std::map<std::string, int> left = snapshot.budgets;
+// Units each of the snapshot's budgets (in name order) leaves to the contenders: less what
+// the fixed jobs in it hold, never below 0 (a budget lowered under running jobs).
+std::vector<std::int64_t> budgetsLeft(const Snapshot& snapshot) {
+  std::map<std::string, std::int64_t> left = snapshot.budgets;
   for (const auto& job : snapshot.jobs) {
     if (!isFixed(job)) continue;
-    for (const auto& name : job.budgets) left.at(name) -= job.current->totalGpus();
+    for (const auto& use : job.budgets) {
+      left.at(use.name) -= use.unitsFor(job.current->totalGpus(), int(job.current->nodes.size()));
+    }
   }
-  std::vector<int> capacities;
-  for (const auto& [name, gpus] : left) capacities.push_back(std::max(gpus, 0));
+  std::vector<std::int64_t> capacities;
+  for (const auto& [name, units] : left) capacities.push_back(std::max<std::int64_t>(units, 0));
   return capacities;
 }
 
@@ -193,10 +195,12 @@ void addBudgets(const std::vector<Contender>& contenders, const Snapshot& snapsh
   if (snapshot.budgets.empty()) return;
   input.budgets = budgetsLeft(snapshot);
   std::map<std::string, int> index_of;
-  for (const auto& [name, gpus] : snapshot.budgets) index_of.emplace(name, int(index_of.size()));
+  for (const auto& [name, units] : snapshot.budgets) index_of.emplace(name, int(index_of.size()));
   for (const auto& contender : contenders) {
-    std::vector<int>& indices = input.job_budgets.emplace_back();
-    for (const auto& name : contender.job->budgets) indices.push_back(index_of.at(name));
+    std::vector<BudgetShare>& shares = input.job_budgets.emplace_back();
+    for (const auto& use : contender.job->budgets) {
+      shares.push_back({index_of.at(use.name), use.per_gpu, use.per_node});
+    }
   }
 }
 
@@ -226,7 +230,8 @@ MilpInput milpInput(const std::vector<Contender>& contenders, const ClusterShape
       const Config& config = option.config;
       if (current && config == *current) input.current.back() = int(options.size());
       const int whole = config.nodes > 1 ? config.gpus / cluster.at(config.gpu_type).largest_node : 0;
-      options.push_back({type_index.at(config.gpu_type), config.gpus, whole, option.weight});
+      options.push_back(
+          {type_index.at(config.gpu_type), config.gpus, whole, option.weight, config.nodes});
     }
     input.jobs.push_back(std::move(options));
   }

@@ -49,6 +49,19 @@ struct NodeRoom {
   void take(int taken_gpus, const NodeDemand& demand);
 };
 
+// A job's use of one of the snapshot's budgets: the budget's units each GPU and each node of
+// the job takes (1 per GPU for a limit on GPUs; its CPUs or MB of memory per GPU for a limit
+// on those; 1 per node for a limit on nodes).
+struct BudgetUse {
+  std::string name;
+  std::int64_t per_gpu = 1;
+  std::int64_t per_node = 0;
+  std::int64_t unitsFor(int gpus, int nodes) const { return gpus * per_gpu + nodes * per_node; }
+  bool operator==(const BudgetUse& other) const {
+    return name == other.name && per_gpu == other.per_gpu && per_node == other.per_node;
+  }
+};
+
 // GPUs of one type held on concrete nodes.
 struct Allocation {
   std::string gpu_type;
@@ -84,8 +97,8 @@ struct Job {
   // Declared length; absent: undeclared. A length with progress at or beyond its target is
   // scheduled as undeclared (validate() refuses negative or non-finite values).
   std::optional<DeclaredLength> length;
-  // Names of the snapshot's budgets its GPUs count against, each once (empty: none).
-  std::vector<std::string> budgets;
+  // The snapshot's budgets its GPUs count against, each once (empty: none).
+  std::vector<BudgetUse> budgets;
   // Slurm's priority of the job (multifactor: fairshare, QOS, age, nice, partition), 0 if
   // unknown: see Params::priority_weight.
   double priority = 0;
@@ -103,8 +116,9 @@ struct Params {
   double fairness_p = -1.0;             // power-mean exponent of speedups
   double restart_threshold = 0.05;      // a running job changes only for >= 5 % predicted gain
   // How much Slurm's priority weighs: an adaptive job's weights are multiplied by
-  // 1 + priority_weight x its priority's place between the snapshot's lowest and highest
-  // (0 to 1), so the jobs Slurm ranks first get contended GPUs first; 0: goodput alone.
+  // 1 + priority_weight x (its priority - the lowest) / the highest, over the snapshot's
+  // adaptive jobs, so the jobs Slurm ranks first get contended GPUs first and near-equal
+  // priorities weigh near-equally; 0: goodput alone.
   double priority_weight = 1.0;
   // ... and not sooner than this after its last change. One round by default: the restart
   // penalty already charges each change its cost, and a longer interval would hold a new job
@@ -130,10 +144,10 @@ struct Snapshot {
   std::vector<Job> jobs;
   Params params;
   std::map<std::string, NodeSet> partitions;  // name -> the nodes its jobs may run on
-  // Site limits on GPUs that groups of jobs share (a QOS's GrpTRES or MaxTRESPerUser, an
-  // association's GrpTRES): name -> GPUs the snapshot's jobs naming it may hold together,
-  // their current allocations included.
-  std::map<std::string, int> budgets;
+  // Site limits that groups of jobs share (a QOS's GrpTRES or MaxTRESPerUser, an
+  // association's GrpTRES, on GPUs, CPUs or memory): name -> the units (GPUs, CPUs, MB) the
+  // snapshot's jobs naming it may hold together, their current allocations included.
+  std::map<std::string, std::int64_t> budgets;
 };
 
 struct JobDecision {

@@ -43,16 +43,29 @@ TEST(PriorityTest, WeightZeroLeavesGoodputAlone) {
   EXPECT_EQ(swapped.allocations.count("first"), none.allocations.count("first"));
 }
 
-TEST(PriorityTest, FactorsSpanOneToOnePlusTheWeight) {
+TEST(PriorityTest, FactorsGrowWithThePriorityAboveTheLowestAsAShareOfTheHighest) {
   Snapshot snapshot = twoJobsForOneNode(2.0);
   snapshot.jobs.push_back(adaptiveJob("middle", 1, 4, "a100"));
   snapshot.jobs.back().priority = 11000;
   const PriorityScale scale(snapshot);
   EXPECT_DOUBLE_EQ(scale.factor(snapshot.jobs[0]), 1.0);
-  EXPECT_DOUBLE_EQ(scale.factor(snapshot.jobs[1]), 3.0);
-  EXPECT_DOUBLE_EQ(scale.factor(snapshot.jobs[2]), 2.0);
+  EXPECT_DOUBLE_EQ(scale.factor(snapshot.jobs[1]), 1.0 + 2.0 * 20000 / 21000);
+  EXPECT_DOUBLE_EQ(scale.factor(snapshot.jobs[2]), 1.0 + 2.0 * 10000 / 21000);
   snapshot.jobs[1].priority = snapshot.jobs[2].priority = 1000;  // all equal
   EXPECT_DOUBLE_EQ(PriorityScale(snapshot).factor(snapshot.jobs[1]), 1.0);
+}
+
+// Priorities a hair apart (Slurm's age and fairshare move them every PriorityCalcPeriod) do
+// not make the running job of two identical ones give its GPUs to the waiting one.
+TEST(PriorityTest, ARunningJobKeepsItsGpusAgainstANearlyEqualPriority) {
+  Snapshot snapshot = twoJobsForOneNode(1.0);
+  snapshot.time = 3600;
+  snapshot.jobs[0].priority = 9999;
+  snapshot.jobs[0].current = Allocation{"a100", {{"n0", 4}}};
+  snapshot.jobs[1].priority = 10000;
+  const Decision decision = schedule(snapshot);
+  EXPECT_EQ(decision.allocations.count("first"), 1u);
+  EXPECT_EQ(decision.allocations.count("second"), 0u);
 }
 
 }  // namespace

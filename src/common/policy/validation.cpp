@@ -140,13 +140,20 @@ void validatePartitions(const Snapshot& snapshot) {
 }
 
 void validateBudgets(const Snapshot& snapshot) {
-  for (const auto& [name, gpus] : snapshot.budgets) {
+  for (const auto& [name, units] : snapshot.budgets) {
     if (name.empty()) throw InvalidInput("a budget has an empty name");
-    if (gpus < 0) throw InvalidInput("budget " + name + " has gpus < 0: " + std::to_string(gpus));
+    if (units < 0) {
+      throw InvalidInput("budget " + name + " is below 0: " + std::to_string(units));
+    }
   }
   for (const auto& job : snapshot.jobs) {
     std::set<std::string> named;
-    for (const auto& name : job.budgets) {
+    for (const auto& [name, per_gpu, per_node] : job.budgets) {
+      if (per_gpu < 0 || per_node < 0 || per_gpu + per_node < 1) {
+        throw InvalidInput("job " + job.id + " takes " + std::to_string(per_gpu) +
+                           " of budget " + name + " per GPU and " + std::to_string(per_node) +
+                           " per node (each >= 0, not both 0)");
+      }
       if (snapshot.budgets.count(name) == 0) {
         throw InvalidInput("job " + job.id + " counts against budget " + name +
                            ", which the snapshot's budgets do not list");

@@ -71,22 +71,27 @@ TEST(ValidationTest, RejectsInconsistentSnapshotsWithAUsefulMessage) {
 TEST(ValidationTest, RejectsBadBudgets) {
   const auto inBudget = [](Snapshot& s) {
     s.budgets["qos:gpu2"] = 2;
-    s.jobs[0].budgets = {"qos:gpu2"};
+    s.jobs[0].budgets = {BudgetUse{"qos:gpu2"}};
   };
   EXPECT_EQ(problemAfter(inBudget), "");
   EXPECT_EQ(problemAfter([&](Snapshot& s) {
               inBudget(s);
-              s.jobs[1].budgets = {"qos:gpu2", "account:physics"};
+              s.jobs[1].budgets = {BudgetUse{"qos:gpu2"}, BudgetUse{"account:physics"}};
             }),
             "job b counts against budget account:physics, which the snapshot's budgets do not "
             "list");
   EXPECT_EQ(problemAfter([&](Snapshot& s) {
               inBudget(s);
-              s.jobs[0].budgets.push_back("qos:gpu2");
+              s.jobs[0].budgets.push_back(BudgetUse{"qos:gpu2"});
             }),
             "job a names budget qos:gpu2 twice");
   EXPECT_EQ(problemAfter([](Snapshot& s) { s.budgets["qos:gpu2"] = -1; }),
-            "budget qos:gpu2 has gpus < 0: -1");
+            "budget qos:gpu2 is below 0: -1");
+  EXPECT_EQ(problemAfter([&](Snapshot& s) {
+              inBudget(s);
+              s.jobs[0].budgets[0].per_gpu = 0;
+            }),
+            "job a takes 0 of budget qos:gpu2 per GPU and 0 per node (each >= 0, not both 0)");
   EXPECT_EQ(problemAfter([](Snapshot& s) { s.budgets[""] = 1; }), "a budget has an empty name");
   // Running jobs beyond a budget (lowered under them) are no error.
   EXPECT_EQ(problemAfter([&](Snapshot& s) {

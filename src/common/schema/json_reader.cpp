@@ -28,6 +28,8 @@ void JsonField::fail(const std::string& problem) const {
   throw InvalidInput((path_.empty() ? std::string("document") : path_) + ": " + problem);
 }
 
+bool JsonField::isString() const { return value_->isString(); }
+
 bool JsonField::has(const char* key) const {
   return value_->isObject() && value_->isMember(key) && !(*value_)[key].isNull();
 }

@@ -21,6 +21,7 @@ class JsonField {
 
   const std::string& path() const { return path_; }
   bool has(const char* key) const;
+  bool isString() const;
   JsonField operator[](const char* key) const;      // required member of an object
   JsonField at(Json::ArrayIndex index) const;       // element of an array
   Json::ArrayIndex arraySize() const;               // requires an array

@@ -2,6 +2,7 @@
 #include "snapshot_json.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include "common/invalid_input.hpp"
 #include "json_reader.hpp"
@@ -14,6 +15,7 @@ namespace {
 constexpr long kMaxGpus = 1L << 20;
 constexpr long kMaxCpus = 1L << 20;
 constexpr long kMaxMemoryMb = 1L << 50;  // a petabyte: beyond any node
+constexpr long kMaxBudgetUnits = 1L << 50;  // MB of memory of any cluster
 
 policy::Node parseNode(const JsonField& field) {
   field.requireOnlyKeys({"name", "gpu_type", "gpus", "cpus", "memory_mb"});
@@ -45,17 +47,34 @@ policy::NodeDemand parseNodeDemand(const JsonField& field) {
   return demand;
 }
 
-// ["NAME", ...]: the budgets a job counts against, each once.
-std::vector<std::string> parseBudgetNames(const JsonField& field) {
-  std::vector<std::string> names;
+// "NAME" (1 unit per GPU) or {"name": NAME, "per_gpu": UNITS, "per_node": UNITS} (each
+// absent: 0; not both 0).
+policy::BudgetUse parseBudgetUse(const JsonField& field) {
+  if (field.isString()) return {field.string(), 1, 0};
+  field.requireOnlyKeys({"name", "per_gpu", "per_node"});
+  const auto units = [&](const char* key) {
+    return field.has(key) ? field[key].integer(0, kMaxBudgetUnits) : 0;
+  };
+  policy::BudgetUse use{field["name"].string(), units("per_gpu"), units("per_node")};
+  if (use.per_gpu + use.per_node == 0) {
+    throw InvalidInput(field.path() + ": takes nothing of budget '" + use.name +
+                       "' (per_gpu and per_node both 0)");
+  }
+  return use;
+}
+
+// The budgets a job counts against, each once.
+std::vector<policy::BudgetUse> parseBudgetUses(const JsonField& field) {
+  std::vector<policy::BudgetUse> uses;
+  std::set<std::string> names;
   for (Json::ArrayIndex i = 0; i < field.arraySize(); ++i) {
-    const JsonField name = field.at(i);
-    names.push_back(name.string());
-    if (std::count(names.begin(), names.end(), names.back()) > 1) {
-      throw InvalidInput(name.path() + ": budget '" + names.back() + "' is named twice");
+    uses.push_back(parseBudgetUse(field.at(i)));
+    if (!names.insert(uses.back().name).second) {
+      throw InvalidInput(field.at(i).path() + ": budget '" + uses.back().name +
+                         "' is named twice");
     }
   }
-  return names;
+  return uses;
 }
 
 policy::Job parseJob(const JsonField& field) {
@@ -87,7 +106,7 @@ policy::Job parseJob(const JsonField& field) {
     job.restart_cost_s = field["restart_cost_s"].nonNegativeNumber();
   }
   if (field.has("node_demand")) job.demand = parseNodeDemand(field["node_demand"]);
-  if (field.has("budgets")) job.budgets = parseBudgetNames(field["budgets"]);
+  if (field.has("budgets")) job.budgets = parseBudgetUses(field["budgets"]);
   if (field.has("priority")) job.priority = field["priority"].nonNegativeNumber();
   if (field.has("progress") != field.has("target_progress")) {
     throw InvalidInput(field.path() + ": progress and target_progress come together");
@@ -116,12 +135,12 @@ std::map<std::string, policy::NodeSet> parsePartitions(const JsonField& field) {
   return partitions;
 }
 
-// {"NAME": GPUS, ...}
-std::map<std::string, int> parseBudgets(const JsonField& field) {
-  std::map<std::string, int> budgets;
+// {"NAME": UNITS, ...}
+std::map<std::string, std::int64_t> parseBudgets(const JsonField& field) {
+  std::map<std::string, std::int64_t> budgets;
   for (const auto& name : field.memberNames()) {
     if (name.empty()) throw InvalidInput(field.path() + ": a budget has an empty name");
-    budgets[name] = static_cast<int>(field.member(name).integer(0, kMaxGpus));
+    budgets[name] = field.member(name).integer(0, kMaxBudgetUnits);
   }
   return budgets;
 }
@@ -129,11 +148,11 @@ std::map<std::string, int> parseBudgets(const JsonField& field) {
 // Every budget a job names is one of the snapshot's.
 void checkBudgetNames(const JsonField& jobs, const policy::Snapshot& snapshot) {
   for (std::size_t i = 0; i < snapshot.jobs.size(); ++i) {
-    const auto& names = snapshot.jobs[i].budgets;
-    for (std::size_t k = 0; k < names.size(); ++k) {
-      if (snapshot.budgets.count(names[k])) continue;
-      const JsonField name = jobs.at(Json::ArrayIndex(i))["budgets"].at(Json::ArrayIndex(k));
-      throw InvalidInput(name.path() + ": unknown budget '" + names[k] +
+    const auto& uses = snapshot.jobs[i].budgets;
+    for (std::size_t k = 0; k < uses.size(); ++k) {
+      if (snapshot.budgets.count(uses[k].name)) continue;
+      const JsonField use = jobs.at(Json::ArrayIndex(i))["budgets"].at(Json::ArrayIndex(k));
+      throw InvalidInput(use.path() + ": unknown budget '" + uses[k].name +
                          "' (not in the snapshot's budgets)");
     }
   }
@@ -267,7 +286,16 @@ Json::Value jobToJson(const policy::Job& job) {
   out["node_demand"] = demandToJson(job.demand);
   if (!job.budgets.empty()) {
     Json::Value& budgets = out["budgets"] = Json::Value(Json::arrayValue);
-    for (const auto& name : job.budgets) budgets.append(name);
+    for (const auto& use : job.budgets) {
+      if (use.per_gpu == 1 && use.per_node == 0) {
+        budgets.append(use.name);
+        continue;
+      }
+      Json::Value& entry = budgets.append(Json::objectValue);
+      entry["name"] = use.name;
+      if (use.per_gpu != 0) entry["per_gpu"] = Json::Int64(use.per_gpu);
+      if (use.per_node != 0) entry["per_node"] = Json::Int64(use.per_node);
+    }
   }
   if (job.length) {
     out["progress"] = job.length->progress;
@@ -314,7 +342,7 @@ Json::Value snapshotToJson(const policy::Snapshot& snapshot) {
   }
   if (!snapshot.budgets.empty()) {
     Json::Value& budgets = out["budgets"];
-    for (const auto& [name, gpus] : snapshot.budgets) budgets[name] = gpus;
+    for (const auto& [name, units] : snapshot.budgets) budgets[name] = Json::Int64(units);
   }
   return out;
 }

@@ -16,8 +16,9 @@ namespace pollux::schema {
 // Optional keys: per job "progress" and "target_progress" (both or neither: the job's
 // declared length, policy::Job::length), in params "objective" ("goodput" or "jct") and
 // "jct_guard" (>= 1); absent, the job is undeclared and the params keep their defaults.
-// Top-level "budgets" {name: GPUs} and per job "budgets" [names, each once, of the top-level
-// ones] (policy::Snapshot::budgets, Job::budgets); absent, none.
+// Top-level "budgets" {name: units} and per job "budgets" [each of the top-level ones once:
+// "name" (1 unit per GPU) or {"name": name, "per_gpu": units, "per_node": units}, each
+// absent 0] (policy::Snapshot::budgets, Job::budgets); absent, none.
 policy::Snapshot parseSnapshot(const std::string& text);
 
 // The document parseSnapshot reads, every params key written (Params' own fields beyond the

@@ -208,29 +208,36 @@ TEST(SnapshotJsonTest, RoundTripsWithAndWithoutTheOptionalKeys) {
   EXPECT_EQ(snapshotToJson(parsed), declared_json);
 }
 
-// The reference snapshot with two budgets, job 17 in both and job 18 in one.
+// The reference snapshot with three budgets, job 17 in two and job 18 in one and, at 8 CPUs
+// per GPU, in a CPU budget.
 std::string withBudgets() {
   std::string text = withChange(
       "\"partitions\": {\"small\": [\"n2\"]}",
       "\"partitions\": {\"small\": [\"n2\"]},"
-      " \"budgets\": {\"qos:gpu2:user:1000\": 2, \"account:physics\": 16}");
+      " \"budgets\": {\"qos:gpu2:user:1000\": 2, \"account:physics\": 16,"
+      " \"account:physics/cpu\": 64}");
   text.replace(text.find("\"restarts\": 1,"), 14,
                "\"restarts\": 1, \"budgets\": [\"qos:gpu2:user:1000\", \"account:physics\"],");
   text.replace(text.find("\"partition\": \"small\""), 20,
-               "\"partition\": \"small\", \"budgets\": [\"account:physics\"]");
+               "\"partition\": \"small\", \"budgets\": [\"account:physics\","
+               " {\"name\": \"account:physics/cpu\", \"per_gpu\": 8}]");
   return text;
 }
 
 TEST(SnapshotJsonTest, BudgetsRoundTrip) {
   const policy::Snapshot snapshot = parseSnapshot(withBudgets());
-  EXPECT_EQ(snapshot.budgets,
-            (std::map<std::string, int>{{"qos:gpu2:user:1000", 2}, {"account:physics", 16}}));
+  EXPECT_EQ(snapshot.budgets, (std::map<std::string, std::int64_t>{
+                                  {"qos:gpu2:user:1000", 2},
+                                  {"account:physics", 16},
+                                  {"account:physics/cpu", 64}}));
   EXPECT_EQ(snapshot.jobs[0].budgets,
-            (std::vector<std::string>{"qos:gpu2:user:1000", "account:physics"}));
-  EXPECT_EQ(snapshot.jobs[1].budgets, std::vector<std::string>{"account:physics"});
+            (std::vector<policy::BudgetUse>{{"qos:gpu2:user:1000", 1}, {"account:physics", 1}}));
+  EXPECT_EQ(snapshot.jobs[1].budgets,
+            (std::vector<policy::BudgetUse>{{"account:physics", 1}, {"account:physics/cpu", 8}}));
   const Json::Value json = snapshotToJson(snapshot);
   EXPECT_EQ(json["budgets"]["qos:gpu2:user:1000"].asInt(), 2);
   EXPECT_EQ(json["jobs"][1]["budgets"][0].asString(), "account:physics");
+  EXPECT_EQ(json["jobs"][1]["budgets"][1]["per_gpu"].asInt(), 8);
   const policy::Snapshot again = parseSnapshot(written(snapshot));
   EXPECT_EQ(again.budgets, snapshot.budgets);
   EXPECT_EQ(again.jobs[0].budgets, snapshot.jobs[0].budgets);
@@ -254,7 +261,7 @@ TEST(SnapshotJsonTest, BadBudgetsNameThePath) {
     return copy.replace(copy.find(from), from.size(), to);
   };
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {changed("[\"account:physics\"]", "[\"account:chemistry\"]"),
+      {changed("[\"account:physics\",", "[\"account:chemistry\","),
        "jobs[1].budgets[0]: unknown budget 'account:chemistry' (not in the snapshot's budgets)"},
       {withChange("\"restarts\": 1,", "\"restarts\": 1, \"budgets\": [\"qos:normal\"],"),
        "jobs[0].budgets[0]: unknown budget 'qos:normal'"},
@@ -267,9 +274,11 @@ TEST(SnapshotJsonTest, BadBudgetsNameThePath) {
       {changed("\"account:physics\": 16", "\"account:physics\": 16, \"\": 1"),
        "budgets: a budget has an empty name"},
       {changed("{\"qos:gpu2:user:1000\": 2,", "[2,"), "malformed JSON"},
-      {changed("[\"account:physics\"]", "\"account:physics\""),
-       "jobs[1].budgets: must be an array"},
-      {changed("[\"account:physics\"]", "[7]"), "jobs[1].budgets[0]: must be a string"},
+      {changed("\"per_gpu\": 8", "\"per_gpu\": -1"), "jobs[1].budgets[1].per_gpu"},
+      {changed("\"per_gpu\": 8", "\"per_gpu\": 0"),
+       "jobs[1].budgets[1]: takes nothing of budget 'account:physics/cpu'"},
+      {changed("\"per_gpu\": 8", "\"per_cpu\": 8"), "jobs[1].budgets[1]"},
+      {changed("[\"account:physics\",", "[7,"), "jobs[1].budgets[0]: must be an object"},
   };
   expectRefused(cases);
 }

@@ -205,14 +205,15 @@ static int fill_license_views(round_views_t *views, const license_info_msg_t *li
 }
 
 /* 0, or -1 with errno. */
-static int fill_qos_views(round_views_t *views, list_t *qos_list, size_t qos_count, int gpu_tres)
+static int fill_qos_views(round_views_t *views, list_t *qos_list, size_t qos_count,
+                          const slurm_round_tres_t *tres)
 {
   list_itr_t *entries = slurm_list_iterator_create(qos_list);
   void *record;
   int rc = 0;
 
   while (rc == 0 && (record = slurm_list_next(entries)) && views->round.qos_count < qos_count) {
-    rc = slurm_round_qos(record, gpu_tres, &views->qos[views->round.qos_count]);
+    rc = slurm_round_qos(record, tres, &views->qos[views->round.qos_count]);
     if (rc == 0)
       views->round.qos_count++;
   }
@@ -221,13 +222,13 @@ static int fill_qos_views(round_views_t *views, list_t *qos_list, size_t qos_cou
 }
 
 static void fill_association_views(round_views_t *views, list_t *assoc_list, size_t assoc_count,
-                                   int gpu_tres)
+                                   const slurm_round_tres_t *tres)
 {
   list_itr_t *entries = slurm_list_iterator_create(assoc_list);
   void *record;
 
   while ((record = slurm_list_next(entries)) && views->round.association_count < assoc_count)
-    slurm_round_association(record, gpu_tres,
+    slurm_round_association(record, tres,
                             &views->associations[views->round.association_count++]);
   slurm_list_iterator_destroy(entries);
 }
@@ -236,7 +237,7 @@ static void fill_association_views(round_views_t *views, list_t *assoc_list, siz
  * with errno. */
 static int fill_limit_views(round_views_t *views, const assoc_mgr_info_msg_t *limits)
 {
-  int gpu_tres = slurm_round_gpu_tres(limits->tres_names, limits->tres_cnt);
+  slurm_round_tres_t tres = slurm_round_tres_positions(limits->tres_names, limits->tres_cnt);
   size_t qos_count = limits->qos_list ? slurm_list_count(limits->qos_list) : 0;
   size_t assoc_count = limits->assoc_list ? slurm_list_count(limits->assoc_list) : 0;
 
@@ -248,10 +249,10 @@ static int fill_limit_views(round_views_t *views, const assoc_mgr_info_msg_t *li
   }
   views->round.qos = views->qos;
   views->round.associations = views->associations;
-  if (qos_count && fill_qos_views(views, limits->qos_list, qos_count, gpu_tres) != 0)
+  if (qos_count && fill_qos_views(views, limits->qos_list, qos_count, &tres) != 0)
     return -1;
   if (assoc_count)
-    fill_association_views(views, limits->assoc_list, assoc_count, gpu_tres);
+    fill_association_views(views, limits->assoc_list, assoc_count, &tres);
   return 0;
 }
 

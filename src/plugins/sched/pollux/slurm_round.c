@@ -123,6 +123,7 @@ int slurm_round_partition(const partition_info_t *partition, pollux_partition_vi
   view->name = partition->name;
   view->max_nodes = count32_or_zero(partition->max_nodes);
   view->max_time_min = count32_or_zero(partition->max_time);
+  view->qos = partition->qos_char;
   return names_from_hostlist(partition->nodes, &view->nodes);
 }
 
@@ -137,6 +138,7 @@ int slurm_round_reservation(const reserve_info_t *resv, pollux_reservation_view_
   view->start_time = resv->start_time;
   view->end_time = resv->end_time;
   view->maintenance = (resv->flags & RESERVE_FLAG_MAINT) != 0;
+  view->licenses = resv->licenses;
   return names_from_hostlist(resv->node_list, &view->nodes);
 }
 
@@ -152,13 +154,24 @@ void slurm_round_license(const slurm_license_info_t *license, pollux_license_vie
   view->reserved = license->reserved;
 }
 
-int slurm_round_gpu_tres(char **tres_names, uint32_t tres_count)
+static int tres_position(char **tres_names, uint32_t tres_count, const char *name)
 {
   for (uint32_t i = 0; tres_names && i < tres_count; i++) {
-    if (tres_names[i] && !strcmp(tres_names[i], "gres/gpu"))
+    if (tres_names[i] && !strcmp(tres_names[i], name))
       return (int)i;
   }
   return -1;
+}
+
+slurm_round_tres_t slurm_round_tres_positions(char **tres_names, uint32_t tres_count)
+{
+  slurm_round_tres_t positions;
+
+  positions.gpu = tres_position(tres_names, tres_count, "gres/gpu");
+  positions.cpu = tres_position(tres_names, tres_count, "cpu");
+  positions.mem = tres_position(tres_names, tres_count, "mem");
+  positions.node = tres_position(tres_names, tres_count, "node");
+  return positions;
 }
 
 /* A limit of an assoc_mgr TRES array at `index`, or -1 where none is set. */
@@ -180,43 +193,110 @@ static int64_t count_limit(uint32_t limit)
   return limit == INFINITE || limit == NO_VAL ? -1 : (int64_t)limit;
 }
 
-int slurm_round_qos(const slurmdb_qos_rec_t *qos, int gpu_tres, pollux_qos_view_t *view)
+/* The usage a QOS keeps per user: 0, or -1 (ENOMEM). */
+static int fill_qos_users(list_t *used_limits, const slurm_round_tres_t *tres,
+                          pollux_qos_view_t *view)
+{
+  pollux_user_usage_t *users;
+  list_itr_t *entries;
+  slurmdb_used_limits_t *used;
+  size_t count = 0;
+
+  if (!used_limits || slurm_list_count(used_limits) == 0)
+    return 0;
+  users = calloc(slurm_list_count(used_limits), sizeof(*users));
+  if (!users) {
+    errno = ENOMEM;
+    return -1;
+  }
+  entries = slurm_list_iterator_create(used_limits);
+  while ((used = slurm_list_next(entries))) {
+    users[count].user_id = used->uid;
+    users[count].gpus_used = tres_used(used->tres, tres->gpu);
+    users[count].jobs_used = used->jobs;
+    users[count].cpus_used = tres_used(used->tres, tres->cpu);
+    users[count].memory_mb_used = tres_used(used->tres, tres->mem);
+    users[count].nodes_used = tres_used(used->tres, tres->node);
+    count++;
+  }
+  slurm_list_iterator_destroy(entries);
+  view->users = users;
+  view->user_count = count;
+  return 0;
+}
+
+/* The usage a QOS keeps per account: 0, or -1 (ENOMEM). */
+static int fill_qos_accounts(list_t *used_limits, const slurm_round_tres_t *tres,
+                             pollux_qos_view_t *view)
+{
+  pollux_account_usage_t *accounts;
+  list_itr_t *entries;
+  slurmdb_used_limits_t *used;
+  size_t count = 0;
+
+  if (!used_limits || slurm_list_count(used_limits) == 0)
+    return 0;
+  accounts = calloc(slurm_list_count(used_limits), sizeof(*accounts));
+  if (!accounts) {
+    errno = ENOMEM;
+    return -1;
+  }
+  entries = slurm_list_iterator_create(used_limits);
+  while ((used = slurm_list_next(entries))) {
+    if (!used->acct)
+      continue;
+    accounts[count].account = used->acct;
+    accounts[count].gpus_used = tres_used(used->tres, tres->gpu);
+    accounts[count].jobs_used = used->jobs;
+    accounts[count].cpus_used = tres_used(used->tres, tres->cpu);
+    accounts[count].memory_mb_used = tres_used(used->tres, tres->mem);
+    accounts[count].nodes_used = tres_used(used->tres, tres->node);
+    count++;
+  }
+  slurm_list_iterator_destroy(entries);
+  view->accounts = accounts;
+  view->account_count = count;
+  return 0;
+}
+
+int slurm_round_qos(const slurmdb_qos_rec_t *qos, const slurm_round_tres_t *tres,
+                    pollux_qos_view_t *view)
 {
   const slurmdb_qos_usage_t *usage = qos->usage;
-  pollux_user_usage_t *users = NULL;
-  size_t count = 0;
 
   memset(view, 0, sizeof(*view));
   view->name = qos->name;
-  view->grp_gpus = tres_limit(qos->grp_tres_ctld, gpu_tres);
-  view->max_gpus_per_user = tres_limit(qos->max_tres_pu_ctld, gpu_tres);
-  view->max_gpus_per_job = tres_limit(qos->max_tres_pj_ctld, gpu_tres);
+  view->grp_gpus = tres_limit(qos->grp_tres_ctld, tres->gpu);
+  view->max_gpus_per_user = tres_limit(qos->max_tres_pu_ctld, tres->gpu);
+  view->max_gpus_per_job = tres_limit(qos->max_tres_pj_ctld, tres->gpu);
   view->grp_jobs = count_limit(qos->grp_jobs);
   view->max_jobs_per_user = count_limit(qos->max_jobs_pu);
+  view->grp_cpus = tres_limit(qos->grp_tres_ctld, tres->cpu);
+  view->grp_memory_mb = tres_limit(qos->grp_tres_ctld, tres->mem);
+  view->grp_nodes = tres_limit(qos->grp_tres_ctld, tres->node);
+  view->max_cpus_per_user = tres_limit(qos->max_tres_pu_ctld, tres->cpu);
+  view->max_memory_mb_per_user = tres_limit(qos->max_tres_pu_ctld, tres->mem);
+  view->max_nodes_per_user = tres_limit(qos->max_tres_pu_ctld, tres->node);
+  view->max_cpus_per_job = tres_limit(qos->max_tres_pj_ctld, tres->cpu);
+  view->max_memory_mb_per_job = tres_limit(qos->max_tres_pj_ctld, tres->mem);
+  view->max_nodes_per_job = tres_limit(qos->max_tres_pj_ctld, tres->node);
+  view->max_gpus_per_account = tres_limit(qos->max_tres_pa_ctld, tres->gpu);
+  view->max_cpus_per_account = tres_limit(qos->max_tres_pa_ctld, tres->cpu);
+  view->max_memory_mb_per_account = tres_limit(qos->max_tres_pa_ctld, tres->mem);
+  view->max_nodes_per_account = tres_limit(qos->max_tres_pa_ctld, tres->node);
+  view->max_jobs_per_account = count_limit(qos->max_jobs_pa);
   if (!usage)
     return 0;
-  view->gpus_used = tres_used(usage->grp_used_tres, gpu_tres);
+  view->gpus_used = tres_used(usage->grp_used_tres, tres->gpu);
   view->jobs_used = usage->grp_used_jobs;
-  if (usage->user_limit_list && slurm_list_count(usage->user_limit_list) > 0) {
-    list_itr_t *entries;
-    slurmdb_used_limits_t *used;
-
-    users = calloc(slurm_list_count(usage->user_limit_list), sizeof(*users));
-    if (!users) {
-      errno = ENOMEM;
-      return -1;
-    }
-    entries = slurm_list_iterator_create(usage->user_limit_list);
-    while ((used = slurm_list_next(entries))) {
-      users[count].user_id = used->uid;
-      users[count].gpus_used = tres_used(used->tres, gpu_tres);
-      users[count].jobs_used = used->jobs;
-      count++;
-    }
-    slurm_list_iterator_destroy(entries);
+  view->cpus_used = tres_used(usage->grp_used_tres, tres->cpu);
+  view->memory_mb_used = tres_used(usage->grp_used_tres, tres->mem);
+  view->nodes_used = tres_used(usage->grp_used_tres, tres->node);
+  if (fill_qos_users(usage->user_limit_list, tres, view) != 0 ||
+      fill_qos_accounts(usage->acct_limit_list, tres, view) != 0) {
+    slurm_round_qos_free(view);
+    return -1;
   }
-  view->users = users;
-  view->user_count = count;
   return 0;
 }
 
@@ -225,9 +305,12 @@ void slurm_round_qos_free(pollux_qos_view_t *view)
   free((pollux_user_usage_t *)view->users);
   view->users = NULL;
   view->user_count = 0;
+  free((pollux_account_usage_t *)view->accounts);
+  view->accounts = NULL;
+  view->account_count = 0;
 }
 
-void slurm_round_association(const slurmdb_assoc_rec_t *assoc, int gpu_tres,
+void slurm_round_association(const slurmdb_assoc_rec_t *assoc, const slurm_round_tres_t *tres,
                              pollux_association_view_t *view)
 {
   memset(view, 0, sizeof(*view));
@@ -235,13 +318,22 @@ void slurm_round_association(const slurmdb_assoc_rec_t *assoc, int gpu_tres,
   view->parent_id = assoc->parent_id;
   view->account = assoc->acct;
   view->user = assoc->user;
-  view->grp_gpus = tres_limit(assoc->grp_tres_ctld, gpu_tres);
-  view->max_gpus_per_job = tres_limit(assoc->max_tres_ctld, gpu_tres);
+  view->grp_gpus = tres_limit(assoc->grp_tres_ctld, tres->gpu);
+  view->max_gpus_per_job = tres_limit(assoc->max_tres_ctld, tres->gpu);
   view->grp_jobs = count_limit(assoc->grp_jobs);
   view->max_jobs = count_limit(assoc->max_jobs);
+  view->grp_cpus = tres_limit(assoc->grp_tres_ctld, tres->cpu);
+  view->grp_memory_mb = tres_limit(assoc->grp_tres_ctld, tres->mem);
+  view->grp_nodes = tres_limit(assoc->grp_tres_ctld, tres->node);
+  view->max_cpus_per_job = tres_limit(assoc->max_tres_ctld, tres->cpu);
+  view->max_memory_mb_per_job = tres_limit(assoc->max_tres_ctld, tres->mem);
+  view->max_nodes_per_job = tres_limit(assoc->max_tres_ctld, tres->node);
   if (assoc->usage) {
-    view->gpus_used = tres_used(assoc->usage->grp_used_tres, gpu_tres);
+    view->gpus_used = tres_used(assoc->usage->grp_used_tres, tres->gpu);
     view->jobs_used = assoc->usage->used_jobs;
+    view->cpus_used = tres_used(assoc->usage->grp_used_tres, tres->cpu);
+    view->memory_mb_used = tres_used(assoc->usage->grp_used_tres, tres->mem);
+    view->nodes_used = tres_used(assoc->usage->grp_used_tres, tres->node);
   }
 }
 

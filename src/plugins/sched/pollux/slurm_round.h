@@ -43,14 +43,23 @@ int slurm_round_reservation(const reserve_info_t *resv, pollux_reservation_view_
 /* One of the cluster's licenses. The view points into `license`. */
 void slurm_round_license(const slurm_license_info_t *license, pollux_license_view_t *view);
 
-/* The position of gres/gpu among `tres_names` (assoc_mgr_info_msg_t's), or -1. */
-int slurm_round_gpu_tres(char **tres_names, uint32_t tres_count);
+/* The positions of the TRES whose limits the policy applies in assoc_mgr's TRES arrays, each
+ * -1 where the cluster does not count it (no limits or usage read for it). */
+typedef struct {
+  int gpu; /* gres/gpu */
+  int cpu;
+  int mem;
+  int node;
+} slurm_round_tres_t;
 
-/* A QOS or an association of slurmctld's assoc_mgr, with its usage, by the GPU TRES at
- * `gpu_tres` (slurm_round_gpu_tres; -1: no GPU limits or usage). 0, or -1 (ENOMEM) for the
- * QOS's user array. The views point into the records. */
-int slurm_round_qos(const slurmdb_qos_rec_t *qos, int gpu_tres, pollux_qos_view_t *view);
-void slurm_round_association(const slurmdb_assoc_rec_t *assoc, int gpu_tres,
+/* Their positions among `tres_names` (assoc_mgr_info_msg_t's). */
+slurm_round_tres_t slurm_round_tres_positions(char **tres_names, uint32_t tres_count);
+
+/* A QOS or an association of slurmctld's assoc_mgr, with its limits and usage of the TRES at
+ * `tres`. 0, or -1 (ENOMEM) for the QOS's user array. The views point into the records. */
+int slurm_round_qos(const slurmdb_qos_rec_t *qos, const slurm_round_tres_t *tres,
+                    pollux_qos_view_t *view);
+void slurm_round_association(const slurmdb_assoc_rec_t *assoc, const slurm_round_tres_t *tres,
                              pollux_association_view_t *view);
 void slurm_round_qos_free(pollux_qos_view_t *view);
 

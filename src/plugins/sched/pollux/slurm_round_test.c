@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "testing/check.h"
 #include "slurm_round.h"
 
 static int has_names(pollux_names_t names, const char *const *expected, size_t count)
@@ -68,12 +68,13 @@ static void test_partition(void)
   CHECK(slurm_round_partition(&partition, &view) == 0);
   CHECK(!strcmp(view.name, "gpu"));
   CHECK(has_names(view.nodes, expected, 4));
-  CHECK(view.max_nodes == 0 && view.max_time_min == 0);
+  CHECK(view.max_nodes == 0 && view.max_time_min == 0 && view.qos == NULL);
   slurm_round_partition_free(&view);
   partition.max_nodes = 1;
   partition.max_time = 30;
+  partition.qos_char = "gpu-part";
   CHECK(slurm_round_partition(&partition, &view) == 0);
-  CHECK(view.max_nodes == 1 && view.max_time_min == 30);
+  CHECK(view.max_nodes == 1 && view.max_time_min == 30 && !strcmp(view.qos, "gpu-part"));
   slurm_round_partition_free(&view);
   CHECK(view.nodes.count == 0 && view.nodes.names == NULL);
 
@@ -192,15 +193,17 @@ static void test_site_policy(void)
 {
   static const char *const excluded[] = {"n1", "n2"};
   static const char *const reserved[] = {"n3", "n4"};
-  static char *tres_names[] = {"cpu", "mem", "gres/gpu"};
-  uint64_t qos_grp[] = {INFINITE64, INFINITE64, 16}, qos_user[] = {8, INFINITE64, 2};
-  uint64_t none[] = {INFINITE64, INFINITE64, INFINITE64}, used[] = {4, 0, 5};
-  uint64_t user_used[] = {1, 0, 2};
+  static char *tres_names[] = {"cpu", "mem", "node", "gres/gpu"};
+  uint64_t qos_grp[] = {INFINITE64, 64000, INFINITE64, 16}, qos_user[] = {8, INFINITE64, 1, 2};
+  uint64_t none[] = {INFINITE64, INFINITE64, INFINITE64, INFINITE64}, used[] = {4, 900, 1, 5};
+  uint64_t user_used[] = {1, 300, 1, 2};
+  const slurm_round_tres_t no_tres = {-1, -1, -1, -1};
+  slurm_round_tres_t tres;
   slurm_job_info_t job;
   reserve_info_t resv;
   slurmdb_qos_rec_t qos;
   slurmdb_qos_usage_t qos_usage;
-  slurmdb_used_limits_t user_usage;
+  slurmdb_used_limits_t user_usage, account_usage;
   slurmdb_assoc_rec_t assoc;
   slurmdb_assoc_usage_t assoc_usage;
   pollux_job_view_t view;
@@ -241,13 +244,16 @@ static void test_site_policy(void)
   resv.start_time = 100;
   resv.end_time = 200;
   resv.flags = RESERVE_FLAG_MAINT;
+  resv.licenses = "lic:1";
   CHECK(slurm_round_reservation(&resv, &resv_view) == 0);
   CHECK(!strcmp(resv_view.name, "maint") && has_names(resv_view.nodes, reserved, 2));
   CHECK(resv_view.start_time == 100 && resv_view.end_time == 200 && resv_view.maintenance);
+  CHECK(!strcmp(resv_view.licenses, "lic:1"));
   slurm_round_reservation_free(&resv_view);
 
-  CHECK(slurm_round_gpu_tres(tres_names, 3) == 2);
-  CHECK(slurm_round_gpu_tres(tres_names, 2) == -1);
+  tres = slurm_round_tres_positions(tres_names, 4);
+  CHECK(tres.cpu == 0 && tres.mem == 1 && tres.node == 2 && tres.gpu == 3);
+  CHECK(slurm_round_tres_positions(tres_names, 3).gpu == -1);
   memset(&qos, 0, sizeof(qos));
   memset(&qos_usage, 0, sizeof(qos_usage));
   memset(&user_usage, 0, sizeof(user_usage));
@@ -265,7 +271,19 @@ static void test_site_policy(void)
   user_usage.tres = user_used;
   qos_usage.user_limit_list = slurm_list_create(NULL);
   slurm_list_append(qos_usage.user_limit_list, &user_usage);
-  CHECK(slurm_round_qos(&qos, 2, &qos_view) == 0);
+  memset(&account_usage, 0, sizeof(account_usage));
+  account_usage.acct = "acct1";
+  account_usage.jobs = 2;
+  account_usage.tres = user_used;
+  qos_usage.acct_limit_list = slurm_list_create(NULL);
+  slurm_list_append(qos_usage.acct_limit_list, &account_usage);
+  qos.max_tres_pa_ctld = qos_user;
+  qos.max_jobs_pa = 5;
+  CHECK(slurm_round_qos(&qos, &tres, &qos_view) == 0);
+  CHECK(qos_view.max_gpus_per_account == 2 && qos_view.max_cpus_per_account == 8);
+  CHECK(qos_view.max_nodes_per_account == 1 && qos_view.max_jobs_per_account == 5);
+  CHECK(qos_view.account_count == 1 && !strcmp(qos_view.accounts[0].account, "acct1"));
+  CHECK(qos_view.accounts[0].gpus_used == 2 && qos_view.accounts[0].jobs_used == 2);
   CHECK(!strcmp(qos_view.name, "gpu2"));
   CHECK(qos_view.grp_gpus == 16 && qos_view.max_gpus_per_user == 2);
   CHECK(qos_view.max_gpus_per_job == -1 && qos_view.grp_jobs == -1);
@@ -273,11 +291,19 @@ static void test_site_policy(void)
   CHECK(qos_view.gpus_used == 5 && qos_view.jobs_used == 4);
   CHECK(qos_view.user_count == 1 && qos_view.users[0].user_id == 1000);
   CHECK(qos_view.users[0].gpus_used == 2 && qos_view.users[0].jobs_used == 1);
+  CHECK(qos_view.grp_cpus == -1 && qos_view.grp_memory_mb == 64000);
+  CHECK(qos_view.max_cpus_per_user == 8 && qos_view.max_memory_mb_per_user == -1);
+  CHECK(qos_view.max_cpus_per_job == -1 && qos_view.max_nodes_per_job == -1);
+  CHECK(qos_view.cpus_used == 4 && qos_view.memory_mb_used == 900 && qos_view.nodes_used == 1);
+  CHECK(qos_view.grp_nodes == -1 && qos_view.max_nodes_per_user == 1);
+  CHECK(qos_view.users[0].cpus_used == 1 && qos_view.users[0].memory_mb_used == 300);
   slurm_round_qos_free(&qos_view);
-  CHECK(slurm_round_qos(&qos, -1, &qos_view) == 0); /* no gres/gpu TRES: no GPU limits */
+  CHECK(slurm_round_qos(&qos, &no_tres, &qos_view) == 0); /* no TRES counted: no limits */
   CHECK(qos_view.grp_gpus == -1 && qos_view.users[0].gpus_used == 0);
+  CHECK(qos_view.grp_memory_mb == -1 && qos_view.users[0].cpus_used == 0);
   slurm_round_qos_free(&qos_view);
   slurm_list_destroy(qos_usage.user_limit_list);
+  slurm_list_destroy(qos_usage.acct_limit_list);
 
   memset(&assoc, 0, sizeof(assoc));
   memset(&assoc_usage, 0, sizeof(assoc_usage));
@@ -292,12 +318,15 @@ static void test_site_policy(void)
   assoc.usage = &assoc_usage;
   assoc_usage.grp_used_tres = used;
   assoc_usage.used_jobs = 1;
-  slurm_round_association(&assoc, 2, &assoc_view);
+  slurm_round_association(&assoc, &tres, &assoc_view);
   CHECK(assoc_view.id == 12 && assoc_view.parent_id == 2);
   CHECK(!strcmp(assoc_view.account, "acct1") && !strcmp(assoc_view.user, "alice"));
   CHECK(assoc_view.grp_gpus == 16 && assoc_view.max_gpus_per_job == 2);
   CHECK(assoc_view.grp_jobs == -1 && assoc_view.max_jobs == 1);
   CHECK(assoc_view.gpus_used == 5 && assoc_view.jobs_used == 1);
+  CHECK(assoc_view.grp_memory_mb == 64000 && assoc_view.max_cpus_per_job == 8);
+  CHECK(assoc_view.max_nodes_per_job == 1 && assoc_view.max_memory_mb_per_job == -1);
+  CHECK(assoc_view.cpus_used == 4 && assoc_view.memory_mb_used == 900);
 }
 
 static void test_nodes_registered(void)

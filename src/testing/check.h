@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The checks of the shim's C unit tests (C has no GoogleTest): CHECK counts a failed
+/* The checks of the C unit tests (C has no GoogleTest): CHECK counts a failed
  * condition and names it; check_summary() prints the outcome and gives the exit status. */
-#ifndef POLLUX_SHIM_CHECK_H
-#define POLLUX_SHIM_CHECK_H
+#ifndef POLLUX_TESTING_CHECK_H
+#define POLLUX_TESTING_CHECK_H
 
 #include <stdio.h>
 

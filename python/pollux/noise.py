@@ -1,6 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""PyTorch's side of Pollux: gradient noise statistics for pollux-agent's `step` message, the
-job's process group, the learning-rate rule and checkpoints.
+"""pollux.noise: gradient noise statistics for pollux-agent's `step` message.
 
 The agent wants grad_sqr = |g|^2 (g: the true mean gradient) and grad_var = tr(Sigma) (Sigma:
 the covariance of ONE example's gradient). Both come from K >= 2 gradient estimates G_1..G_K
@@ -29,36 +28,24 @@ API
                                         and the two halves' noise_stats
   NoiseAverage                          exponential moving average of NoiseStats, clamped to
                                         what the agent accepts (both >= 0)
-  init_process_group(backend=None)      joins the job's process group from torchrun's
-                                        environment (pollux-agent sets it): gloo on CPU, nccl
-                                        with CUDA; (rank, world_size), (0, 1) when alone
-  lr_scale(batch_size, init_batch_size, rule, decision=None)
-                                        the learning-rate factor of a batch size: "adascale"
-                                        (the agent's decision.lr_scale), "sqrt" or "linear"
-  save_checkpoint(path, state)          rank 0 writes torch.save(state) atomically; the
-                                        previous checkpoint stays whole until the new one is
-  load_checkpoint(path)                 the saved state, None if there is none; raises
-                                        CheckpointError naming the file if it is unreadable
 
 One estimate is noisy and grad_sqr is often negative when the noise dominates, but pollux-agent
 only takes values >= 0: report NoiseAverage.value(), not a raw estimate. In a data-parallel
-job each replica can call half_batch_backward on its own micro-batch (no extra communication)
-and rank 0 reports its own average.
+job pollux.AdaptiveDataParallel measures the noise from the replicas' gradients inside its
+gradient all-reduce (noise_from_norms) and rank 0 reports the average.
 """
 
+from __future__ import annotations
+
+
 import dataclasses
-import math
 import numbers
-import os
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
-import torch.distributed as dist
 
 __all__ = ["NoiseStats", "noise_stats", "flat_gradient", "half_batch_backward", "NoiseAverage",
-           "noise_from_norms", "init_process_group", "lr_scale", "LR_RULES", "save_checkpoint", "load_checkpoint",
-           "CheckpointError"]
-
-LR_RULES = ("adascale", "sqrt", "linear")
+           "noise_from_norms"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,7 +56,8 @@ class NoiseStats:
     grad_var: float
 
 
-def noise_stats(grads, batch_sizes):
+def noise_stats(grads: Sequence[torch.Tensor],
+                batch_sizes: Union[int, Sequence[int]]) -> NoiseStats:
     """Unbiased NoiseStats from K >= 2 gradients of one step (see the module's doc).
 
     grads: flattened gradient tensors, grads[i] the mean gradient over batch_sizes[i] examples
@@ -89,10 +77,11 @@ def noise_stats(grads, batch_sizes):
     return _noise_from_moments(mean_sqr, whole_sqr, mean_inverse, total)
 
 
-def noise_from_norms(mean_sqr, whole_sqr, local_size, replicas):
+def noise_from_norms(mean_sqr: float, whole_sqr: float, local_size: int,
+                     replicas: int) -> NoiseStats:
     """NoiseStats from replicas >= 2 gradients of local_size examples each, given only
     mean_sqr = mean_i |G_i|^2 and whole_sqr = |G|^2 (G their mean), as a data-parallel step
-    can sum them in its own all-reduce (pollux_ddp)."""
+    can sum them in its own all-reduce (pollux.AdaptiveDataParallel)."""
     if replicas < 2 or local_size < 1:
         raise ValueError("noise_from_norms needs >= 2 replicas of >= 1 example each")
     return _noise_from_moments(mean_sqr, whole_sqr, 1.0 / local_size, local_size * replicas)
@@ -103,13 +92,16 @@ def _noise_from_moments(mean_sqr, whole_sqr, mean_inverse, total):
     return NoiseStats(grad_sqr=whole_sqr - grad_var / total, grad_var=grad_var)
 
 
-def flat_gradient(grads, params):
+def flat_gradient(grads: Sequence[Optional[torch.Tensor]],
+                  params: Sequence[torch.Tensor]) -> torch.Tensor:
     """One flat tensor of per-parameter gradients (None, for an unused parameter, as zeros)."""
     return torch.cat([(torch.zeros_like(param) if grad is None else grad).reshape(-1)
                       for grad, param in zip(grads, params)])
 
 
-def half_batch_backward(model, loss_fn, inputs, targets, grad_scale=1.0):
+def half_batch_backward(model: torch.nn.Module,
+                        loss_fn: Callable[[Any, Any], torch.Tensor], inputs: Any, targets: Any,
+                        grad_scale: float = 1.0) -> Tuple[float, NoiseStats]:
     """Backward pass over a batch in two halves, measuring the gradient noise on the way.
 
     loss_fn(model(x), y) must be a mean over the examples (reduction="mean"). Adds
@@ -153,112 +145,33 @@ class NoiseAverage:
     value() clamps at 0 (after averaging, which keeps the average unbiased until then).
     """
 
-    def __init__(self, smoothing=0.95):
+    def __init__(self, smoothing: float = 0.95) -> None:
         if not 0 <= smoothing < 1:
             raise ValueError("smoothing must be in [0, 1)")
         self.smoothing = smoothing
         self._sums = [0.0, 0.0]  # decayed sums of grad_sqr and grad_var
         self._weight = 0.0  # decayed count of updates: the sums' bias correction
 
-    def update(self, stats):
+    def update(self, stats: NoiseStats) -> None:
+        """Adds one estimate."""
         s = self.smoothing
         self._sums = [s * self._sums[0] + (1 - s) * stats.grad_sqr,
                       s * self._sums[1] + (1 - s) * stats.grad_var]
         self._weight = s * self._weight + (1 - s)
 
-    def value(self):
+    def value(self) -> Optional[NoiseStats]:
         """The averaged NoiseStats, each >= 0; None before the first update."""
         if self._weight == 0:
             return None
         grad_sqr, grad_var = (max(total / self._weight, 0.0) for total in self._sums)
         return NoiseStats(grad_sqr=grad_sqr, grad_var=grad_var)
 
-    def state_dict(self):
+    def state_dict(self) -> Dict[str, Any]:
+        """The average's state, for a checkpoint."""
         return {"smoothing": self.smoothing, "sums": list(self._sums), "weight": self._weight}
 
-    def load_state_dict(self, state):
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        """Puts back a state_dict()."""
         self.smoothing = state["smoothing"]
         self._sums = list(state["sums"])
         self._weight = state["weight"]
-
-
-def init_process_group(backend=None):
-    """Joins the job's process group through env:// (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT,
-    as pollux-agent and torchrun set them). backend: "nccl" when CUDA is available, else
-    "gloo". Returns (rank, world_size); without WORLD_SIZE, or with WORLD_SIZE=1, the process
-    trains alone: (0, 1) and no group. Raises ValueError for a malformed environment.
-    """
-    world_size = _environment_int("WORLD_SIZE", 1, minimum=1)
-    rank = _environment_int("RANK", 0, minimum=0)
-    if rank >= world_size:
-        raise ValueError(f"RANK={rank} is not below WORLD_SIZE={world_size}")
-    if world_size == 1:
-        return 0, 1
-    if backend is None:
-        backend = "nccl" if torch.cuda.is_available() else "gloo"
-    if backend == "nccl":
-        torch.cuda.set_device(_environment_int("LOCAL_RANK", 0, minimum=0) %
-                              torch.cuda.device_count())
-    if not dist.is_initialized():
-        dist.init_process_group(backend, init_method="env://", rank=rank, world_size=world_size)
-    return rank, world_size
-
-
-def _environment_int(name, default, minimum):
-    text = os.environ.get(name, "")
-    if text == "":
-        return default
-    try:
-        value = int(text)
-    except ValueError:
-        raise ValueError(f"{name}={text!r} is not an integer") from None
-    if value < minimum:
-        raise ValueError(f"{name}={value} is below {minimum}")
-    return value
-
-
-def lr_scale(batch_size, init_batch_size, rule="adascale", decision=None):
-    """The learning-rate factor for `batch_size` examples per step (the job's init_batch_size
-    is 1): "adascale" takes the agent's decision.lr_scale (AdaScale's gain, 1 without a
-    decision), "sqrt" sqrt(batch_size / init_batch_size), "linear" the ratio itself.
-    """
-    if rule not in LR_RULES:
-        raise ValueError(f"unknown learning-rate rule {rule!r}: one of {', '.join(LR_RULES)}")
-    if batch_size < 1 or init_batch_size < 1:
-        raise ValueError("batch sizes must be >= 1")
-    if rule == "adascale":
-        return 1.0 if decision is None else float(decision.lr_scale)
-    ratio = batch_size / init_batch_size
-    return math.sqrt(ratio) if rule == "sqrt" else ratio
-
-
-class CheckpointError(RuntimeError):
-    """A checkpoint that exists but cannot be read back."""
-
-
-def save_checkpoint(path, state):
-    """Rank 0 writes torch.save(state) to PATH.tmp, flushes it to disk and renames it over PATH,
-    so PATH is always a whole checkpoint (the previous one until the new one is complete);
-    every rank then waits for it (a barrier when a process group is up).
-    """
-    if not dist.is_initialized() or dist.get_rank() == 0:
-        temporary = f"{path}.tmp"
-        with open(temporary, "wb") as file:
-            torch.save(state, file)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, path)
-    if dist.is_initialized():
-        dist.barrier()
-
-
-def load_checkpoint(path, map_location="cpu"):
-    """The state saved at PATH, None if there is no checkpoint. Raises CheckpointError naming
-    the file when it is unreadable (the file is left as it is)."""
-    if not os.path.exists(path):
-        return None
-    try:
-        return torch.load(path, map_location=map_location)
-    except Exception as error:  # torch.load raises many kinds for a damaged file
-        raise CheckpointError(f"checkpoint {path} is unreadable ({error.__class__.__name__}: "
-                              f"{error}); remove it to start afresh") from error

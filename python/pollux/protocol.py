@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""A training loop's side of the pollux-agent channel (standard library only).
+"""pollux.protocol: a training loop's side of the pollux-agent channel (standard library only).
 
 The Python twin of include/pollux/pollux_train.h, which specifies the protocol: pollux-agent
 starts the training command with POLLUX_AGENT_SOCKET naming a UNIX SOCK_SEQPACKET socket; the
@@ -24,8 +24,8 @@ of a job step it stops (for a requeue, say), the agent's workers as well as the 
 agent's own request may arrive after the signal (the handler is installed from the main thread
 and put back by close()).
 
-    with pollux_train.Trainer(init_batch_size=256, max_batch_size=4096, min_local_bsz=16,
-                              max_local_bsz=128, accumulation=True) as trainer:
+    with pollux.Trainer(init_batch_size=256, max_batch_size=4096, min_local_bsz=16,
+                        max_local_bsz=128, accumulation=True) as trainer:
         trainer.declare_target(epochs=90, examples_per_epoch=len(dataset))  # optional
         for ...:
             ... one optimizer step ...
@@ -33,7 +33,12 @@ and put back by close()).
             decision = trainer.decision()        # None until the agent has decided
             if trainer.checkpoint_requested():
                 ... save ...; trainer.checkpointed(); break
+
+pollux.AdaptiveDataParallel opens its own Trainer from the loader's pollux.BatchSizeLimits;
+use Trainer directly only for a training loop of your own.
 """
+
+from __future__ import annotations
 
 import dataclasses
 import math
@@ -44,6 +49,9 @@ import signal
 import socket
 import sys
 import threading
+from typing import Any, Dict, Optional, Tuple
+
+from pollux.limits import BatchSizeLimits
 
 __all__ = ["Decision", "Trainer", "MAX_LINE", "MAX_DECLARED"]
 
@@ -72,14 +80,14 @@ class Decision:
 class Trainer:
     """The connection to pollux-agent, or a no-op outside it (see the module's doc)."""
 
-    def __init__(self, init_batch_size, max_batch_size, min_local_bsz, max_local_bsz,
-                 accumulation):
+    def __init__(self, init_batch_size: int, max_batch_size: int, min_local_bsz: int,
+                 max_local_bsz: int, accumulation: bool) -> None:
         """Connects to POLLUX_AGENT_SOCKET and sends `hello` with the job's batch limits.
 
         Raises OSError if the variable names a socket that cannot be connected to.
         """
-        self._socket = None
-        self._decision = None
+        self._socket: Optional[socket.socket] = None
+        self._decision: Optional[Decision] = None
         self._checkpoint_requested = False
         self._reported = (0.0, 0.0)  # examples and epochs of the last step reported
         self._length_line = None     # a declared length the agent has not taken yet
@@ -95,20 +103,28 @@ class Trainer:
             connection.close()
             raise
         self._socket = connection
-        self._previous_sigterm = None
+        self._previous_sigterm: Any = None
         if threading.current_thread() is threading.main_thread():
             self._previous_sigterm = signal.signal(signal.SIGTERM, self._on_sigterm)
 
-    def _on_sigterm(self, signum, frame):
+    @classmethod
+    def from_limits(cls, limits: BatchSizeLimits) -> "Trainer":
+        """A Trainer announcing `limits` (what pollux.AdaptiveDataParallel opens)."""
+        return cls(limits.init_batch_size, limits.max_batch_size, limits.min_local_bsz,
+                   limits.max_local_bsz, limits.accumulation)
+
+    def _on_sigterm(self, signum: int, frame: Any) -> None:
         self._checkpoint_requested = True
 
     @property
-    def connected(self):
+    def connected(self) -> bool:
         """True under pollux-agent (until close())."""
         return self._socket is not None
 
-    def report_step(self, step_time, local_bsz, accum_steps, examples, epochs,
-                    compute_time=None, grad_sqr=None, grad_var=None):
+    def report_step(self, step_time: float, local_bsz: int, accum_steps: int, examples: float,
+                    epochs: float, compute_time: Optional[float] = None,
+                    grad_sqr: Optional[float] = None,
+                    grad_var: Optional[float] = None) -> bool:
         """Reports one optimizer step; picks up any decision or checkpoint request.
 
         step_time: seconds of the whole step (all micro-batches); accum_steps: micro-batches
@@ -129,7 +145,8 @@ class Trainer:
         self._drain()
         return sent
 
-    def declare_target(self, epochs=None, examples=None, examples_per_epoch=None):
+    def declare_target(self, epochs: Optional[float] = None, examples: Optional[float] = None,
+                       examples_per_epoch: Optional[float] = None) -> bool:
         """Declares how long the job is: `epochs` epochs (of a data set of
         `examples_per_epoch` examples; None: the agent derives it from the step totals) or
         `examples` examples, exactly one of the two. Call it after each start (the latest
@@ -145,7 +162,7 @@ class Trainer:
         """
         problem = _length_problem(epochs, examples, examples_per_epoch, *self._reported)
         if problem is not None:
-            print(f"pollux_train: declared length refused: {problem}; the job runs undeclared",
+            print(f"pollux: declared length refused: {problem}; the job runs undeclared",
                   file=sys.stderr, flush=True)
             return False
         if self._socket is not None:
@@ -153,21 +170,22 @@ class Trainer:
             self._send_length()
         return True
 
-    def decision(self):
+    def decision(self) -> Optional[Decision]:
         """The agent's latest Decision, or None if it has not sent one."""
         self._drain()
         return self._decision
 
-    def checkpoint_requested(self):
+    def checkpoint_requested(self) -> bool:
         """True once the agent has asked for a checkpoint (the job is about to stop)."""
         self._drain()
         return self._checkpoint_requested
 
-    def checkpointed(self):
+    def checkpointed(self) -> bool:
         """Tells the agent a checkpoint has been written. False if it could not be sent."""
         return self._socket is None or self._send(b"checkpointed\n")
 
-    def close(self):
+    def close(self) -> None:
+        """Closes the connection (and puts the previous SIGTERM handler back)."""
         if self._socket is not None:
             self._socket.close()
             if self._previous_sigterm is not None:
@@ -175,10 +193,10 @@ class Trainer:
                 self._previous_sigterm = None
         self._socket = None
 
-    def __enter__(self):
+    def __enter__(self) -> "Trainer":
         return self
 
-    def __exit__(self, *exception):
+    def __exit__(self, *exception: Any) -> None:
         self.close()
 
     def _send(self, line):

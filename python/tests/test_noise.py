@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""pollux_torch's gradient noise estimates against known truths, with real torch on CPU.
+"""pollux.noise: gradient noise estimates against known truths, with real torch on CPU.
 
 Tolerances: averaged over many draws (fixed seeds), the unbiased estimates must land within 5 %
 of the true |g|^2 and tr(Sigma). The biased alternatives (|G|^2 for |g|^2, or the variance of
@@ -18,12 +18,12 @@ except ImportError:
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import pollux_train
+import pollux
 import ports
 
 if torch is not None:
-    import pollux_torch
-    from pollux_torch import NoiseStats
+
+    from pollux import NoiseStats
 
 TOLERANCE = 0.05
 
@@ -60,7 +60,7 @@ class SyntheticGradientTest(unittest.TestCase):
         local_bsz, replicas = 8, 4
         draws = gaussian_gradients(self.generator, self.mean, self.root, replicas, local_bsz, 4000)
         grad_sqr, grad_var = average_stats(
-            [pollux_torch.noise_stats(list(grads), local_bsz) for grads in draws])
+            [pollux.noise_stats(list(grads), local_bsz) for grads in draws])
         self.assertClose(grad_sqr, 1.0, "|g|^2")
         self.assertClose(grad_var, self.trace, "tr(Sigma)")
         biased = draws.mean(dim=1).square().sum(dim=1).mean().item()  # |G|^2: 1 + 20 / 32
@@ -72,14 +72,14 @@ class SyntheticGradientTest(unittest.TestCase):
                  for size in sizes]
         draws = torch.cat(parts, dim=1)
         grad_sqr, grad_var = average_stats(
-            [pollux_torch.noise_stats(list(grads), sizes) for grads in draws])
+            [pollux.noise_stats(list(grads), sizes) for grads in draws])
         self.assertClose(grad_sqr, 1.0, "|g|^2")
         self.assertClose(grad_var, self.trace, "tr(Sigma)")
 
     def test_two_halves_of_one_batch_converge_to_the_truth(self):
         draws = gaussian_gradients(self.generator, self.mean, self.root, 2, 16, 8000)
         grad_sqr, grad_var = average_stats(
-            [pollux_torch.noise_stats(list(grads), 16) for grads in draws])
+            [pollux.noise_stats(list(grads), 16) for grads in draws])
         self.assertClose(grad_sqr, 1.0, "|g|^2")
         self.assertClose(grad_var, self.trace, "tr(Sigma)")
 
@@ -88,20 +88,20 @@ class EstimatorTest(unittest.TestCase):
     def test_hand_computed_case(self):
         # G_1 = (1, 0), G_2 = (0, 1), 2 examples each: G = (.5, .5), mean |G_i|^2 = 1,
         # tr(Sigma) = (1 - .5) / (1/2 - 1/4) = 2, |g|^2 = .5 - 2 / 4 = 0.
-        stats = pollux_torch.noise_stats([torch.tensor([1.0, 0.0]), torch.tensor([0.0, 1.0])], 2)
+        stats = pollux.noise_stats([torch.tensor([1.0, 0.0]), torch.tensor([0.0, 1.0])], 2)
         self.assertAlmostEqual(stats.grad_sqr, 0.0, places=12)
         self.assertAlmostEqual(stats.grad_var, 2.0, places=12)
 
     def test_equal_sizes_given_as_a_list_or_an_int_agree(self):
         grads = [torch.randn(7, generator=torch.Generator().manual_seed(seed)) for seed in range(3)]
-        self.assertEqual(pollux_torch.noise_stats(grads, 4),
-                         pollux_torch.noise_stats(grads, [4] * 3))
+        self.assertEqual(pollux.noise_stats(grads, 4),
+                         pollux.noise_stats(grads, [4] * 3))
 
     def test_bad_arguments(self):
         grad = torch.ones(3)
         for grads, sizes in (([grad], 4), ([grad, grad], [4]), ([grad, grad], [4, 0])):
             with self.assertRaises(ValueError):
-                pollux_torch.noise_stats(grads, sizes)
+                pollux.noise_stats(grads, sizes)
 
 
 def linear_regression(seed, size=256, features=5):
@@ -116,7 +116,7 @@ def linear_regression(seed, size=256, features=5):
 def plain_gradient(model, loss_fn, inputs, targets):
     model.zero_grad(set_to_none=True)
     loss_fn(model(inputs), targets).backward()
-    return pollux_torch.flat_gradient([p.grad for p in model.parameters()],
+    return pollux.flat_gradient([p.grad for p in model.parameters()],
                                       list(model.parameters()))
 
 
@@ -126,7 +126,7 @@ class HalfBatchBackwardTest(unittest.TestCase):
         self.loss_fn = torch.nn.MSELoss()
 
     def current_gradient(self):
-        return pollux_torch.flat_gradient([p.grad for p in self.model.parameters()],
+        return pollux.flat_gradient([p.grad for p in self.model.parameters()],
                                           list(self.model.parameters()))
 
     def test_leaves_the_whole_batch_gradient_and_loss(self):
@@ -134,7 +134,7 @@ class HalfBatchBackwardTest(unittest.TestCase):
             inputs, targets = self.inputs[:size], self.targets[:size]
             expected = plain_gradient(self.model, self.loss_fn, inputs, targets)
             self.model.zero_grad(set_to_none=True)
-            loss, stats = pollux_torch.half_batch_backward(self.model, self.loss_fn, inputs,
+            loss, stats = pollux.half_batch_backward(self.model, self.loss_fn, inputs,
                                                            targets)
             torch.testing.assert_close(self.current_gradient(), expected)
             self.assertAlmostEqual(loss, self.loss_fn(self.model(inputs), targets).item(),
@@ -149,13 +149,13 @@ class HalfBatchBackwardTest(unittest.TestCase):
                                            self.targets[second]))
         self.model.zero_grad(set_to_none=True)
         for part in (first, second):
-            pollux_torch.half_batch_backward(self.model, self.loss_fn, self.inputs[part],
+            pollux.half_batch_backward(self.model, self.loss_fn, self.inputs[part],
                                              self.targets[part], grad_scale=0.5)
         torch.testing.assert_close(self.current_gradient(), expected)
 
     def test_needs_two_examples(self):
         with self.assertRaises(ValueError):
-            pollux_torch.half_batch_backward(self.model, self.loss_fn, self.inputs[:1],
+            pollux.half_batch_backward(self.model, self.loss_fn, self.inputs[:1],
                                              self.targets[:1])
 
     def test_converges_to_the_dataset_statistics(self):
@@ -171,7 +171,7 @@ class HalfBatchBackwardTest(unittest.TestCase):
         for _ in range(3000):
             batch = torch.randint(len(self.inputs), (16,), generator=generator)
             self.model.zero_grad(set_to_none=True)
-            estimates.append(pollux_torch.half_batch_backward(
+            estimates.append(pollux.half_batch_backward(
                 self.model, self.loss_fn, self.inputs[batch], self.targets[batch])[1])
         grad_sqr, grad_var = average_stats(estimates)
         self.assertLess(abs(grad_sqr - true_sqr), TOLERANCE * true_sqr, (grad_sqr, true_sqr))
@@ -179,13 +179,13 @@ class HalfBatchBackwardTest(unittest.TestCase):
 
     def test_training_a_real_model_gives_finite_positive_statistics(self):
         optimizer = torch.optim.SGD(self.model.parameters(), lr=0.05)
-        average = pollux_torch.NoiseAverage(smoothing=0.9)
+        average = pollux.NoiseAverage(smoothing=0.9)
         generator = torch.Generator().manual_seed(3)
         values = []
         for _ in range(300):
             batch = torch.randint(len(self.inputs), (32,), generator=generator)
             optimizer.zero_grad(set_to_none=True)
-            _, stats = pollux_torch.half_batch_backward(self.model, self.loss_fn,
+            _, stats = pollux.half_batch_backward(self.model, self.loss_fn,
                                                         self.inputs[batch], self.targets[batch])
             optimizer.step()
             average.update(stats)
@@ -201,10 +201,10 @@ class HalfBatchBackwardTest(unittest.TestCase):
 
 class NoiseAverageTest(unittest.TestCase):
     def test_none_before_the_first_update(self):
-        self.assertIsNone(pollux_torch.NoiseAverage().value())
+        self.assertIsNone(pollux.NoiseAverage().value())
 
     def test_bias_corrected_from_the_first_update(self):
-        average = pollux_torch.NoiseAverage(smoothing=0.99)
+        average = pollux.NoiseAverage(smoothing=0.99)
         average.update(NoiseStats(2.0, 30.0))
         self.assertEqual(average.value(), NoiseStats(2.0, 30.0))
         average.update(NoiseStats(4.0, 10.0))
@@ -213,7 +213,7 @@ class NoiseAverageTest(unittest.TestCase):
         self.assertAlmostEqual(average.value().grad_var, (0.99 * 30 + 10) / 1.99)
 
     def test_clamps_a_negative_average_at_zero(self):
-        average = pollux_torch.NoiseAverage(smoothing=0.5)
+        average = pollux.NoiseAverage(smoothing=0.5)
         average.update(NoiseStats(-1.0, 5.0))
         average.update(NoiseStats(0.5, -1.0))
         self.assertEqual(average.value().grad_sqr, 0.0)
@@ -222,10 +222,10 @@ class NoiseAverageTest(unittest.TestCase):
         self.assertEqual(average.value(), NoiseStats(0.0, 0.0))
 
     def test_state_dict_round_trip(self):
-        average = pollux_torch.NoiseAverage(smoothing=0.8)
+        average = pollux.NoiseAverage(smoothing=0.8)
         for stats in (NoiseStats(1.0, 2.0), NoiseStats(3.0, 1.0)):
             average.update(stats)
-        restored = pollux_torch.NoiseAverage()
+        restored = pollux.NoiseAverage()
         restored.load_state_dict(average.state_dict())
         self.assertEqual(restored.value(), average.value())
         restored.update(NoiseStats(5.0, 5.0))
@@ -235,18 +235,18 @@ class NoiseAverageTest(unittest.TestCase):
     def test_smoothing_out_of_range(self):
         for smoothing in (-0.1, 1.0):
             with self.assertRaises(ValueError):
-                pollux_torch.NoiseAverage(smoothing)
+                pollux.NoiseAverage(smoothing)
 
 
 def _group_worker(rank, world_size, port, directory, results):
     os.environ.update({"RANK": str(rank), "WORLD_SIZE": str(world_size),
                        "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)})
-    joined = pollux_torch.init_process_group()
+    joined = pollux.init_process_group()
     total = torch.tensor([float(rank + 1)])
     torch.distributed.all_reduce(total)
     path = os.path.join(directory, "group.pt")
-    pollux_torch.save_checkpoint(path, {"written_by": rank, "step": 7})
-    loaded = pollux_torch.load_checkpoint(path)  # after the barrier: every rank reads rank 0's
+    pollux.save_checkpoint(path, {"written_by": rank, "step": 7})
+    loaded = pollux.load_checkpoint(path)  # after the barrier: every rank reads rank 0's
     results.put((rank, joined, total.item(), loaded["written_by"], loaded["step"]))
     torch.distributed.destroy_process_group()
 
@@ -262,15 +262,18 @@ class ProcessGroupTest(unittest.TestCase):
                 os.environ[name] = value
 
     def test_alone_without_the_environment(self):
-        self.assertEqual(pollux_torch.init_process_group(), (0, 1))
+        self.assertEqual(pollux.init_process_group(), (0, 1))  # a group of one, no network
+        self.assertEqual(torch.distributed.get_world_size(), 1)
+        torch.distributed.destroy_process_group()
         os.environ.update({"RANK": "0", "WORLD_SIZE": "1"})
-        self.assertEqual(pollux_torch.init_process_group(), (0, 1))
+        self.assertEqual(pollux.init_process_group(), (0, 1))
+        torch.distributed.destroy_process_group()
 
     def test_malformed_environment(self):
         for rank, world in (("x", "2"), ("2", "2"), ("0", "0"), ("-1", "2")):
             os.environ.update({"RANK": rank, "WORLD_SIZE": world})
             with self.assertRaises(ValueError):
-                pollux_torch.init_process_group()
+                pollux.init_process_group()
 
     def test_two_gloo_processes_join_reduce_and_share_a_checkpoint(self):
         import tempfile
@@ -297,18 +300,18 @@ class ProcessGroupTest(unittest.TestCase):
 
 class LrScaleTest(unittest.TestCase):
     def test_rules(self):
-        decision = pollux_train.Decision(batch_size=512, local_bsz=128, accum_steps=0,
+        decision = pollux.Decision(batch_size=512, local_bsz=128, accum_steps=0,
                                          lr_scale=1.7)
-        self.assertEqual(pollux_torch.lr_scale(512, 128, "adascale", decision), 1.7)
-        self.assertEqual(pollux_torch.lr_scale(512, 128, "adascale"), 1.0)  # no decision yet
-        self.assertEqual(pollux_torch.lr_scale(512, 128, "sqrt"), 2.0)
-        self.assertEqual(pollux_torch.lr_scale(512, 128, "linear"), 4.0)
+        self.assertEqual(pollux.lr_scale(512, 128, "adascale", decision), 1.7)
+        self.assertEqual(pollux.lr_scale(512, 128, "adascale"), 1.0)  # no decision yet
+        self.assertEqual(pollux.lr_scale(512, 128, "sqrt"), 2.0)
+        self.assertEqual(pollux.lr_scale(512, 128, "linear"), 4.0)
 
     def test_bad_arguments(self):
         with self.assertRaises(ValueError):
-            pollux_torch.lr_scale(512, 128, "cubic")
+            pollux.lr_scale(512, 128, "cubic")
         with self.assertRaises(ValueError):
-            pollux_torch.lr_scale(0, 128, "sqrt")
+            pollux.lr_scale(0, 128, "sqrt")
 
 
 class CheckpointTest(unittest.TestCase):
@@ -322,10 +325,10 @@ class CheckpointTest(unittest.TestCase):
         shutil.rmtree(self.directory)
 
     def test_round_trip_and_no_checkpoint(self):
-        self.assertIsNone(pollux_torch.load_checkpoint(self.path))
+        self.assertIsNone(pollux.load_checkpoint(self.path))
         model = torch.nn.Linear(3, 2)
-        pollux_torch.save_checkpoint(self.path, {"model": model.state_dict(), "position": 42})
-        state = pollux_torch.load_checkpoint(self.path)
+        pollux.save_checkpoint(self.path, {"model": model.state_dict(), "position": 42})
+        state = pollux.load_checkpoint(self.path)
         self.assertEqual(state["position"], 42)
         self.assertTrue(torch.equal(state["model"]["weight"], model.weight))
         self.assertEqual(os.listdir(self.directory), ["ckpt.pt"])  # no temporary left
@@ -333,16 +336,16 @@ class CheckpointTest(unittest.TestCase):
     def test_a_corrupt_checkpoint_is_a_clear_error_and_is_kept(self):
         with open(self.path, "wb") as file:
             file.write(b"not a checkpoint")
-        with self.assertRaises(pollux_torch.CheckpointError) as raised:
-            pollux_torch.load_checkpoint(self.path)
+        with self.assertRaises(pollux.CheckpointError) as raised:
+            pollux.load_checkpoint(self.path)
         self.assertIn(self.path, str(raised.exception))
         self.assertTrue(os.path.exists(self.path))
 
     def test_a_failed_save_leaves_the_previous_checkpoint_whole(self):
-        pollux_torch.save_checkpoint(self.path, {"position": 1})
+        pollux.save_checkpoint(self.path, {"position": 1})
         with self.assertRaises(Exception):
-            pollux_torch.save_checkpoint(self.path, {"position": 2, "bad": lambda: None})
-        self.assertEqual(pollux_torch.load_checkpoint(self.path)["position"], 1)
+            pollux.save_checkpoint(self.path, {"position": 2, "bad": lambda: None})
+        self.assertEqual(pollux.load_checkpoint(self.path)["position"], 1)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""pollux_train against a fake agent (a SOCK_SEQPACKET listening socket in a temp dir), and
-examples/train_torch.py end to end under a fake agent."""
+"""pollux.protocol against a fake agent (a SOCK_SEQPACKET listening socket in a temp dir), and
+examples/train_ddp.py (pollux.AdaptiveDataParallel) end to end under a fake agent."""
 
 import contextlib
 import ctypes
@@ -20,10 +20,10 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHON_DIR = os.path.dirname(HERE)
-EXAMPLE = os.path.join(os.path.dirname(PYTHON_DIR), "examples", "train_torch.py")
+EXAMPLE = os.path.join(os.path.dirname(PYTHON_DIR), "examples", "train_ddp.py")
 sys.path.insert(0, PYTHON_DIR)
 
-import pollux_train  # noqa: E402  (after the path set-up)
+from pollux import protocol  # noqa: E402  (after the path set-up)
 
 LIMITS = dict(init_batch_size=256, max_batch_size=4096, min_local_bsz=16, max_local_bsz=128,
               accumulation=True)
@@ -31,7 +31,8 @@ HELLO = (b"hello init_batch_size=256 max_batch_size=4096 min_local_bsz=16 max_lo
          b"accumulation=1\n")
 PLAIN_STEP = dict(step_time=0.5, local_bsz=32, accum_steps=4, examples=1000, epochs=0.25)
 PLAIN_STEP_LINE = b"step time=0.5 local_bsz=32 accum_steps=4 examples=1000 epochs=0.25\n"
-HAVE_TORCH = importlib.util.find_spec("torch") is not None
+HAVE_TORCH = importlib.util.find_spec("torch") is not None and \
+    importlib.util.find_spec("sklearn") is not None  # the example's data set
 
 
 @contextlib.contextmanager
@@ -92,7 +93,7 @@ def fields_of(line):
 
 class NoAgentTest(unittest.TestCase):
     def test_every_call_is_a_no_op(self):
-        with agent_socket_variable(None), pollux_train.Trainer(**LIMITS) as trainer:
+        with agent_socket_variable(None), protocol.Trainer(**LIMITS) as trainer:
             self.assertFalse(trainer.connected)
             self.assertTrue(trainer.report_step(**PLAIN_STEP, grad_sqr=1.0, grad_var=2.0))
             self.assertIsNone(trainer.decision())
@@ -100,16 +101,16 @@ class NoAgentTest(unittest.TestCase):
             self.assertTrue(trainer.checkpointed())
 
     def test_empty_variable_means_no_agent(self):
-        with agent_socket_variable(""), pollux_train.Trainer(**LIMITS) as trainer:
+        with agent_socket_variable(""), protocol.Trainer(**LIMITS) as trainer:
             self.assertFalse(trainer.connected)
 
     def test_nobody_listening_raises(self):
         with agent_socket_variable("/nonexistent/pollux-agent.sock"):
             with self.assertRaises(FileNotFoundError):
-                pollux_train.Trainer(**LIMITS)
+                protocol.Trainer(**LIMITS)
 
     def test_grad_sqr_and_grad_var_come_together(self):
-        with agent_socket_variable(None), pollux_train.Trainer(**LIMITS) as trainer:
+        with agent_socket_variable(None), protocol.Trainer(**LIMITS) as trainer:
             with self.assertRaises(ValueError):
                 trainer.report_step(**PLAIN_STEP, grad_sqr=1.0)
             with self.assertRaises(ValueError):
@@ -148,7 +149,7 @@ BAD_LENGTHS = [  # keyword arguments of declare_target, a word of the reason
 
 class DeclaredLengthWithoutAgentTest(unittest.TestCase):
     def test_declarations_are_checked_and_nothing_is_sent(self):
-        with agent_socket_variable(None), pollux_train.Trainer(**LIMITS) as trainer:
+        with agent_socket_variable(None), protocol.Trainer(**LIMITS) as trainer:
             self.assertTrue(trainer.declare_target(epochs=30, examples_per_epoch=1497))
             self.assertTrue(trainer.declare_target(examples=1e6))
             for arguments, reason in BAD_LENGTHS:
@@ -165,7 +166,7 @@ class AgentTestCase(unittest.TestCase):
         self.agent = FakeAgent()
         self.addCleanup(self.agent.close)
         with agent_socket_variable(self.agent.path):
-            self.trainer = pollux_train.Trainer(**LIMITS)
+            self.trainer = protocol.Trainer(**LIMITS)
         self.addCleanup(self.trainer.close)
         self.agent.accept()
         self.assertEqual(self.agent.receive(), HELLO)
@@ -178,7 +179,7 @@ class ConnectTest(AgentTestCase):
     def test_accumulation_is_zero_or_one(self):
         for accumulation, expected in ((False, "0"), (5, "1"), (0, "0")):
             with agent_socket_variable(self.agent.path):
-                trainer = pollux_train.Trainer(**{**LIMITS, "accumulation": accumulation})
+                trainer = protocol.Trainer(**{**LIMITS, "accumulation": accumulation})
             self.agent.accept()
             self.assertEqual(fields_of(self.agent.receive())["accumulation"], expected)
             trainer.close()
@@ -257,7 +258,7 @@ class DeclaredLengthTest(AgentTestCase):
         for arguments, reason in BAD_LENGTHS:
             with captured_stderr() as written:
                 self.assertFalse(self.trainer.declare_target(**arguments), arguments)
-            self.assertIn("pollux_train: declared length refused: ", written[0])
+            self.assertIn("pollux: declared length refused: ", written[0])
             self.assertIn(reason, written[0], arguments)
         self.assertEqual(self.agent.receive(timeout=0.1), b"", "nothing sent when refused")
         self.assertTrue(self.trainer.report_step(**PLAIN_STEP))
@@ -307,16 +308,16 @@ class FromAgentTest(AgentTestCase):
     def test_decision_is_picked_up_and_the_latest_wins(self):
         self.assertIsNone(self.trainer.decision())
         self.agent.send("decision batch_size=512 local_bsz=64 accum_steps=2 lr_scale=1.75\n")
-        self.assertEqual(self.trainer.decision(), pollux_train.Decision(512, 64, 2, 1.75))
+        self.assertEqual(self.trainer.decision(), protocol.Decision(512, 64, 2, 1.75))
         self.agent.send("decision batch_size=96 local_bsz=48 accum_steps=1 lr_scale=0.375")
-        self.assertEqual(self.trainer.decision(), pollux_train.Decision(96, 48, 1, 0.375))
+        self.assertEqual(self.trainer.decision(), protocol.Decision(96, 48, 1, 0.375))
 
     def test_report_step_picks_up_decision_and_checkpoint(self):
         self.agent.send("decision batch_size=128 local_bsz=32 accum_steps=3 lr_scale=1\n")
         self.agent.send("checkpoint\n")
         self.trainer.report_step(**PLAIN_STEP)
         self.agent.hang_up()  # what follows can only come from what report_step read
-        self.assertEqual(self.trainer.decision(), pollux_train.Decision(128, 32, 3, 1.0))
+        self.assertEqual(self.trainer.decision(), protocol.Decision(128, 32, 3, 1.0))
         self.assertTrue(self.trainer.checkpoint_requested())
 
     def test_checkpoint_request_then_checkpointed(self):
@@ -343,7 +344,7 @@ class FromAgentTest(AgentTestCase):
         self.assertIsNone(self.trainer.decision())
         self.assertFalse(self.trainer.checkpoint_requested())
         self.agent.send("decision batch_size=256 local_bsz=16 accum_steps=0 lr_scale=1")
-        self.assertEqual(self.trainer.decision(), pollux_train.Decision(256, 16, 0, 1.0),
+        self.assertEqual(self.trainer.decision(), protocol.Decision(256, 16, 0, 1.0),
                          "still in sync after garbage")
 
 
@@ -381,17 +382,17 @@ class SendTest(AgentTestCase):
 
 
 class ExampleRun:
-    """examples/train_torch.py in a subprocess, under a fake agent unless agent=False."""
+    """examples/train_ddp.py in a subprocess, under a fake agent unless agent=False."""
 
     def __init__(self, checkpoint, *extra_args, agent=True):
         self.agent = FakeAgent() if agent else None
-        environment = dict(os.environ, PYTHONPATH=PYTHON_DIR)
-        environment.pop("POLLUX_AGENT_SOCKET", None)
+        environment = dict(os.environ, PYTHONPATH=PYTHON_DIR, OMP_NUM_THREADS="1")
+        for name in ("POLLUX_AGENT_SOCKET", "RANK", "WORLD_SIZE"):
+            environment.pop(name, None)
         if agent:
             environment["POLLUX_AGENT_SOCKET"] = self.agent.path
         self.process = subprocess.Popen(
-            [sys.executable, EXAMPLE, "--checkpoint", checkpoint, "--dataset-size", "2048",
-             "--init-batch-size", "64", "--lr", "0.02", *extra_args],
+            [sys.executable, EXAMPLE, "--checkpoint", checkpoint, *extra_args],
             env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.output = ""
         self.last_step = None  # the fields of the latest step message received
@@ -433,7 +434,7 @@ def step_config(step):
     return int(step["local_bsz"]), int(step["accum_steps"])
 
 
-@unittest.skipUnless(HAVE_TORCH, "torch not importable by " + sys.executable)
+@unittest.skipUnless(HAVE_TORCH, "torch or sklearn not importable by " + sys.executable)
 class ExampleScriptTest(unittest.TestCase):
     def setUp(self):
         directory = tempfile.TemporaryDirectory(prefix="pollux-example-test-")
@@ -452,45 +453,45 @@ class ExampleScriptTest(unittest.TestCase):
         first = ExampleRun(self.checkpoint, "--epochs", "100")
         first.agent.accept(timeout=30)
         self.assertEqual(first.agent.receive(timeout=30),
-                         b"hello init_batch_size=64 max_batch_size=1024 min_local_bsz=8 "
-                         b"max_local_bsz=256 accumulation=1\n")
+                         b"hello init_batch_size=32 max_batch_size=512 min_local_bsz=8 "
+                         b"max_local_bsz=256 accumulation=0\n")
         before = first.steps(3)
-        self.assertEqual({step_config(step) for step in before}, {(64, 0)})
-        self.assertEqual([float(step["examples"]) for step in before], [64, 128, 192])
-        self.assertEqual(first.lengths, [b"length epochs=100 examples_per_epoch=2048\n"])
-        first.agent.send("decision batch_size=96 local_bsz=24 accum_steps=3 lr_scale=1.5\n")
-        after = [step for step in first.steps(40) if step_config(step) == (24, 3)]
-        self.assertGreaterEqual(len(after), 5, "the decision applies from the next step on")
+        self.assertEqual({step_config(step) for step in before}, {(32, 0)})
+        self.assertEqual([float(step["examples"]) for step in before], [32, 64, 96])
+        self.assertEqual(first.lengths, [b"length epochs=100 examples_per_epoch=1497\n"])
+        first.agent.send("decision batch_size=64 local_bsz=64 accum_steps=0 lr_scale=1.5\n")
+        # Agreed at the next agreeing step (every 8th), applied from the next batch.
+        after = [step for step in first.steps(20) if step_config(step) == (64, 0)]
+        self.assertGreaterEqual(len(after), 5, "the decision applies within 8 steps")
         gaps = {float(b["examples"]) - float(a["examples"]) for a, b in zip(after, after[1:])}
-        self.assertEqual(gaps, {96.0}, "each step takes local_bsz x (accum_steps + 1) examples")
+        self.assertEqual(gaps, {64.0}, "each step takes local_bsz examples")
         last = self.checkpoint_after(first)
         status, output = first.finish()
-        self.assertEqual(status, 0, output)
-        self.assertIn("decision from step", output)
-        self.assertIn("local_bsz 24, accum_steps 3, lr 0.03\n", output)
-        saved = re.search(r"saved at step (\d+), examples (\d+)", output)
+        self.assertEqual(status, 143, output)
+        saved = re.search(r"checkpointed at epoch 0, example (\d+)", output)
         self.assertIsNotNone(saved, output)
-        step, examples = int(saved[1]), int(saved[2])
+        examples = int(saved[1])
         self.assertEqual(float(last["examples"]), examples)
 
         second = ExampleRun(self.checkpoint, "--epochs", "100")
         second.agent.accept(timeout=30)
         second.agent.receive(timeout=30)
         resumed = second.steps(1)[0]
-        self.assertEqual(step_config(resumed), (64, 0), "a new allocation starts afresh")
+        self.assertEqual(step_config(resumed), (64, 0), "the same replicas keep the batch")
         self.assertEqual(float(resumed["examples"]), examples + 64)
-        self.assertAlmostEqual(float(resumed["epochs"]), (examples + 64) / 2048, places=6)
+        self.assertAlmostEqual(float(resumed["epochs"]), (examples + 64) / 1497, places=6)
         self.checkpoint_after(second)
         status, output = second.finish()
-        self.assertEqual(status, 0, output)
-        self.assertIn(f"resumed from {self.checkpoint}: step {step}, examples {examples},",
-                      output)
+        self.assertEqual(status, 143, output)
+        self.assertIn(f"resumed from {self.checkpoint} at epoch 0, example {examples} of 1497, "
+                      f"with 1 worker(s)", output)
 
     def test_without_agent_trains_the_epochs_and_exits_0(self):
-        run = ExampleRun(self.checkpoint, "--epochs", "2", "--dataset-size", "512", agent=False)
+        run = ExampleRun(self.checkpoint, "--epochs", "2", "--workers", "2", agent=False)
         status, output = run.finish()
         self.assertEqual(status, 0, output)
-        self.assertIn("finished 2 epochs at step 16, examples 1024", output)
+        self.assertIn("epoch 1: batch 32,", output)
+        self.assertRegex(output, r"final accuracy: 0\.\d+\n$")
         self.assertTrue(os.path.exists(self.checkpoint))
 
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""pollux_data: every example once per epoch whatever the replicas and batch sizes, resumable
+"""pollux.data: every example once per epoch whatever the replicas and batch sizes, resumable
 at any position with other ones; bad decisions and checkpoints refused."""
 
 import os
@@ -13,11 +13,10 @@ except ImportError:
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import pollux_train
+import pollux
 
 if torch is not None:
-    import pollux_data
-    from pollux_data import AdaptiveDataLoader, ElasticSampler
+    from pollux.data import AdaptiveBatchSampler, AdaptiveDataLoader, ElasticSampler
 
 
 def consume(sampler, replicas, local_bsz, micro_batches=None):
@@ -88,35 +87,55 @@ class ElasticSamplerTest(unittest.TestCase):
             ElasticSampler(0)
 
 
+def limits(init_batch_size):
+    return pollux.BatchSizeLimits(init_batch_size=init_batch_size, max_batch_size=64)
+
+
+def decision(batch_size, local_bsz, accum_steps=0):
+    return pollux.Decision(batch_size=batch_size, local_bsz=local_bsz, accum_steps=accum_steps,
+                           lr_scale=1.0)
+
+
+def targets_of(batch):
+    return batch[1].tolist()
+
+
+def collate_pairs(items):
+    """A collate_fn of its own (DataLoader's is not what the loader relies on)."""
+    return torch.stack([item[0] for item in items]), torch.tensor([int(item[1]) for item in items])
+
+
 class AdaptiveDataLoaderTest(unittest.TestCase):
     def setUp(self):
         inputs = torch.arange(30, dtype=torch.float32).reshape(10, 3)
         self.dataset = torch.utils.data.TensorDataset(inputs, torch.arange(10))
 
-    def test_batches_follow_the_decision_from_the_next_micro_batch(self):
-        loader = AdaptiveDataLoader(self.dataset, init_batch_size=4, shuffle=False, rank=1,
-                                    replicas=2)
+    def test_is_a_dataloader_whose_batches_follow_the_decision_from_the_next_batch(self):
+        loader = AdaptiveDataLoader(self.dataset, limits(4), shuffle=False, rank=1, replicas=2)
+        self.assertIsInstance(loader, torch.utils.data.DataLoader)
+        self.assertIsInstance(loader.batch_sampler, AdaptiveBatchSampler)
         batches = iter(loader)
         inputs, targets = next(batches)  # 2 per rank until a decision
         self.assertEqual(targets.tolist(), [1, 3])
         self.assertEqual(inputs.shape, (2, 3))
-        self.assertEqual(loader.global_count, 4)
-        loader.set_decision(pollux_train.Decision(batch_size=12, local_bsz=3, accum_steps=1,
-                                                  lr_scale=1.5))
-        self.assertEqual(loader.batch_size, 12)
+        self.assertEqual(loader.batch_sampler.global_count, 4)
+        self.assertTrue(loader.set_decision(decision(12, 3, accum_steps=1)))
+        self.assertEqual(loader.global_batch_size, 12)
         self.assertEqual(next(batches)[1].tolist(), [5, 7, 9])
         self.assertEqual(list(batches), [])  # the epoch is done
 
-    def test_an_empty_share_keeps_the_shape(self):
-        loader = AdaptiveDataLoader(self.dataset, init_batch_size=9, shuffle=False, rank=2,
-                                    replicas=3)
-        shares = [batch for batch in loader]
-        self.assertEqual([len(targets) for _, targets in shares], [3, 0])
-        self.assertEqual(shares[-1][0].shape, (0, 3))
-        self.assertEqual(loader.global_count, 1)
+    def test_an_empty_share_is_a_stand_in_of_weight_0(self):
+        loader = AdaptiveDataLoader(self.dataset, limits(9), shuffle=False, rank=2, replicas=3)
+        shares = []
+        for batch in loader:
+            shares.append((targets_of(batch), list(loader.last_indices),
+                           loader.batch_sampler.local_count))
+        # 9 examples, then 1 left for 3 ranks: rank 2 trains on a stand-in that counts 0.
+        self.assertEqual(shares, [([2, 5, 8], [2, 5, 8], 3), ([9], [], 0)])
+        self.assertEqual(loader.batch_sampler.global_count, 1)
 
     def test_epochs_resume_mid_epoch_from_the_state(self):
-        loader = AdaptiveDataLoader(self.dataset, init_batch_size=4, seed=2, rank=0, replicas=1)
+        loader = AdaptiveDataLoader(self.dataset, limits(4), seed=2, rank=0, replicas=1)
         seen = []
         for epoch in loader.epochs(3):
             for _, targets in loader:
@@ -126,7 +145,7 @@ class AdaptiveDataLoaderTest(unittest.TestCase):
             if len(seen) == 4:
                 break
         state = loader.state_dict()
-        resumed = AdaptiveDataLoader(self.dataset, init_batch_size=4, rank=0, replicas=1)
+        resumed = AdaptiveDataLoader(self.dataset, limits(4), rank=0, replicas=1)
         resumed.load_state_dict(state)
         for epoch in resumed.epochs(3):
             for _, targets in resumed:
@@ -139,14 +158,65 @@ class AdaptiveDataLoaderTest(unittest.TestCase):
             self.assertEqual(sorted(targets), list(range(10)), epoch)
 
     def test_a_decision_for_other_replicas_is_refused(self):
-        loader = AdaptiveDataLoader(self.dataset, init_batch_size=4, rank=0, replicas=2)
+        loader = AdaptiveDataLoader(self.dataset, limits(4), rank=0, replicas=2)
         with self.assertRaises(ValueError):
-            loader.set_decision(pollux_train.Decision(batch_size=32, local_bsz=8,
-                                                      accum_steps=0, lr_scale=1.0))
+            loader.set_decision(decision(32, 8))
         with self.assertRaises(ValueError):
-            loader.set_decision(pollux_train.Decision(batch_size=0, local_bsz=0,
-                                                      accum_steps=0, lr_scale=1.0))
+            loader.set_decision(decision(0, 0))
         self.assertEqual(loader.local_bsz, 2)  # unchanged
+
+
+class WorkersTest(unittest.TestCase):
+    """A real DataLoader with num_workers=2 (they prefetch 2 batches each) and a collate_fn."""
+
+    def setUp(self):
+        inputs = torch.arange(400, dtype=torch.float32).reshape(100, 4)
+        self.dataset = torch.utils.data.TensorDataset(inputs, torch.arange(100))
+
+    def loader(self, **kwargs):
+        return AdaptiveDataLoader(self.dataset, limits(8), seed=5, rank=0, replicas=1,
+                                  num_workers=2, collate_fn=collate_pairs, pin_memory=False,
+                                  **kwargs)
+
+    def test_a_decision_mid_epoch_applies_from_the_next_batch_nothing_repeated_or_skipped(self):
+        for persistent in (False, True):
+            loader = self.loader(persistent_workers=persistent)
+            sizes, seen = [], []
+            for epoch in loader.epochs(2):
+                for index, (inputs, targets) in enumerate(loader):
+                    sizes.append((epoch, len(targets)))
+                    seen.extend((epoch, target) for target in targets.tolist())
+                    self.assertEqual(inputs[:, 0].tolist(), [4.0 * t for t in targets.tolist()])
+                    if epoch == 0 and index == 2:
+                        loader.set_decision(decision(16, 16))
+            self.assertEqual(sizes[:4], [(0, 8), (0, 8), (0, 8), (0, 16)], persistent)
+            for epoch in (0, 1):
+                self.assertEqual(sorted(t for e, t in seen if e == epoch), list(range(100)))
+
+    def test_the_state_counts_what_the_loop_took_not_what_workers_prefetched(self):
+        loader = self.loader()
+        taken = []
+        for _, targets in loader:
+            taken.extend(targets.tolist())
+            if len(taken) == 24:
+                break
+        state = loader.state_dict()
+        self.assertEqual(state["sampler"]["position"], 24)  # 3 batches, not the prefetched 7
+        resumed = self.loader()
+        resumed.load_state_dict(state)
+        for _, targets in resumed:
+            taken.extend(targets.tolist())
+        self.assertEqual(sorted(taken), list(range(100)))
+
+    def test_in_a_plain_dataloader_the_sampler_walks_the_epoch(self):
+        sampler = AdaptiveBatchSampler(len(self.dataset), limits(8), seed=5, rank=0,
+                                       replicas=1)
+        loader = torch.utils.data.DataLoader(self.dataset, batch_sampler=sampler,
+                                             num_workers=2, collate_fn=collate_pairs)
+        self.assertEqual(len(loader), 13)
+        seen = [target for _, targets in loader for target in targets.tolist()]
+        self.assertEqual(sorted(seen), list(range(100)))
+        self.assertTrue(sampler.epoch_done())
 
 
 if __name__ == "__main__":

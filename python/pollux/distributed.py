@@ -1,0 +1,51 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""pollux.distributed: the job's process group, from torchrun's environment."""
+
+from __future__ import annotations
+
+import os
+from typing import Optional, Tuple
+
+import torch
+import torch.distributed as dist
+
+__all__ = ["init_process_group"]
+
+
+def init_process_group(backend: Optional[str] = None) -> Tuple[int, int]:
+    """Joins the job's process group through env:// (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT,
+    as pollux-agent and torchrun set them) and returns (rank, world_size). backend: "nccl"
+    when CUDA is available, else "gloo". Without WORLD_SIZE, or with WORLD_SIZE=1, the process
+    trains alone: (0, 1), in a group of one over an in-process store (no port, no network),
+    so that pollux.AdaptiveDataParallel, a DistributedDataParallel, works alone too. Raises
+    ValueError for a malformed environment. A group already initialised is kept.
+    """
+    world_size = _environment_int("WORLD_SIZE", 1, minimum=1)
+    rank = _environment_int("RANK", 0, minimum=0)
+    if rank >= world_size:
+        raise ValueError(f"RANK={rank} is not below WORLD_SIZE={world_size}")
+    if dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    if backend is None:
+        backend = "nccl" if torch.cuda.is_available() else "gloo"
+    if backend == "nccl":
+        torch.cuda.set_device(_environment_int("LOCAL_RANK", 0, minimum=0) %
+                              torch.cuda.device_count())
+    if world_size == 1:
+        dist.init_process_group(backend, store=dist.HashStore(), rank=0, world_size=1)
+        return 0, 1
+    dist.init_process_group(backend, init_method="env://", rank=rank, world_size=world_size)
+    return rank, world_size
+
+
+def _environment_int(name: str, default: int, minimum: int) -> int:
+    text = os.environ.get(name, "")
+    if text == "":
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"{name}={text!r} is not an integer") from None
+    if value < minimum:
+        raise ValueError(f"{name}={value} is below {minimum}")
+    return value

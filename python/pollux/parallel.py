@@ -1,0 +1,503 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""pollux.parallel: AdaptiveDataParallel, a DistributedDataParallel for Pollux.
+
+The user's DDP loop stays as it is (loss.backward(), optimizer.step(), the LR scheduler,
+GradScaler, gradient clipping); the model is wrapped with the optimizer and the loader:
+
+    rank, replicas = pollux.init_process_group()
+    limits = pollux.BatchSizeLimits(init_batch_size=128, max_batch_size=4096,
+                                     min_local_bsz=16, max_local_bsz=256)
+    loader = pollux.AdaptiveDataLoader(dataset, limits, num_workers=2)
+    model = pollux.AdaptiveDataParallel(net, optimizer, scheduler, loader=loader, epochs=10)
+    model.restore("ckpt.pt")                 # model, optimizer, scheduler, loader, progress
+    for epoch in loader.epochs(10):
+        for inputs, targets in loader:
+            optimizer.zero_grad()
+            loss_fn(model(inputs), targets).backward()
+            optimizer.step()
+            scheduler.step()
+            if model.stop_requested:         # the agent asked for a checkpoint
+                model.checkpoint("ckpt.pt"); sys.exit(143)
+
+What it adds to DDP, and where:
+- DDP's own all-reduce (its C++ reducer, untouched) averages the gradients of most steps.
+  Every `agree_every`-th step (default 8: the first, the 9th...) DDP's all-reduce is off
+  (no_sync) and Pollux averages the gradients itself at the end of the backward pass (a
+  callback queued on autograd's engine, as DDP queues its own), in ONE all-reduce that
+  also carries this replica's |G_i|^2 (the squared norm of its local gradient), its wish
+  to stop (the agent's checkpoint request) and rank 0's current decision: every rank gets
+  mean_i |G_i|^2 (the gradient noise of pollux.noise_from_norms, with |G|^2 of the
+  averaged gradient), the same stop flag and rank 0's decision, so that all ranks stop or
+  change batch size at the same step (the agreeing step), with no collective beyond the
+  step's one. The gradients are averaged when loss.backward() returns, before clipping or
+  GradScaler's unscale_, on every step. (The callback is queued from a hook on the model's
+  output: a tensor, or tensors in lists, tuples or dicts, that the loss uses.) A checkpoint request waits at most
+  agree_every - 1 steps. Alone (a group of one), the noise comes from two consecutive
+  steps' gradients, as AdaptDL measures it.
+- Each rank's gradient weighs by its share of the micro-batch (1/replicas when the shares
+  are equal, exactly as DDP's average; otherwise its examples over the micro-batch's, a
+  stand-in of an empty share 0): every example counts once at an epoch's short end.
+- optimizer.step is wrapped: for the step, each parameter group's learning rate is its
+  current one (the scheduler's) times Pollux's factor (pollux.lr_scale of the batch size by
+  `lr_rule`), put back after it, so the scheduler's decay and the factor both apply and the
+  scheduler never sees the scaled value. After the step, the step's time and noise go to
+  the agent (pollux.Trainer) and, at an agreeing step, the agreement is applied: the stop
+  flag (stop_requested) and the decision (the loader's batch size from its next batch).
+  A step that GradScaler skips (inf or NaN gradients) is finished at the next forward.
+- With gradient accumulation (limits.accumulation and a decision with accum_steps > 0),
+  the micro-batches before a step's last skip DDP's all-reduce (no_sync), and
+  optimizer.step and optimizer.zero_grad are no-ops on them, so an unchanged loop
+  accumulates; the gradient is averaged over the micro-batches in the hook. Guard
+  scheduler.step and GradScaler's unscale_/step/update with `if not model.accumulating:`.
+
+epochs=N (or examples=X) declares the job's length to the agent, as AdaptDL's
+remaining_epochs_until(N) states it: N epochs of the loader's data set. A bad value is
+refused there (a message on stderr, `declared` False) and training goes on undeclared.
+"""
+
+import math
+import time
+import types
+import weakref
+from typing import Any, Dict, List, Optional
+
+import torch
+import torch.distributed as dist
+
+from pollux.checkpoint import load_checkpoint, save_checkpoint
+from pollux.data import AdaptiveBatchSampler, AdaptiveDataLoader
+from pollux.lr import LR_RULES, lr_scale
+from pollux.noise import NoiseAverage, noise_from_norms
+from pollux.protocol import Decision, Trainer
+
+__all__ = ["AdaptiveDataParallel", "AGREE_EVERY"]
+
+AGREE_EVERY = 8
+# Values appended to an agreeing step's gradients: |G_i|^2, stop, and rank 0's batch_size,
+# local_bsz, accum_steps, lr_scale (a decision's integers are exact in float32 up to 2^24).
+_EXTRA = 6
+
+
+_PLAIN_ATTRIBUTES = frozenset((
+    "examples", "require_backward_grad_sync", "_stop", "_steps", "_micro", "_step_examples",
+    "_step_full", "_step_started", "_manual", "_sync_off", "_queued", "_agreeing", "_scale",
+    "_whole_parts", "_extras", "_previous", "_decision", "_applied", "_lr_for", "_lr_factor"))
+
+
+class Agreement:
+    """What one agreeing all-reduce gave every rank (the same on each)."""
+
+    def __init__(self, mean_sqr: float, whole_sqr: float, stop: bool,
+                 decision: Optional[Decision]) -> None:
+        self.mean_sqr = mean_sqr    # mean_i |G_i|^2
+        self.whole_sqr = whole_sqr  # |G|^2 of the averaged gradient
+        self.stop = stop            # any rank wants a checkpoint
+        self.decision = decision    # rank 0's, or None
+
+
+class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
+    """A DistributedDataParallel over the job's process group (pollux.init_process_group)
+    whose user code keeps loss.backward(), optimizer.step() and its LR scheduler (see the
+    module's doc).
+
+    module, optimizer, lr_scheduler: the user's; loader: the pollux.AdaptiveDataLoader (or
+    its AdaptiveBatchSampler) that feeds the model, whose limits go to the agent; scaler: a
+    torch.cuda.amp.GradScaler, if used (its scale is taken out of the noise statistics, its
+    state goes into the checkpoint); trainer: the agent connection (default: a pollux.Trainer
+    opened from the loader's limits, a no-op outside pollux-agent); lr_rule: one of
+    pollux.LR_RULES; smoothing: of the noise average; agree_every: steps between agreeing
+    steps; epochs or examples: the job's declared length. Other keyword arguments go to
+    DistributedDataParallel (device_ids, find_unused_parameters, ...).
+    """
+
+    def __init__(self, module: torch.nn.Module, optimizer: torch.optim.Optimizer,
+                 lr_scheduler: Optional[Any] = None, *, loader: Any,
+                 scaler: Optional[Any] = None, trainer: Optional[Any] = None,
+                 lr_rule: str = "adascale", smoothing: float = 0.95,
+                 agree_every: int = AGREE_EVERY, epochs: Optional[float] = None,
+                 examples: Optional[float] = None, **ddp_kwargs: Any) -> None:
+        if lr_rule not in LR_RULES:
+            raise ValueError(f"unknown learning-rate rule {lr_rule!r}: one of "
+                             f"{', '.join(LR_RULES)}")
+        if agree_every < 1:
+            raise ValueError(f"agree_every must be >= 1, not {agree_every}")
+        sampler = loader.batch_sampler if isinstance(loader, AdaptiveDataLoader) else loader
+        if not isinstance(sampler, AdaptiveBatchSampler):
+            raise TypeError("loader must be a pollux.AdaptiveDataLoader or AdaptiveBatchSampler")
+        if not dist.is_initialized():
+            raise RuntimeError("no process group: call pollux.init_process_group() first")
+        super().__init__(module, **ddp_kwargs)
+        world = dist.get_world_size(self.process_group)
+        if sampler.replicas != world:
+            raise ValueError(f"the loader splits batches over {sampler.replicas} replicas, "
+                             f"the process group has {world}")
+        self.optimizer = optimizer
+        self.lr_scheduler = lr_scheduler
+        self.scaler = scaler
+        self.sampler = sampler
+        self.lr_rule = lr_rule
+        self.agree_every = agree_every
+        self.noise = NoiseAverage(smoothing)
+        self.examples = 0.0  # consumed since the job started, over all replicas
+        self.trainer = trainer if trainer is not None else Trainer.from_limits(sampler.limits)
+        self._world = world
+        # Trainer outside pollux-agent is a no-op: skip the step's report altogether.
+        self._reporting = getattr(self.trainer, "connected", True)
+        self._rank = dist.get_rank(self.process_group)
+        self._stop = False
+        self._steps = 0               # steps of this process (optimizer steps, skipped ones too)
+        self._micro = 0               # micro-batches forwarded in the current step
+        self._step_examples = 0       # their examples over all ranks
+        self._step_full = True        # every micro-batch of the step full and equal
+        self._step_started: Optional[float] = None
+        self._manual = False          # this step's gradients are averaged by Pollux
+        self._sync_off = False        # Pollux turned DDP's all-reduce off (no_sync)
+        self._queued = False          # the all-reduce is queued for the end of backward
+        self._trained = [p for p in module.parameters() if p.requires_grad]
+        self._agreeing = False        # this step's all-reduce carries the extras
+        self._scale: Optional[float] = None  # the gradients' multiplier in the hook
+        self._whole_parts: List[torch.Tensor] = []  # |G|^2 of an agreeing step
+        self._extras: Optional[torch.Tensor] = None
+        self._previous: Optional[torch.Tensor] = None  # alone: the last step's gradients
+        self._decision: Optional[Decision] = None     # the latest from this rank's agent
+        self._applied: Optional[Decision] = None      # the one the loader runs with
+        self._lr_for: Any = None
+        self._lr_factor = 1.0
+        self._wrap_optimizer()
+        # True once the job's length (epochs= or examples=) is declared to the agent.
+        self.declared = False
+        if epochs is not None or examples is not None:
+            self.declared = self.trainer.declare_target(
+                epochs=epochs, examples=examples,
+                examples_per_epoch=sampler.dataset_size if epochs is not None else None)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # The step's bookkeeping is plain data: nn.Module's __setattr__ (which looks for
+        # parameters, buffers and submodules) costs microseconds a call, several a step.
+        if name in _PLAIN_ATTRIBUTES:
+            object.__setattr__(self, name, value)
+        else:
+            super().__setattr__(name, value)
+
+    # -- what the user reads --------------------------------------------------------------
+
+    @property
+    def stop_requested(self) -> bool:
+        """True from the agreeing step at which any rank's agent asked for a checkpoint (the
+        same step on every rank): checkpoint() and exit."""
+        return self._stop
+
+    @property
+    def accumulating(self) -> bool:
+        """True while the current micro-batch is not its step's last (gradient accumulation):
+        optimizer.step and zero_grad are no-ops then."""
+        return 0 < self._micro <= self.sampler.accum_steps
+
+    @property
+    def lr_factor(self) -> float:
+        """Pollux's learning-rate factor for the current batch size (1 at init_batch_size)."""
+        return self._factor()
+
+    @property
+    def steps(self) -> int:
+        """Optimizer steps since the job started (restored from a checkpoint)."""
+        return self._steps
+
+    # -- forward, the gradient all-reduce, the optimizer step -----------------------------
+
+    def forward(self, *inputs: Any, **kwargs: Any) -> Any:
+        """DDP's forward; a forward with gradients enabled is a micro-batch of the step."""
+        if not torch.is_grad_enabled():
+            return super().forward(*inputs, **kwargs)
+        self._micro_batch()
+        output = super().forward(*inputs, **kwargs)
+        if self._manual:
+            self._queued = False
+            _hook_outputs(output, self._on_output_grad)
+        return output
+
+    def _micro_batch(self) -> None:
+        sampler = self.sampler
+        accum_steps = sampler.accum_steps
+        if self._micro > accum_steps:  # the last step's optimizer.step never came (GradScaler)
+            self._finish_step()
+        if self._micro == 0:
+            self._step_started = time.perf_counter()
+        last = self._micro >= accum_steps
+        self._micro += 1
+        self._step_examples += sampler.global_count
+        equal = sampler.global_count == self._world * sampler.local_bsz
+        self._step_full = self._step_full and equal
+        manual = False
+        if last:
+            self._agreeing = self._steps % self.agree_every == 0
+            alone_before = self._world == 1 and (self._steps + 1) % self.agree_every == 0
+            # DDP averages over the replicas only: accumulated steps are averaged here too.
+            manual = self._agreeing or alone_before or not self._step_full or accum_steps > 0
+            if self._step_full:
+                self._scale = 1.0 / (self._world * (accum_steps + 1))
+            else:  # by this rank's share of the (last) micro-batch; a stand-in weighs nothing
+                self._scale = sampler.local_count / max(sampler.global_count, 1) \
+                    / (accum_steps + 1)
+        self._manual = manual
+        if manual or not last:  # DDP's all-reduce skipped (no_sync): Pollux's, or none yet
+            self.require_backward_grad_sync = False
+            self._sync_off = True
+        elif self._sync_off:
+            self.require_backward_grad_sync = True
+            self._sync_off = False
+
+    def _on_output_grad(self, grad: torch.Tensor) -> None:
+        """The backward pass reached the model's output: the all-reduce is queued to run once
+        every gradient of the pass is accumulated (as DDP queues its own final callback)."""
+        if not self._queued:
+            self._queued = True
+            torch.autograd.Variable._execution_engine.queue_callback(self._all_reduce)
+
+    def _all_reduce(self) -> None:
+        """DDP's gradient average done by Pollux, in one all-reduce that on an agreeing step
+        also carries this rank's |G_i|^2, its wish to stop and rank 0's decision; at an
+        epoch's short end each rank's gradient weighs by its share."""
+        parameters = self._trained
+        grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in parameters]
+        flat = torch.cat([g.reshape(-1) for g in grads])
+        agreeing = self._agreeing
+        local_sqr = flat.double().square().sum() if agreeing else None
+        if self._world == 1:
+            local_sqr = self._alone_noise(flat, local_sqr, agreeing)
+        if self._scale == 0.0:
+            flat.zero_()  # a stand-in's gradient, NaN perhaps: it counts for nothing
+        else:
+            flat.mul_(self._scale)
+        if agreeing:
+            flat = torch.cat([flat, self._extras_tensor(flat, local_sqr)])
+        dist.all_reduce(flat, group=self.process_group)
+        if agreeing:
+            self._extras = flat[-_EXTRA:]
+            flat = flat[:-_EXTRA]
+            if self._world > 1:
+                self._whole_parts = [flat.double().square().sum()]
+        offset = 0
+        for parameter, grad in zip(parameters, grads):
+            averaged = flat[offset:offset + grad.numel()].view_as(grad)
+            if parameter.grad is None:
+                parameter.grad = averaged.clone()
+            else:
+                parameter.grad.copy_(averaged)
+            offset += grad.numel()
+
+    def _extras_tensor(self, like: torch.Tensor, local_sqr: torch.Tensor) -> torch.Tensor:
+        values = [0.0, 1.0 if self._checkpoint_wanted() else 0.0, 0.0, 0.0, 0.0, 0.0]
+        decision = self._decision if self._rank == 0 else None
+        if decision is not None:
+            values[2:] = [decision.batch_size, decision.local_bsz, decision.accum_steps,
+                          decision.lr_scale]
+        extras = torch.tensor(values, dtype=like.dtype, device=like.device)
+        extras[0] = local_sqr.to(like.dtype)
+        return extras
+
+    def _alone_noise(self, flat: torch.Tensor, local_sqr: Optional[torch.Tensor],
+                     agreeing: bool) -> Optional[torch.Tensor]:
+        """Alone: the gradient of the step before an agreeing step is kept; at the agreeing
+        step it and this one are the two estimates (their mean |G_i|^2, and |G|^2 of their
+        mean), as AdaptDL measures a single replica's noise."""
+        if agreeing:
+            previous, self._previous = self._previous, None
+            if previous is not None:
+                local_sqr = (local_sqr + previous.double().square().sum()) / 2
+                self._whole_parts = [((previous + flat) / 2).double().square().sum()]
+            else:
+                self._whole_parts = [torch.tensor(math.nan, dtype=torch.float64)]
+        if (self._steps + 1) % self.agree_every == 0:
+            self._previous = flat.detach().clone()
+        return local_sqr
+
+    def _wrap_optimizer(self) -> None:
+        optimizer = self.optimizer
+        inner = optimizer.step
+        inner_zero = optimizer.zero_grad
+        owner = weakref.ref(self)
+
+        def step(optimizer: torch.optim.Optimizer, *args: Any, **kwargs: Any) -> Any:
+            wrapped = owner()
+            if wrapped is None:
+                return inner(*args, **kwargs)
+            micro = wrapped._micro
+            if 0 < micro <= wrapped.sampler.accum_steps:  # accumulating
+                return None
+            factor = wrapped._factor()
+            if factor == 1.0:
+                result = inner(*args, **kwargs)
+            else:
+                rates = [group["lr"] for group in optimizer.param_groups]
+                for group, rate in zip(optimizer.param_groups, rates):
+                    group["lr"] = rate * factor
+                try:
+                    result = inner(*args, **kwargs)
+                finally:
+                    for group, rate in zip(optimizer.param_groups, rates):
+                        group["lr"] = rate
+            if micro > wrapped.sampler.accum_steps:
+                wrapped._finish_step()
+            return result
+
+        def zero_grad(optimizer: torch.optim.Optimizer, *args: Any, **kwargs: Any) -> Any:
+            wrapped = owner()
+            if wrapped is not None and wrapped.sampler.accum_steps > 0 and wrapped.accumulating:
+                return None
+            return inner_zero(*args, **kwargs)
+
+        if getattr(inner, "_with_counter", False):  # an LR scheduler's counter is inside
+            step._with_counter = True  # type: ignore[attr-defined]
+        optimizer.step = types.MethodType(step, optimizer)  # type: ignore[assignment]
+        optimizer.zero_grad = types.MethodType(zero_grad, optimizer)  # type: ignore
+
+    def _factor(self) -> float:
+        setting = (self.sampler.batch_size, self._applied)
+        if setting != self._lr_for:
+            self._lr_factor = lr_scale(self.sampler.batch_size, self.sampler.init_batch_size,
+                                       self.lr_rule, self._applied)
+            self._lr_for = setting
+        return self._lr_factor
+
+    # -- the step's end -------------------------------------------------------------------
+
+    def _finish_step(self) -> None:
+        agreement = self._agreement() if self._agreeing else None
+        if agreement is not None:
+            self._update_noise(agreement)
+        step_time = time.perf_counter() - (self._step_started or time.perf_counter())
+        self.examples += self._step_examples
+        accum_steps = self._micro - 1
+        self._agreeing = False
+        self._micro = 0
+        self._step_examples = 0
+        self._step_full = True
+        self._steps += 1
+        self._report(step_time, accum_steps)
+        if agreement is not None:
+            self._at_agreeing_step(agreement)
+
+    def _agreement(self) -> Optional[Agreement]:
+        extras, self._extras = self._extras, None
+        whole, self._whole_parts = self._whole_parts, []
+        if extras is None:
+            return None
+        values = extras.tolist()
+        whole_sqr = float(sum(part.item() for part in whole))
+        decision = None
+        if values[3] >= 1:
+            decision = Decision(int(round(values[2])), int(round(values[3])),
+                                int(round(values[4])), float(values[5]))
+        return Agreement(values[0] / self._world, whole_sqr, values[1] > 0, decision)
+
+    def _update_noise(self, agreement: Agreement) -> None:
+        """The step's noise estimate, when its gradients are comparable: every micro-batch
+        full (equal shares), finite (GradScaler's overflow steps are not)."""
+        if not self._step_full:
+            return
+        mean_sqr, whole_sqr = agreement.mean_sqr, agreement.whole_sqr
+        if self.scaler is not None and self.scaler.is_enabled():
+            scale = float(self.scaler.get_scale())
+            mean_sqr, whole_sqr = mean_sqr / scale ** 2, whole_sqr / scale ** 2
+        if not (math.isfinite(mean_sqr) and math.isfinite(whole_sqr)):
+            return
+        size = self.sampler.local_bsz * (self.sampler.accum_steps + 1)
+        self.noise.update(noise_from_norms(mean_sqr, whole_sqr, size, max(self._world, 2)))
+
+    def _at_agreeing_step(self, agreement: Agreement) -> None:
+        """Every rank is here after the same step with the same agreement: the place where a
+        job changes what all its ranks must change together. Today: the stop flag and rank
+        0's decision (the loader's batch size from its next batch; one made for another
+        number of replicas waits for its resize). A live change of the world size would be
+        made here too, before the next step."""
+        self._stop = agreement.stop
+        decision = agreement.decision
+        if decision is None:
+            return
+        try:
+            self.sampler.set_decision(decision)
+            self._applied = decision
+        except ValueError:
+            pass
+
+    def _report(self, step_time: float, accum_steps: int) -> None:
+        if not self._reporting:  # outside pollux-agent: nothing to tell
+            return
+        sampler = self.sampler
+        epochs = sampler.epoch + sampler.position / sampler.dataset_size
+        noise = self.noise.value()
+        self.trainer.report_step(step_time, sampler.local_bsz, max(accum_steps, 0),
+                                 self.examples, epochs,
+                                 grad_sqr=None if noise is None else noise.grad_sqr,
+                                 grad_var=None if noise is None else noise.grad_var)
+        decision = self.trainer.decision()
+        if decision is not None:
+            self._decision = decision
+
+    def _checkpoint_wanted(self) -> bool:
+        return self.trainer.checkpoint_requested()
+
+    # -- checkpoints ----------------------------------------------------------------------
+
+    def checkpoint_state(self) -> Dict[str, Any]:
+        """Everything to resume: the module's, optimizer's, scheduler's and scaler's state,
+        the loader's position and batch configuration, the noise average and the progress."""
+        if self._micro > self.sampler.accum_steps:
+            self._finish_step()
+        state = {"model": self.module.state_dict(), "optimizer": self.optimizer.state_dict(),
+                 "loader": self.sampler.state_dict(), "noise": self.noise.state_dict(),
+                 "examples": self.examples, "steps": self._steps}
+        if self.lr_scheduler is not None:
+            state["lr_scheduler"] = self.lr_scheduler.state_dict()
+        if self.scaler is not None:
+            state["scaler"] = self.scaler.state_dict()
+        return state
+
+    def load_checkpoint_state(self, state: Dict[str, Any]) -> None:
+        """Puts back a checkpoint_state()."""
+        self.module.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.sampler.load_state_dict(state["loader"])
+        self.noise.load_state_dict(state["noise"])
+        self.examples = state["examples"]
+        self._steps = state.get("steps", 0)
+        if self.lr_scheduler is not None and "lr_scheduler" in state:
+            self.lr_scheduler.load_state_dict(state["lr_scheduler"])
+        if self.scaler is not None and "scaler" in state:
+            self.scaler.load_state_dict(state["scaler"])
+        self._lr_for = None
+
+    def checkpoint(self, path: str) -> None:
+        """Writes checkpoint_state() to PATH (rank 0, atomically: pollux.save_checkpoint) and,
+        when the agent asked for it (stop_requested), tells the agent it is written."""
+        save_checkpoint(path, self.checkpoint_state())
+        if self._stop:
+            self.trainer.checkpointed()
+
+    def restore(self, path: str) -> bool:
+        """Resumes from PATH if it exists; False if there was none. An unreadable checkpoint
+        raises pollux.CheckpointError and changes nothing."""
+        state = load_checkpoint(path)
+        if state is None:
+            return False
+        self.load_checkpoint_state(state)
+        return True
+
+    def close(self) -> None:
+        """Closes the agent connection (training may go on, unreported)."""
+        self.trainer.close()
+
+
+def _hook_outputs(output: Any, hook: Any) -> None:
+    """hook on every tensor of the output (tensors, lists, tuples, dicts) that needs a
+    gradient: the first the backward pass reaches calls it."""
+    if isinstance(output, torch.Tensor):
+        if output.requires_grad:
+            output.register_hook(hook)
+    elif isinstance(output, (list, tuple)):
+        for item in output:
+            _hook_outputs(item, hook)
+    elif isinstance(output, dict):
+        for item in output.values():
+            _hook_outputs(item, hook)

@@ -17,7 +17,18 @@
 // a given size rather than as fast as the server answers).
 // Prints requests/s, latency p50/p95/p99/max and the count of each HTTP status. Exits 1 unless
 // every timed request got 200 or a status listed by --allow (and 2 on usage or setup errors).
+//
+//   report_load --url URL --agents FILE [--socket PATH] [--interval S] [--connections K]
+//               [--duration S] [--allow STATUS,...]
+//
+// Agents mode (bench/cluster-scale): one agent's cadence per job instead of a flood. FILE
+// lists the running adaptive jobs, one id a line, and is re-read every half second (replace
+// it by a rename). A job reports when it first appears and then every S seconds (default 30,
+// pollux-agent's --report-interval) while listed, each report with a credential encoded when
+// it is sent (munged refuses a replay). Runs until --duration or SIGTERM/SIGINT, then prints
+// as above (requests, latency, statuses) and the number of jobs that reported.
 #include <curl/curl.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #include <munge.h>
@@ -29,7 +40,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <fstream>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -57,6 +71,8 @@ struct Options {
   double rate = 0;                 // timed requests per second; 0 = as fast as answered
   std::vector<long> allowed{200};  // statuses that count as success
   std::vector<std::pair<std::string, int>> watch;  // --watch NAME=PID: CPU used while timed
+  std::string agents;            // agents mode: the file listing the running adaptive jobs
+  double interval_s = 30;        // agents mode: seconds between one job's reports
 };
 
 [[noreturn]] void usage(const char* message) {
@@ -64,7 +80,9 @@ struct Options {
   std::fprintf(stderr,
                "usage: report_load --url URL --job ID [--socket PATH] [--count N] "
                "[--connections K] [--duration S] [--encode-threads T] [--warmup W] "
-               "[--decode-probe D] [--rate R] [--allow STATUS,...] [--watch NAME=PID ...]\n");
+               "[--decode-probe D] [--rate R] [--allow STATUS,...] [--watch NAME=PID ...]\n"
+               "       report_load --url URL --agents FILE [--socket PATH] [--interval S] "
+               "[--connections K] [--duration S] [--allow STATUS,...]\n");
   std::exit(2);
 }
 
@@ -107,6 +125,8 @@ Options parseOptions(int argc, char** argv) {
     else if (arg == "--decode-probe") o.decode_probe = static_cast<long>(number(0));
     else if (arg == "--rate") o.rate = number(0);
     else if (arg == "--allow") o.allowed = statusList(value);
+    else if (arg == "--agents") o.agents = value;
+    else if (arg == "--interval") o.interval_s = number(0.1);
     else if (arg == "--watch") {
       const std::string spec = value;
       const auto eq = spec.find('=');
@@ -115,7 +135,9 @@ Options parseOptions(int argc, char** argv) {
     }
     else usage(("unknown option " + arg).c_str());
   }
-  if (o.url.empty() || o.job.empty()) usage("--url and --job are required");
+  if (o.url.empty() || (o.job.empty() && o.agents.empty())) {
+    usage("--url and --job (or --agents) are required");
+  }
   while (!o.url.empty() && o.url.back() == '/') o.url.pop_back();
   return o;
 }
@@ -360,6 +382,164 @@ RunResult run(const Options& o, const std::string& body, const std::vector<std::
   return result;
 }
 
+volatile sig_atomic_t stop_agents = 0;
+void stopAgents(int) { stop_agents = 1; }
+
+// The job ids listed in `path`, one a line (an unreadable file lists none).
+std::set<std::string> listedJobs(const std::string& path) {
+  std::set<std::string> jobs;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.find_first_not_of("0123456789") == std::string::npos) {
+      jobs.insert(line);
+    }
+  }
+  return jobs;
+}
+
+// Agents mode: every listed job reports when it appears and then every interval.
+RunResult runAgents(const Options& o, std::set<std::string>& reported_jobs) {
+  signal(SIGTERM, stopAgents);
+  signal(SIGINT, stopAgents);
+  CURLM* multi = curl_multi_init();
+  curl_multi_setopt(multi, CURLMOPT_MAX_HOST_CONNECTIONS, static_cast<long>(o.connections));
+  curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, static_cast<long>(o.connections));
+  std::vector<Slot> slots(static_cast<size_t>(o.connections));
+  std::vector<Slot*> idle;
+  std::vector<std::string> slot_body(slots.size()), slot_url(slots.size());
+  for (size_t i = 0; i < slots.size(); ++i) {
+    Slot& s = slots[i];
+    s.easy = curl_easy_init();
+    curl_easy_setopt(s.easy, CURLOPT_WRITEFUNCTION, &collect);
+    curl_easy_setopt(s.easy, CURLOPT_WRITEDATA, &s);
+    curl_easy_setopt(s.easy, CURLOPT_TCP_NODELAY, 1L);
+    curl_easy_setopt(s.easy, CURLOPT_TIMEOUT, 30L);
+    curl_easy_setopt(s.easy, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(s.easy, CURLOPT_PRIVATE, &s);
+    idle.push_back(&s);
+  }
+  struct Job {
+    std::string body, payload;
+    Clock::time_point due;
+  };
+  std::map<std::string, Job> jobs;  // listed now
+  std::deque<std::string> queue;    // due to report, in order
+  RunResult result;
+  const auto start = Clock::now();
+  const auto every = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(o.interval_s));
+  auto next_read = start;
+  int in_flight = 0;
+  auto launch = [&](Slot& s, const std::string& id) {
+    const size_t i = static_cast<size_t>(&s - slots.data());
+    const Job& job = jobs.at(id);
+    slot_body[i] = job.body;
+    slot_url[i] = o.url + "/v1/jobs/" + id + "/report";
+    if (s.headers) curl_slist_free_all(s.headers);
+    s.headers = curl_slist_append(nullptr, "Content-Type: application/json");
+    s.headers = curl_slist_append(s.headers, "Expect:");
+    const std::string cred = pollux::auth::encodeCredential(job.payload, o.socket);
+    s.headers = curl_slist_append(s.headers, ("X-Munge-Cred: " + cred).c_str());
+    curl_easy_setopt(s.easy, CURLOPT_URL, slot_url[i].c_str());
+    curl_easy_setopt(s.easy, CURLOPT_POSTFIELDS, slot_body[i].data());
+    curl_easy_setopt(s.easy, CURLOPT_POSTFIELDSIZE, static_cast<long>(slot_body[i].size()));
+    curl_easy_setopt(s.easy, CURLOPT_HTTPHEADER, s.headers);
+    s.reply.clear();
+    s.timed = true;
+    s.sent = Clock::now();
+    curl_multi_add_handle(multi, s.easy);
+    ++in_flight;
+    reported_jobs.insert(id);
+  };
+  const auto deadline = o.duration_s > 0
+                            ? start + std::chrono::duration_cast<Clock::duration>(
+                                          std::chrono::duration<double>(o.duration_s))
+                            : Clock::time_point::max();
+  while (!stop_agents && Clock::now() < deadline) {
+    const auto now = Clock::now();
+    if (now >= next_read) {
+      next_read = now + std::chrono::milliseconds(500);
+      const std::set<std::string> listed = listedJobs(o.agents);
+      for (auto it = jobs.begin(); it != jobs.end();) {
+        it = listed.count(it->first) ? std::next(it) : jobs.erase(it);
+      }
+      for (const auto& id : listed) {
+        if (jobs.count(id)) continue;
+        Job job;
+        job.body = reportBody(id);
+        job.payload = pollux::auth::reportPayload(id, job.body);
+        job.due = now;
+        jobs.emplace(id, std::move(job));
+      }
+      for (auto& [id, job] : jobs) {
+        if (job.due <= now) {
+          queue.push_back(id);
+          job.due = now + every;
+        }
+      }
+    }
+    while (!idle.empty() && !queue.empty()) {
+      const std::string id = queue.front();
+      queue.pop_front();
+      if (!jobs.count(id)) continue;  // no longer listed
+      Slot* s = idle.back();
+      idle.pop_back();
+      launch(*s, id);
+    }
+    int running = 0;
+    curl_multi_perform(multi, &running);
+    int queued = 0;
+    while (CURLMsg* msg = curl_multi_info_read(multi, &queued)) {
+      if (msg->msg != CURLMSG_DONE) continue;
+      Slot* s = nullptr;
+      curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &s);
+      long status = 0;
+      if (msg->data.result == CURLE_OK) {
+        curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &status);
+      } else if (result.sample_error.empty()) {
+        result.sample_error = curl_easy_strerror(msg->data.result);
+      }
+      curl_multi_remove_handle(multi, s->easy);
+      --in_flight;
+      result.latency_ms.push_back(
+          std::chrono::duration<double, std::milli>(Clock::now() - s->sent).count());
+      ++result.statuses[status];
+      if (status == 200 && result.sample_reply.empty()) result.sample_reply = s->reply;
+      if (status != 200 && result.sample_error.empty()) {
+        result.sample_error = "HTTP " + std::to_string(status) + ": " + s->reply;
+      }
+      idle.push_back(s);
+    }
+    curl_multi_poll(multi, nullptr, 0, 50, nullptr);
+  }
+  // Let the reports in flight finish (up to their timeout).
+  while (in_flight > 0) {
+    int running = 0;
+    curl_multi_perform(multi, &running);
+    int queued = 0;
+    while (CURLMsg* msg = curl_multi_info_read(multi, &queued)) {
+      if (msg->msg != CURLMSG_DONE) continue;
+      Slot* s = nullptr;
+      curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &s);
+      long status = 0;
+      if (msg->data.result == CURLE_OK) curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &status);
+      curl_multi_remove_handle(multi, s->easy);
+      --in_flight;
+      result.latency_ms.push_back(
+          std::chrono::duration<double, std::milli>(Clock::now() - s->sent).count());
+      ++result.statuses[status];
+    }
+    curl_multi_poll(multi, nullptr, 0, 50, nullptr);
+  }
+  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  for (auto& s : slots) {
+    curl_easy_cleanup(s.easy);
+    curl_slist_free_all(s.headers);
+  }
+  curl_multi_cleanup(multi);
+  return result;
+}
+
 double percentile(const std::vector<double>& sorted, double p) {
   if (sorted.empty()) return 0;
   const size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * sorted.size()));
@@ -372,6 +552,27 @@ int main(int argc, char** argv) {
   const Options o = parseOptions(argc, argv);
   try {
     curl_global_init(CURL_GLOBAL_DEFAULT);
+    if (!o.agents.empty()) {
+      std::set<std::string> reported;
+      const RunResult r = runAgents(o, reported);
+      std::vector<double> sorted = r.latency_ms;
+      std::sort(sorted.begin(), sorted.end());
+      std::printf("agents: %zu jobs reported every %.1f s over %.0f s\n", reported.size(),
+                  o.interval_s, r.seconds);
+      std::printf("  %-14s %12zu\n", "requests", sorted.size());
+      std::printf("  %-14s %12.3f\n", "p50 ms", percentile(sorted, 50));
+      std::printf("  %-14s %12.3f\n", "p95 ms", percentile(sorted, 95));
+      std::printf("  %-14s %12.3f\n", "p99 ms", percentile(sorted, 99));
+      std::printf("  %-14s %12.3f\n", "max ms", sorted.empty() ? 0.0 : sorted.back());
+      bool all_ok = true;
+      for (const auto& [status, n] : r.statuses) {
+        std::printf("  HTTP %-9ld %12ld\n", status, n);
+        if (std::find(o.allowed.begin(), o.allowed.end(), status) == o.allowed.end()) all_ok = false;
+      }
+      if (!r.sample_error.empty()) std::printf("  first error: %s\n", r.sample_error.c_str());
+      curl_global_cleanup();
+      return all_ok ? 0 : 1;
+    }
     const std::string body = reportBody(o.job);
     const std::string payload = pollux::auth::reportPayload(o.job, body);
 

@@ -32,10 +32,15 @@ void writeAll(int fd, const std::string& data, const std::string& path) {
 
 }  // namespace
 
-void saveState(const std::string& path, const Json::Value& state) {
+namespace {
+
+std::string stateText(const Json::Value& state) {
   Json::StreamWriterBuilder writer;
   writer["indentation"] = "";
-  const std::string data = Json::writeString(writer, state) + "\n";
+  return Json::writeString(writer, state) + "\n";
+}
+
+void writeStateFile(const std::string& path, const std::string& data) {
   const std::string temporary = path + ".new";
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) failWithErrno("cannot create", temporary);
@@ -49,6 +54,26 @@ void saveState(const std::string& path, const Json::Value& state) {
   }
   ::close(fd);
   if (::rename(temporary.c_str(), path.c_str()) != 0) failWithErrno("cannot replace", path);
+}
+
+}  // namespace
+
+size_t saveState(const std::string& path, const Json::Value& state) {
+  const std::string data = stateText(state);
+  writeStateFile(path, data);
+  return data.size();
+}
+
+SaveResult saveStateIfChanged(const std::string& path, const Json::Value& state,
+                              std::string& last_written) {
+  std::string data = stateText(state);
+  SaveResult result{data.size(), false};
+  if (data == last_written) return result;
+  last_written.clear();  // a failed write leaves nothing known written
+  writeStateFile(path, data);
+  last_written = std::move(data);
+  result.written = true;
+  return result;
 }
 
 std::optional<Json::Value> loadState(const std::string& path) {

@@ -275,6 +275,30 @@ TEST(JobStoreTest, DeclaredLengthSurvivesSaveAndRestoreAndOldStateLoads) {
   EXPECT_THROW(restored.restore(corrupt), InvalidInput);
 }
 
+TEST(JobStoreTest, AnUnchangedStateIsNotWrittenAgain) {
+  char dir[] = "/tmp/pollux-state-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string path = std::string(dir) + "/pollux_state.json";
+  JobStore store;
+  store.observe({slurmJob(1, 1000, true)}, 0);
+  store.acceptReport(sampleReport("1"));
+  std::string last;
+  const auto first = io::saveStateIfChanged(path, store.toJson(), last);
+  EXPECT_TRUE(first.written);
+  EXPECT_GT(first.bytes, 0u);
+  std::ofstream(path) << "{\"marker\": true}";  // shows whether the next save writes
+  const auto again = io::saveStateIfChanged(path, store.toJson(), last);
+  EXPECT_FALSE(again.written);
+  EXPECT_EQ(again.bytes, first.bytes);
+  EXPECT_TRUE((*io::loadState(path)).isMember("marker"));
+  store.observe({}, 0);  // the job ended: the state changed
+  EXPECT_TRUE(io::saveStateIfChanged(path, store.toJson(), last).written);
+  EXPECT_FALSE((*io::loadState(path)).isMember("marker"));
+  EXPECT_TRUE((*io::loadState(path)).empty());
+  std::remove(path.c_str());
+  rmdir(dir);
+}
+
 TEST(StateFileTest, MissingFileIsNoStateAndCorruptFileIsAnError) {
   char dir[] = "/tmp/pollux-state-XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);

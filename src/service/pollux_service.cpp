@@ -395,4 +395,17 @@ int pollux_plan_finish(pollux_service_t* service, pollux_plan_t* plan) {
   });
 }
 
+int pollux_service_round_costs(const pollux_service_t* service, pollux_round_costs_t* costs) {
+  if (costs) *costs = pollux_round_costs_t{};
+  if (!service || !service->impl || !costs) {
+    errno = EINVAL;
+    return -1;
+  }
+  const auto& last = service->impl->lastRoundCosts();
+  costs->solve_ms = last.solve_ms;
+  costs->save_ms = last.save_ms;
+  costs->state_bytes = last.state_bytes;
+  return 0;
+}
+
 }  // extern "C"

@@ -313,7 +313,8 @@ typedef struct {
   size_t node_count;
   const pollux_partition_view_t *partitions;
   size_t partition_count;
-  const pollux_job_view_t *jobs;
+  const pollux_job_view_t *jobs; /* all but rigid jobs that have ended and released their
+                                  * nodes (the shim leaves those out) */
   size_t job_count;
   const pollux_reservation_view_t *reservations;
   size_t reservation_count;
@@ -382,6 +383,15 @@ int pollux_service_plan(pollux_service_t *service, const pollux_round_t *round,
  * status, saves state and frees the plan (also when service is NULL). Returns 0, or -1 with
  * errno EINVAL (NULL service or plan) or EIO (an internal failure, logged). */
 int pollux_plan_finish(pollux_service_t *service, pollux_plan_t *plan);
+
+/* What the service's part of the last round cost, for the shim's line per round. */
+typedef struct {
+  double solve_ms;      /* the policy's solver, within pollux_service_plan() */
+  double save_ms;       /* writing the state file, within pollux_plan_finish() */
+  uint64_t state_bytes; /* the state file's size; 0 if not saved */
+} pollux_round_costs_t;
+/* 0, or -1 with errno EINVAL (NULL service or costs); *costs is zeroed on an error. */
+int pollux_service_round_costs(const pollux_service_t *service, pollux_round_costs_t *costs);
 
 /*
  * Event rounds (pollux_event_delay): new work (a pending adaptive job the last round did not

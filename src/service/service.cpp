@@ -106,11 +106,17 @@ void Service::restoreState() {
 
 void Service::saveState() {
   if (settings_.state_dir.empty()) return;
+  const auto started = std::chrono::steady_clock::now();
   Json::Value state;
   state["version"] = kStateVersion;
   state["jobs"] = store_.toJson();
   try {
-    io::saveState(settings_.state_dir + kStateFileName, state);
+    // Unchanged since the last save (most rounds of a busy cluster that only start rigid
+    // jobs): no write, no fsync.
+    costs_.state_bytes =
+        io::saveStateIfChanged(settings_.state_dir + kStateFileName, state, saved_text_).bytes;
+    costs_.save_ms = std::chrono::duration<double, std::milli>(
+                         std::chrono::steady_clock::now() - started).count();
   } catch (const std::exception& problem) {
     error(std::string("cannot save state: ") + problem.what());
   }
@@ -140,10 +146,12 @@ std::optional<std::vector<PlannedAction>> Service::plan(Round round) {
   round_started_ = std::chrono::steady_clock::now();
   round_ = std::move(round);
   round_plan_ = RoundPlan{};
+  costs_ = RoundCosts{};
   dumpRound();
   ++rounds_dumped_;
   try {
     round_plan_ = planRound(store_, round_, config_, settling(), settings_.log);
+    costs_.solve_ms = round_plan_.stats.solve_ms;
   } catch (const PolicyFailed& problem) {
     round_plan_.problems.push_back(std::string("round skipped, nothing changed: ") +
                                    problem.what());

@@ -41,6 +41,13 @@ struct ActionOutcome {
   std::string error_text;
 };
 
+// What the service's part of the last round cost (the shim's round line).
+struct RoundCosts {
+  double solve_ms = 0;     // the policy's solver, within plan()
+  double save_ms = 0;      // writing the state file, within finish()
+  size_t state_bytes = 0;  // the state file's size (0 if not saved)
+};
+
 class Service {
  public:
   explicit Service(ServiceSettings settings);
@@ -55,6 +62,7 @@ class Service {
   // The outcomes of the last plan's actions, in order: recorded and logged, then the round's
   // status is published and state saved.
   void finish(const std::vector<ActionOutcome>& outcomes);
+  const RoundCosts& lastRoundCosts() const { return costs_; }
 
   Json::Value status() const;
 
@@ -83,6 +91,8 @@ class Service {
   std::chrono::steady_clock::time_point round_started_;
   Round round_;
   RoundPlan round_plan_;
+  RoundCosts costs_;
+  std::string saved_text_;  // the state file as this service last wrote it
   unsigned long rounds_dumped_ = 0;
 
   mutable std::mutex status_mutex_;

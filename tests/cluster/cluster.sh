@@ -19,7 +19,12 @@
 # (it must exec slurmctld in place, as env and valgrind do, so the recorded PID stays right);
 # slurmctld then gets SLURMCTLD_PATIENCE seconds (default 30) to answer and to exit.
 # CLUSTER_UNTYPED_GPUS=1 gives the nodes GPUs without a type (Gres=gpu:4).
-# CLUSTER_GPUS_PER_NODE=N (1-4) gives each node N GPUs instead of 4.
+# CLUSTER_GPUS_PER_NODE=N (1-8) gives each node N GPUs instead of 4.
+# CLUSTER_NODES=N (at least 4) gives the cluster N nodes n1..nN instead of four: a third each
+# with a100, v100 and h100 GPUs (n1.. a100, then v100, then h100), each with
+# CLUSTER_CPUS_PER_NODE CPUs (default 2), all in partition gpu; Slurm must be built with
+# --enable-multiple-slurmd (one slurmd per node on this machine, each on its own port).
+# CLUSTER_DEBUG=LEVEL sets SlurmctldDebug and SlurmdDebug (default debug).
 # SLURM_PREFIX (default /usr, Debian's Slurm) is the Slurm release to run: its sbin/ and bin/
 # come first in PATH (RUN_DIR/env sets that PATH too) and its plugin directory is the default
 # PLUGIN_DIR. `cluster.sh plugindir` prints that directory.
@@ -64,10 +69,15 @@ start() {
   extra=${5:-}
   chmod 755 "$run"  # munged runs as user munge and must reach its socket dir
   mkdir -p "$run"/etc "$run"/state "$run"/log "$run"/run "$run"/fakedev "$run"/munge
-  for n in n1 n2 n3 n4; do mkdir -p "$run/spool/$n"; done
-  for i in 0 1 2 3; do [ -e "$run/fakedev/nvidia$i" ] || mknod "$run/fakedev/nvidia$i" c 195 "$i"; done
+  nodes=${CLUSTER_NODES:-4}
+  case $nodes in *[!0-9]*|'') nodes=0 ;; esac
+  [ "$nodes" -ge 4 ] || { echo "cluster.sh: CLUSTER_NODES=${CLUSTER_NODES:-} is not a number >= 4" >&2; exit 1; }
+  node_names=$(seq -f 'n%g' 1 "$nodes")
+  for n in $node_names; do mkdir -p "$run/spool/$n"; done
+  for i in 0 1 2 3 4 5 6 7; do [ -e "$run/fakedev/nvidia$i" ] || mknod "$run/fakedev/nvidia$i" c 195 "$i"; done
   [ -n "$params" ] || params="default_queue_depth=100"
-  base=$(free_port_block 26000 32768 16)
+  # slurmctld's port, then one per slurmd, in blocks of 16.
+  base=$(free_port_block 26000 32768 $(( (nodes + 16) / 16 * 16 )))
   [ -n "$base" ] || { echo "cluster.sh: no free port block" >&2; exit 1; }
   echo "$base" > "$run/port_base"
   sed -e "s|@RUN_DIR@|$run|g" -e "s|@CTLD_PORT@|$base|" -e "s|@SLURMD_PORT@|$((base + 1))|" \
@@ -77,9 +87,13 @@ start() {
       -e "s|@PLUGIN_DIR@|$plugin_dir|" -e "s|@EXTRA@|$extra|" \
       "$here/slurm.conf.in" > "$run/etc/slurm.conf"
   sed -e "s|@RUN_DIR@|$run|g" "$here/gres.conf.in" > "$run/etc/gres.conf"
+  if [ "$nodes" -gt 4 ]; then scale_nodes "$run" "$nodes" "$base"; fi
   gpus=${CLUSTER_GPUS_PER_NODE:-4}
-  case $gpus in 1|2|3|4) ;; *) echo "cluster.sh: CLUSTER_GPUS_PER_NODE=$gpus is not 1-4" >&2; exit 1 ;; esac
+  case $gpus in 1|2|3|4|5|6|7|8) ;; *) echo "cluster.sh: CLUSTER_GPUS_PER_NODE=$gpus is not 1-8" >&2; exit 1 ;; esac
   sed -i -E "s/(Gres=gpu:[a-z0-9:]*)4/\1$gpus/" "$run/etc/slurm.conf"
+  if [ -n "${CLUSTER_DEBUG:-}" ]; then
+    sed -i -E "s/^(Slurm(ctld|d)Debug)=.*/\1=$CLUSTER_DEBUG/" "$run/etc/slurm.conf"
+  fi
   sed -i -E "s/nvidia\[0-3\]/nvidia[0-$((gpus - 1))]/" "$run/etc/gres.conf"
   if [ "${CLUSTER_UNTYPED_GPUS:-}" = 1 ]; then
     sed -i -E 's/Gres=gpu:[a-z0-9]+:/Gres=gpu:/' "$run/etc/slurm.conf"
@@ -99,13 +113,36 @@ ENV
   ${SLURMCTLD_WRAPPER:-} slurmctld -D -i -f "$SLURM_CONF" > "$run/log/slurmctld.out" 2>&1 &
   echo $! >> "$run/run/pids"
   echo $! > "$run/run/slurmctld.bgpid"
-  for n in n1 n2 n3 n4; do
+  for n in $node_names; do
     slurmd -D -N "$n" -f "$SLURM_CONF" > "$run/log/slurmd-$n.out" 2>&1 &
     echo $! >> "$run/run/pids"
   done
   wait_for "${SLURMCTLD_PATIENCE:-30}" slurmctld scontrol ping
-  wait_for 60 "4 idle nodes" sh -c "[ \$(sinfo -h -N -t idle -o %N | sort -u | wc -l) -eq 4 ]"
+  wait_for $((60 + nodes)) "$nodes idle nodes" sh -c "[ \$(sinfo -h -N -t idle -o %N | sort -u | wc -l) -eq $nodes ]"
   echo "cluster.sh: cluster up in $run (slurmctld port $base)"
+}
+
+# scale_nodes RUN_DIR N BASE_PORT: the run's slurm.conf and gres.conf with nodes n1..nN (a
+# third each a100, v100, h100; n1 on port BASE+1, nK on BASE+K) instead of the four.
+scale_nodes() {
+  run=$1; nodes=$2; base=$3
+  cpus=${CLUSTER_CPUS_PER_NODE:-2}
+  third=$(( (nodes + 2) / 3 ))
+  conf="$run/etc/slurm.conf"
+  sed -i -e '/^NodeName=/d' -e '/^PartitionName=/d' "$conf"
+  for k in $(seq 1 "$nodes"); do
+    if [ "$k" -le "$third" ]; then type=a100
+    elif [ "$k" -le $((2 * third)) ]; then type=v100
+    else type=h100; fi
+    echo "NodeName=n$k NodeHostname=n$k NodeAddr=127.0.0.1 Port=$((base + k)) CPUs=$cpus RealMemory=2000 Gres=gpu:$type:4"
+  done >> "$conf"
+  echo "PartitionName=gpu Nodes=n[1-$nodes] Default=YES MaxTime=INFINITE State=UP" >> "$conf"
+  {
+    grep -v '^NodeName=' "$here/gres.conf.in" | sed -e "s|@RUN_DIR@|$run|g"
+    echo "NodeName=n[1-$third] Name=gpu Type=a100 File=$run/fakedev/nvidia[0-3]"
+    echo "NodeName=n[$((third + 1))-$((2 * third))] Name=gpu Type=v100 File=$run/fakedev/nvidia[0-3]"
+    echo "NodeName=n[$((2 * third + 1))-$nodes] Name=gpu Type=h100 File=$run/fakedev/nvidia[0-3]"
+  } > "$run/etc/gres.conf"
 }
 
 start_munged() {

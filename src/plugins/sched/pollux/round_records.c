@@ -164,6 +164,8 @@ static int fill_job_views(round_views_t *views, const job_info_msg_t *jobs,
                           const slurm_round_defaults_t *defaults)
 {
   for (uint32_t i = 0; i < jobs->record_count; i++) {
+    if (!slurm_round_job_needed(&jobs->job_array[i]))
+      continue;
     if (slurm_round_job(&jobs->job_array[i], partitions, defaults,
                         &views->jobs[views->round.job_count]))
       return -1;

@@ -13,11 +13,13 @@
  * init() and sched_p_reconfig() run under slurmctld's locks: they make no RPC.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include <slurm/slurm.h>
@@ -152,23 +154,65 @@ static void remember_round(const job_info_msg_t *jobs, const pollux_plan_t *plan
   free(briefs);
 }
 
+/* Milliseconds of a monotonic clock, with fractions (a round's phases). */
+static double clock_ms(void)
+{
+  struct timespec now;
+
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (double)now.tv_sec * 1e3 + (double)now.tv_nsec / 1e6;
+}
+
+/* Where a round's time went (ms), for its line in the log. */
+typedef struct {
+  double started, load, build, plan, act, finish;
+} round_clock_t;
+
+/* One line per planned round: its time, each phase's (load: Slurm's records; build: the
+ * round's views and the service's inputs; solve: the policy; act: the plan carried out
+ * through Slurm; finish: outcomes, status and state saved, save its part) and its size. */
+static void log_round(const round_clock_t *clock, const round_records_t *records,
+                      size_t actions)
+{
+  pollux_round_costs_t costs;
+
+  pollux_service_round_costs(service, &costs);
+  slurm_info("sched/pollux: round %.1f ms: load %.1f build %.1f solve %.1f act %.1f "
+             "finish %.1f (save %.1f) ms; jobs %u nodes %u actions %zu state %" PRIu64 " bytes",
+             clock->load + clock->build + clock->plan + clock->act + clock->finish, clock->load,
+             clock->build + clock->plan - costs.solve_ms, costs.solve_ms, clock->act,
+             clock->finish, costs.save_ms, records->jobs->record_count,
+             records->nodes->record_count, actions, costs.state_bytes);
+}
+
 /* Plans a round on Slurm's records and carries the plan out. */
-static void plan_and_act(const round_records_t *records)
+static void plan_and_act(const round_records_t *records, round_clock_t *clock)
 {
   round_views_t views;
   pollux_plan_t *plan = NULL;
+  double mark = clock_ms();
+  int described = round_views_fill(&views, records, &round_defaults);
 
-  if (round_views_fill(&views, records, &round_defaults) != 0) {
+  clock->build = clock_ms() - mark;
+  mark = clock_ms();
+  if (described != 0) {
     slurm_error("sched/pollux: cannot describe the round: %s", strerror(errno));
     remember_round(records->jobs, NULL);
   } else if (pollux_service_plan(service, &views.round, &plan) == 0) {
-    time_t begin =
-        job_actions_carry_out(plan, records->jobs, slurm_round_nodes_registered(records->nodes));
+    time_t begin;
+    size_t actions = plan->action_count; /* for the round's line, after the plan is freed */
 
+    clock->plan = clock_ms() - mark;
+    mark = clock_ms();
+    begin = job_actions_carry_out(plan, records->jobs, slurm_round_nodes_registered(records->nodes));
     if (begin)
       schedule_due = begin;
+    clock->act = clock_ms() - mark;
+    mark = clock_ms();
     remember_round(records->jobs, plan);
     pollux_plan_finish(service, plan);
+    clock->finish = clock_ms() - mark;
+    log_round(clock, records, actions);
   } else {
     if (errno != EIO) /* EIO: the service has logged why */
       slurm_error("sched/pollux: round not planned: %s", strerror(errno));
@@ -181,9 +225,12 @@ static void plan_and_act(const round_records_t *records)
 static void run_round(void)
 {
   round_records_t records;
+  round_clock_t clock = { clock_ms(), 0, 0, 0, 0, 0 };
 
-  if (round_records_load(&records, limits_enforced) == 0)
-    plan_and_act(&records);
+  if (round_records_load(&records, limits_enforced) == 0) {
+    clock.load = clock_ms() - clock.started;
+    plan_and_act(&records, &clock);
+  }
   round_records_free(&records);
 }
 
@@ -304,9 +351,13 @@ static int sleep_until(int64_t until_ms)
  * some, at most one per delay. */
 static void *scheduler_main(void *unused)
 {
-  (void)unused;
-  bool listening = service && pollux_service_start_rest(service) == 0;
+  bool listening;
   char reason[256] = "";
+
+  (void)unused;
+  /* Named, as slurmctld names its own threads: top -H and /proc/PID/task show its CPU. */
+  prctl(PR_SET_NAME, "pollux", 0, 0, 0);
+  listening = service && pollux_service_start_rest(service) == 0;
 
   for (;;) {
     int64_t wake_at = pollux_events_wake(events, service);

@@ -492,6 +492,14 @@ bool slurm_round_nodes_registered(const node_info_msg_t *nodes)
   return true;
 }
 
+bool slurm_round_job_needed(const slurm_job_info_t *job)
+{
+  uint32_t base = job->job_state & JOB_STATE_BASE;
+
+  return base == JOB_PENDING || base == JOB_RUNNING || base == JOB_SUSPENDED ||
+         (job->job_state & JOB_COMPLETING) || (job->comment && strstr(job->comment, "adaptive"));
+}
+
 void slurm_round_event_job(const slurm_job_info_t *job, pollux_event_job_t *brief)
 {
   uint32_t base = job->job_state & JOB_STATE_BASE;

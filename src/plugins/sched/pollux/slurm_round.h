@@ -74,6 +74,12 @@ uint64_t slurm_round_job_default(list_t *defaults, uint16_t type);
  * not save a node's slurmd start time: it is 0 until the slurmd registers (22.05 to 26.05). */
 bool slurm_round_nodes_registered(const node_info_msg_t *nodes);
 
+/* Whether a round needs the job: false only for a job that has ended, no longer completes
+ * and was not submitted adaptive (no "adaptive" in its comment). The service gives such jobs
+ * no record, no GPUs and no status, so rounds leave them out: at a busy site they are most
+ * of what slurmctld keeps (MinJobAge), and each cost a round as much as a live one. */
+bool slurm_round_job_needed(const slurm_job_info_t *job);
+
 /* What a look for new work (pollux_events_new_work) needs of a job; `brief` points into it. */
 void slurm_round_event_job(const slurm_job_info_t *job, pollux_event_job_t *brief);
 

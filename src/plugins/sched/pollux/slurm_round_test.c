@@ -377,6 +377,28 @@ static void test_event_job(void)
   CHECK(brief.state == POLLUX_JOB_OTHER && !brief.completing);
 }
 
+static void test_job_needed(void)
+{
+  slurm_job_info_t job;
+
+  memset(&job, 0, sizeof(job));
+  job.job_state = JOB_COMPLETE;
+  CHECK(!slurm_round_job_needed(&job)); /* an ended rigid job */
+  job.comment = "a note";
+  CHECK(!slurm_round_job_needed(&job));
+  job.comment = "adaptive:max_gpus=8";
+  CHECK(slurm_round_job_needed(&job)); /* ended adaptive jobs: their records end with them */
+  job.comment = NULL;
+  job.job_state = JOB_FAILED | JOB_COMPLETING;
+  CHECK(slurm_round_job_needed(&job)); /* still releasing its nodes */
+  job.job_state = JOB_NODE_FAIL;
+  CHECK(!slurm_round_job_needed(&job));
+  for (uint32_t state = JOB_PENDING; state <= JOB_SUSPENDED; state++) {
+    job.job_state = state;
+    CHECK(slurm_round_job_needed(&job));
+  }
+}
+
 int main(void)
 {
   test_node();
@@ -386,5 +408,6 @@ int main(void)
   test_license();
   test_nodes_registered();
   test_event_job();
+  test_job_needed();
   return check_summary("slurm_round_test");
 }

@@ -14,7 +14,10 @@
 # about the growth and the resume. A second job of 4 GPUs trains on two nodes (2 workers each); one of its workers
 # (rank 3, on the second node) is killed: the trainer says `hello ... elastic=1`, so its agent
 # lets its sibling go on, the three survivors re-form their process group live
-# (pollux.elastic: 4 -> 3 replicas, no restart, no checkpoint), and the job completes.
+# (pollux.elastic: 4 -> 3 replicas, no restart, no checkpoint), and the job completes. A third
+# job, under `pollux-agent --launch` on both a100 nodes, is shrunk in place for a rigid job:
+# live (its workers on n2 leave, rank 0's process goes on, Restarts unchanged, no step
+# restarted), every example once per epoch, and the accuracy of the script alone.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster/lib.sh"
@@ -38,6 +41,36 @@ srun --ntasks="\$SLURM_JOB_NUM_NODES" --ntasks-per-node=1 --kill-on-bad-exit=1 \
     '$python' '$example' --checkpoint '$run'/ddp-\$SLURM_JOB_ID.pt --epochs "\$1" \\
       --log-examples '$run'/examples-\$SLURM_JOB_ID
 JOB
+# The same under `pollux-agent --launch`, which lets Pollux shrink the job in place.
+cat > ddp_launch.sh <<JOB
+#!/bin/sh
+#SBATCH --ntasks-per-node=1
+export MASTER_ADDR=127.0.0.1 PYTHONPATH='$pythonpath' OMP_NUM_THREADS=1
+'$build/src/agent/pollux-agent' --launch --report-interval 1 --grace 20 -v -- \
+  '$python' '$example' --checkpoint '$run'/ddp-\$SLURM_JOB_ID.pt --epochs "\$1" \
+    --log-examples '$run'/examples-\$SLURM_JOB_ID
+JOB
+
+# every_example_once JOB EPOCHS: fails unless JOB's ranks together took every example of the
+# example's 1,497 once in each epoch (from the example's --log-examples files).
+every_example_once() {
+  "$python" - "$2" examples-"$1".rank* <<'PY' || fail "job $1 repeated or skipped examples"
+import collections, re, sys
+epochs, paths = int(sys.argv[1]), sys.argv[2:]
+seen = collections.defaultdict(list)
+for line in (line for path in paths for line in open(path)):
+    match = re.match(r"examples epoch=(\d+) rank=\d+: ([\d,]*)$", line.strip())
+    if match and match.group(2):
+        seen[int(match.group(1))].extend(int(i) for i in match.group(2).split(","))
+for epoch in range(epochs):
+    counts = collections.Counter(seen[epoch])
+    repeated = sum(1 for n in counts.values() if n > 1)
+    missing = sum(1 for i in range(1497) if i not in counts)
+    if repeated or missing:
+        sys.exit(f"epoch {epoch}: {repeated} repeated, {missing} skipped")
+print(f"   every example once in each of {epochs} epochs")
+PY
+}
 
 step "the same script alone, $EPOCHS epochs: the reference accuracy"
 PYTHONPATH="$pythonpath" OMP_NUM_THREADS=1 "$python" "$example" --checkpoint alone.pt \
@@ -79,22 +112,7 @@ grep -Eq "^resumed from .* with ([2-9]|[1-9][0-9]+) worker" "job-$job.out" ||
   fail "job $job never resumed with more than one worker"
 grep -q "pollux-agent\[$job\.1\]" "job-$job.out" ||
   fail "job $job never ran an agent on a second node"
-"$python" - $EPOCHS examples-$job.rank* <<'PY' || fail "job $job repeated or skipped examples"
-import collections, re, sys
-epochs, paths = int(sys.argv[1]), sys.argv[2:]
-seen = collections.defaultdict(list)
-for line in (line for path in paths for line in open(path)):
-    match = re.match(r"examples epoch=(\d+) rank=\d+: ([\d,]*)$", line.strip())
-    if match and match.group(2):
-        seen[int(match.group(1))].extend(int(i) for i in match.group(2).split(","))
-for epoch in range(epochs):
-    counts = collections.Counter(seen[epoch])
-    repeated = sum(1 for n in counts.values() if n > 1)
-    missing = sum(1 for i in range(1497) if i not in counts)
-    if repeated or missing:
-        sys.exit(f"epoch {epoch}: {repeated} repeated, {missing} skipped")
-print(f"   every example once in each of {epochs} epochs")
-PY
+every_example_once "$job" $EPOCHS
 
 step "the same final accuracy as alone (within 1 point)"
 final=$(sed -n 's/^final accuracy: //p' "job-$job.out" | tail -n 1)
@@ -135,4 +153,49 @@ grep -q "pollux: live change to generation .*: 4 -> 3 replicas" "job-$doomed.out
 [ "$(job_field "$doomed" Restarts)" = 0 ] || fail "job $doomed was requeued"
 grep -q "^final accuracy: " "job-$doomed.out" || fail "job $doomed did not finish its training"
 echo "   rank 2 (pid $survivor) went on to the end: $(grep '^final accuracy' "job-$doomed.out")"
+
+step "a job under --launch on both a100 nodes is shrunk live to one for a rigid job"
+LIVE_EPOCHS=2000
+PYTHONPATH="$pythonpath" OMP_NUM_THREADS=1 "$python" "$example" --checkpoint alone-live.pt \
+  --epochs $LIVE_EPOCHS > alone-live.out 2>&1 &
+alone_live=$!
+live=$(sbatch --parsable --comment=adaptive:gpu_type=a100,min_gpus=2,max_gpus=4 \
+  --open-mode=append -o "$run/job-%j.out" ddp_launch.sh $LIVE_EPOCHS)
+wait_until 180 "job $live on both a100 nodes" runs_on "$live" "n[1-2]"
+# has_leader: job $live's rank 0 of 4 workers runs; its process id in $leader.
+has_leader() {
+  leader=
+  for pid in $(pgrep -f "^$python .*ddp-$live.pt"); do
+    rank=$(tr '\0' '\n' < "/proc/$pid/environ" 2> /dev/null | sed -n 's/^RANK=//p')
+    world=$(tr '\0' '\n' < "/proc/$pid/environ" 2> /dev/null | sed -n 's/^WORLD_SIZE=//p')
+    [ "$rank" = 0 ] && [ "$world" = 4 ] && leader=$pid
+  done
+  [ -n "$leader" ]
+}
+wait_until 60 "job $live's rank 0 of 4 workers" has_leader
+restarts=$(job_field "$live" Restarts)
+rigid=$(sbatch --parsable -w n2 --gres=gpu:2 -t 10 -o /dev/null --wrap "sleep 20")
+wait_until 60 "the live shrink decided" grep -q "JobId=$live shrink: in place .* live" log/slurmctld.log
+wait_until 90 "job $live shrunk to n1" runs_on "$live" n1
+wait_until 60 "rigid job $rigid running on n2" runs_on "$rigid" n2
+grep "pollux: live change to generation .*: 4 -> 2 replicas" "job-$live.out" | sed 's/^/   /'
+grep -q "pollux: live change to generation .*: 4 -> 2 replicas" "job-$live.out" ||
+  fail "job $live did not change live: $(grep 'pollux' "job-$live.out" | tail -5)"
+grep "live in-place shrink" "job-$live.out" | sed 's/^/   /'
+grep -q "live in-place shrink: the job now holds n1" "job-$live.out" ||
+  fail "job $live's agent did not shrink it"
+kill -0 "$leader" 2> /dev/null || fail "rank 0's process $leader did not outlive the shrink"
+[ "$(job_field "$live" Restarts)" = "$restarts" ] || fail "job $live was requeued"
+wait_until 400 "job $live ended" all_finished "$live"
+state=$(job_field "$live" JobState)
+[ "$state" = COMPLETED ] || { tail -20 "job-$live.out"; fail "job $live ended $state"; }
+! grep -q "starting it again on" "job-$live.out" || fail "the launcher restarted job $live's step"
+[ "$(job_field "$live" Restarts)" = "$restarts" ] || fail "job $live was requeued"
+every_example_once "$live" $LIVE_EPOCHS
+wait "$alone_live" || { tail alone-live.out; fail "the script failed alone"; }
+reference=$(sed -n 's/^final accuracy: //p' alone-live.out)
+final=$(sed -n 's/^final accuracy: //p' "job-$live.out" | tail -n 1)
+echo "   rank 0 (pid $leader) went on to the end: adaptive $final, alone $reference"
+"$python" -c "import sys; sys.exit(abs($final - $reference) > 0.01)" ||
+  fail "job $live reached $final, the script alone $reference"
 echo "PASS"

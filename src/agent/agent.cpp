@@ -16,6 +16,7 @@
 #include "common/invalid_input.hpp"
 #include "log.hpp"
 #include "io/state_file.hpp"
+#include "live_shrink.hpp"
 
 namespace pollux::agent {
 namespace {
@@ -24,6 +25,9 @@ constexpr int kExitAfterCheckpoint = 143;  // 128 + SIGTERM, as if the agent had
 // Log the first garbage messages, then one in this many, so a broken trainer cannot flood.
 constexpr long kGarbageLogEvery = 1000;
 constexpr double kChannelBatchMs = 20;
+// Seconds between the trainer's live re-form without the leavers and the job's shrink: the
+// leaving workers' agents exit meanwhile, so that Slurm kills no task of the step.
+constexpr int kLeaveGraceS = 5;
 
 std::string tempParent() {
   const char* tmp = std::getenv("TMPDIR");
@@ -47,6 +51,7 @@ Agent::Agent(Options options, StepEnvironment step, NodeWorkers workers,
                     ? options_.state_file
                     : step_.submit_dir + "/.pollux-agent-" + step_.job_id + ".json";
   state_.gpu_type = options_.gpu_type;
+  state_.placement = step_.placement;
   if (step_.rank == 0) restoreState();
   reporter_ = std::make_unique<Reporter>(
       std::move(reporter), step_, state_,
@@ -125,6 +130,7 @@ int Agent::run() {
       }
     }
     serveOnce(200);
+    shrinkJobWhenDue();
   }
 }
 
@@ -215,7 +221,7 @@ void Agent::handleMessage(const std::string& text) {
   if (const auto* hello = std::get_if<HelloMessage>(&message)) {
     std::lock_guard<std::mutex> guard(state_.mutex);
     state_.measurements.setLimits(hello->limits);
-    if (hello->elastic) elastic_workers_ = true;
+    if (hello->elastic) elastic_workers_ = state_.elastic = true;
     state_.report_now = true;
     state_.wake_reporter.notify_all();
   } else if (const auto* resized = std::get_if<ResizedMessage>(&message)) {
@@ -224,12 +230,20 @@ void Agent::handleMessage(const std::string& text) {
             std::to_string(resized->stall_s) + " s");
     std::lock_guard<std::mutex> guard(state_.mutex);
     state_.measurements.recordResizeStall(resized->stall_s);
+    state_.placement.num_replicas = resized->to;
+    // One live shrink per step, as the plugin shrinks a job in place once until a requeue.
+    if (state_.live_shrink && state_.live_shrink->requested && !state_.live_shrink->done) {
+      state_.live_shrink->done = true;
+      state_.placement.num_nodes = static_cast<int>(state_.live_shrink->kept.size());
+      shrink_due_ = DueShrink{Clock::now() + std::chrono::seconds(kLeaveGraceS),
+                              state_.live_shrink->kept};
+    }
   } else if (const auto* length = std::get_if<LengthMessage>(&message)) {
     declareLength(*length);
   } else if (const auto* step = std::get_if<StepMessage>(&message)) {
     std::lock_guard<std::mutex> guard(state_.mutex);
     // Every step's examples count towards the declared length, the first one's too.
-    state_.measurements.recordProgress(*step, step_.placement.num_replicas);
+    state_.measurements.recordProgress(*step, state_.placement.num_replicas);
     if (!first_step_seen_) {  // its time includes warm-up: it measures the restart instead
       first_step_seen_ = true;
       const double startup_s = secondsSince(started_);
@@ -245,7 +259,7 @@ void Agent::handleMessage(const std::string& text) {
     }
     if (state_.gpu_type.empty()) return;  // cannot attribute the sample yet
     const int before = state_.measurements.distinctSamples();
-    state_.measurements.addSample(state_.gpu_type, step_.placement, *step);
+    state_.measurements.addSample(state_.gpu_type, state_.placement, *step);
     if (state_.measurements.distinctSamples() > before) {
       state_.report_now = true;
       state_.wake_reporter.notify_all();
@@ -307,11 +321,32 @@ void Agent::requestCheckpoint() {
 
 void Agent::pushDecision() {
   std::optional<Decision> decision;
+  std::string resize;
   {
     std::lock_guard<std::mutex> guard(state_.mutex);
     decision = state_.decision;
+    if (state_.live_shrink && !state_.live_shrink->requested) {
+      resize = resizeRequest(state_.live_shrink->leaving);
+      state_.live_shrink->requested = true;
+    }
   }
   if (decision) channel_.broadcast(formatDecision(*decision));
+  if (!resize.empty()) {
+    logLine("live in-place shrink: asking the trainer for " + resize.substr(0, resize.size() - 1));
+    channel_.broadcast(resize);
+  }
+}
+
+void Agent::shrinkJobWhenDue() {
+  if (!shrink_due_ || Clock::now() < shrink_due_->at) return;
+  std::string nodes;
+  for (const auto& node : shrink_due_->kept) nodes += (nodes.empty() ? "" : ",") + node;
+  shrink_due_.reset();
+  const CommandOutput result =
+      runCommand({"scontrol", "update", "JobId=" + step_.job_id, "NodeList=" + nodes});
+  logLine(result.status == 0 ? "live in-place shrink: the job now holds " + nodes
+                             : "scontrol could not shrink the job to " + nodes + " (status " +
+                                   std::to_string(result.status) + "): " + result.output);
 }
 
 int Agent::finish(int trainer_status) {

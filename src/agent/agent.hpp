@@ -43,6 +43,10 @@ class Agent {
   void handleSignal();
   void requestCheckpoint();
   void pushDecision();
+  // A live shrink: once the trainer re-formed without the leavers, and after a grace for
+  // their steps' tasks to end (a task Slurm kills would end the whole step), the job is
+  // shrunk to the kept nodes with scontrol, as its owner may.
+  void shrinkJobWhenDue();
   void signalWorkers(int signal_number);
   // Reaps exited workers; a failure stops the others. The status once all have exited.
   std::optional<int> pollWorkers();
@@ -69,6 +73,11 @@ class Agent {
   std::optional<int> failure_;  // the first non-zero exit status
   bool elastic_workers_ = false;  // a trainer said `hello ... elastic=1` (pollux.elastic)
   std::optional<int> lost_;       // an elastic worker's failure, which the others outlived
+  struct DueShrink {
+    Clock::time_point at;
+    std::vector<std::string> kept;
+  };
+  std::optional<DueShrink> shrink_due_;
 };
 
 }  // namespace pollux::agent

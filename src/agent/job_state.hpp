@@ -9,6 +9,8 @@
 #include <string>
 
 #include "channel_message.hpp"
+#include "common/model/params.hpp"
+#include "live_shrink.hpp"
 #include "measurements.hpp"
 
 namespace pollux::agent {
@@ -19,6 +21,9 @@ struct JobState {
   Measurements measurements;
   std::string gpu_type;               // empty until known
   std::optional<Decision> decision;   // the latest one that fits the job's current GPUs
+  model::Placement placement;         // the step's nodes and workers, as live changes leave it
+  bool elastic = false;               // the trainer changes its world size live
+  std::optional<LiveShrink> live_shrink;  // rank 0: the step's in-place shrink
   bool report_now = false;
   bool stopping = false;
 };

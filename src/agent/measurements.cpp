@@ -83,7 +83,8 @@ std::optional<schema::GoodputReport> Measurements::buildReport(
   const model::GradParams grad = measuredGrad().value_or(model::GradParams{1.0, 0.0});
   return schema::GoodputReport{job_id,    gpu_type,  placement,     fitByType(),
                                grad,      *limits_,  progress_,     restartCost(),
-                               resize_stall_s_,      false,         length_.length(progress_)};
+                               resize_stall_s_,      false,         false,
+                               length_.length(progress_)};
 }
 
 Json::Value Measurements::toJson() const {

@@ -2,9 +2,12 @@
 #include "reporter.hpp"
 
 #include <chrono>
+#include <set>
+#include <sstream>
 
 #include <json/json.h>
 
+#include "child_process.hpp"
 #include "munge/munge_credential.hpp"
 #include "common/invalid_input.hpp"
 #include "log.hpp"
@@ -104,7 +107,8 @@ bool Reporter::postReport() {
   {
     std::lock_guard<std::mutex> guard(state_.mutex);
     report = state_.measurements.buildReport(
-        step_.job_id, state_.gpu_type.empty() ? "unknown" : state_.gpu_type, step_.placement);
+        step_.job_id, state_.gpu_type.empty() ? "unknown" : state_.gpu_type, state_.placement);
+    if (report) report->elastic = state_.elastic;
   }
   if (!report) return readStatus(client_);  // no hello from the trainer yet
   report->in_place_resize = step_.launched;
@@ -153,14 +157,41 @@ void Reporter::applyReply(const schema::ReportReply& reply) {
     // A decision for other GPUs waits for the resize that brings them; a reply without an
     // allocation (the job between two placements) is no decision: the trainer keeps its own.
     const bool fits_current = reply.allocation &&
-                              reply.allocation->totalGpus() == step_.placement.num_replicas;
+                              reply.allocation->totalGpus() == state_.placement.num_replicas;
     if (reply.local_bsz > 0 && fits_current) {
       const Decision next{reply.batch_size, reply.local_bsz, reply.accum_steps, reply.lr_scale};
       changed = !state_.decision || !sameDecision(*state_.decision, next);
       state_.decision = next;
     }
   }
+  if (startLiveShrink(reply)) changed = true;
   if (changed) notify_();
+}
+
+bool Reporter::startLiveShrink(const schema::ReportReply& reply) {
+  model::Placement placement;
+  {
+    std::lock_guard<std::mutex> guard(state_.mutex);
+    if (!reply.shrink_in_place || !reply.allocation || !state_.elastic || state_.live_shrink ||
+        step_.rank != 0 || !step_.launched) {
+      return false;
+    }
+    placement = state_.placement;
+  }
+  const CommandOutput hosts = runCommand({"scontrol", "show", "hostnames", step_.node_list});
+  std::vector<std::string> nodes;
+  std::istringstream lines(hosts.output);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty()) nodes.push_back(line);
+  }
+  std::set<std::string> decided;
+  for (const auto& [node, gpus] : reply.allocation->nodes) decided.insert(node);
+  const int per_node = placement.num_replicas / std::max(placement.num_nodes, 1);
+  LiveShrink shrink = liveShrinkOf(nodes, per_node, decided);
+  if (hosts.status != 0 || shrink.leaving.empty()) return false;
+  std::lock_guard<std::mutex> guard(state_.mutex);
+  state_.live_shrink = std::move(shrink);
+  return true;
 }
 
 }  // namespace pollux::agent

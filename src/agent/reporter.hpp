@@ -53,6 +53,9 @@ class Reporter {
   bool postReport();
   bool readStatus(client::HttpClient& client);
   void applyReply(const schema::ReportReply& reply);
+  // Rank 0 of an elastic trainer under `--launch`: an in-place shrink the plugin decided
+  // becomes a live one (JobState::live_shrink); true if one was started.
+  bool startLiveShrink(const schema::ReportReply& reply);
 
   ReporterSettings settings_;
   StepEnvironment step_;

@@ -45,6 +45,7 @@ StepEnvironment readStepEnvironment(const GetEnv& getenv, int replicas_override)
   step.placement = {nodes, std::max(nodes, replicas)};
   step.submit_dir = getenv("SLURM_SUBMIT_DIR").value_or(".");
   step.launched = getenv(kLaunchedVariable).value_or("") == "1";
+  step.node_list = getenv("SLURM_STEP_NODELIST").value_or(getenv("SLURM_JOB_NODELIST").value_or(""));
   return step;
 }
 

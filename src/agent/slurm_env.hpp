@@ -17,6 +17,7 @@ struct StepEnvironment {
   model::Placement placement;  // step nodes x GPUs per node
   std::string submit_dir;  // SLURM_SUBMIT_DIR, else "."
   bool launched = false;   // started by `pollux-agent --launch` (POLLUX_AGENT_LAUNCHED=1)
+  std::string node_list;   // SLURM_STEP_NODELIST, else SLURM_JOB_NODELIST (Slurm's host list)
 };
 
 // Set to "1" by `pollux-agent --launch` in the environment of the step it starts.

@@ -80,6 +80,8 @@ bool shrinkableTo(const SlurmJob& job, const policy::Allocation& current,
   });
 }
 
+constexpr const char* kCheckpointRequested = ", checkpoint requested";
+
 std::optional<Action> planRunning(const SlurmJob& job, const policy::JobDecision* decided,
                                   bool resizes_in_place) {
   const auto current = currentAllocation(job);
@@ -91,7 +93,7 @@ std::optional<Action> planRunning(const SlurmJob& job, const policy::JobDecision
   const std::string from = current ? describe(*current) : "untyped GPUs";
   if (current && resizes_in_place && shrinkableTo(job, *current, target)) {
     Action action = placing(job, ActionKind::kShrink, target);
-    action.why = "in place " + from + " -> " + describe(target) + ", checkpoint requested";
+    action.why = "in place " + from + " -> " + describe(target) + kCheckpointRequested;
     return action;
   }
   Action action = placing(job, ActionKind::kRequeue, target);
@@ -100,6 +102,13 @@ std::optional<Action> planRunning(const SlurmJob& job, const policy::JobDecision
 }
 
 }  // namespace
+
+void makeLive(Action& shrink) {
+  shrink.live = true;
+  const std::size_t suffix = shrink.why.rfind(kCheckpointRequested);
+  if (suffix != std::string::npos) shrink.why.erase(suffix);
+  shrink.why += ", live: the workers on the other nodes leave";
+}
 
 const char* toString(ActionKind kind) {
   switch (kind) {

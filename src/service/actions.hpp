@@ -22,9 +22,16 @@ struct Action {
   int gpus_per_node = 0;
   std::vector<std::string> nodes;
   std::string why;                    // for the log line
+  // kShrink of a job whose trainer changes its world size live: no signal, the job's agent
+  // has its leaving workers leave and shrinks the job itself.
+  bool live = false;
 };
 
 const char* toString(ActionKind kind);
+
+// A shrink in place of a job whose trainer changes its world size live: no checkpoint is
+// asked for (Action::live), the why says so.
+void makeLive(Action& shrink);
 
 // "gres:gpu:N" for an action that places a job: untyped, the nodes decide the type.
 std::string tresPerNode(const Action& action);

@@ -155,7 +155,9 @@ void JobStore::recordAction(const Action& action, double now) {
   JobRecord& record = found->second;
   record.status = action.why;
   if (action.kind != ActionKind::kHold && !action.nodes.empty()) record.last_change_time = now;
-  if (action.kind == ActionKind::kRequeue || action.kind == ActionKind::kShrink) ++record.restarts;
+  const bool restarts = action.kind == ActionKind::kRequeue ||
+                        (action.kind == ActionKind::kShrink && !action.live);
+  if (restarts) ++record.restarts;
   record.lifecycle = afterAction(record.lifecycle, action, now);
 }
 

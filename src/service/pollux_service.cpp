@@ -251,12 +251,13 @@ pollux::service::Round roundFrom(const pollux_round_t& view) {
   return round;
 }
 
-int cKind(pollux::service::ActionKind kind) {
-  switch (kind) {
+int cKind(const pollux::service::Action& action) {
+  switch (action.kind) {
     case pollux::service::ActionKind::kHold: return POLLUX_ACTION_HOLD;
     case pollux::service::ActionKind::kStart: return POLLUX_ACTION_START;
     case pollux::service::ActionKind::kRequeue: return POLLUX_ACTION_REQUEUE;
-    case pollux::service::ActionKind::kShrink: return POLLUX_ACTION_SHRINK;
+    case pollux::service::ActionKind::kShrink:
+      return action.live ? POLLUX_ACTION_SHRINK_LIVE : POLLUX_ACTION_SHRINK;
   }
   return POLLUX_ACTION_HOLD;
 }
@@ -272,7 +273,7 @@ std::unique_ptr<OwnedPlan> planFrom(std::vector<pollux::service::PlannedAction> 
   plan->planned = std::move(planned);
   for (const auto& p : plan->planned) {
     plan->c_actions.push_back(pollux_action_t{p.action.job_id,
-                                              cKind(p.action.kind),
+                                              cKind(p.action),
                                               static_cast<uint32_t>(p.action.nodes.size()),
                                               p.tres_per_node.c_str(),
                                               p.node_list.c_str(),

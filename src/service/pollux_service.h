@@ -334,9 +334,12 @@ enum pollux_action_kind {
                           * hold of its user's or an admin's are left as they are) */
   POLLUX_ACTION_START,   /* pending job: set size, GPUs and nodes, begin now */
   POLLUX_ACTION_REQUEUE, /* running job: requeue, then as START (or HOLD if no nodes) */
-  POLLUX_ACTION_SHRINK   /* running job: SIGTERM to its steps (not the batch script), whose
+  POLLUX_ACTION_SHRINK,  /* running job: SIGTERM to its steps (not the batch script), whose
                           * checkpoint lets `pollux-agent --launch` shrink the job to
                           * node_list and start its step again there */
+  POLLUX_ACTION_SHRINK_LIVE /* running job whose trainer changes its world size live: nothing
+                             * to send; its rank-0 agent has the workers on the nodes not in
+                             * node_list leave and shrinks the job to node_list itself */
 };
 typedef struct {
   uint32_t job_id;

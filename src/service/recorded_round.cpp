@@ -216,7 +216,13 @@ void putViews(recorded_round& out) {
   out.round.association_count = out.associations.size();
 }
 
-int actionKindOf(const JsonField& field) {
+// A plan's action kind as the C plan has it ("live": true makes a shrink SHRINK_LIVE).
+int actionKindOf(const JsonField& action) {
+  const JsonField field = action["kind"];
+  if (field.string() == toString(ActionKind::kShrink) && action.has("live") &&
+      action["live"].boolean()) {
+    return POLLUX_ACTION_SHRINK_LIVE;
+  }
   const std::pair<ActionKind, int> kinds[] = {{ActionKind::kHold, POLLUX_ACTION_HOLD},
                                               {ActionKind::kStart, POLLUX_ACTION_START},
                                               {ActionKind::kRequeue, POLLUX_ACTION_REQUEUE},
@@ -243,7 +249,7 @@ void putGoldenActions(recorded_round& out, const Json::Value& plan) {
     const JsonField action = actions.at(i);
     pollux_action_t golden{};
     golden.job_id = static_cast<uint32_t>(action["job_id"].integer(1, 0xFFFFFFFFL));
-    golden.kind = actionKindOf(action["kind"]);
+    golden.kind = actionKindOf(action);
     golden.num_nodes = action["nodes"].arraySize();
     golden.tres_per_node = goldenText(out, action, "tres_per_node");
     golden.node_list = goldenText(out, action, "node_list");

@@ -351,6 +351,7 @@ Json::Value actionToJson(const PlannedAction& planned) {
   Json::Value out;
   out["job_id"] = action.job_id;
   out["kind"] = toString(action.kind);
+  if (action.live) out["live"] = true;
   putText(out, "gpu_type", action.gpu_type);
   out["gpus_per_node"] = action.gpus_per_node;
   out["nodes"] = namesToJson(action.nodes);

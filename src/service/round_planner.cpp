@@ -264,7 +264,7 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
   // The policy sees a shrinking job on its target (where it will be in a moment) and does not
   // see a job that waits for its last run to release its nodes.
   std::vector<SlurmJob> as_seen, to_plan;
-  std::set<uint32_t> resizes_in_place;
+  std::set<uint32_t> resizes_in_place, resizes_live;
   for (auto job : jobs) {
     const Treatment treatment = treatmentIn(treatments, job.id);
     if (treatment == Treatment::kAwaitLastRun) continue;
@@ -277,6 +277,7 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
                                     record->second.report->in_place_resize;
       if (launcher_resizes && mayShrinkInPlace(record->second.lifecycle)) {
         resizes_in_place.insert(job.id);
+        if (record->second.report->elastic) resizes_live.insert(job.id);
       }
     }
     as_seen.push_back(std::move(job));
@@ -313,6 +314,9 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
   auto actions =
       planActions(to_plan, decision, round.now, resizes_in_place, plan.problems, why_waiting);
   actions = withoutStopsForbidden(std::move(actions), treatments, settling, plan.problems);
+  for (auto& action : actions) {
+    if (action.kind == ActionKind::kShrink && resizes_live.count(action.job_id)) makeLive(action);
+  }
   for (auto& action : requeuesAgain(jobs, treatments)) actions.push_back(std::move(action));
   std::set<uint32_t> acted_on;
   for (const auto& action : actions) acted_on.insert(action.job_id);

@@ -48,7 +48,7 @@ GoodputReport parseGoodputReport(const std::string& body) {
   root.requireOnlyKeys({"job_id", "gpu_type", "num_nodes", "num_replicas", "perf_params",
                         "grad_params", "init_batch_size", "max_batch_size",
                         "local_bsz_bounds", "accumulation", "progress", "restart_cost_s",
-                        "in_place_resize", "length", "resize_stall_s"});
+                        "in_place_resize", "length", "resize_stall_s", "elastic"});
   GoodputReport report;
   report.job_id = root["job_id"].idString();
   report.gpu_type = root["gpu_type"].string();
@@ -64,6 +64,7 @@ GoodputReport parseGoodputReport(const std::string& body) {
     report.resize_stall_s = root["resize_stall_s"].nonNegativeNumber();
   }
   if (root.has("in_place_resize")) report.in_place_resize = root["in_place_resize"].boolean();
+  if (root.has("elastic")) report.elastic = root["elastic"].boolean();
   if (root.has("length")) report.length = parseDeclaredLength(root["length"]);
   return report;
 }
@@ -85,6 +86,7 @@ Json::Value reportToJson(const GoodputReport& report) {
   if (report.restart_cost_s) out["restart_cost_s"] = *report.restart_cost_s;
   if (report.resize_stall_s) out["resize_stall_s"] = *report.resize_stall_s;
   if (report.in_place_resize) out["in_place_resize"] = true;
+  if (report.elastic) out["elastic"] = true;
   if (report.length) out["length"] = declaredLengthToJson(*report.length);
   return out;
 }

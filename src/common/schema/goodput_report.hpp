@@ -41,6 +41,10 @@ struct GoodputReport {
   // The job's steps are started by `pollux-agent --launch`, which restarts them inside the
   // job when sched/pollux shrinks it in place (optional key, false when absent).
   bool in_place_resize = false;
+  // The trainer changes its world size live (pollux.elastic): an in-place shrink needs no
+  // checkpoint, its leaving workers leave at an agreeing step (optional key, false when
+  // absent).
+  bool elastic = false;
   // The length the trainer declared and the work done towards it, both in the goodput
   // model's unit (examples at the initial batch size, statistical efficiency applied); absent
   // when the trainer declared none (and from agents older than the key). Key "length":

@@ -82,6 +82,7 @@ void expectSameReport(const GoodputReport& a, const GoodputReport& b) {
   EXPECT_EQ(a.progress.epochs, b.progress.epochs);
   EXPECT_EQ(a.restart_cost_s, b.restart_cost_s);
   EXPECT_EQ(a.in_place_resize, b.in_place_resize);
+  EXPECT_EQ(a.elastic, b.elastic);
   ASSERT_EQ(a.length.has_value(), b.length.has_value());
   if (a.length) {
     EXPECT_EQ(a.length->progress, b.length->progress);
@@ -120,6 +121,9 @@ TEST(GoodputReportTest, AcceptsStringJobIdAndOptionalParts) {
   EXPECT_EQ(reportToJson(parseGoodputReport(reportWith("resize_stall_s", "0.25")))
                 ["resize_stall_s"].asDouble(), 0.25);
   EXPECT_TRUE(parseGoodputReport(reportWith("in_place_resize", "true")).in_place_resize);
+  EXPECT_FALSE(parseGoodputReport(kReport).elastic);  // an older agent's report
+  EXPECT_TRUE(parseGoodputReport(reportWith("elastic", "true")).elastic);
+  EXPECT_THROW(parseGoodputReport(reportWith("elastic", "1")), InvalidInput);
   EXPECT_TRUE(parseGoodputReport(reportWith("perf_params", "{}")).perf_params.empty());
   // Just moved to a type without a fit there yet: the plugin estimates it.
   EXPECT_EQ(parseGoodputReport(reportWith("gpu_type", R"("h100")")).gpu_type, "h100");
@@ -244,6 +248,7 @@ TEST(GoodputReportTest, RoundTripsThroughJson) {
 
   GoodputReport launched = original;
   launched.in_place_resize = true;
+  launched.elastic = true;
   expectSameReport(parseGoodputReport(Json::writeString(Json::StreamWriterBuilder(),
                                                         reportToJson(launched))),
                    launched);

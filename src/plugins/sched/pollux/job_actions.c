@@ -87,6 +87,7 @@ static int perform(const pollux_action_t *action, time_t begin)
   case POLLUX_ACTION_START: return place_job(action, begin);
   case POLLUX_ACTION_REQUEUE: return requeue_job(action, begin);
   case POLLUX_ACTION_SHRINK: return shrink_job(action);
+  case POLLUX_ACTION_SHRINK_LIVE: return 0; /* the job's agent acts on the decision */
   default: return SLURM_ERROR;
   }
 }

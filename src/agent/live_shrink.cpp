@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "live_shrink.hpp"
+
+namespace pollux::agent {
+
+LiveShrink liveShrinkOf(const std::vector<std::string>& step_nodes, int per_node,
+                        const std::set<std::string>& decided) {
+  LiveShrink shrink;
+  if (step_nodes.empty() || per_node < 1 || !decided.count(step_nodes.front())) return shrink;
+  for (std::size_t node = 0; node < step_nodes.size(); ++node) {
+    if (decided.count(step_nodes[node])) {
+      shrink.kept.push_back(step_nodes[node]);
+      continue;
+    }
+    for (int local = 0; local < per_node; ++local) {
+      shrink.leaving.push_back(static_cast<int>(node) * per_node + local);
+    }
+  }
+  return shrink;
+}
+
+std::string resizeRequest(const std::vector<int>& leaving) {
+  std::string message = "resize leave=";
+  for (std::size_t i = 0; i < leaving.size(); ++i) {
+    if (i > 0) message += ',';
+    message += std::to_string(leaving[i]);
+  }
+  return message + "\n";
+}
+
+}  // namespace pollux::agent

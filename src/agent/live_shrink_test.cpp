@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "live_shrink.hpp"
+
+#include <gtest/gtest.h>
+
+namespace pollux::agent {
+namespace {
+
+TEST(LiveShrink, TheWorkersOnTheNodesNotKeptLeave) {
+  const LiveShrink shrink = liveShrinkOf({"n1", "n2", "n3"}, 2, {"n1", "n3"});
+  EXPECT_EQ(shrink.kept, (std::vector<std::string>{"n1", "n3"}));
+  EXPECT_EQ(shrink.leaving, (std::vector<int>{2, 3}));
+  EXPECT_FALSE(shrink.requested);
+  EXPECT_EQ(resizeRequest(shrink.leaving), "resize leave=2,3\n");
+}
+
+TEST(LiveShrink, NothingLeavesWhenRankZerosNodeWouldOrAllStay) {
+  EXPECT_TRUE(liveShrinkOf({"n1", "n2"}, 1, {"n2"}).leaving.empty());
+  EXPECT_TRUE(liveShrinkOf({"n1", "n2"}, 1, {"n1", "n2"}).leaving.empty());
+  EXPECT_TRUE(liveShrinkOf({}, 1, {"n1"}).leaving.empty());
+}
+
+}  // namespace
+}  // namespace pollux::agent

@@ -93,9 +93,10 @@ void putPartitions(recorded_round& out) {
 template <typename Amount>
 int64_t limitView(const std::optional<Amount>& limit) { return limit ? int64_t(*limit) : -1; }
 
-pollux_account_usage_t accountView(const std::string& name, const UserUsage& usage) {
-  pollux_account_usage_t view{};
-  view.account = name.c_str();
+// A user's or an account's usage under a QOS as the views have it.
+template <typename View>
+View usageView(const UserUsage& usage) {
+  View view{};
   view.gpus_used = usage.gpus;
   view.jobs_used = usage.jobs;
   view.cpus_used = usage.tres.cpus;
@@ -104,14 +105,15 @@ pollux_account_usage_t accountView(const std::string& name, const UserUsage& usa
   return view;
 }
 
+pollux_account_usage_t accountView(const std::string& name, const UserUsage& usage) {
+  auto view = usageView<pollux_account_usage_t>(usage);
+  view.account = name.c_str();
+  return view;
+}
+
 pollux_user_usage_t userView(uint32_t uid, const UserUsage& usage) {
-  pollux_user_usage_t view{};
+  auto view = usageView<pollux_user_usage_t>(usage);
   view.user_id = uid;
-  view.gpus_used = usage.gpus;
-  view.jobs_used = usage.jobs;
-  view.cpus_used = usage.tres.cpus;
-  view.memory_mb_used = usage.tres.memory_mb;
-  view.nodes_used = usage.tres.nodes;
   return view;
 }
 

@@ -157,18 +157,22 @@ std::vector<JobOption> adaptiveOptions(const Job& job, const std::vector<Config>
 PriorityScale::PriorityScale(const Snapshot& snapshot) : weight_(snapshot.params.priority_weight) {
   bool first = true;
   for (const auto& job : snapshot.jobs) {
-    if (!job.adaptive) continue;
+    if (!job.adaptive || job.current) continue;
     lowest_ = first ? job.priority : std::min(lowest_, job.priority);
     highest_ = first ? job.priority : std::max(highest_, job.priority);
     first = false;
   }
 }
 
+double PriorityScale::factor(const Job& job) const {
+  return waitingFactor(job.current ? highest_ : job.priority);
+}
+
 // Measured against the highest priority rather than the spread, so that priorities that
 // differ by a hair (age and fairshare move them every PriorityCalcPeriod) weigh a hair.
-double PriorityScale::factor(const Job& job) const {
+double PriorityScale::waitingFactor(double priority) const {
   if (weight_ <= 0 || highest_ <= lowest_) return 1.0;
-  return 1.0 + weight_ * (job.priority - lowest_) / highest_;
+  return 1.0 + weight_ * (priority - lowest_) / highest_;
 }
 
 void prioritise(std::vector<std::vector<JobOption>>& adaptive,

@@ -50,14 +50,20 @@ std::vector<JobOption> adaptiveOptions(const Job& job, const std::vector<Config>
                                        const WaitingRigidTypes& rigid_waiting);
 
 // Slurm's priority of each adaptive job as a factor on its options' weights (see
-// Params::priority_weight): 1 for the lowest, and where priorities are all equal or unknown. Rigid jobs are
-// started by Slurm itself in its priority order, so they keep theirs.
+// Params::priority_weight). Slurm recomputes the priorities of pending jobs only; a running
+// job's is the one it started with, not comparable with theirs. So priority ranks the waiting
+// jobs (1 for the lowest, and where all are equal or unknown), and a running job counts as
+// ranking with the first of them: priority decides which waiting job starts, never that a
+// running one stops (Slurm's own preemption does that where the site configures it). Rigid
+// jobs are started by Slurm itself in its priority order, so they keep theirs.
 class PriorityScale {
  public:
   explicit PriorityScale(const Snapshot& snapshot);
   double factor(const Job& job) const;
 
  private:
+  double waitingFactor(double priority) const;
+
   double lowest_ = 0;
   double highest_ = 0;
   double weight_ = 0;

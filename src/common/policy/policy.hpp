@@ -118,10 +118,11 @@ struct Params {
   double jct_guard = 2.0;
   double fairness_p = -1.0;             // power-mean exponent of speedups
   double restart_threshold = 0.05;      // a running job changes only for >= 5 % predicted gain
-  // How much Slurm's priority weighs: an adaptive job's weights are multiplied by
+  // How much Slurm's priority weighs: a waiting adaptive job's weights are multiplied by
   // 1 + priority_weight x (its priority - the lowest) / the highest, over the snapshot's
-  // adaptive jobs, so the jobs Slurm ranks first get contended GPUs first and near-equal
-  // priorities weigh near-equally; 0: goodput alone.
+  // waiting adaptive jobs, so the jobs Slurm ranks first get contended GPUs first and
+  // near-equal priorities weigh near-equally; a running one's by the largest of those factors
+  // (see PriorityScale); 0: goodput alone.
   double priority_weight = 1.0;
   // ... and not sooner than this after its last change. One round by default: the restart
   // penalty already charges each change its cost, and a longer interval would hold a new job

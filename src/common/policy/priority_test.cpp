@@ -68,5 +68,33 @@ TEST(PriorityTest, ARunningJobKeepsItsGpusAgainstANearlyEqualPriority) {
   EXPECT_EQ(decision.allocations.count("second"), 0u);
 }
 
+// Slurm keeps a running job's priority from its start while it recomputes the waiting ones'
+// (fairshare every PriorityCalcPeriod): a running job with priority 1 beside an identical
+// waiting one of its own user at 2500 keeps its GPUs.
+TEST(PriorityTest, ARunningJobsStalePriorityDoesNotPreemptIt) {
+  Snapshot snapshot = twoJobsForOneNode(1.0);
+  snapshot.time = 3600;
+  snapshot.jobs[0].priority = 1;
+  snapshot.jobs[0].current = Allocation{"a100", {{"n0", 4}}};
+  snapshot.jobs[1].priority = 2500;
+  const Decision decision = schedule(snapshot);
+  EXPECT_EQ(decision.allocations.count("first"), 1u);
+  EXPECT_EQ(decision.allocations.count("second"), 0u);
+}
+
+TEST(PriorityTest, ARunningJobRanksWithTheFirstWaitingJob) {
+  Snapshot snapshot = twoJobsForOneNode(1.0);
+  snapshot.jobs.push_back(adaptiveJob("running", 1, 4, "a100"));
+  snapshot.jobs.back().priority = 5;
+  snapshot.jobs.back().current = Allocation{"a100", {{"n0", 1}}};
+  const PriorityScale scale(snapshot);
+  EXPECT_DOUBLE_EQ(scale.factor(snapshot.jobs[0]), 1.0);
+  EXPECT_DOUBLE_EQ(scale.factor(snapshot.jobs[1]), 1.0 + 20000.0 / 21000);
+  EXPECT_DOUBLE_EQ(scale.factor(snapshot.jobs[2]), 1.0 + 20000.0 / 21000);
+  snapshot.jobs.resize(1);  // no other job waits: the running one's factor is 1
+  snapshot.jobs[0].current = Allocation{"a100", {{"n0", 4}}};
+  EXPECT_DOUBLE_EQ(PriorityScale(snapshot).factor(snapshot.jobs[0]), 1.0);
+}
+
 }  // namespace
 }  // namespace pollux::policy

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "type_models.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -27,7 +28,9 @@ PerfParams geometricMean(const std::vector<PerfParams>& models) {
   }
   double mean[7];
   for (int i = 0; i < 7; ++i) mean[i] = std::exp(log_sum[i] / models.size());
-  return {mean[0], mean[1], mean[2], mean[3], mean[4], mean[5], mean[6]};
+  // exp(log(10)) rounds to just above 10: a gamma at its bound must stay within it.
+  const double gamma = std::clamp(mean[6], kMinGamma, kMaxGamma);
+  return {mean[0], mean[1], mean[2], mean[3], mean[4], mean[5], gamma};
 }
 
 }  // namespace

@@ -51,6 +51,18 @@ TEST(TypeModelsTest, SeveralSourcesAreAveragedGeometrically) {
   EXPECT_NEAR(t4.params.alpha_c, std::sqrt(0.6 * 2.4), 1e-12);
 }
 
+// A fit that saturates gamma at 10 is estimated for other types with gamma 10, not the
+// 10.000000000000002 of exp(log(10)), which validation rejects (every round failed so).
+TEST(TypeModelsTest, AGammaAtItsBoundStaysWithinIt) {
+  TypeModels models;
+  PerfParams saturated = kV100;
+  saturated.gamma = kMaxGamma;
+  models.setMeasured("v100", saturated);
+  const PerfParams a100 = models.complete(kSpeeds).at("a100").params;
+  EXPECT_DOUBLE_EQ(a100.gamma, kMaxGamma);
+  EXPECT_NO_THROW(validate(a100));
+}
+
 TEST(TypeModelsTest, TypesWithoutSpeedGetNoEstimate) {
   TypeModels models;
   models.setMeasured("v100", kV100);

@@ -17,7 +17,10 @@
 # (pollux.elastic: 4 -> 3 replicas, no restart, no checkpoint), and the job completes. A third
 # job, under `pollux-agent --launch` on both a100 nodes, is shrunk in place for a rigid job:
 # live (its workers on n2 leave, rank 0's process goes on, Restarts unchanged, no step
-# restarted), every example once per epoch, and the accuracy of the script alone.
+# restarted), every example once per epoch, and the accuracy of the script alone. A fourth,
+# under --launch on both a100 nodes, loses n2 (an admin sets it DOWN, which kills its tasks
+# there): Slurm keeps the job on n1 (job_submit/pollux makes adaptive jobs --no-kill), its
+# workers there re-form live, and the job completes with Restarts 0.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster/lib.sh"
@@ -162,17 +165,17 @@ alone_live=$!
 live=$(sbatch --parsable --comment=adaptive:gpu_type=a100,min_gpus=2,max_gpus=4 \
   --open-mode=append -o "$run/job-%j.out" ddp_launch.sh $LIVE_EPOCHS)
 wait_until 180 "job $live on both a100 nodes" runs_on "$live" "n[1-2]"
-# has_leader: job $live's rank 0 of 4 workers runs; its process id in $leader.
+# has_leader JOB: the job's rank 0 of 4 workers runs; its process id in $leader.
 has_leader() {
   leader=
-  for pid in $(pgrep -f "^$python .*ddp-$live.pt"); do
+  for pid in $(pgrep -f "^$python .*ddp-$1.pt"); do
     rank=$(tr '\0' '\n' < "/proc/$pid/environ" 2> /dev/null | sed -n 's/^RANK=//p')
     world=$(tr '\0' '\n' < "/proc/$pid/environ" 2> /dev/null | sed -n 's/^WORLD_SIZE=//p')
     [ "$rank" = 0 ] && [ "$world" = 4 ] && leader=$pid
   done
   [ -n "$leader" ]
 }
-wait_until 60 "job $live's rank 0 of 4 workers" has_leader
+wait_until 60 "job $live's rank 0 of 4 workers" has_leader "$live"
 restarts=$(job_field "$live" Restarts)
 rigid=$(sbatch --parsable -w n2 --gres=gpu:2 -t 10 -o /dev/null --wrap "sleep 20")
 # A job that reached n1,n2 by a growth (a requeue) changes again only
@@ -200,4 +203,31 @@ final=$(sed -n 's/^final accuracy: //p' "job-$live.out" | tail -n 1)
 echo "   rank 0 (pid $leader) went on to the end: adaptive $final, alone $reference"
 "$python" -c "import sys; sys.exit(abs($final - $reference) > 0.01)" ||
   fail "job $live reached $final, the script alone $reference"
+
+step "a --launch job on both a100 nodes loses n2 (set DOWN): its workers on n1 go on live"
+wait_until 60 "the earlier jobs ended" all_finished "$rigid"
+# min_gpus=4 places the job on both nodes at once; POLLUX_MIN_REPLICAS=2 (the job's own,
+# exported to it by sbatch) lets 2 workers go on where the default, its min_gpus, would not.
+failing=$(POLLUX_MIN_REPLICAS=2 sbatch --parsable --comment=adaptive:gpu_type=a100,min_gpus=4,max_gpus=4 \
+  --open-mode=append -o "$run/job-%j.out" ddp_launch.sh $EPOCHS)
+wait_until 120 "job $failing on both a100 nodes" runs_on "$failing" "n[1-2]"
+wait_until 60 "job $failing's rank 0 of 4 workers" has_leader "$failing"
+wait_until 90 "job $failing training" grep -q "^epoch 1:" "job-$failing.out"
+# DOWN kills the job's tasks on n2 (its slurmd still answers, so Slurm would soon return it to
+# service); DRAIN keeps it out until the end, so that nothing grows onto it again.
+scontrol update NodeName=n2 State=DOWN Reason=pollux-test
+scontrol update NodeName=n2 State=DRAIN Reason=pollux-test
+failed_over() { grep -q "pollux: live change to generation .*: 4 -> 2 replicas" "job-$failing.out"; }
+wait_until 120 "job $failing's workers on n1 re-formed live" failed_over
+grep "pollux: live change to generation .*: 4 -> 2 replicas" "job-$failing.out" | sed 's/^/   /'
+wait_until 30 "Slurm removing n2 from job $failing" runs_on "$failing" n1
+kill -0 "$leader" 2> /dev/null || fail "rank 0's process $leader did not outlive the failure"
+wait_until 400 "job $failing ended" all_finished "$failing"
+scontrol update NodeName=n2 State=RESUME
+state=$(job_field "$failing" JobState)
+[ "$state" = COMPLETED ] || { tail -20 "job-$failing.out"; fail "job $failing ended $state"; }
+[ "$(job_field "$failing" Restarts)" = 0 ] || fail "job $failing was requeued"
+! grep -q "^resumed from" "job-$failing.out" || fail "job $failing restarted from its checkpoint"
+grep "after its rank 0 completed the training" "job-$failing.out" | sed 's/^/   /' || true
+echo "   rank 0 (pid $leader) went on to the end: $(grep '^final accuracy' "job-$failing.out")"
 echo "PASS"

@@ -5,7 +5,8 @@
 # one of them makes sched/pollux shrink it in place. Its step checkpoints, the launcher shrinks
 # the job to its batch host and starts the step again there: the job never leaves RUNNING
 # (Slurm's Restarts count stays), the rigid job starts on the freed node, the trainer resumes
-# from its checkpoint without losing progress, and the job completes.
+# from its checkpoint without losing progress, and the job completes. Then a --launch job whose
+# trainer is not elastic fails on one of its two nodes: its agent ends the whole step.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster/lib.sh"
@@ -44,4 +45,23 @@ code=$(job_field "$job" ExitCode)
 [ "$state" = COMPLETED ] && [ "$code" = 0:0 ] || fail "job $job ended $state with exit code $code"
 grep -q "^pollux-emulate: finished" "job-$job.out" || fail "job $job's trainer did not finish"
 resumed_without_loss "$job"
+
+step "a trainer that cannot go on live fails on one node: its agent ends the whole step"
+# The launcher's srun goes on when a task fails (so that a lost node does not end a live
+# job); a worker that is not elastic must still end the step at once, not leave the workers
+# on the other node waiting on it.
+printf '#!/bin/sh\n[ "$GROUP_RANK" = 1 ] && exit 3\nexec sleep 300\n' > fails_on_node1.sh
+cat > fails.sh <<JOB
+#!/bin/sh
+'$build/src/agent/pollux-agent' --launch --grace 5 -- sh '$run/fails_on_node1.sh'
+JOB
+failing=$(sbatch --parsable --comment=adaptive:gpu_type=a100,min_gpus=8,max_gpus=8 \
+            -o "$run/job-%j.out" fails.sh)
+wait_until 60 "job $failing started on both a100 nodes" grep -q "exited with status 3" "job-$failing.out"
+wait_until 30 "job $failing ended" all_finished "$failing"
+state=$(job_field "$failing" JobState)
+[ "$state" = FAILED ] || fail "job $failing ended $state: $(tail -5 "job-$failing.out")"
+grep -Eq "pollux-agent\[$failing\.0\]: training (exited|stopped)" "job-$failing.out" ||
+  fail "node 0's agent did not end: $(tail -5 "job-$failing.out")"
+echo "   $(grep -m1 "exited with status 3" "job-$failing.out"); job $failing $state within 30 s"
 echo "PASS"

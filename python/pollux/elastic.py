@@ -15,8 +15,9 @@ joiners, rank 0 broadcasts the optimizer, LR scheduler, GradScaler, sampler posi
 average and progress in memory. No checkpoint file is read or written.
 
 A worker that dies is seen by its peers in their next collective: they leave the step,
-report to the store, rank 0 waits until no more arrive (settle_s) and re-forms the group from
-the survivors (when at least min_replicas are left), and rank 0's state is broadcast to all.
+report to the store, rank 0 waits until no more arrive (settle_s, and at least twice a step)
+and re-forms the group from the survivors (when at least min_replicas are left), and rank 0's
+state is broadcast to all.
 
 Joins are authenticated: a joiner (POLLUX_JOIN=1) writes HMAC-SHA256(POLLUX_JOIN_TOKEN,
 "pollux-join:" + its random id) to the store, and rank 0 admits it only if it matches the
@@ -97,7 +98,9 @@ class ElasticGroup:
         self.joined = joined  # this process joined a running job: it receives the state
         self.join_timeout_s = _float_env("POLLUX_JOIN_TIMEOUT", 60.0)
         self.resize_timeout_s = _float_env("POLLUX_RESIZE_TIMEOUT", 30.0)
-        self.settle_s = 1.0   # after a failure: no survivor reported for this long
+        # After a failure, rank 0 waits until no survivor reported for this long, and at least
+        # twice a step: a survivor still computing its step reports at its collective.
+        self.settle_s = 0.25
         self._next = generation + 1  # rank 0: the next generation number to hand out
         self._seen_joiners = 0
         self._ready: List[str] = []   # rank 0: joiners proven and waiting, by member id
@@ -175,11 +178,13 @@ class ElasticGroup:
 
     # -- a failure ------------------------------------------------------------------------
 
-    def survivors(self, min_replicas: int) -> Dict[str, Any]:
+    def survivors(self, min_replicas: int, step_s: float = 0.0) -> Dict[str, Any]:
         """After a failed collective (the group already destroyed): each survivor reports to
-        the store; rank 0 waits until no more come (settle_s) and writes the plan of the next
-        generation, the survivors in their old order, or a fallback when fewer than
-        min_replicas are left. Raises on a store error (rank 0 is gone)."""
+        the store; rank 0 waits until no more come (settle_s, and twice `step_s`, its last
+        step's time) and writes the plan of the next generation, the survivors in their old
+        order, or a fallback when fewer than min_replicas are left. Raises on a store error
+        (rank 0 is gone)."""
+        settle_s = max(self.settle_s, 2 * step_s)
         self.store.set_timeout(datetime.timedelta(seconds=self.resize_timeout_s))
         base = f"{PREFIX}g{self.generation}/failed/"
         self.store.add(base + str(self.rank), 1)
@@ -195,7 +200,7 @@ class ElasticGroup:
             now = time.monotonic()
             if count != last:
                 last, changed = count, now
-            if (count >= self.world or now - changed > self.settle_s or
+            if (count >= self.world or now - changed > settle_s or
                     now - started > self.resize_timeout_s):
                 break
             time.sleep(0.01)

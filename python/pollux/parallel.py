@@ -158,6 +158,7 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
         self._step_examples = 0       # their examples over all ranks
         self._step_full = True        # every micro-batch of the step full and equal
         self._step_started: Optional[float] = None
+        self._last_step_s = 0.0  # the last step's time, for the wait after a failure
         self._manual = False          # this step's gradients are averaged by Pollux
         self._sync_off = False        # Pollux turned DDP's all-reduce off (no_sync)
         self._queued = False          # the all-reduce is queued for the end of backward
@@ -480,6 +481,7 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
         if agreement is not None:
             self._update_noise(agreement)
         step_time = time.perf_counter() - (self._step_started or time.perf_counter())
+        self._last_step_s = step_time
         self.examples += self._step_examples
         accum_steps = self._micro - 1
         self._agreeing = False
@@ -644,7 +646,7 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
         self._drop_ddp()
         plan, failure = None, None
         try:
-            plan = self._group.survivors(self.min_replicas)
+            plan = self._group.survivors(self.min_replicas, self._last_step_s)
         except (RuntimeError, ValueError) as error:
             failure = f"no plan from rank 0 ({error})"
         if failure is None and "fallback" in plan:

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <system_error>
 #include <vector>
 
@@ -162,6 +163,7 @@ std::optional<int> Agent::pollWorkers() {
         stopping_failed_ = Clock::now();
         signalWorkers(SIGTERM);
       }
+      stopLaunchedStep();
     }
   }
   if (running) return std::nullopt;
@@ -304,12 +306,28 @@ void Agent::handleSignal() {
   signalfd_siginfo info;
   if (read(signal_fd_, &info, sizeof info) != sizeof info) return;
   const int number = static_cast<int>(info.ssi_signo);
+  if ((number == SIGTERM || number == SIGINT) && failure_) return;  // already stopping
   if (number == SIGTERM || number == SIGINT) {
     logLine(std::string("got ") + (number == SIGTERM ? "SIGTERM" : "SIGINT") +
             ": asking the trainer to checkpoint within " + std::to_string(options_.grace_s) + " s");
     requestCheckpoint();
   } else if (number != SIGCHLD) {
     signalWorkers(number);  // SIGHUP, SIGUSR1, SIGUSR2 belong to the trainer
+  }
+}
+
+// The launcher's srun goes on when a task fails, so that a lost node does not end the step
+// of workers that go on live; a worker that cannot go on ends the step itself here, as srun
+// --kill-on-bad-exit would: SIGTERM to every task of the step (this agent ignores it).
+void Agent::stopLaunchedStep() {
+  const char* step_id = std::getenv("SLURM_STEP_ID");
+  if (!step_.launched || !step_id || !*step_id) return;
+  const CommandOutput result =
+      runCommand({"scancel", "--signal=TERM", step_.job_id + "." + step_id});
+  // scancel runs inside the step it signals: its own SIGTERM (status 143) is a success.
+  if (result.status != 0 && result.status != 128 + SIGTERM) {
+    logLine("scancel could not stop the step (status " + std::to_string(result.status) + "): " +
+            result.output);
   }
 }
 
@@ -357,12 +375,19 @@ int Agent::finish(int trainer_status) {
     }
     saveState();
     logLine("training stopped for the requeue or resize (status " + std::to_string(trainer_status) + ")");
-    return kExitAfterCheckpoint;
+    return withStatusWritten(kExitAfterCheckpoint);
   }
   saveState();
   logLine("training exited with status " + std::to_string(trainer_status) + " after " +
           std::to_string(reporter_->reportsAccepted()) + " accepted reports");
-  return trainer_status;
+  return withStatusWritten(trainer_status);
+}
+
+// The step's rank 0 tells its launcher how it ended (see Launcher, stepStatus).
+int Agent::withStatusWritten(int status) const {
+  const char* file = std::getenv(kStepStatusVariable);
+  if (step_.rank == 0 && file && *file) std::ofstream(file, std::ios::trunc) << status << "\n";
+  return status;
 }
 
 }  // namespace pollux::agent

@@ -51,6 +51,8 @@ class Agent {
   // Reaps exited workers; a failure stops the others. The status once all have exited.
   std::optional<int> pollWorkers();
   int finish(int trainer_status);
+  int withStatusWritten(int status) const;
+  void stopLaunchedStep();
 
   Options options_;
   StepEnvironment step_;

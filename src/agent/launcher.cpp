@@ -7,15 +7,18 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "child_process.hpp"
 #include "common/invalid_input.hpp"
 #include "log.hpp"
 #include "common/schema/goodput_report.hpp"
+#include "common/slurm_text/adaptive_comment.hpp"
 #include "slurm_env.hpp"
 #include "client/status_request.hpp"
 
@@ -34,6 +37,29 @@ int tasksPerNode() {
   const int count = text ? std::atoi(text) : 0;
   return count > 0 ? count : 1;
 }
+
+// A file for the exit status of each step's rank 0 (POLLUX_STEP_STATUS_FILE), private to the
+// job's user, removed with the launcher. Empty where it cannot be made.
+class StatusFile {
+ public:
+  StatusFile() {
+    const char* dir = std::getenv("TMPDIR");
+    std::string name = std::string(dir && *dir ? dir : "/tmp") + "/pollux-step-XXXXXX";
+    const int fd = mkstemp(name.data());
+    if (fd < 0) return;
+    close(fd);
+    path_ = name;
+  }
+  ~StatusFile() {
+    if (!path_.empty()) std::remove(path_.c_str());
+  }
+  StatusFile(const StatusFile&) = delete;
+  StatusFile& operator=(const StatusFile&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 }  // namespace
 
@@ -57,7 +83,8 @@ std::vector<std::string> stepCommand(const std::string& agent_path, const Option
   std::vector<std::string> command = {
       "srun", "--nodes=" + std::to_string(nodes),
       "--ntasks=" + std::to_string(nodes * static_cast<size_t>(tasks_per_node)),
-      "--ntasks-per-node=" + std::to_string(tasks_per_node), "--kill-on-bad-exit=1", agent_path};
+      "--ntasks-per-node=" + std::to_string(tasks_per_node), "--kill-on-bad-exit=0", "--no-kill",
+      agent_path};
   command.insert(command.end(), options.agent_arguments.begin(), options.agent_arguments.end());
   command.push_back("--");
   command.insert(command.end(), options.command.begin(), options.command.end());
@@ -82,7 +109,7 @@ std::string newJoinToken() {
 
 std::map<std::string, std::string> stepEnvironment(const std::vector<std::string>& nodes,
                                                    int tasks_per_node,
-                                                   const std::string& join_token) {
+                                                   const StepSettings& settings) {
   const std::string count = std::to_string(nodes.size());
   const std::string tasks = std::to_string(nodes.size() * static_cast<size_t>(tasks_per_node));
   std::map<std::string, std::string> env{{"SLURM_JOB_NODELIST", joined(nodes)},
@@ -93,8 +120,23 @@ std::map<std::string, std::string> stepEnvironment(const std::vector<std::string
           {"SLURM_NPROCS", tasks},
           {"SLURM_TASKS_PER_NODE", std::to_string(tasks_per_node) + "(x" + count + ")"},
           {kLaunchedVariable, "1"}};
-  if (!join_token.empty()) env["POLLUX_JOIN_TOKEN"] = join_token;
+  if (!settings.join_token.empty()) env["POLLUX_JOIN_TOKEN"] = settings.join_token;
+  if (settings.min_replicas > 0) env["POLLUX_MIN_REPLICAS"] = std::to_string(settings.min_replicas);
+  if (!settings.status_file.empty()) env[kStepStatusVariable] = settings.status_file;
   return env;
+}
+
+std::optional<int> minReplicasOf(const std::string& comment) {
+  try {
+    const auto request = schema::parseAdaptiveComment(comment);
+    if (request) return request->min_gpus;
+  } catch (const InvalidInput&) {
+  }
+  return std::nullopt;
+}
+
+int stepStatus(int srun_status, std::optional<int> rank0_status) {
+  return srun_status != 0 && rank0_status == 0 ? 0 : srun_status;
 }
 
 Launcher::Launcher(Options options, std::string job_id, std::string batch_host,
@@ -105,10 +147,18 @@ Launcher::Launcher(Options options, std::string job_id, std::string batch_host,
 int Launcher::run() {
   std::vector<std::string> nodes = jobNodes();
   const char* given = std::getenv("POLLUX_JOIN_TOKEN");
-  join_token_ = given && *given ? given : newJoinToken();
+  step_.join_token = given && *given ? given : newJoinToken();
+  step_.min_replicas = minReplicas();
+  const StatusFile status_file;
+  step_.status_file = status_file.path();
   for (;;) {
-    const int status = runStep(nodes);
+    const int srun_status = runStep(nodes);
     drainSignals();  // a requeue's SIGTERM may not have been read when srun ended
+    const int status = stepStatus(srun_status, rank0Status());
+    if (status != srun_status) {
+      logLine("the step ended with status " + std::to_string(srun_status) +
+              " (a node or agent of it was lost) after its rank 0 completed the training");
+    }
     if (status == 0 || stopping_) return status;
     const auto target = decidedShrink(nodes);
     if (!target) return status;
@@ -121,9 +171,10 @@ int Launcher::run() {
 
 int Launcher::runStep(const std::vector<std::string>& nodes) {
   const int per_node = tasksPerNode();
+  if (!step_.status_file.empty()) std::ofstream(step_.status_file, std::ios::trunc);
   const std::string self = std::filesystem::read_symlink("/proc/self/exe");
   ChildProcess srun(stepCommand(self, options_, nodes.size(), per_node),
-                    stepEnvironment(nodes, per_node, join_token_));
+                    stepEnvironment(nodes, per_node, step_));
   for (;;) {
     if (const auto status = srun.poll()) return *status;
     pollfd ready{signal_fd_, POLLIN, 0};
@@ -177,6 +228,28 @@ bool Launcher::shrinkJob(const std::vector<std::string>& nodes) {
     return false;
   }
   return true;
+}
+
+// POLLUX_MIN_REPLICAS for the step, unless the job sets it: the min_gpus of its comment.
+int Launcher::minReplicas() {
+  if (std::getenv("POLLUX_MIN_REPLICAS")) return 0;
+  const CommandOutput result = runCommand({"squeue", "-h", "-j", job_id_, "-o", "%k"});
+  std::string comment = result.output;
+  while (!comment.empty() && std::isspace(static_cast<unsigned char>(comment.back()))) {
+    comment.pop_back();
+  }
+  const auto replicas = result.status == 0 ? minReplicasOf(comment) : std::nullopt;
+  if (!replicas) logLine("cannot read the job's min_gpus (squeue status " +
+                         std::to_string(result.status) + "); POLLUX_MIN_REPLICAS left unset");
+  return replicas.value_or(0);
+}
+
+// What the step's rank 0 wrote to the status file, if it wrote a status.
+std::optional<int> Launcher::rank0Status() {
+  std::ifstream file(step_.status_file);
+  int status = 0;
+  if (file >> status) return status;
+  return std::nullopt;
 }
 
 // The job's nodes, expanded by Slurm's own `scontrol show hostnames`.

@@ -27,16 +27,34 @@ std::optional<std::vector<std::string>> shrinkTarget(
     const std::vector<std::string>& current, const std::optional<policy::Allocation>& decided,
     const std::string& batch_host);
 
-// srun's command line for a step of `tasks_per_node` agents on each of `nodes` nodes.
+// srun's command line for a step of `tasks_per_node` agents on each of `nodes` nodes. The step
+// goes on when one of its nodes or tasks fails (--no-kill, --kill-on-bad-exit=0), as the job
+// does (job_submit/pollux): its workers go on live on the others where pollux.elastic can; an
+// agent whose workers cannot ends the step itself.
 std::vector<std::string> stepCommand(const std::string& agent_path, const Options& options,
                                      size_t nodes, int tasks_per_node);
 
+// What every step of the job shares, for its environment.
+struct StepSettings {
+  std::string join_token;   // POLLUX_JOIN_TOKEN: pollux.elastic admits only joiners holding it
+  int min_replicas = 0;     // POLLUX_MIN_REPLICAS (0: not set): the fewest workers to go on live
+  std::string status_file;  // POLLUX_STEP_STATUS_FILE: where the step's rank 0 writes its status
+};
+
 // The variables a step on `nodes` must see (those Slurm's own resize script sets, and the
-// task counts srun would otherwise take from the job's first size), and the job's join token
-// (POLLUX_JOIN_TOKEN, when not empty: pollux.elastic admits only joiners that hold it).
+// task counts srun would otherwise take from the job's first size) and `settings`' (those not
+// empty).
 std::map<std::string, std::string> stepEnvironment(const std::vector<std::string>& nodes,
                                                    int tasks_per_node,
-                                                   const std::string& join_token = "");
+                                                   const StepSettings& settings = {});
+
+// The fewest workers an adaptive job's comment allows (its min_gpus, one worker per GPU);
+// nullopt when the comment is not an adaptive one.
+std::optional<int> minReplicasOf(const std::string& comment);
+
+// The step's status: srun's, or its rank 0's where srun failed but rank 0 completed (0): the
+// workers that were left trained to the end after a node or agent of the step was lost.
+int stepStatus(int srun_status, std::optional<int> rank0_status);
 
 // A new join token: 32 bytes of /dev/urandom in hex, or "" if it cannot be read. Only the
 // job's processes see it (in their environment; /proc/PID/environ is readable by the job's
@@ -58,6 +76,8 @@ class Launcher {
   std::optional<std::vector<std::string>> decidedShrink(const std::vector<std::string>& nodes);
   bool shrinkJob(const std::vector<std::string>& nodes);
   std::vector<std::string> jobNodes();
+  int minReplicas();
+  std::optional<int> rank0Status();
 
   Options options_;
   std::string job_id_;
@@ -65,7 +85,7 @@ class Launcher {
   ReporterSettings plugin_;
   int signal_fd_;
   bool stopping_ = false;  // SIGTERM or SIGINT: the job itself ends or is requeued
-  std::string join_token_;  // POLLUX_JOIN_TOKEN of the job's steps
+  StepSettings step_;
 };
 
 }  // namespace pollux::agent

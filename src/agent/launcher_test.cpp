@@ -29,7 +29,7 @@ TEST(Launcher, StepOfOneAgentPerTaskWithTheAgentsOptions) {
   options.command = {"python3", "train.py"};
   EXPECT_EQ(stepCommand("/usr/bin/pollux-agent", options, 2, 1),
             (Nodes{"srun", "--nodes=2", "--ntasks=2", "--ntasks-per-node=1",
-                   "--kill-on-bad-exit=1", "/usr/bin/pollux-agent", "--grace", "10", "--", "python3", "train.py"}));
+                   "--kill-on-bad-exit=0", "--no-kill", "/usr/bin/pollux-agent", "--grace", "10", "--", "python3", "train.py"}));
 }
 
 TEST(Launcher, StepSeesTheShrunkJobAndKnowsItIsLaunched) {
@@ -40,7 +40,29 @@ TEST(Launcher, StepSeesTheShrunkJobAndKnowsItIsLaunched) {
   EXPECT_EQ(env.at("SLURM_TASKS_PER_NODE"), "2(x2)");
   EXPECT_EQ(env.at(kLaunchedVariable), "1");
   EXPECT_EQ(env.count("POLLUX_JOIN_TOKEN"), 0u);
-  EXPECT_EQ(stepEnvironment({"n1"}, 1, "abc").at("POLLUX_JOIN_TOKEN"), "abc");
+  EXPECT_EQ(env.count("POLLUX_MIN_REPLICAS"), 0u);
+  EXPECT_EQ(env.count(kStepStatusVariable), 0u);
+  const auto with_settings = stepEnvironment({"n1"}, 1, {"abc", 4, "/tmp/pollux-step-x"});
+  EXPECT_EQ(with_settings.at("POLLUX_JOIN_TOKEN"), "abc");
+  EXPECT_EQ(with_settings.at("POLLUX_MIN_REPLICAS"), "4");
+  EXPECT_EQ(with_settings.at(kStepStatusVariable), "/tmp/pollux-step-x");
+}
+
+TEST(Launcher, TheFewestWorkersAreTheJobsMinGpus) {
+  EXPECT_EQ(minReplicasOf("adaptive:min_gpus=4,max_gpus=8"), 4);
+  EXPECT_EQ(minReplicasOf("adaptive"), 1);
+  EXPECT_EQ(minReplicasOf("a rigid job"), std::nullopt);
+  EXPECT_EQ(minReplicasOf("adaptive:min_gpus=x"), std::nullopt);
+}
+
+// A step that lost a node ends in error from srun; its rank 0 having trained to the end, the
+// job completed.
+TEST(Launcher, TheStepsStatusIsRank0sWhereItCompleted) {
+  EXPECT_EQ(stepStatus(0, std::nullopt), 0);
+  EXPECT_EQ(stepStatus(137, 0), 0);
+  EXPECT_EQ(stepStatus(137, std::nullopt), 137);  // rank 0 did not finish (or elsewhere)
+  EXPECT_EQ(stepStatus(1, 143), 1);
+  EXPECT_EQ(stepStatus(0, 1), 0);
 }
 
 TEST(Launcher, JoinTokensAreLongAndNew) {

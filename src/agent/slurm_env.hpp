@@ -22,6 +22,8 @@ struct StepEnvironment {
 
 // Set to "1" by `pollux-agent --launch` in the environment of the step it starts.
 inline constexpr const char* kLaunchedVariable = "POLLUX_AGENT_LAUNCHED";
+// Set by the launcher: the file where the agent of the step's rank 0 writes its exit status.
+inline constexpr const char* kStepStatusVariable = "POLLUX_STEP_STATUS_FILE";
 
 using GetEnv = std::function<std::optional<std::string>(const char* name)>;
 

@@ -164,8 +164,9 @@ std::vector<Action> planActions(const std::vector<SlurmJob>& jobs, const policy:
   return actions;
 }
 
-std::vector<Action> planNodeFailureRequeues(const std::vector<SlurmJob>& jobs,
-                                            const std::vector<SlurmNode>& nodes, double since) {
+std::vector<Action> planNodeFailureRequeues(
+    const std::vector<SlurmJob>& jobs, const std::vector<SlurmNode>& nodes, double since,
+    const std::map<uint32_t, std::set<std::string>>& ended_run_nodes) {
   std::set<std::string> unusable;
   for (const auto& node : nodes) {
     if (!node.usable) unusable.insert(node.name);
@@ -175,9 +176,14 @@ std::vector<Action> planNodeFailureRequeues(const std::vector<SlurmJob>& jobs,
     if (!job.adaptive || job.state != JobState::kOther || !job.failed || job.end_time < since) {
       continue;
     }
-    const auto dead = std::find_if(job.nodes.begin(), job.nodes.end(),
+    std::set<std::string> ran_on(job.nodes.begin(), job.nodes.end());
+    const auto remembered = ended_run_nodes.find(job.id);
+    if (remembered != ended_run_nodes.end()) {
+      ran_on.insert(remembered->second.begin(), remembered->second.end());
+    }
+    const auto dead = std::find_if(ran_on.begin(), ran_on.end(),
                                    [&](const std::string& node) { return unusable.count(node); });
-    if (dead == job.nodes.end()) continue;
+    if (dead == ran_on.end()) continue;
     Action requeue;
     requeue.job_id = job.id;
     requeue.kind = ActionKind::kRequeue;

@@ -54,11 +54,15 @@ std::vector<Action> planActions(const std::vector<SlurmJob>& jobs, const policy:
 policy::Allocation targetOf(const Action& action);
 
 // Adaptive jobs that ended FAILED since `since` on a node that is not usable now, each to be
-// requeued without nodes (so placed again). This is the case of a node that dies as a job
-// starts on it: srun fails at once and the job ends FAILED before Slurm finds the node dead
-// (Slurm itself requeues only the jobs still running on a node it sets DOWN).
-std::vector<Action> planNodeFailureRequeues(const std::vector<SlurmJob>& jobs,
-                                            const std::vector<SlurmNode>& nodes, double since);
+// requeued without nodes (so placed again). A node that dies as a job starts on it: srun
+// fails at once and the job ends FAILED before Slurm finds the node dead (Slurm itself
+// requeues only the jobs still running on a node it sets DOWN). An adaptive job does not die
+// with a node (kill_on_node_fail=0, see job_submit/pollux): Slurm removes the node from it, and
+// a job whose steps could not go on without it ends FAILED with the node named only in
+// `ended_run_nodes` (JobStore::endedRunNodes).
+std::vector<Action> planNodeFailureRequeues(
+    const std::vector<SlurmJob>& jobs, const std::vector<SlurmNode>& nodes, double since,
+    const std::map<uint32_t, std::set<std::string>>& ended_run_nodes = {});
 
 // The job's current allocation in policy terms, if it runs on GPUs of a known type
 // (see resolveGpuTypes).

@@ -174,6 +174,15 @@ TEST(ActionsTest, JobThatFailedOnADeadNodeIsRequeued) {
   EXPECT_NE(actions[0].why.find("n2"), std::string::npos) << actions[0].why;
 }
 
+TEST(ActionsTest, AJobThatFailedAfterSlurmRemovedItsDeadNodeIsRequeued) {
+  const std::vector<SlurmNode> nodes = {{"n1", {"a100", 4}, true}, {"n2", {"a100", 4}, false}};
+  const std::vector<SlurmJob> jobs = {failedOn(7, {"n1"}, 990)};
+  EXPECT_TRUE(planNodeFailureRequeues(jobs, nodes, 900).empty());
+  const auto actions = planNodeFailureRequeues(jobs, nodes, 900, {{7, {"n1", "n2"}}});
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_NE(actions[0].why.find("n2"), std::string::npos) << actions[0].why;
+}
+
 TEST(ActionsTest, OtherFailuresAreLeftAlone) {
   const std::vector<SlurmNode> nodes = {{"n1", {"a100", 4}, true}, {"n2", {"a100", 4}, false}};
   SlurmJob completed = failedOn(1, {"n2"}, 990);

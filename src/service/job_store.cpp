@@ -84,6 +84,15 @@ Lifecycle lifecycleFromJson(const schema::JsonField& job) {
   return lifecycle;
 }
 
+// A running job's nodes join those of its run; a new run (a restart) starts afresh.
+void noteRunNodes(JobRecord& record, const SlurmJob& job) {
+  if (record.run_start != job.start_time) {
+    record.run_nodes.clear();
+    record.run_start = job.start_time;
+  }
+  record.run_nodes.insert(job.nodes.begin(), job.nodes.end());
+}
+
 }  // namespace
 
 std::vector<ObservedChange> JobStore::observe(const std::vector<SlurmJob>& jobs, double now) {
@@ -102,7 +111,11 @@ std::vector<ObservedChange> JobStore::observe(const std::vector<SlurmJob>& jobs,
       if (!heldByPollux(job)) record.user_begin_time = job.eligible_time;
     }
     const Observed observed = service::observe(record.lifecycle, job, now);
-    if (observed.next.phase == Phase::kEnded) continue;
+    if (job.state == JobState::kRunning) noteRunNodes(record, job);
+    if (observed.next.phase == Phase::kEnded) {
+      if (!record.run_nodes.empty()) ended_runs_[job.id] = {std::move(record.run_nodes), now};
+      continue;
+    }
     if (observed.transition != Transition::kNone) {
       changes.push_back({id, observed.transition, record.lifecycle});
     }
@@ -112,7 +125,17 @@ std::vector<ObservedChange> JobStore::observe(const std::vector<SlurmJob>& jobs,
     current[id] = std::move(record);
   }
   jobs_ = std::move(current);
+  for (auto run = ended_runs_.begin(); run != ended_runs_.end();) {
+    run = now - run->second.ended > kNodeFailureWindowS ? ended_runs_.erase(run) : std::next(run);
+  }
   return changes;
+}
+
+std::map<uint32_t, std::set<std::string>> JobStore::endedRunNodes() const {
+  std::lock_guard<std::mutex> guard(mutex_);
+  std::map<uint32_t, std::set<std::string>> nodes;
+  for (const auto& [id, run] : ended_runs_) nodes[id] = run.nodes;
+  return nodes;
 }
 
 void JobStore::recordRefusal(const std::string& id, const Refusal& refusal) {

@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -42,7 +43,14 @@ struct JobRecord {
   double user_begin_time = 0;
   std::optional<Refusal> refused;  // the last placement Slurm refused, while it stands
   std::string waiting;             // why it waits (a Slurm Reason), for operators; not saved
+  // Every node Slurm showed its current run on, and when that run started; not saved.
+  std::set<std::string> run_nodes;
+  double run_start = 0;
 };
+
+// How long the nodes of a run that ended are remembered (Slurm keeps finished jobs MinJobAge,
+// 300 s by default): adaptive jobs that failed this recently on a node now down are requeued.
+inline constexpr double kNodeFailureWindowS = 600;
 
 // A job's lifecycle changed in a way worth a log line.
 struct ObservedChange {
@@ -68,6 +76,10 @@ class JobStore {
   void recordWaiting(const std::map<std::string, std::string>& waiting);
   // A copy of every record, for building a round's snapshot.
   std::map<std::string, JobRecord> records() const;
+  // The nodes each run that ended within kNodeFailureWindowS was seen on, by job id. Slurm
+  // removes a failed node from a job that does not die with it (kill_on_node_fail=0), so a
+  // run that then failed names that node only here.
+  std::map<uint32_t, std::set<std::string>> endedRunNodes() const;
 
   void recordDecision(const std::string& id, const std::optional<policy::JobDecision>& decision);
   // Slurm took `action` at `now`: the job's status, last change, restarts and lifecycle follow.
@@ -88,6 +100,11 @@ class JobStore {
  private:
   mutable std::mutex mutex_;
   std::map<std::string, JobRecord> jobs_;
+  struct EndedRun {
+    std::set<std::string> nodes;
+    double ended = 0;
+  };
+  std::map<uint32_t, EndedRun> ended_runs_;
 };
 
 // The reply for a job: its decided batch size, or its initial one until a decision has one.

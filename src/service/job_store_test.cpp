@@ -62,6 +62,38 @@ TEST(JobStoreTest, AReportForAJobThatJustEndedLeavesNoRecord) {
   EXPECT_TRUE(store.records().empty());
 }
 
+// Slurm removes a failed node from a job that does not die with it; the run that then fails
+// shows only its other nodes, and the store remembers them all for kNodeFailureWindowS.
+TEST(JobStoreTest, AnEndedRunKeepsEveryNodeItWasSeenOn) {
+  JobStore store;
+  SlurmJob job = slurmJob(1, 1000, true);
+  job.start_time = 100;
+  job.nodes = {"n1", "n2"};
+  store.observe({job}, 110);
+  job.nodes = {"n1"};  // n2 removed by Slurm
+  store.observe({job}, 112);
+  EXPECT_TRUE(store.endedRunNodes().empty());
+  job.state = JobState::kOther;
+  store.observe({job}, 114);
+  const auto ended = store.endedRunNodes();
+  ASSERT_EQ(ended.count(1), 1u);
+  EXPECT_EQ(ended.at(1), (std::set<std::string>{"n1", "n2"}));
+  store.observe({job}, 114 + kNodeFailureWindowS + 1);
+  EXPECT_TRUE(store.endedRunNodes().empty());
+}
+
+TEST(JobStoreTest, ARestartedRunForgetsThePreviousRunsNodes) {
+  JobStore store;
+  SlurmJob job = slurmJob(1, 1000, true);
+  job.start_time = 100;
+  job.nodes = {"n1", "n2"};
+  store.observe({job}, 110);
+  job.start_time = 200;  // requeued and started again
+  job.nodes = {"n3"};
+  store.observe({job}, 210);
+  EXPECT_EQ(store.records().at("1").run_nodes, (std::set<std::string>{"n3"}));
+}
+
 TEST(JobStoreTest, ReplyCarriesTheDecisionAndAdaScaleGain) {
   JobStore store;
   store.observe({slurmJob(1, 1000, true)}, 0);

@@ -15,10 +15,6 @@ namespace pollux::service {
 
 namespace {
 
-// Adaptive jobs that failed this recently on a node now down are requeued (Slurm keeps
-// finished jobs MinJobAge, 300 s by default).
-constexpr double kNodeFailureWindowS = 600;
-
 std::string commaSeparated(const std::vector<std::string>& names) {
   std::string text;
   for (const auto& name : names) text += (text.empty() ? "" : ",") + name;
@@ -321,7 +317,8 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
   std::set<uint32_t> acted_on;
   for (const auto& action : actions) acted_on.insert(action.job_id);
   const double failures_since = round.now - kNodeFailureWindowS;
-  for (auto& action : planNodeFailureRequeues(jobs, round.nodes, failures_since)) {
+  for (auto& action :
+       planNodeFailureRequeues(jobs, round.nodes, failures_since, store.endedRunNodes())) {
     if (!acted_on.count(action.job_id)) actions.push_back(std::move(action));
   }
   std::map<uint32_t, const SlurmJob*> by_id;

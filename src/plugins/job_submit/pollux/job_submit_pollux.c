@@ -2,8 +2,9 @@
 /*
  * job_submit/pollux: recognises adaptive jobs (sbatch --comment=adaptive[:options]) at
  * submission, rejects a malformed comment with the reason, and makes adaptive jobs
- * requeueable and keeps them from starting until sched/pollux places them: their begin time
- * is POLLUX_HOLD_TIME, so `sbatch --hold` and later holds stay the user's or admin's own.
+ * requeueable, survivors of a failed node (--no-kill) and keeps them from starting until
+ * sched/pollux places them: their begin time is POLLUX_HOLD_TIME, so `sbatch --hold` and
+ * later holds stay the user's or admin's own.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -58,6 +59,11 @@ extern int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid, char **err_
     return SLURM_ERROR;
   if (adaptive) {
     job_desc->requeue = 1;
+    /* A failed node leaves the job running on its other nodes (as sbatch --no-kill does),
+     * where pollux-agent's workers go on live; a job that cannot go on ends FAILED and
+     * sched/pollux requeues it. */
+    if (job_desc->kill_on_node_fail == NO_VAL16)
+      job_desc->kill_on_node_fail = 0;
     /* A user's --begin ahead is kept: sched/pollux holds the job from its first round on and
      * places it no earlier than that time. */
     if (job_desc->begin_time <= time(NULL))

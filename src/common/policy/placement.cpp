@@ -211,31 +211,12 @@ void takeFromBudgets(std::vector<std::int64_t>& room, const PlacementRequest& re
   }
 }
 
-// Whether every node of `inner` is in `outer` with at least as many GPUs.
-bool within(const Allocation& inner, const Allocation& outer) {
-  return std::all_of(inner.nodes.begin(), inner.nodes.end(), [&](const auto& held) {
-    const auto found = outer.nodes.find(held.first);
-    return found != outer.nodes.end() && found->second >= held.second;
-  });
-}
-
-// A live request's allocation must grow its current one in place or shrink within it.
-std::optional<Allocation> unlessRestart(const PlacementRequest& request,
-                                        std::optional<Allocation> allocation) {
-  if (!allocation || !request.live || !request.current) return allocation;
-  const Allocation& current = *request.current;
-  const bool live = allocation->gpu_type == current.gpu_type &&
-                    (within(current, *allocation) || within(*allocation, current));
-  return live ? allocation : std::nullopt;
-}
-
 std::optional<Allocation> placeWithFallbacks(const NodePool& pool,
                                              const std::vector<std::int64_t>& room,
                                              const PlacementRequest& request) {
   const NodeDemand& demand = request.demand;
   const NodeSet* allowed = request.allowed_nodes;
-  if (auto allocation =
-          unlessRestart(request, pool.find(request.config, request.current, demand, allowed))) {
+  if (auto allocation = pool.find(request.config, request.current, demand, allowed)) {
     return allocation;
   }
   if (currentAllowed(request) && pool.fits(*request.current, demand) &&
@@ -243,10 +224,7 @@ std::optional<Allocation> placeWithFallbacks(const NodePool& pool,
     return request.current;
   }
   for (const auto& fallback : request.fallbacks) {
-    if (auto allocation =
-            unlessRestart(request, pool.find(fallback, request.current, demand, allowed))) {
-      return allocation;
-    }
+    if (auto allocation = pool.find(fallback, request.current, demand, allowed)) return allocation;
   }
   return std::nullopt;
 }

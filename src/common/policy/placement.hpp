@@ -21,9 +21,6 @@ struct PlacementRequest {
   NodeDemand demand = {};             // CPUs and memory it needs on each node
   const NodeSet* allowed_nodes = nullptr;  // its partition's nodes; nullptr: any node
   std::vector<BudgetShare> budgets = {};   // its shares of the budgets its GPUs count against
-  // The change is priced as live: it must keep every GPU of `current` or stay within them,
-  // else it would be a restart; then the job keeps `current`.
-  bool live = false;
 };
 
 // What a job the round does not move (a running rigid job) holds.

@@ -34,19 +34,6 @@ TEST(PlacementTest, GrowingJobPrefersItsCurrentNode) {
   EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n2", 8}}}));
 }
 
-TEST(PlacementTest, ALiveGrowthThatCannotKeepItsNodeKeepsItsAllocation) {
-  const auto nodes = nodesOf("t4", 2, 4, "n");
-  const Allocation current{"t4", {{"n0", 2}}};
-  // The other 2 GPUs of n0 go to a job that stays: 4 GPUs fit only on n1, a restart.
-  const Holding other{{"t4", {{"n0", 2}}}, {}};
-  PlacementRequest growth{{"t4", 4, 1}, current, {}};
-  EXPECT_EQ(place(nodes, {other}, {growth}).allocations[0], (Allocation{"t4", {{"n1", 4}}}));
-  growth.live = true;
-  const auto result = place(nodes, {other}, {growth});
-  EXPECT_EQ(result.allocations[0], current);
-  EXPECT_EQ(result.fallbacks, 1);
-}
-
 TEST(PlacementTest, BestFitAvoidsFragmentation) {
   auto nodes = nodesOf("t4", 1, 8, "big");
   nodes.push_back({"small", "t4", 2});

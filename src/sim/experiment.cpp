@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "live_resize.hpp"
 #include "options.hpp"
 
 
@@ -11,10 +12,11 @@ namespace pollux::sim {
 
 namespace fs = std::filesystem;
 
-std::vector<SimJob> Experiment::jobs() const {
+std::vector<SimJob> Experiment::jobs(Resize resize) const {
   std::vector<SimJob> jobs;
   for (const auto& spec : workload) {
-    jobs.emplace_back(spec, apps.at(spec.application), restart_cost_s.at(spec.application));
+    jobs.emplace_back(spec, apps.at(spec.application), restart_cost_s.at(spec.application),
+                      resize == Resize::kLive ? modelParameters(spec.application) : std::nullopt);
   }
   return jobs;
 }

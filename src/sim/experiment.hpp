@@ -20,7 +20,7 @@ struct Experiment {
   std::map<std::string, double> restart_cost_s;  // by application
 
   // Fresh jobs of the workload (they refer to `apps`: keep the experiment alive).
-  std::vector<SimJob> jobs() const;
+  std::vector<SimJob> jobs(Resize resize = Resize::kRestart) const;
 };
 
 // Reads the workload and the profiles of its applications for every GPU type of the cluster.

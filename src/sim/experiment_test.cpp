@@ -112,7 +112,7 @@ TEST(OptionsTest, PolicyParamsUseTheSchedulerParameterKeys) {
 
 TEST(ReportTest, JobRowsCarryTheirCompletionTime) {
   const std::string path = testing::makeTempDir() + "/jobs.csv";
-  writeJobs(path, {{"j1", "toy", 10, 70, 2, 7200, 30, 45}});
+  writeJobs(path, {{"j1", "toy", 10, 70, 2, 60, 0, 7200, 30, 45}});
   std::ifstream in(path);
   std::string header, row;
   std::getline(in, header);

@@ -37,6 +37,12 @@ std::unique_ptr<Scheduler> makeScheduler(const Options& options, const Experimen
       declarations);
 }
 
+// Live resizes are the pollux policy's (the jct objective's) on Slurm; the others keep
+// checkpoint-restarts, as they would there.
+Resize resizeOf(const Options& options) {
+  return options.policy == "pollux" ? options.resize : Resize::kRestart;
+}
+
 void showProgress(double now, size_t completed, size_t total) {
   std::fprintf(stderr, "\rpollux-sim: %.1f h simulated, %zu/%zu jobs done ", now / 3600,
                completed, total);
@@ -70,7 +76,7 @@ int main(int argc, char** argv) {
     sim_options.record_timeline = !options.timeline.empty() || !options.plot.empty();
     if (isatty(STDERR_FILENO)) sim_options.on_round = showProgress;
     const SimulationResult result =
-        simulate(experiment.cluster, experiment.jobs(), *scheduler, sim_options);
+        simulate(experiment.cluster, experiment.jobs(resizeOf(options)), *scheduler, sim_options);
     if (!options.timeline.empty()) writeTimeline(options.timeline, result.timeline);
     if (!options.plot.empty()) plotTimeline(options.plot, result);
     if (!options.jobs.empty()) writeJobs(options.jobs, result.jobs);

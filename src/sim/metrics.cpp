@@ -36,6 +36,9 @@ Summary summarize(const SimulationResult& result) {
     last_completion = std::max(last_completion, job.completion_time);
     restarts += job.restarts;
     summary.max_restarts = std::max(summary.max_restarts, job.restarts);
+    summary.max_paused_share = std::max(summary.max_paused_share, job.paused_s / jct);
+    summary.avg_paused_share += job.paused_s / jct;
+    summary.flip_backs += job.flip_backs;
     themis.push_back(jct / job.fair_share_s);
     gpu_seconds += job.gpu_seconds;
     const double ftf = jct / job.isolated_s;
@@ -48,6 +51,7 @@ Summary summarize(const SimulationResult& result) {
   summary.p99_jct_s = quantile(jcts, 0.99);
   summary.makespan_s = last_completion - first_submit;
   summary.restarts_per_job = restarts / count;
+  summary.avg_paused_share /= count;
   summary.gpu_hours_per_job = gpu_seconds / 3600 / count;
   summary.avg_ftf = ftf_sum / count;
   summary.themis_ftf_p99 = quantile(themis, 0.99);

@@ -16,6 +16,10 @@ struct Summary {
   double makespan_s = 0;  // first submission to last completion
   double restarts_per_job = 0;
   int max_restarts = 0;
+  // Restart and stall time over JCT: the largest of a job's, and the mean over jobs.
+  double max_paused_share = 0;
+  double avg_paused_share = 0;
+  int flip_backs = 0;  // allocations changed and changed back at the next round, all jobs
   double gpu_hours_per_job = 0;
   // Finish-time fairness rho = JCT / isolated run time (requested GPUs and batch size, alone
   // on the cluster); rho > 1 means the job finished later than it would have alone.

@@ -21,7 +21,8 @@ const char* const kUsage =
     "                  [--event-delay S]\n"
     "                  [--restart-cost APP=S,...] [--jobs FILE.csv]\n"
     "                  [--params pollux_KEY=VALUE,...]\n"
-    "                  [--declare-factor F] [--undeclared-share S]\n";
+    "                  [--declare-factor F] [--undeclared-share S]\n"
+    "                  [--resize live|restart]\n";
 
 namespace {
 
@@ -52,6 +53,12 @@ double parseBounded(const std::string& text, const std::string& what, double min
     throw std::invalid_argument(range.str());
   }
   return *value;
+}
+
+Resize parseResize(const std::string& text) {
+  if (text == "live") return Resize::kLive;
+  if (text == "restart") return Resize::kRestart;
+  throw std::invalid_argument("--resize expects live or restart, got '" + text + "'");
 }
 
 }  // namespace
@@ -113,7 +120,7 @@ policy::Params parsePolicyParams(const std::string& tokens) {
 Options parseOptions(int argc, char** argv) {
   enum {
     kWorkload = 1, kPolicy, kCluster, kProfiles, kJson, kTimeline, kPlot, kRound, kEventDelay,
-    kRestart, kJobs, kParams, kDeclareFactor, kUndeclaredShare
+    kRestart, kJobs, kParams, kDeclareFactor, kUndeclaredShare, kResize
   };
   static const option kLong[] = {{"workload", required_argument, nullptr, kWorkload},
                                  {"policy", required_argument, nullptr, kPolicy},
@@ -129,6 +136,7 @@ Options parseOptions(int argc, char** argv) {
                                  {"params", required_argument, nullptr, kParams},
                                  {"declare-factor", required_argument, nullptr, kDeclareFactor},
                                  {"undeclared-share", required_argument, nullptr, kUndeclaredShare},
+                                 {"resize", required_argument, nullptr, kResize},
                                  {nullptr, 0, nullptr, 0}};
   Options options;
   opterr = 0;
@@ -153,6 +161,7 @@ Options parseOptions(int argc, char** argv) {
       case kUndeclaredShare:
         options.undeclared_share = parseBounded(optarg, "--undeclared-share", 0, 1);
         break;
+      case kResize: options.resize = parseResize(optarg); break;
       default:
         throw std::invalid_argument("unknown option or missing value: " +
                                     std::string(argv[optind - 1]));

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/policy/policy.hpp"
+#include "sim_job.hpp"
 
 namespace pollux::sim {
 
@@ -27,6 +28,8 @@ struct Options {
   double declare_factor = 1;
   // ... except this share of the jobs (spread evenly over the workload), which declares nothing.
   double undeclared_share = 0;
+  // --resize: how the pollux policy's jobs change GPUs; the other policies always restart.
+  Resize resize = Resize::kLive;
 };
 
 extern const char* const kUsage;

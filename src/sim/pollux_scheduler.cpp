@@ -103,6 +103,14 @@ policy::Job PolluxScheduler::snapshotJob(const SimJob& job) {
   snapshot_job.last_change_time = job.lastChangeTime();
   snapshot_job.restarts = job.restarts();
   snapshot_job.restart_cost_s = job.restartCost();
+  snapshot_job.lost_s = job.lostSeconds();
+  // As the plugin fills them for a job whose workers join live: the joiners start in what a
+  // restart takes, and the stall is the one it measured at its last live change.
+  snapshot_job.grows_live = job.growsLive();
+  if (job.growsLive()) snapshot_job.join_startup_s = job.restartCost();
+  snapshot_job.live_resize_cost_s = job.lastLiveStall();
+  const auto previous = previous_.find(job.name());
+  if (previous != previous_.end()) snapshot_job.previous = previous->second;
   snapshot_job.models = fittedModels(job);
   snapshot_job.grad = app.curves.gradParams(static_cast<double>(job.currentBatchSize()),
                                             job.progress());
@@ -128,6 +136,21 @@ Assignment PolluxScheduler::toAssignment(const SimJob& job,
   return assignment;
 }
 
+void PolluxScheduler::rememberPrevious(const std::vector<const SimJob*>& active,
+                                       const std::map<std::string, policy::Allocation>& next) {
+  for (const SimJob* job : active) {
+    const auto before = current_.find(job->name());
+    const auto after = next.find(job->name());
+    const bool held = before != current_.end(), holds = after != next.end();
+    if (held == holds && (!held || before->second == after->second)) continue;
+    if (held) {
+      previous_[job->name()] = before->second;
+    } else {
+      previous_.erase(job->name());
+    }
+  }
+}
+
 std::map<std::string, Assignment> PolluxScheduler::decide(
     double now, const std::vector<const SimJob*>& active) {
   policy::Snapshot snapshot;
@@ -149,6 +172,7 @@ std::map<std::string, Assignment> PolluxScheduler::decide(
     assignments[job->name()] = toAssignment(*job, found->second);
     current[job->name()] = found->second.allocation;
   }
+  rememberPrevious(active, current);
   current_ = std::move(current);
   return assignments;
 }

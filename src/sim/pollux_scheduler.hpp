@@ -54,6 +54,9 @@ class PolluxScheduler : public Scheduler {
   policy::Job snapshotJob(const SimJob& job);
   std::map<std::string, model::PerfParams> fittedModels(const SimJob& job);
   Assignment toAssignment(const SimJob& job, const policy::JobDecision& decision) const;
+  // Records what each job whose allocation changes from current_ to `next` held before.
+  void rememberPrevious(const std::vector<const SimJob*>& active,
+                        const std::map<std::string, policy::Allocation>& next);
 
   const Cluster& cluster_;
   bool type_aware_;
@@ -62,6 +65,7 @@ class PolluxScheduler : public Scheduler {
   std::vector<policy::Node> nodes_;
   std::map<std::string, std::string> simulated_node_;  // policy node -> simulated node
   std::map<std::string, policy::Allocation> current_;   // job -> allocation the policy gave it
+  std::map<std::string, policy::Allocation> previous_;  // job -> what it held before its change
   // job -> model type -> (samples it was fitted on, fitted parameters)
   std::map<std::string, std::map<std::string, std::pair<size_t, model::PerfParams>>> fits_;
 };

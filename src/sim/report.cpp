@@ -28,6 +28,9 @@ void printSummary(std::ostream& out, const std::string& policy, const Summary& s
   row("makespan          ", "%.0f s", s.makespan_s);
   row("restarts per job  ", "%.2f", s.restarts_per_job);
   row("most restarts     ", "%d", s.max_restarts);
+  row("restart and stall time / JCT: avg ", "%.4f", s.avg_paused_share);
+  row("restart and stall time / JCT: max ", "%.4f", s.max_paused_share);
+  row("allocations changed and changed back at the next round ", "%d", s.flip_backs);
   row("GPU-hours per job ", "%.2f", s.gpu_hours_per_job);
   row("finish-time fairness (JCT / isolated run time): avg ", "%.2f", s.avg_ftf);
   row("finish-time fairness (JCT / isolated run time): max ", "%.2f", s.max_ftf);
@@ -48,6 +51,9 @@ Json::Value summaryJson(const std::string& policy, const Summary& s) {
   out["makespan_s"] = s.makespan_s;
   out["restarts_per_job"] = s.restarts_per_job;
   out["max_restarts"] = s.max_restarts;
+  out["paused_share"]["avg"] = s.avg_paused_share;
+  out["paused_share"]["max"] = s.max_paused_share;
+  out["flip_backs"] = s.flip_backs;
   out["gpu_hours_per_job"] = s.gpu_hours_per_job;
   out["ftf"]["avg"] = s.avg_ftf;
   out["ftf"]["max"] = s.max_ftf;

@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <sstream>
+
+#include "live_resize.hpp"
 
 namespace pollux::sim {
 
@@ -12,42 +15,131 @@ int Assignment::totalGpus() const {
   return total;
 }
 
-SimJob::SimJob(trace::WorkloadJob spec, const trace::Application& app, double restart_cost_s)
-    : spec_(std::move(spec)), app_(&app), restart_cost_s_(restart_cost_s) {}
+SimJob::SimJob(trace::WorkloadJob spec, const trace::Application& app, double restart_cost_s,
+               std::optional<double> live_model_parameters)
+    : spec_(std::move(spec)),
+      app_(&app),
+      restart_cost_s_(restart_cost_s),
+      live_parameters_(live_model_parameters) {}
 
 long SimJob::currentBatchSize() const {
   return assignment_ ? assignment_->batchSize() : app_->curves.initBatchSize();
 }
 
-void SimJob::assign(const std::optional<Assignment>& next, const Cluster& cluster, double now) {
-  const bool same_gpus = assignment_.has_value() == next.has_value() &&
-                         (!next || assignment_->gpus_by_node == next->gpus_by_node);
-  if (!same_gpus) {
-    if (next) {
-      if (started_) ++restarts_;
+namespace {
+
+// Whether every node of `inner` is in `outer` with at least as many GPUs.
+bool within(const Assignment& inner, const Assignment& outer) {
+  for (const auto& [node, gpus] : inner.gpus_by_node) {
+    const auto found = outer.gpus_by_node.find(node);
+    if (found == outer.gpus_by_node.end() || found->second < gpus) return false;
+  }
+  return true;
+}
+
+// The GPU type(s) of the assignment's nodes, '+'-joined in node order.
+std::string typesOf(const Assignment& assignment, const Cluster& cluster) {
+  std::vector<std::string> types;
+  std::string joined;
+  for (const auto& [node, gpus] : assignment.gpus_by_node) {
+    const std::string& type = cluster.node(node).gpu_type;
+    if (std::find(types.begin(), types.end(), type) != types.end()) continue;
+    types.push_back(type);
+    joined += (joined.empty() ? "" : "+") + type;
+  }
+  return joined;
+}
+
+}  // namespace
+
+SimJob::Change SimJob::changeTo(const std::optional<Assignment>& next,
+                                const Cluster& cluster) const {
+  if (assignment_.has_value() == next.has_value() &&
+      (!next || assignment_->gpus_by_node == next->gpus_by_node)) {
+    return Change::kNone;
+  }
+  if (!next) return Change::kStop;
+  if (!assignment_) return started_ ? Change::kRestart : Change::kStart;
+  if (!live_parameters_ || gpu_type_.find('+') != std::string::npos ||
+      typesOf(*next, cluster) != gpu_type_) {
+    return Change::kRestart;
+  }
+  if (within(*assignment_, *next)) return Change::kLiveGrowth;
+  if (within(*next, *assignment_)) return Change::kLiveShrink;
+  return Change::kRestart;
+}
+
+void SimJob::applyChange(Change change, const Assignment& next) {
+  if (change != Change::kLiveGrowth) {
+    joining_from_.reset();
+    join_left_ = 0;
+  }
+  double stall = 0;
+  switch (change) {
+    case Change::kNone:
+    case Change::kStop:
+      return;
+    case Change::kStart:
       started_ = true;
       delay_left_ = restart_cost_s_;
+      return;
+    case Change::kRestart:
+      ++restarts_;
+      delay_left_ = restart_cost_s_;
+      paused_s_ += restart_cost_s_;
+      lost_s_ += restart_cost_s_;
+      return;
+    case Change::kLiveShrink:
+      stall = liveShrinkStall(*live_parameters_);
+      delay_left_ = stall;
+      break;
+    case Change::kLiveGrowth: {
+      if (!joining_from_) joining_from_ = Running{*assignment_, timing_};
+      stall = liveGrowthStall(*live_parameters_, next.totalGpus());
+      join_left_ = restart_cost_s_;
+      stall_after_join_ = stall;
+      const double idle_share =
+          double(next.totalGpus() - joining_from_->assignment.totalGpus()) / next.totalGpus();
+      lost_s_ += restart_cost_s_ * idle_share;
+      break;
     }
-    last_change_time_ = now;
   }
-  assignment_ = next;
-  gpu_type_.clear();
-  if (!next) return;
+  last_live_stall_s_ = stall;
+  paused_s_ += stall;
+  lost_s_ += stall;
+}
+
+void SimJob::setTiming(const Assignment& next, const Cluster& cluster) {
+  gpu_type_ = typesOf(next, cluster);
   trace::GpusPerNode placement;
-  std::vector<std::string> types;
-  for (const auto& [node, gpus] : next->gpus_by_node) {
-    placement.push_back(gpus);
-    const std::string& type = cluster.node(node).gpu_type;
-    if (std::find(types.begin(), types.end(), type) == types.end()) types.push_back(type);
-  }
+  for (const auto& [node, gpus] : next.gpus_by_node) placement.push_back(gpus);
   timing_ = {0, 0};
-  for (const auto& type : types) {
-    gpu_type_ += (gpu_type_.empty() ? "" : "+") + type;
-    const trace::StepTiming timing = app_->on(type).timing(placement, next->local_bsz);
+  std::stringstream types(gpu_type_);
+  for (std::string type; std::getline(types, type, '+');) {
+    const trace::StepTiming timing = app_->on(type).timing(placement, next.local_bsz);
     if (timing.step_time > timing_.step_time) timing_ = timing;
   }
-  max_replicas_seen_ = std::max(max_replicas_seen_, next->totalGpus());
-  recordSample();
+}
+
+void SimJob::countFlipBack() {
+  const std::pair<std::string, int> shape{gpu_type_, assignment_ ? assignment_->totalGpus() : 0};
+  if (shape != round_shape_ && shape == last_round_shape_) ++flip_backs_;
+  last_round_shape_ = round_shape_;
+  round_shape_ = shape;
+}
+
+void SimJob::assign(const std::optional<Assignment>& next, const Cluster& cluster, double now) {
+  const Change change = changeTo(next, cluster);
+  if (change != Change::kNone) last_change_time_ = now;
+  applyChange(change, next.value_or(Assignment{}));
+  assignment_ = next;
+  gpu_type_.clear();
+  if (next) {
+    setTiming(*next, cluster);
+    max_replicas_seen_ = std::max(max_replicas_seen_, next->totalGpus());
+    recordSample();
+  }
+  countFlipBack();
 }
 
 void SimJob::recordSample() {
@@ -68,21 +160,24 @@ std::map<std::string, std::vector<model::StepSample>> SimJob::samples() const {
   return by_type;
 }
 
-double SimJob::progressRate() const {
-  const double batch = static_cast<double>(assignment_->batchSize());
-  return app_->curves.gain(batch, progress_) /
-         trace::optimizerStepTime(timing_, assignment_->accum_steps);
+const Assignment& SimJob::trainingAssignment() const {
+  return joining_from_ ? joining_from_->assignment : *assignment_;
 }
 
-void SimJob::advance(double now, double seconds) {
-  if (finished() || !assignment_) return;
-  gpu_seconds_ += seconds * assignment_->totalGpus();
-  const double waited = std::min(delay_left_, seconds);
-  delay_left_ -= waited;
-  double time = now + waited;
-  double left = seconds - waited;
+const trace::StepTiming& SimJob::trainingTiming() const {
+  return joining_from_ ? joining_from_->timing : timing_;
+}
+
+double SimJob::progressRate() const {
+  const Assignment& training = trainingAssignment();
+  return app_->curves.gain(static_cast<double>(training.batchSize()), progress_) /
+         trace::optimizerStepTime(trainingTiming(), training.accum_steps);
+}
+
+double SimJob::train(double time, double seconds) {
   const auto& knots = app_->curves.progressKnots();
   const double target = app_->curves.targetProgress();
+  double left = seconds;
   // Efficiency changes along progress: step from knot to knot of the reference curve.
   while (left > 0 && progress_ < target) {
     const double next_knot = *std::upper_bound(knots.begin(), knots.end() - 1, progress_);
@@ -101,8 +196,32 @@ void SimJob::advance(double now, double seconds) {
   if (progress_ >= target) {
     progress_ = target;
     completion_time_ = time;
-    gpu_seconds_ -= left * assignment_->totalGpus();  // GPUs are released on completion
   }
+  return time;
+}
+
+void SimJob::advance(double now, double seconds) {
+  if (finished() || !assignment_) return;
+  gpu_seconds_ += seconds * assignment_->totalGpus();
+  const double end = now + seconds;
+  const double waited = std::min(delay_left_, seconds);
+  delay_left_ -= waited;
+  double time = now + waited;
+  if (join_left_ > 0) {
+    const double joining = std::min(join_left_, end - time);
+    join_left_ -= joining;
+    time = train(time, joining);
+    if (!finished() && join_left_ <= 0) {  // joined: the new allocation after its stall
+      joining_from_.reset();
+      delay_left_ = stall_after_join_;
+      const double stalled = std::min(delay_left_, end - time);
+      delay_left_ -= stalled;
+      time += stalled;
+    }
+  }
+  if (!finished()) time = train(time, end - time);
+  // GPUs are released on completion.
+  if (finished()) gpu_seconds_ -= (end - *completion_time_) * assignment_->totalGpus();
 }
 
 double SimJob::remainingTime() const {

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trace/application.hpp"
@@ -25,9 +26,17 @@ struct Assignment {
   long batchSize() const { return static_cast<long>(totalGpus()) * local_bsz * (accum_steps + 1); }
 };
 
+// How a job changes its GPUs: by checkpoint-restart, or live where it can (pollux-sim --resize).
+enum class Resize { kRestart, kLive };
+
 class SimJob {
  public:
-  SimJob(trace::WorkloadJob spec, const trace::Application& app, double restart_cost_s);
+  // With `live_model_parameters` (its model's size) it changes live: a growth on the same
+  // GPU type that keeps every node and GPU it holds trains on at its old allocation while the
+  // joiners start (its restart cost), then stalls for the live growth; a shrink onto a subset
+  // of its GPUs stalls for the live shrink (live_resize.hpp); any other change restarts.
+  SimJob(trace::WorkloadJob spec, const trace::Application& app, double restart_cost_s,
+         std::optional<double> live_model_parameters = std::nullopt);
 
   const trace::WorkloadJob& spec() const { return spec_; }
   const std::string& name() const { return spec_.name; }
@@ -41,14 +50,25 @@ class SimJob {
   // The GPU type(s) the job runs on, '+'-joined if an allocation spans types; "" if none.
   const std::string& gpuType() const { return gpu_type_; }
   int restarts() const { return restarts_; }
+  bool growsLive() const { return live_parameters_.has_value(); }
+  // The stall of its last live change; nullopt before its first.
+  std::optional<double> lastLiveStall() const { return last_live_stall_s_; }
+  // Seconds its changes stopped it (restarts and stalls; not its first start).
+  double pausedSeconds() const { return paused_s_; }
+  // Seconds of work its changes cost it: pauses plus joiners' start-up times the share of
+  // GPUs they held idle.
+  double lostSeconds() const { return lost_s_; }
+  // Rounds whose allocation (type and GPUs) undid the one of the round before.
+  int flipBacks() const { return flip_backs_; }
   double lastChangeTime() const { return last_change_time_; }
   double gpuSeconds() const { return gpu_seconds_; }  // attained service, restart delays included
   int maxReplicasSeen() const { return max_replicas_seen_; }
   // Batch size it trains with now, or the initial batch size when it holds no GPUs.
   long currentBatchSize() const;
 
-  // Applies `next` at `now`: new GPUs cost the restart delay (the first start too, but only
-  // later changes count as restarts); a new batch configuration on the same GPUs is free.
+  // Applies `next`, this round's decision, at `now`: new GPUs cost the restart delay (the
+  // first start too, but only later changes count as restarts) or, live, as the class says; a
+  // new batch configuration on the same GPUs is free.
   void assign(const std::optional<Assignment>& next, const Cluster& cluster, double now);
   // Trains from `now` for `seconds`; records the completion time when the target is reached.
   void advance(double now, double seconds);
@@ -59,7 +79,22 @@ class SimJob {
   std::map<std::string, std::vector<model::StepSample>> samples() const;
 
  private:
+  struct Running {
+    Assignment assignment;
+    trace::StepTiming timing;
+  };
+  enum class Change { kNone, kStop, kStart, kRestart, kLiveGrowth, kLiveShrink };
+
+  Change changeTo(const std::optional<Assignment>& next, const Cluster& cluster) const;
+  void applyChange(Change change, const Assignment& next);
+  void countFlipBack();
+  void setTiming(const Assignment& next, const Cluster& cluster);
+  // What it trains on: the old allocation while joiners start, else the one it holds.
+  const Assignment& trainingAssignment() const;
+  const trace::StepTiming& trainingTiming() const;
   double progressRate() const;  // initial-batch iterations per second at the current progress
+  // Trains from `time` for `seconds` at training(); returns the time it stopped (completion).
+  double train(double time, double seconds);
   void recordSample();
 
   trace::WorkloadJob spec_;
@@ -68,7 +103,17 @@ class SimJob {
   std::optional<Assignment> assignment_;
   std::string gpu_type_;
   trace::StepTiming timing_{0, 0};  // of the current assignment, on its slowest GPU type
-  double delay_left_ = 0;    // restart delay still to wait before training resumes
+  double delay_left_ = 0;    // restart delay or stall still to wait before training resumes
+  std::optional<double> live_parameters_;  // its model's size, if it changes live
+  std::optional<Running> joining_from_;    // what it trains on while joiners start
+  double join_left_ = 0;                   // until the joiners have started
+  double stall_after_join_ = 0;
+  std::optional<double> last_live_stall_s_;
+  double paused_s_ = 0;
+  double lost_s_ = 0;
+  std::pair<std::string, int> round_shape_{"", 0};        // type and GPUs this round ...
+  std::pair<std::string, int> last_round_shape_{"", 0};  // ... and the round before
+  int flip_backs_ = 0;
   double progress_ = 0;
   std::optional<double> completion_time_;
   bool started_ = false;

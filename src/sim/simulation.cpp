@@ -39,7 +39,8 @@ std::map<std::string, Assignment> timedDecision(Scheduler& scheduler, double now
 
 JobResult resultOf(const SimJob& job, double isolated_s, double fair_share_s) {
   return {job.name(), job.spec().application, job.spec().submit_time, *job.completionTime(),
-          job.restarts(), job.gpuSeconds(), isolated_s, fair_share_s};
+          job.restarts(), job.pausedSeconds(), job.flipBacks(), job.gpuSeconds(), isolated_s,
+          fair_share_s};
 }
 
 // Active jobs seen by each job, integrated over the time it was active, and that time.

@@ -18,6 +18,8 @@ struct JobResult {
   double submit_time;
   double completion_time;
   int restarts;
+  double paused_s;  // stopped by its changes: restarts and live stalls (not its first start)
+  int flip_backs;   // rounds that undid the allocation of the round before
   double gpu_seconds;
   double isolated_s;  // run time alone with the requested GPUs and batch (isolatedRunTime)
   double fair_share_s;  // run time alone with its 1/N share of the cluster (fairShareRunTime),

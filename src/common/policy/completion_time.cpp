@@ -6,16 +6,6 @@
 
 namespace pollux::policy {
 
-double changeCost(const Job& job, const Config& config) {
-  if (!job.current) return job.restart_cost_s;
-  const Config now = configOf(*job.current);
-  if (now == config) return 0.0;
-  if (job.live_resize_cost_s && config.gpu_type == now.gpu_type && config.gpus < now.gpus) {
-    return *job.live_resize_cost_s;  // a live shrink: its measured stall, no restart
-  }
-  return job.restart_cost_s;
-}
-
 bool declaresLength(const Job& job) {
   return job.adaptive && job.length && job.length->remaining() > 0;
 }
@@ -27,31 +17,42 @@ std::optional<double> remainingSeconds(const Job& job, JobGoodput& goodput, cons
   return job.length->remaining() / batch->goodput + changeCost(job, config);
 }
 
+bool undoesLastChange(const Job& job, const Config& config, const Params& params, double time) {
+  return job.current && job.previous && configOf(*job.previous) == config &&
+         time - job.last_change_time < 2 * params.min_change_interval_s;
+}
+
 CompletionOptions completionOptions(const Job& job, const std::vector<JobOption>& options,
-                                    JobGoodput& goodput, int fair_choice, double guard) {
+                                    JobGoodput& goodput, int fair_choice, const Params& params,
+                                    double time) {
   CompletionOptions result;
   const auto baseline = goodput.baselineGoodput();
   if (!declaresLength(job) || !baseline || !(*baseline > 0)) return result;
   result.baseline_s = job.length->remaining() / *baseline;
   result.guarded = fair_choice >= 0;
-  const double floor = result.guarded ? options[fair_choice].speedup / guard : 0.0;
+  // Speedups before change costs, which depend on what the job holds now.
+  const auto raw = [&goodput](const Config& config) { return goodput.speedup(config).value_or(0); };
+  const double floor = result.guarded ? raw(options[fair_choice].config) / params.jct_guard : 0.0;
   const std::optional<Config> current =
       job.current ? std::optional<Config>(configOf(*job.current)) : std::nullopt;
   std::optional<double> current_remaining;
   if (current) current_remaining = remainingSeconds(job, goodput, *current);
   for (int i = 0; i < static_cast<int>(options.size()); ++i) {
     const JobOption& option = options[i];
-    if (option.speedup < floor && i != fair_choice) continue;
+    const bool is_current = option.config == current;
+    if (!is_current && undoesLastChange(job, option.config, params, time)) continue;
+    if (!is_current && raw(option.config) < floor && i != fair_choice) continue;
     const auto remaining = remainingSeconds(job, goodput, option.config);
     if (!remaining || !(*remaining > 0)) continue;
-    // A change must pay for its restart within the time the job has left, the more so the
-    // more often it restarted (each restart so far adds its cost again), or free GPUs.
-    const double owed = job.restart_cost_s * job.restarts;
-    const bool pays = !current || option.config == *current || !current_remaining ||
-                      *remaining + owed < *current_remaining || option.config.gpus < current->gpus;
+    // A change must pay for its cost within the time the job has left, the more so the more
+    // seconds it lost to changes so far, or free GPUs.
+    const bool pays = !current || is_current || !current_remaining ||
+                      *remaining + secondsLost(job) < *current_remaining ||
+                      option.config.gpus < current->gpus;
     if (!pays && i != fair_choice) continue;
-    const auto raw = goodput.speedup(option.config);
-    const double restart_factor = raw && *raw > 0 ? std::min(1.0, option.speedup / *raw) : 1.0;
+    const double before_cost = raw(option.config);
+    const double restart_factor =
+        before_cost > 0 ? std::min(1.0, option.speedup / before_cost) : 1.0;
     result.options.push_back({i, *remaining, restart_factor});
   }
   return result;

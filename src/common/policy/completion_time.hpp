@@ -14,10 +14,12 @@
 // so that among jobs gaining alike, the one closer to completion gets the GPUs: in a
 // shortest-remaining-first order, each job that completes sooner hands its GPUs sooner to
 // every longer job, so its weight grows with the jobs behind it. By rank, not by size, as in
-// heSRPT's optimum for concave speedups. A running job is offered another configuration only
-// where it completes sooner, restart included, or uses fewer GPUs. Guard: a job the goodput
-// round gave GPUs keeps at least 1/jct_guard of the goodput speedup that round gave it, and
-// is always allocated.
+// heSRPT's optimum for concave speedups. A running job is always offered its current
+// configuration, and another one only where it completes sooner, the change's cost and the
+// seconds it lost to earlier changes included, or uses fewer GPUs; never, in the round after
+// a change, the configuration it left (no allocation flips back). Guard: a job the goodput
+// round gave GPUs keeps at least 1/jct_guard of the speedup, before change costs, of the
+// configuration that round gave it, and is always allocated.
 #pragma once
 
 #include <optional>
@@ -34,16 +36,11 @@ namespace pollux::policy {
 // at the cost of more restarts of long ones.
 inline constexpr double kRankExponent = 1.5;
 
-// What moving the job to `config` costs it, in seconds: nothing at its current config, its
-// measured live-change stall for a shrink on the same GPU type once it made a live change
-// (pollux.elastic), else its restart cost (a pending job's start too).
-double changeCost(const Job& job, const Config& config);
-
 // Whether the job is re-decided by completion time: adaptive, length declared and not reached.
 bool declaresLength(const Job& job);
 
-// Seconds the job needs to complete at `config`, its restart cost included if `config` is not
-// its current one; nullopt if the job declared no length or has no goodput at `config`.
+// Seconds the job needs to complete at `config`, the change's cost (changeCost) included;
+// nullopt if the job declared no length or has no goodput at `config`.
 std::optional<double> remainingSeconds(const Job& job, JobGoodput& goodput, const Config& config);
 
 struct TimedOption {
@@ -58,10 +55,16 @@ struct CompletionOptions {
   bool guarded = false;   // the goodput round gave the job GPUs: it must get one of `options`
 };
 
-// The options of a declaring job for the completion-time pass. `fair_choice`: the index of the
-// option the goodput round chose for it, or -1. None if the job has no goodput model.
+// Whether `config` would undo the job's last change in the round after it: what it held
+// before, less than two minimum change intervals ago.
+bool undoesLastChange(const Job& job, const Config& config, const Params& params, double time);
+
+// The options of a declaring job for the completion-time pass at `time`. `fair_choice`: the
+// index of the option the goodput round chose for it, or -1. None if the job has no goodput
+// model.
 CompletionOptions completionOptions(const Job& job, const std::vector<JobOption>& options,
-                                    JobGoodput& goodput, int fair_choice, double guard);
+                                    JobGoodput& goodput, int fair_choice, const Params& params,
+                                    double time);
 
 // MILP weights of each job's options (same order), as the header describes.
 std::vector<std::vector<double>> completionWeights(const std::vector<CompletionOptions>& jobs,

@@ -21,6 +21,12 @@ Job declaredJob(const std::string& id, double progress, double target) {
   return job;
 }
 
+Params withGuard(double guard) {
+  Params params;
+  params.jct_guard = guard;
+  return params;
+}
+
 int gpusOf(const Decision& decision, const std::string& id) {
   const auto found = decision.allocations.find(id);
   return found == decision.allocations.end() ? 0 : found->second.allocation.totalGpus();
@@ -66,6 +72,60 @@ TEST(CompletionTimeTest, ALiveShrinkCostsItsMeasuredStallAGrowthItsRestart) {
   EXPECT_EQ(changeCost(job, {"t4", 2, 1}), 30.0);
 }
 
+TEST(CompletionTimeTest, ALiveGrowthCostsItsStallAndTheJoinersIdleGpuTime) {
+  Job job = declaredJob("a", 2.5e5, 1e6);
+  job.restart_cost_s = 30;
+  job.current = Allocation{"t4", {{"n0", 4}}};
+  job.grows_live = true;
+  job.join_startup_s = 40;
+  // Not measured yet: the default stall 3 s; 4 of 8 GPUs idle for 40 s: 20 s of the job.
+  EXPECT_DOUBLE_EQ(changeCost(job, {"t4", 8, 1}), 3.0 + 20.0);
+  EXPECT_DOUBLE_EQ(changeCost(job, {"t4", 2, 1}), 3.0);  // a live shrink
+  job.live_resize_cost_s = 0.5;
+  EXPECT_DOUBLE_EQ(changeCost(job, {"t4", 8, 1}), 0.5 + 20.0);
+  EXPECT_DOUBLE_EQ(changeCost(job, {"t4", 16, 2}), 0.5 + 40.0 * 12 / 16);  // onto a new node
+  EXPECT_EQ(changeCost(job, {"v100", 8, 1}), 30.0);  // another GPU type: a restart
+  job.current = Allocation{"t4", {{"n0", 2}, {"n1", 2}}};
+  EXPECT_EQ(changeCost(job, {"t4", 8, 1}), 30.0);  // onto fewer nodes: a restart
+}
+
+TEST(CompletionTimeTest, TheChangeFactorChargesSecondsLost) {
+  Job job = declaredJob("a", 0, 1e6);
+  job.submit_time = 0;
+  job.restart_cost_s = 30;
+  job.restarts = 2;
+  job.current = Allocation{"t4", {{"n0", 4}}};
+  EXPECT_DOUBLE_EQ(secondsLost(job), 60.0);
+  EXPECT_DOUBLE_EQ(changeFactor(job, {"t4", 8, 1}, 1000), (1000.0 - 60) / (1000 + 30));
+  EXPECT_DOUBLE_EQ(changeFactor(job, {"t4", 4, 1}, 1000), 1.0);
+  job.lost_s = 5;
+  job.live_resize_cost_s = 0.5;
+  EXPECT_DOUBLE_EQ(changeFactor(job, {"t4", 2, 1}, 1000), (1000.0 - 5) / (1000 + 0.5));
+}
+
+TEST(CompletionTimeTest, NoChangeIsUndoneInTheRoundAfterIt) {
+  const auto nodes = nodesOf("t4", 1, 8, "n");
+  const ClusterShape cluster = shapeOf(nodes);
+  Job job = declaredJob("a", 0, 1e6);
+  job.current = Allocation{"t4", {{"n0", 8}}};
+  job.previous = Allocation{"t4", {{"n0", 4}}};
+  job.last_change_time = 100;
+  Params params = withGuard(2);
+  params.min_change_interval_s = 60;
+  EXPECT_TRUE(undoesLastChange(job, {"t4", 4, 1}, params, 160));
+  EXPECT_FALSE(undoesLastChange(job, {"t4", 4, 1}, params, 220));  // two intervals later
+  EXPECT_FALSE(undoesLastChange(job, {"t4", 2, 1}, params, 160));
+  JobGoodput goodput(job, {}, cluster);
+  const std::vector<JobOption> options = {
+      {{"t4", 8, 1}, 1.0, 0}, {{"t4", 4, 1}, 0.6, 0}, {{"t4", 2, 1}, 0.4, 0}};
+  // Even as the goodput round's choice, 4 GPUs are not offered; the current 8 always are.
+  const auto offered = completionOptions(job, options, goodput, 1, params, 160).options;
+  ASSERT_EQ(offered.size(), 2u);
+  EXPECT_EQ(offered[0].option, 0);
+  EXPECT_EQ(offered[1].option, 2);
+  EXPECT_EQ(completionOptions(job, options, goodput, 1, params, 220).options.size(), 3u);
+}
+
 TEST(CompletionTimeTest, GrowthMustPayForItsRestartAndEarlierOnes) {
   const auto nodes = nodesOf("t4", 1, 8, "n");
   const ClusterShape cluster = shapeOf(nodes);
@@ -78,9 +138,9 @@ TEST(CompletionTimeTest, GrowthMustPayForItsRestartAndEarlierOnes) {
                         *remainingSeconds(job, goodput, {"t4", 8, 1});
   ASSERT_GT(saving, 0);
   job.restart_cost_s = 0.4 * saving;  // one restart: growth pays
-  EXPECT_EQ(completionOptions(job, options, goodput, -1, 2).options.size(), 3u);
+  EXPECT_EQ(completionOptions(job, options, goodput, -1, withGuard(2), 0).options.size(), 3u);
   job.restarts = 2;  // the restart and the two before it cost more than the growth saves
-  const auto options_left = completionOptions(job, options, goodput, -1, 2).options;
+  const auto options_left = completionOptions(job, options, goodput, -1, withGuard(2), 0).options;
   ASSERT_EQ(options_left.size(), 2u);
   EXPECT_EQ(options_left[0].option, 0);
   EXPECT_EQ(options_left[1].option, 2);  // shrinking (to let others grow) stays possible
@@ -93,11 +153,11 @@ TEST(CompletionTimeTest, GuardDropsOptionsBelowTheFloor) {
   JobGoodput goodput(job, {}, cluster);
   const std::vector<JobOption> options = {
       {{"t4", 1, 1}, 1.0, 0}, {{"t4", 2, 1}, 1.9, 0}, {{"t4", 4, 1}, 3.5, 0}};
-  const auto guarded = completionOptions(job, options, goodput, 2, 2.0);
+  const auto guarded = completionOptions(job, options, goodput, 2, withGuard(2), 0);
   EXPECT_TRUE(guarded.guarded);
   ASSERT_EQ(guarded.options.size(), 2u);  // 1 GPU is below 3.5 / 2
   EXPECT_EQ(guarded.options[0].option, 1);
-  const auto free = completionOptions(job, options, goodput, -1, 2.0);
+  const auto free = completionOptions(job, options, goodput, -1, withGuard(2), 0);
   EXPECT_FALSE(free.guarded);
   EXPECT_EQ(free.options.size(), 3u);
 }

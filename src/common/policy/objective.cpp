@@ -65,7 +65,6 @@ std::vector<Scored> runningOptions(const Job& job, const std::vector<Config>& ca
   std::vector<Scored> options{{current, current_speedup}};
   const Params& params = snapshot.params;
   const bool may_change = snapshot.time - job.last_change_time >= params.min_change_interval_s;
-  const double restart = restartFactor(job, snapshot.time);
   const bool rigid_wants_its_type =
       rigid_waiting.count("") > 0 || rigid_waiting.count(current.gpu_type) > 0;
   for (const auto& config : candidates) {
@@ -76,7 +75,7 @@ std::vector<Scored> runningOptions(const Job& job, const std::vector<Config>& ca
                           (shrinks_for_others && config.gpus < current.gpus);
     const bool yields_to_rigid = rigid_wants_its_type && config.gpus < current.gpus;
     if ((may_change && worth_it) || yields_to_rigid) {
-      options.push_back({config, *speedup * restart});
+      options.push_back({config, *speedup * changeFactor(job, config, snapshot.time)});
     }
   }
   return options;
@@ -132,12 +131,35 @@ double utility(double speedup, double fairness_p) {
   return std::log(speedup);
 }
 
-double restartFactor(const Job& job, double time) {
-  const double age = std::max(0.0, time - job.submit_time);
-  const double cost = job.restart_cost_s;
+bool changesLive(const Job& job, const Config& config) {
+  if (!job.current) return false;
+  const Config now = configOf(*job.current);
+  if (config.gpu_type != now.gpu_type) return false;
+  const bool shrinks_live = job.grows_live || job.live_resize_cost_s;
+  return (shrinks_live && config.gpus < now.gpus && config.nodes <= now.nodes) ||
+         (job.grows_live && config.gpus > now.gpus && config.nodes >= now.nodes);
+}
+
+double changeCost(const Job& job, const Config& config) {
+  if (!job.current) return job.restart_cost_s;
+  const Config now = configOf(*job.current);
+  if (now == config) return 0.0;
+  if (!changesLive(job, config)) return job.restart_cost_s;
+  const double stall = job.live_resize_cost_s.value_or(kUnmeasuredLiveStallS);
+  if (config.gpus < now.gpus) return stall;
+  const double idle_share = double(config.gpus - now.gpus) / config.gpus;
+  return stall + job.join_startup_s * idle_share;
+}
+
+double secondsLost(const Job& job) {
+  return job.lost_s.value_or(job.restarts * job.restart_cost_s);
+}
+
+double changeFactor(const Job& job, const Config& config, double time) {
+  const double cost = changeCost(job, config);
   if (cost <= 0) return 1.0;
-  const double factor = (age - job.restarts * cost) / (age + cost);
-  return std::clamp(factor, kMinRestartFactor, 1.0);
+  const double age = std::max(0.0, time - job.submit_time);
+  return std::clamp((age - secondsLost(job)) / (age + cost), kMinRestartFactor, 1.0);
 }
 
 std::vector<JobOption> adaptiveOptions(const Job& job, const std::vector<Config>& candidates,

@@ -9,9 +9,10 @@
 // is further divided by (1 + restart_threshold): preempting it must beat keeping it by that
 // margin, as its own moves must gain restart_threshold. An option's weight is its utility
 // minus the unallocated one. A running job moving to another configuration has its speedup
-// multiplied by the restart factor
-//   clamp((age - restarts * restart_cost_s) / (age + restart_cost_s), kMinRestartFactor, 1)
-// with age = time - submit_time (Pollux's restart penalty, with the measured cost).
+// multiplied by the change factor
+//   clamp((age - seconds lost so far) / (age + what the change costs), kMinRestartFactor, 1)
+// with age = time - submit_time (Pollux's restart penalty, in seconds lost: a restart costs
+// restart_cost_s, a live change its stall and, for a growth, its joiners' start-up).
 #pragma once
 
 #include <set>
@@ -26,6 +27,9 @@ namespace pollux::policy {
 
 inline constexpr double kUnallocatedFraction = 0.5;
 inline constexpr double kMinRestartFactor = 0.01;
+// The stall of a live change until the job measured one: a growth of a 1e8-parameter model,
+// the largest bench/live-stall measured.
+inline constexpr double kUnmeasuredLiveStallS = 3.0;
 
 struct JobOption {
   Config config;
@@ -34,7 +38,20 @@ struct JobOption {
 };
 
 double utility(double speedup, double fairness_p);
-double restartFactor(const Job& job, double time);
+
+// What moving the job to `config` costs it, in seconds: nothing at its current config. Live
+// (grows_live, or a live change measured): a shrink on the same GPU type, its stall; a growth
+// on the same type that keeps its nodes, its stall plus the joiners' start-up times the share
+// of the new GPUs held idle meanwhile. Else its restart cost (a pending job's start too).
+double changeCost(const Job& job, const Config& config);
+
+// Whether moving the running job to `config` is a live change (as changeCost prices it).
+bool changesLive(const Job& job, const Config& config);
+
+// Seconds the job lost to changes so far (lost_s, else restarts x restart_cost_s).
+double secondsLost(const Job& job);
+
+double changeFactor(const Job& job, const Config& config, double time);
 
 // Options of an adaptive job. Pending: every candidate (a job without a model: its min_gpus
 // on each allowed type, its speedup there the type's relative speed over the fastest's).

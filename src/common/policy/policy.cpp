@@ -273,13 +273,14 @@ struct CompletionJob {
 };
 
 std::vector<CompletionJob> completionJobs(std::vector<Contender>& contenders,
-                                          const MilpResult& fair, double guard) {
+                                          const MilpResult& fair, const Snapshot& snapshot) {
   std::vector<CompletionJob> jobs;
   for (std::size_t i = 0; i < contenders.size(); ++i) {
     Contender& contender = contenders[i];
     if (!declaresLength(*contender.job) || !contender.goodput.hasModel() || fair.kept[i]) continue;
     CompletionOptions options = completionOptions(*contender.job, contender.options,
-                                                  contender.goodput, fair.chosen[i], guard);
+                                                  contender.goodput, fair.chosen[i],
+                                                  snapshot.params, snapshot.time);
     if (!options.options.empty()) jobs.push_back({static_cast<int>(i), std::move(options)});
   }
   return jobs;
@@ -333,7 +334,7 @@ MilpInput completionInput(const MilpInput& fair_input, const MilpResult& fair,
 MilpResult byCompletionTime(std::vector<Contender>& contenders, const MilpInput& fair_input,
                             const MilpResult& fair, const Snapshot& snapshot,
                             const SplitLimits& limits) {
-  const auto jobs = completionJobs(contenders, fair, snapshot.params.jct_guard);
+  const auto jobs = completionJobs(contenders, fair, snapshot);
   if (jobs.empty()) return fair;
   const MilpResult pass = solvePartitioned(
       completionInput(fair_input, fair, jobs, contenders, snapshot), limits);

@@ -94,6 +94,16 @@ struct Job {
   // Measured stall of a live change of the world size (pollux.elastic), known once the job
   // made one: a shrink on the same GPU type costs this instead of a restart.
   std::optional<double> live_resize_cost_s;
+  // Its workers can join it live: a growth on the same GPU type that keeps every node it holds
+  // now is live (the placement keeps current nodes), and so is a shrink on that type.
+  bool grows_live = false;
+  // Seconds the joiners of a live growth take to start; the job trains at its old size meanwhile.
+  double join_startup_s = 0;
+  // Seconds of its work lost to changes so far (restarts, stalls, joiners' start-up held idle);
+  // absent: restarts x restart_cost_s.
+  std::optional<double> lost_s;
+  // What it held before its last change (nullopt: it was pending then).
+  std::optional<Allocation> previous;
   std::map<std::string, model::PerfParams> models;  // measured throughput model per GPU type
   model::GradParams grad{0, 0};
   model::BatchLimits limits{1, 1, 1, 1, false};

@@ -112,6 +112,8 @@ std::vector<ObservedChange> JobStore::observe(const std::vector<SlurmJob>& jobs,
     }
     const Observed observed = service::observe(record.lifecycle, job, now);
     if (job.state == JobState::kRunning) noteRunNodes(record, job);
+    record.running_on =
+        job.state == JobState::kRunning ? currentAllocation(job) : std::nullopt;
     if (observed.next.phase == Phase::kEnded) {
       if (!record.run_nodes.empty()) ended_runs_[job.id] = {std::move(record.run_nodes), now};
       continue;
@@ -177,7 +179,10 @@ void JobStore::recordAction(const Action& action, double now) {
   if (found == jobs_.end()) return;
   JobRecord& record = found->second;
   record.status = action.why;
-  if (action.kind != ActionKind::kHold && !action.nodes.empty()) record.last_change_time = now;
+  if (action.kind != ActionKind::kHold && !action.nodes.empty()) {
+    record.last_change_time = now;
+    record.previous = record.running_on;
+  }
   const bool restarts = action.kind == ActionKind::kRequeue ||
                         (action.kind == ActionKind::kShrink && !action.live);
   if (restarts) ++record.restarts;

@@ -46,6 +46,11 @@ struct JobRecord {
   // Every node Slurm showed its current run on, and when that run started; not saved.
   std::set<std::string> run_nodes;
   double run_start = 0;
+  // What Slurm showed it running on at the last round, and what it held before Pollux last
+  // changed it (nullopt: pending then), so that the policy does not undo a change at once;
+  // not saved.
+  std::optional<policy::Allocation> running_on;
+  std::optional<policy::Allocation> previous;
 };
 
 // How long the nodes of a run that ended are remembered (Slurm keeps finished jobs MinJobAge,

@@ -82,6 +82,27 @@ TEST(JobStoreTest, AnEndedRunKeepsEveryNodeItWasSeenOn) {
   EXPECT_TRUE(store.endedRunNodes().empty());
 }
 
+// What a job ran on before Pollux changed it reaches the policy (Job::previous), which then
+// does not undo the change at once.
+TEST(JobStoreTest, AChangeRemembersWhatTheJobRanOnBefore) {
+  JobStore store;
+  SlurmJob job = slurmJob(1, 1000, true);
+  job.start_time = 100;
+  job.nodes = {"n1"};
+  job.gpus_per_node = GpuGres{"a100", 2};
+  store.observe({job}, 110);
+  Action grow;
+  grow.job_id = 1;
+  grow.kind = ActionKind::kRequeue;
+  grow.nodes = {"n1", "n2"};
+  grow.gpus_per_node = 2;
+  grow.gpu_type = "a100";
+  store.recordAction(grow, 110);
+  const auto previous = store.records().at("1").previous;
+  ASSERT_TRUE(previous.has_value());
+  EXPECT_EQ(*previous, (policy::Allocation{"a100", {{"n1", 2}}}));
+}
+
 TEST(JobStoreTest, ARestartedRunForgetsThePreviousRunsNodes) {
   JobStore store;
   SlurmJob job = slurmJob(1, 1000, true);

@@ -207,6 +207,7 @@ policy::Job adaptiveJob(const SlurmJob& slurm, const JobRecord* record, int clus
   if (record) {
     job.restarts = record->restarts;
     if (record->last_change_time > 0) job.last_change_time = record->last_change_time;
+    job.previous = record->previous;
     addModel(*record, job);
   }
   return job;

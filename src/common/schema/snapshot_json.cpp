@@ -83,7 +83,8 @@ policy::Job parseJob(const JsonField& field) {
                          "grad_params", "init_batch_size", "max_batch_size",
                          "local_bsz_bounds", "accumulation", "node_demand", "partition",
                          "progress", "target_progress", "budgets", "priority",
-                         "live_resize_cost_s"});
+                         "live_resize_cost_s", "grows_live", "join_startup_s", "lost_s",
+                         "previous"});
   policy::Job job;
   job.id = field["id"].idString();
   job.submit_time = field["submit_time"].nonNegativeNumber();
@@ -109,6 +110,12 @@ policy::Job parseJob(const JsonField& field) {
   if (field.has("live_resize_cost_s")) {
     job.live_resize_cost_s = field["live_resize_cost_s"].nonNegativeNumber();
   }
+  if (field.has("grows_live")) job.grows_live = field["grows_live"].boolean();
+  if (field.has("join_startup_s")) {
+    job.join_startup_s = field["join_startup_s"].nonNegativeNumber();
+  }
+  if (field.has("lost_s")) job.lost_s = field["lost_s"].nonNegativeNumber();
+  if (field.has("previous")) job.previous = parseAllocation(field["previous"]);
   if (field.has("node_demand")) job.demand = parseNodeDemand(field["node_demand"]);
   if (field.has("budgets")) job.budgets = parseBudgetUses(field["budgets"]);
   if (field.has("priority")) job.priority = field["priority"].nonNegativeNumber();
@@ -288,6 +295,10 @@ Json::Value jobToJson(const policy::Job& job) {
   if (job.priority > 0) out["priority"] = job.priority;
   out["restart_cost_s"] = job.restart_cost_s;
   if (job.live_resize_cost_s) out["live_resize_cost_s"] = *job.live_resize_cost_s;
+  if (job.grows_live) out["grows_live"] = true;
+  if (job.join_startup_s > 0) out["join_startup_s"] = job.join_startup_s;
+  if (job.lost_s) out["lost_s"] = *job.lost_s;
+  if (job.previous) out["previous"] = allocationToJson(*job.previous);
   out["node_demand"] = demandToJson(job.demand);
   if (!job.budgets.empty()) {
     Json::Value& budgets = out["budgets"] = Json::Value(Json::arrayValue);

@@ -224,13 +224,24 @@ std::string withBudgets() {
   return text;
 }
 
-TEST(SnapshotJsonTest, LiveResizeCostIsOptionalAndRoundTrips) {
+TEST(SnapshotJsonTest, LiveChangeFieldsAreOptionalAndRoundTrip) {
   policy::Snapshot snapshot = parseSnapshot(kSnapshot);
   EXPECT_FALSE(snapshot.jobs[0].live_resize_cost_s);  // an older snapshot
   EXPECT_FALSE(snapshotToJson(snapshot)["jobs"][0].isMember("live_resize_cost_s"));
   snapshot.jobs[0].live_resize_cost_s = 0.5;
   const policy::Snapshot again = parseSnapshot(written(snapshot));
   EXPECT_EQ(again.jobs[0].live_resize_cost_s, 0.5);
+  // What the policy knows of a job's changes: whether it grows live, its joiners' start-up,
+  // the seconds it lost and what it held before its last change.
+  snapshot.jobs[0].grows_live = true;
+  snapshot.jobs[0].join_startup_s = 4;
+  snapshot.jobs[0].lost_s = 12.5;
+  snapshot.jobs[0].previous = policy::Allocation{"a100", {{"n1", 2}}};
+  const policy::Snapshot changes = parseSnapshot(written(snapshot));
+  EXPECT_TRUE(changes.jobs[0].grows_live);
+  EXPECT_EQ(changes.jobs[0].join_startup_s, 4);
+  EXPECT_EQ(changes.jobs[0].lost_s, 12.5);
+  EXPECT_EQ(changes.jobs[0].previous, snapshot.jobs[0].previous);
 }
 
 TEST(SnapshotJsonTest, BudgetsRoundTrip) {

@@ -516,8 +516,10 @@ policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
       continue;
     }
     job->demand = slurm.demand;
-    const NodeRules rules{slurm, partitions, record ? record->user_nodes : no_nodes,
-                          occupiesUntil(slurm, *job, now)};
+    // Pollux never changes a rigid job: its node list is its user's.
+    const std::vector<std::string>& user_nodes =
+        record ? record->user_nodes : slurm.adaptive ? no_nodes : slurm.requested_nodes;
+    const NodeRules rules{slurm, partitions, user_nodes, occupiesUntil(slurm, *job, now)};
     if (!restrictions.apply(rules, *job)) {
       wait(slurm, slurm.reservation.empty() ? "ReqNodeNotAvail" : "Reservation");
       if (!job->current || slurm.state != JobState::kRunning) continue;

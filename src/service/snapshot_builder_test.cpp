@@ -375,6 +375,23 @@ TEST(SnapshotBuilderTest, AJobRunsOnTheNodesOfItsPartitions) {
   EXPECT_EQ(decision.allocations.at("4").allocation.nodes.count("n2"), 1u);
 }
 
+// A waiting rigid job's --nodelist is its user's: the GPUs Pollux frees for it must be there
+// (a rigid job on n2 was taken for one Slurm could start on the free v100 node, and the
+// adaptive job on n2 was never shrunk for it).
+TEST(SnapshotBuilderTest, AWaitingRigidJobRunsOnlyOnItsUsersNodes) {
+  SlurmJob rigid = job(2, JobState::kPending, std::nullopt);
+  rigid.requested_nodes = {"n2"};
+  rigid.gpus_per_node = GpuGres{"", 2};
+  rigid.requested_gpus = GpuGres{"", 2};
+  rigid.num_nodes = 1;
+  std::vector<SlurmNode> nodes = cluster();
+  for (auto& node : nodes) node.free_cpus = 8;
+  const auto snapshot = buildSnapshot(100, nodes, {rigid}, {}, config::PolicyConfig{}, {});
+  ASSERT_EQ(snapshot.jobs.size(), 1u);
+  ASSERT_TRUE(snapshot.jobs[0].partition);
+  EXPECT_EQ(snapshot.partitions.at(*snapshot.jobs[0].partition), policy::NodeSet{"n2"});
+}
+
 }  // namespace
 }  // namespace pollux::service
 

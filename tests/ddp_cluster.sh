@@ -176,6 +176,10 @@ has_leader() {
   [ -n "$leader" ]
 }
 wait_until 60 "job $live's rank 0 of 4 workers" has_leader "$live"
+# reported_on_4: the grown run's trainer said hello and its agent reported (before that, a
+# shrink would wait for the trainer).
+reported_on_4() { sed -n '/WORLD_SIZE 4/,$p' "job-$live.out" | grep -q "report accepted"; }
+wait_until 60 "job $live reporting on 4 workers" reported_on_4
 restarts=$(job_field "$live" Restarts)
 rigid=$(sbatch --parsable -w n2 --gres=gpu:2 -t 10 -o /dev/null --wrap "sleep 20")
 # A job that reached n1,n2 by a growth (a requeue) changes again only

@@ -224,6 +224,7 @@ void Agent::handleMessage(const std::string& text) {
     std::lock_guard<std::mutex> guard(state_.mutex);
     state_.measurements.setLimits(hello->limits);
     if (hello->elastic) elastic_workers_ = state_.elastic = true;
+    state_.trainer_said_hello = true;
     state_.report_now = true;
     state_.wake_reporter.notify_all();
   } else if (const auto* resized = std::get_if<ResizedMessage>(&message)) {

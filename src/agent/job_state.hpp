@@ -23,6 +23,9 @@ struct JobState {
   std::optional<Decision> decision;   // the latest one that fits the job's current GPUs
   model::Placement placement;         // the step's nodes and workers, as live changes leave it
   bool elastic = false;               // the trainer changes its world size live
+  // This run's trainer said hello: until then a report (from the measurements a restarted
+  // run restores) could not say what the trainer is, elastic or not.
+  bool trainer_said_hello = false;
   std::optional<LiveShrink> live_shrink;  // rank 0: the step's in-place shrink
   bool report_now = false;
   bool stopping = false;

@@ -106,11 +106,13 @@ bool Reporter::postReport() {
   std::optional<schema::GoodputReport> report;
   {
     std::lock_guard<std::mutex> guard(state_.mutex);
-    report = state_.measurements.buildReport(
-        step_.job_id, state_.gpu_type.empty() ? "unknown" : state_.gpu_type, state_.placement);
+    if (state_.trainer_said_hello) {
+      report = state_.measurements.buildReport(
+          step_.job_id, state_.gpu_type.empty() ? "unknown" : state_.gpu_type, state_.placement);
+    }
     if (report) report->elastic = state_.elastic;
   }
-  if (!report) return readStatus(client_);  // no hello from the trainer yet
+  if (!report) return readStatus(client_);  // no hello from this run's trainer yet
   report->in_place_resize = step_.launched;
   const std::string body = compactJson(schema::reportToJson(*report));
   const std::string credential =

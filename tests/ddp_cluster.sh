@@ -181,7 +181,8 @@ wait_until 60 "job $live's rank 0 of 4 workers" has_leader "$live"
 reported_on_4() { sed -n '/WORLD_SIZE 4/,$p' "job-$live.out" | grep -q "report accepted"; }
 wait_until 60 "job $live reporting on 4 workers" reported_on_4
 restarts=$(job_field "$live" Restarts)
-rigid=$(sbatch --parsable -w n2 --gres=gpu:2 -t 10 -o /dev/null --wrap "sleep 20")
+# The rigid job holds n2 until the adaptive job ends, so that nothing grows it back.
+rigid=$(sbatch --parsable -w n2 --gres=gpu:2 -t 10 -o /dev/null --wrap "sleep 600")
 # A job that reached n1,n2 by a growth (a requeue) changes again only
 # pollux_min_change_interval (60 s) after it.
 wait_until 150 "the live shrink decided" grep -q "JobId=$live shrink: in place .* live" log/slurmctld.log
@@ -196,6 +197,7 @@ grep -q "live in-place shrink: the job now holds n1" "job-$live.out" ||
 kill -0 "$leader" 2> /dev/null || fail "rank 0's process $leader did not outlive the shrink"
 [ "$(job_field "$live" Restarts)" = "$restarts" ] || fail "job $live was requeued"
 wait_until 400 "job $live ended" all_finished "$live"
+scancel "$rigid"
 state=$(job_field "$live" JobState)
 [ "$state" = COMPLETED ] || { tail -20 "job-$live.out"; fail "job $live ended $state"; }
 ! grep -q "starting it again on" "job-$live.out" || fail "the launcher restarted job $live's step"

@@ -62,13 +62,19 @@ TEST(JobStoreTest, AReportForAJobThatJustEndedLeavesNoRecord) {
   EXPECT_TRUE(store.records().empty());
 }
 
+// Adaptive job 1 running since 100 on `nodes`.
+SlurmJob runningSince100(std::vector<std::string> nodes) {
+  SlurmJob job = slurmJob(1, 1000, true);
+  job.start_time = 100;
+  job.nodes = std::move(nodes);
+  return job;
+}
+
 // Slurm removes a failed node from a job that does not die with it; the run that then fails
 // shows only its other nodes, and the store remembers them all for kNodeFailureWindowS.
 TEST(JobStoreTest, AnEndedRunKeepsEveryNodeItWasSeenOn) {
   JobStore store;
-  SlurmJob job = slurmJob(1, 1000, true);
-  job.start_time = 100;
-  job.nodes = {"n1", "n2"};
+  SlurmJob job = runningSince100({"n1", "n2"});
   store.observe({job}, 110);
   job.nodes = {"n1"};  // n2 removed by Slurm
   store.observe({job}, 112);
@@ -86,9 +92,7 @@ TEST(JobStoreTest, AnEndedRunKeepsEveryNodeItWasSeenOn) {
 // does not undo the change at once.
 TEST(JobStoreTest, AChangeRemembersWhatTheJobRanOnBefore) {
   JobStore store;
-  SlurmJob job = slurmJob(1, 1000, true);
-  job.start_time = 100;
-  job.nodes = {"n1"};
+  SlurmJob job = runningSince100({"n1"});
   job.gpus_per_node = GpuGres{"a100", 2};
   store.observe({job}, 110);
   Action grow;
@@ -105,9 +109,7 @@ TEST(JobStoreTest, AChangeRemembersWhatTheJobRanOnBefore) {
 
 TEST(JobStoreTest, ARestartedRunForgetsThePreviousRunsNodes) {
   JobStore store;
-  SlurmJob job = slurmJob(1, 1000, true);
-  job.start_time = 100;
-  job.nodes = {"n1", "n2"};
+  SlurmJob job = runningSince100({"n1", "n2"});
   store.observe({job}, 110);
   job.start_time = 200;  // requeued and started again
   job.nodes = {"n3"};

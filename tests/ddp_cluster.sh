@@ -54,27 +54,6 @@ export MASTER_ADDR=127.0.0.1 PYTHONPATH='$pythonpath' OMP_NUM_THREADS=1
     --log-examples '$run'/examples-\$SLURM_JOB_ID
 JOB
 
-# every_example_once JOB EPOCHS: fails unless JOB's ranks together took every example of the
-# example's 1,497 once in each epoch (from the example's --log-examples files).
-every_example_once() {
-  "$python" - "$2" examples-"$1".rank* <<'PY' || fail "job $1 repeated or skipped examples"
-import collections, re, sys
-epochs, paths = int(sys.argv[1]), sys.argv[2:]
-seen = collections.defaultdict(list)
-for line in (line for path in paths for line in open(path)):
-    match = re.match(r"examples epoch=(\d+) rank=\d+: ([\d,]*)$", line.strip())
-    if match and match.group(2):
-        seen[int(match.group(1))].extend(int(i) for i in match.group(2).split(","))
-for epoch in range(epochs):
-    counts = collections.Counter(seen[epoch])
-    repeated = sum(1 for n in counts.values() if n > 1)
-    missing = sum(1 for i in range(1497) if i not in counts)
-    if repeated or missing:
-        sys.exit(f"epoch {epoch}: {repeated} repeated, {missing} skipped")
-print(f"   every example once in each of {epochs} epochs")
-PY
-}
-
 step "the same script alone, $EPOCHS epochs: the reference accuracy"
 PYTHONPATH="$pythonpath" OMP_NUM_THREADS=1 "$python" "$example" --checkpoint alone.pt \
   --epochs $EPOCHS > alone.out 2>&1 || { tail alone.out; fail "the script failed alone"; }
@@ -162,7 +141,10 @@ LIVE_EPOCHS=2000
 PYTHONPATH="$pythonpath" OMP_NUM_THREADS=1 "$python" "$example" --checkpoint alone-live.pt \
   --epochs $LIVE_EPOCHS > alone-live.out 2>&1 &
 alone_live=$!
-live=$(sbatch --parsable --comment=adaptive:gpu_type=a100,min_gpus=2,max_gpus=4 \
+# min_gpus=4 places the job on both nodes itself (a growth would add a part, see
+# live_growth_cluster.sh); its comment then lets it shrink to 2 GPUs, and
+# POLLUX_MIN_REPLICAS=2 (the job's own, exported by sbatch) its trainer to 2 workers.
+live=$(POLLUX_MIN_REPLICAS=2 sbatch --parsable --comment=adaptive:gpu_type=a100,min_gpus=4,max_gpus=4 \
   --open-mode=append -o "$run/job-%j.out" ddp_launch.sh $LIVE_EPOCHS)
 wait_until 180 "job $live on both a100 nodes" runs_on "$live" "n[1-2]"
 # has_leader JOB: the job's rank 0 of 4 workers runs; its process id in $leader.
@@ -181,10 +163,9 @@ wait_until 60 "job $live's rank 0 of 4 workers" has_leader "$live"
 reported_on_4() { sed -n '/WORLD_SIZE 4/,$p' "job-$live.out" | grep -q "report accepted"; }
 wait_until 60 "job $live reporting on 4 workers" reported_on_4
 restarts=$(job_field "$live" Restarts)
+scontrol update JobId="$live" Comment=adaptive:gpu_type=a100,min_gpus=2,max_gpus=4
 # The rigid job holds n2 until the adaptive job ends, so that nothing grows it back.
 rigid=$(sbatch --parsable -w n2 --gres=gpu:2 -t 10 -o /dev/null --wrap "sleep 600")
-# A job that reached n1,n2 by a growth (a requeue) changes again only
-# pollux_min_change_interval (60 s) after it.
 wait_until 150 "the live shrink decided" grep -q "JobId=$live shrink: in place .* live" log/slurmctld.log
 wait_until 90 "job $live shrunk to n1" runs_on "$live" n1
 wait_until 60 "rigid job $rigid running on n2" runs_on "$rigid" n2

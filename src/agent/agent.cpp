@@ -53,7 +53,7 @@ Agent::Agent(Options options, StepEnvironment step, NodeWorkers workers,
                     : step_.submit_dir + "/.pollux-agent-" + step_.job_id + ".json";
   state_.gpu_type = options_.gpu_type;
   state_.placement = step_.placement;
-  if (step_.rank == 0) restoreState();
+  if (step_.leadsJob()) restoreState();
   reporter_ = std::make_unique<Reporter>(
       std::move(reporter), step_, state_,
       [this] {
@@ -85,7 +85,7 @@ void Agent::restoreState() {
 }
 
 void Agent::saveState() {
-  if (step_.rank != 0) return;
+  if (!step_.leadsJob()) return;
   Json::Value state;
   {
     std::lock_guard<std::mutex> guard(state_.mutex);
@@ -132,6 +132,21 @@ int Agent::run() {
     }
     serveOnce(200);
     shrinkJobWhenDue();
+  }
+}
+
+// The step's nodes as a live growth through the job's part changes them: the part's join
+// (to more replicas than before it) adds its nodes, their loss (back to no more than before
+// it) takes them away. Called with state_.mutex held.
+void Agent::followLiveJoin(const ResizedMessage& resized) {
+  auto& join = state_.live_join;
+  if (!join || join->left) return;
+  if (join->requested && !join->done && resized.to > resized.from) {
+    join->done = true;
+    state_.placement.num_nodes = join->nodes_before + join->part_nodes;
+  } else if (join->done && resized.to <= join->replicas_before) {
+    join->left = true;
+    state_.placement.num_nodes = join->nodes_before;
   }
 }
 
@@ -234,12 +249,16 @@ void Agent::handleMessage(const std::string& text) {
     std::lock_guard<std::mutex> guard(state_.mutex);
     state_.measurements.recordResizeStall(resized->stall_s);
     state_.placement.num_replicas = resized->to;
-    // One live shrink per step, as the plugin shrinks a job in place once until a requeue.
+    followLiveJoin(*resized);
+    // One live shrink per step, as the plugin shrinks a job in place once until a requeue
+    // (besides leaving its parts).
     if (state_.live_shrink && state_.live_shrink->requested && !state_.live_shrink->done) {
       state_.live_shrink->done = true;
-      state_.placement.num_nodes = static_cast<int>(state_.live_shrink->kept.size());
+      if (!state_.live_shrink->part) {
+        state_.placement.num_nodes = static_cast<int>(state_.live_shrink->kept.size());
+      }
       shrink_due_ = DueShrink{Clock::now() + std::chrono::seconds(kLeaveGraceS),
-                              state_.live_shrink->kept};
+                              state_.live_shrink->kept, state_.live_shrink->part};
     }
   } else if (const auto* length = std::get_if<LengthMessage>(&message)) {
     declareLength(*length);
@@ -308,6 +327,13 @@ void Agent::handleSignal() {
   if (read(signal_fd_, &info, sizeof info) != sizeof info) return;
   const int number = static_cast<int>(info.ssi_signo);
   if ((number == SIGTERM || number == SIGINT) && failure_) return;  // already stopping
+  if ((number == SIGTERM || number == SIGINT) && !step_.part_of.empty()) {
+    // The part ends (shrunk off, cancelled, preempted): its workers leave, and the job's
+    // others re-form live without them; a checkpoint request would stop them all.
+    logLine("the part of job " + step_.part_of + " ends: its workers leave the job");
+    signalWorkers(SIGKILL);
+    return;
+  }
   if (number == SIGTERM || number == SIGINT) {
     logLine(std::string("got ") + (number == SIGTERM ? "SIGTERM" : "SIGINT") +
             ": asking the trainer to checkpoint within " + std::to_string(options_.grace_s) + " s");
@@ -347,17 +373,29 @@ void Agent::pushDecision() {
     if (state_.live_shrink && !state_.live_shrink->requested) {
       resize = resizeRequest(state_.live_shrink->leaving);
       state_.live_shrink->requested = true;
+    } else if (state_.live_join && !state_.live_join->requested) {
+      resize = joinRequest(state_.live_join->joiners);
+      state_.live_join->requested = true;
     }
   }
   if (decision) channel_.broadcast(formatDecision(*decision));
   if (!resize.empty()) {
-    logLine("live in-place shrink: asking the trainer for " + resize.substr(0, resize.size() - 1));
+    logLine("live change: asking the trainer for " + resize.substr(0, resize.size() - 1));
     channel_.broadcast(resize);
   }
 }
 
 void Agent::shrinkJobWhenDue() {
   if (!shrink_due_ || Clock::now() < shrink_due_->at) return;
+  if (const uint32_t part = shrink_due_->part) {
+    shrink_due_.reset();
+    const CommandOutput result = runCommand({"scancel", std::to_string(part)});
+    logLine(result.status == 0 ? "live shrink: the job's part " + std::to_string(part) + " ends"
+                               : "scancel of the job's part " + std::to_string(part) +
+                                     " failed (status " + std::to_string(result.status) + "): " +
+                                     result.output);
+    return;
+  }
   std::string nodes;
   for (const auto& node : shrink_due_->kept) nodes += (nodes.empty() ? "" : ",") + node;
   shrink_due_.reset();
@@ -387,7 +425,7 @@ int Agent::finish(int trainer_status) {
 // The step's rank 0 tells its launcher how it ended (see Launcher, stepStatus).
 int Agent::withStatusWritten(int status) const {
   const char* file = std::getenv(kStepStatusVariable);
-  if (step_.rank == 0 && file && *file) std::ofstream(file, std::ios::trunc) << status << "\n";
+  if (step_.leadsJob() && file && *file) std::ofstream(file, std::ios::trunc) << status << "\n";
   return status;
 }
 

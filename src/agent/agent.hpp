@@ -48,6 +48,7 @@ class Agent {
   // shrunk to the kept nodes with scontrol, as its owner may.
   void shrinkJobWhenDue();
   void signalWorkers(int signal_number);
+  void followLiveJoin(const ResizedMessage& resized);
   // Reaps exited workers; a failure stops the others. The status once all have exited.
   std::optional<int> pollWorkers();
   int finish(int trainer_status);
@@ -78,6 +79,7 @@ class Agent {
   struct DueShrink {
     Clock::time_point at;
     std::vector<std::string> kept;
+    uint32_t part = 0;  // the job's part its workers left: cancelled instead of a shrink
   };
   std::optional<DueShrink> shrink_due_;
 };

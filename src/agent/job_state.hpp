@@ -27,6 +27,7 @@ struct JobState {
   // run restores) could not say what the trainer is, elastic or not.
   bool trainer_said_hello = false;
   std::optional<LiveShrink> live_shrink;  // rank 0: the step's in-place shrink
+  std::optional<LiveJoin> live_join;      // rank 0: the growth through the job's latest part
   bool report_now = false;
   bool stopping = false;
 };

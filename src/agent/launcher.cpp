@@ -16,6 +16,7 @@
 
 #include "child_process.hpp"
 #include "common/invalid_input.hpp"
+#include "part_launcher.hpp"
 #include "log.hpp"
 #include "common/schema/goodput_report.hpp"
 #include "common/slurm_text/adaptive_comment.hpp"
@@ -151,8 +152,10 @@ int Launcher::run() {
   step_.min_replicas = minReplicas();
   const StatusFile status_file;
   step_.status_file = status_file.path();
+  int restarts_left = kRestartsAfterFailedChange;
+  PartLauncher parts(options_, job_id_, plugin_, step_);
   for (;;) {
-    const int srun_status = runStep(nodes);
+    const int srun_status = runStep(nodes, parts);
     drainSignals();  // a requeue's SIGTERM may not have been read when srun ended
     const int status = stepStatus(srun_status, rank0Status());
     if (status != srun_status) {
@@ -161,6 +164,14 @@ int Launcher::run() {
     }
     if (status == 0 || stopping_) return status;
     const auto target = decidedShrink(nodes);
+    if (!target && status == kCheckpointedStatus && restarts_left-- > 0) {
+      // No requeue, shrink or cancel stopped it: a live change failed and the trainer
+      // checkpointed; the step goes on from its checkpoint on the job's nodes.
+      nodes = currentJobNodes();
+      logLine("the step checkpointed for a live change that failed; starting it again on " +
+              joined(nodes));
+      continue;
+    }
     if (!target) return status;
     if (!shrinkJob(*target)) return status;
     logLine("step ended (status " + std::to_string(status) + ") for an in-place shrink; " +
@@ -169,7 +180,7 @@ int Launcher::run() {
   }
 }
 
-int Launcher::runStep(const std::vector<std::string>& nodes) {
+int Launcher::runStep(const std::vector<std::string>& nodes, PartLauncher& parts) {
   const int per_node = tasksPerNode();
   if (!step_.status_file.empty()) std::ofstream(step_.status_file, std::ios::trunc);
   const std::string self = std::filesystem::read_symlink("/proc/self/exe");
@@ -177,6 +188,7 @@ int Launcher::runStep(const std::vector<std::string>& nodes) {
                     stepEnvironment(nodes, per_node, step_));
   for (;;) {
     if (const auto status = srun.poll()) return *status;
+    parts.poll(nodes);
     pollfd ready{signal_fd_, POLLIN, 0};
     if (poll(&ready, 1, 200) > 0) handleSignal(&srun);
   }
@@ -256,6 +268,18 @@ std::optional<int> Launcher::rank0Status() {
 std::vector<std::string> Launcher::jobNodes() {
   const char* list = std::getenv("SLURM_JOB_NODELIST");
   if (!list || !*list) throw InvalidInput("SLURM_JOB_NODELIST is not set: --launch runs in a batch script");
+  return hostnames(list);
+}
+
+// The nodes Slurm shows the job on now (a live shrink may have taken some).
+std::vector<std::string> Launcher::currentJobNodes() {
+  const CommandOutput result = runCommand({"squeue", "-h", "-j", job_id_, "-o", "%N"});
+  std::string list = result.output;
+  while (!list.empty() && std::isspace(static_cast<unsigned char>(list.back()))) list.pop_back();
+  return result.status == 0 && !list.empty() ? hostnames(list) : jobNodes();
+}
+
+std::vector<std::string> Launcher::hostnames(const std::string& list) {
   const CommandOutput result = runCommand({"scontrol", "show", "hostnames", list});
   std::vector<std::string> nodes;
   std::istringstream lines(result.output);
@@ -263,7 +287,7 @@ std::vector<std::string> Launcher::jobNodes() {
     if (!line.empty()) nodes.push_back(line);
   }
   if (result.status != 0 || nodes.empty())
-    throw std::runtime_error(std::string("scontrol show hostnames ") + list + " failed");
+    throw std::runtime_error("scontrol show hostnames " + list + " failed");
   return nodes;
 }
 

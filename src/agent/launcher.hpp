@@ -61,6 +61,13 @@ int stepStatus(int srun_status, std::optional<int> rank0_status);
 // user and root only).
 std::string newJoinToken();
 
+class PartLauncher;
+
+// A step that checkpointed for a live change that failed is started again this many times.
+inline constexpr int kRestartsAfterFailedChange = 3;
+// What a step's rank 0 exits with once its trainer checkpointed at a request (128 + SIGTERM).
+inline constexpr int kCheckpointedStatus = 143;
+
 class Launcher {
  public:
   // `signal_fd`: a signalfd for SIGTERM, SIGINT, SIGCHLD, SIGHUP, SIGUSR1 and SIGUSR2.
@@ -70,12 +77,14 @@ class Launcher {
   int run();
 
  private:
-  int runStep(const std::vector<std::string>& nodes);
+  int runStep(const std::vector<std::string>& nodes, PartLauncher& parts);
   void handleSignal(ChildProcess* srun);
   void drainSignals();
   std::optional<std::vector<std::string>> decidedShrink(const std::vector<std::string>& nodes);
   bool shrinkJob(const std::vector<std::string>& nodes);
   std::vector<std::string> jobNodes();
+  std::vector<std::string> currentJobNodes();
+  std::vector<std::string> hostnames(const std::string& list);
   int minReplicas();
   std::optional<int> rank0Status();
 

@@ -28,4 +28,14 @@ std::string resizeRequest(const std::vector<int>& leaving) {
   return message + "\n";
 }
 
+LiveShrink partLeaveOf(const LiveJoin& join, int replicas) {
+  LiveShrink leave;
+  leave.part = join.part;
+  if (!join.done || join.left) return leave;
+  for (int rank = join.replicas_before; rank < replicas; ++rank) leave.leaving.push_back(rank);
+  return leave;
+}
+
+std::string joinRequest(int joiners) { return "resize join=" + std::to_string(joiners) + "\n"; }
+
 }  // namespace pollux::agent

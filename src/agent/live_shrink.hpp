@@ -4,6 +4,7 @@
 // the rank-0 agent then shrinks the job to the kept nodes.
 #pragma once
 
+#include <cstdint>
 #include <set>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@ struct LiveShrink {
   std::vector<int> leaving;       // the global ranks of the workers on the other nodes
   bool requested = false;         // `resize leave=...` sent to the trainer
   bool done = false;              // the trainer re-formed without the leavers
+  uint32_t part = 0;              // the leavers are the workers of this part of the job
 };
 
 // The shrink of a step on `step_nodes` (in SLURM_NODEID order, `per_node` workers each:
@@ -25,5 +27,26 @@ LiveShrink liveShrinkOf(const std::vector<std::string>& step_nodes, int per_node
 
 // The trainer's message: `resize leave=R,R,...` (pollux.protocol).
 std::string resizeRequest(const std::vector<int>& leaving);
+
+// A live growth through a part of the job (sched/pollux places the part on the nodes the job
+// grows to; the launcher starts workers in it, which join at an agreeing step).
+struct LiveJoin {
+  uint32_t part = 0;        // the part's job id
+  int joiners = 0;          // workers to join: its nodes x the step's workers per node
+  int part_nodes = 0;
+  int nodes_before = 0;     // the step's nodes and workers before the join
+  int replicas_before = 0;
+  bool requested = false;   // `resize join=N` sent to the trainer
+  bool done = false;        // the joiners joined
+  bool left = false;        // and left again (the part ended): this part is not joined again
+};
+
+// The trainer's message: `resize join=N` (pollux.protocol).
+std::string joinRequest(int joiners);
+
+// The leave of the workers that `join` brought, now `replicas` in all: they are the last
+// ranks (joiners take the ranks after those that stay). Empty `leaving` where they have not
+// joined or have left already.
+LiveShrink partLeaveOf(const LiveJoin& join, int replicas);
 
 }  // namespace pollux::agent

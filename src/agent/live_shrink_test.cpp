@@ -20,5 +20,20 @@ TEST(LiveShrink, NothingLeavesWhenRankZerosNodeWouldOrAllStay) {
   EXPECT_TRUE(liveShrinkOf({}, 1, {"n1"}).leaving.empty());
 }
 
+TEST(LiveShrink, JoinersAreAskedForByCount) { EXPECT_EQ(joinRequest(4), "resize join=4\n"); }
+
+TEST(LiveShrink, ThePartsWorkersAreTheLastRanks) {
+  LiveJoin join;
+  join.part = 12;
+  join.replicas_before = 2;
+  EXPECT_TRUE(partLeaveOf(join, 4).leaving.empty());  // not joined yet
+  join.done = true;
+  const LiveShrink leave = partLeaveOf(join, 4);
+  EXPECT_EQ(leave.leaving, (std::vector<int>{2, 3}));
+  EXPECT_EQ(leave.part, 12u);
+  join.left = true;
+  EXPECT_TRUE(partLeaveOf(join, 2).leaving.empty());
+}
+
 }  // namespace
 }  // namespace pollux::agent

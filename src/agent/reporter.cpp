@@ -90,7 +90,7 @@ void Reporter::run() {
 
 bool Reporter::exchange() {
   try {
-    return step_.rank == 0 ? postReport() : readStatus(client_);
+    return step_.leadsJob() ? postReport() : readStatus(client_);
   } catch (const client::TransportError& error) {
     logLine("sched/pollux unreachable (" + std::string(error.what()) + "), retry " +
             std::to_string(backoff_.failures() + 1) + "; training goes on with the last decision");
@@ -134,7 +134,7 @@ bool Reporter::postReport() {
 
 bool Reporter::readStatus(client::HttpClient& client) {
   const client::HttpResponse response = client::getStatus(
-      client, settings_.rest_url, "/v1/jobs/" + step_.job_id, settings_.munge_socket);
+      client, settings_.rest_url, "/v1/jobs/" + step_.trainingJob(), settings_.munge_socket);
   if (response.status != 200) {
     logLine("job status refused: " + refusal(response));
     return false;
@@ -167,6 +167,8 @@ void Reporter::applyReply(const schema::ReportReply& reply) {
     }
   }
   if (startLiveShrink(reply)) changed = true;
+  if (startLiveJoin(reply)) changed = true;
+  if (startPartLeave(reply)) changed = true;
   if (changed) notify_();
 }
 
@@ -174,8 +176,10 @@ bool Reporter::startLiveShrink(const schema::ReportReply& reply) {
   model::Placement placement;
   {
     std::lock_guard<std::mutex> guard(state_.mutex);
-    if (!reply.shrink_in_place || !reply.allocation || !state_.elastic || state_.live_shrink ||
-        step_.rank != 0 || !step_.launched) {
+    const bool shrunk_before =
+        state_.live_shrink && (!state_.live_shrink->part || !state_.live_shrink->done);
+    if (!reply.shrink_in_place || !reply.allocation || !state_.elastic || shrunk_before ||
+        !step_.leadsJob() || !step_.launched) {
       return false;
     }
     placement = state_.placement;
@@ -193,6 +197,45 @@ bool Reporter::startLiveShrink(const schema::ReportReply& reply) {
   if (hosts.status != 0 || shrink.leaving.empty()) return false;
   std::lock_guard<std::mutex> guard(state_.mutex);
   state_.live_shrink = std::move(shrink);
+  return true;
+}
+
+// A part of the job runs: the trainer is asked to admit its workers (the launcher starts them
+// there) at an agreeing step, once for each part.
+bool Reporter::startLiveJoin(const schema::ReportReply& reply) {
+  if (!reply.part || reply.part->state != schema::PartStatus::State::kRunning) return false;
+  std::lock_guard<std::mutex> guard(state_.mutex);
+  if (!state_.elastic || !step_.leadsJob() || !step_.launched ||
+      (state_.live_join && state_.live_join->part == reply.part->job_id)) {
+    return false;
+  }
+  const model::Placement& placement = state_.placement;
+  const int per_node = placement.num_replicas / std::max(placement.num_nodes, 1);
+  LiveJoin join;
+  join.part = reply.part->job_id;
+  join.part_nodes = static_cast<int>(reply.part->nodes.size());
+  join.joiners = join.part_nodes * per_node;
+  join.nodes_before = placement.num_nodes;
+  join.replicas_before = placement.num_replicas;
+  state_.live_join = join;
+  logLine("job part " + std::to_string(join.part) + " runs: " + std::to_string(join.joiners) +
+          " worker(s) to join live");
+  return true;
+}
+
+// The job shrinks off its part: the workers that joined from it leave at an agreeing step,
+// then the agent cancels the part (see Agent::shrinkJobWhenDue).
+bool Reporter::startPartLeave(const schema::ReportReply& reply) {
+  if (!reply.part || reply.part->state != schema::PartStatus::State::kLeaving) return false;
+  std::lock_guard<std::mutex> guard(state_.mutex);
+  const auto& join = state_.live_join;
+  const bool leaving_now = state_.live_shrink && !state_.live_shrink->done;
+  if (!step_.leadsJob() || !join || join->part != reply.part->job_id || leaving_now) return false;
+  LiveShrink leave = partLeaveOf(*join, state_.placement.num_replicas);
+  if (leave.leaving.empty()) return false;
+  logLine("the job shrinks off its part " + std::to_string(join->part) + ": " +
+          std::to_string(leave.leaving.size()) + " worker(s) leave live");
+  state_.live_shrink = std::move(leave);
   return true;
 }
 

@@ -56,6 +56,8 @@ class Reporter {
   // Rank 0 of an elastic trainer under `--launch`: an in-place shrink the plugin decided
   // becomes a live one (JobState::live_shrink); true if one was started.
   bool startLiveShrink(const schema::ReportReply& reply);
+  bool startLiveJoin(const schema::ReportReply& reply);
+  bool startPartLeave(const schema::ReportReply& reply);
 
   ReporterSettings settings_;
   StepEnvironment step_;

@@ -45,6 +45,11 @@ StepEnvironment readStepEnvironment(const GetEnv& getenv, int replicas_override)
   step.placement = {nodes, std::max(nodes, replicas)};
   step.submit_dir = getenv("SLURM_SUBMIT_DIR").value_or(".");
   step.launched = getenv(kLaunchedVariable).value_or("") == "1";
+  step.part_of = getenv(kPartOfVariable).value_or("");
+  if (!step.part_of.empty() &&
+      step.part_of.find_first_not_of("0123456789") != std::string::npos) {
+    throw InvalidInput(std::string(kPartOfVariable) + " must be a job id, got '" + step.part_of + "'");
+  }
   step.node_list = getenv("SLURM_STEP_NODELIST").value_or(getenv("SLURM_JOB_NODELIST").value_or(""));
   return step;
 }

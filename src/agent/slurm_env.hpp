@@ -18,12 +18,22 @@ struct StepEnvironment {
   std::string submit_dir;  // SLURM_SUBMIT_DIR, else "."
   bool launched = false;   // started by `pollux-agent --launch` (POLLUX_AGENT_LAUNCHED=1)
   std::string node_list;   // SLURM_STEP_NODELIST, else SLURM_JOB_NODELIST (Slurm's host list)
+  // POLLUX_PART_OF: the adaptive job whose part this step runs in (its workers join that
+  // job live); empty in the job's own steps.
+  std::string part_of;
+
+  // The job the step trains for: its own, or the one it is a part of.
+  const std::string& trainingJob() const { return part_of.empty() ? job_id : part_of; }
+  // Whether this task is the job's rank 0, which reports and keeps the measurements.
+  bool leadsJob() const { return rank == 0 && part_of.empty(); }
 };
 
 // Set to "1" by `pollux-agent --launch` in the environment of the step it starts.
 inline constexpr const char* kLaunchedVariable = "POLLUX_AGENT_LAUNCHED";
 // Set by the launcher: the file where the agent of the step's rank 0 writes its exit status.
 inline constexpr const char* kStepStatusVariable = "POLLUX_STEP_STATUS_FILE";
+// Set by the launcher in a step it starts in a part of its job: that job's id.
+inline constexpr const char* kPartOfVariable = "POLLUX_PART_OF";
 
 using GetEnv = std::function<std::optional<std::string>(const char* name)>;
 

@@ -116,6 +116,7 @@ const char* toString(ActionKind kind) {
     case ActionKind::kStart: return "start";
     case ActionKind::kRequeue: return "requeue";
     case ActionKind::kShrink: return "shrink";
+    case ActionKind::kCancel: return "cancel";
   }
   return "unknown";
 }

@@ -13,7 +13,7 @@
 
 namespace pollux::service {
 
-enum class ActionKind { kHold, kStart, kRequeue, kShrink };
+enum class ActionKind { kHold, kStart, kRequeue, kShrink, kCancel };
 
 struct Action {
   uint32_t job_id = 0;
@@ -25,6 +25,9 @@ struct Action {
   // kShrink of a job whose trainer changes its world size live: no signal, the job's agent
   // has its leaving workers leave and shrinks the job itself.
   bool live = false;
+  // An action on a part of a job (job_parts.hpp): that job's id; 0 where the action is on
+  // the job itself.
+  uint32_t owner = 0;
 };
 
 const char* toString(ActionKind kind);

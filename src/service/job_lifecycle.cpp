@@ -31,6 +31,7 @@ Lifecycle entering(Phase phase, const Lifecycle& current, double since = 0) {
   next.phase = phase;
   next.since = since;
   next.shrinks_by_requeue = current.shrinks_by_requeue;
+  next.grows_by_requeue = current.grows_by_requeue;
   return next;
 }
 
@@ -97,7 +98,8 @@ Lifecycle afterAction(const Lifecycle& current, const Action& action, double now
       return next;
     }
     case ActionKind::kStart:
-    case ActionKind::kHold: return current;
+    case ActionKind::kHold:
+    case ActionKind::kCancel: return current;
   }
   return current;
 }

@@ -50,6 +50,9 @@ struct Lifecycle {
   // An in-place shrink of it timed out (its script does not run pollux-agent --launch, or
   // its launcher failed): every later resize of it is a requeue.
   bool shrinks_by_requeue = false;
+  // The workers of a part of it did not join it in time (see job_parts.hpp): every later
+  // growth of it is a requeue.
+  bool grows_by_requeue = false;
 };
 
 // What an observation brought about, for the log.

@@ -22,6 +22,7 @@ void lifecycleToJson(const Lifecycle& lifecycle, Json::Value& job) {
     job["shrink_target"] = schema::allocationToJson(*lifecycle.shrink_target);
   }
   if (lifecycle.shrinks_by_requeue) job["shrinks_by_requeue"] = true;
+  if (lifecycle.grows_by_requeue) job["grows_by_requeue"] = true;
 }
 
 bool flagged(const schema::JsonField& job, const char* key) {
@@ -81,6 +82,7 @@ Lifecycle lifecycleFromJson(const schema::JsonField& job) {
     throw InvalidInput("jobs: phase \"shrinking\" without shrink_target");
   }
   lifecycle.shrinks_by_requeue = flagged(job, "shrinks_by_requeue");
+  lifecycle.grows_by_requeue = flagged(job, "grows_by_requeue");
   return lifecycle;
 }
 
@@ -173,13 +175,36 @@ void JobStore::recordDecision(const std::string& id,
   if (found != jobs_.end()) found->second.decision = decision;
 }
 
+void JobStore::recordParts(const std::map<std::string, schema::PartStatus>& parts,
+                           const std::map<uint32_t, double>& leaving) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  for (auto& [id, record] : jobs_) {
+    const auto part = parts.find(id);
+    record.part = part == parts.end() ? std::nullopt : std::optional(part->second);
+    record.part_leaving_since.reset();
+  }
+  for (const auto& [job_id, since] : leaving) {
+    const auto found = jobs_.find(std::to_string(job_id));
+    if (found != jobs_.end()) found->second.part_leaving_since = since;
+  }
+}
+
+void JobStore::refuseLiveGrowth(const std::set<uint32_t>& jobs) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  for (const uint32_t id : jobs) {
+    const auto found = jobs_.find(std::to_string(id));
+    if (found != jobs_.end()) found->second.lifecycle.grows_by_requeue = true;
+  }
+}
+
 void JobStore::recordAction(const Action& action, double now) {
   std::lock_guard<std::mutex> guard(mutex_);
-  const auto found = jobs_.find(std::to_string(action.job_id));
+  const auto found = jobs_.find(std::to_string(action.owner ? action.owner : action.job_id));
   if (found == jobs_.end()) return;
   JobRecord& record = found->second;
   record.status = action.why;
-  if (action.kind != ActionKind::kHold && !action.nodes.empty()) {
+  const bool changes_part = action.owner && action.kind != ActionKind::kHold;
+  if (changes_part || (action.kind != ActionKind::kHold && !action.nodes.empty())) {
     record.last_change_time = now;
     record.previous = record.running_on;
   }
@@ -191,7 +216,7 @@ void JobStore::recordAction(const Action& action, double now) {
 
 void JobStore::recordFailedAction(const Action& action, const std::string& error_text) {
   std::lock_guard<std::mutex> guard(mutex_);
-  const auto found = jobs_.find(std::to_string(action.job_id));
+  const auto found = jobs_.find(std::to_string(action.owner ? action.owner : action.job_id));
   if (found != jobs_.end()) {
     found->second.status = std::string(toString(action.kind)) + " failed: " + error_text;
   }
@@ -221,6 +246,7 @@ schema::ReportReply replyFor(const JobRecord& record) {
   schema::ReportReply reply{0, 0, 0, 1.0, std::nullopt};
   if (record.decision) reply.allocation = record.decision->allocation;
   reply.shrink_in_place = record.lifecycle.phase == Phase::kShrinking;
+  reply.part = record.part;
   if (!record.report) return reply;
   const schema::GoodputReport& report = *record.report;
   if (record.decision && record.decision->batch_size > 0) {

@@ -51,6 +51,10 @@ struct JobRecord {
   // not saved.
   std::optional<policy::Allocation> running_on;
   std::optional<policy::Allocation> previous;
+  // Its part (job_parts.hpp), where it has or wants one this round, and since when the part's
+  // workers are asked to leave; not saved.
+  std::optional<schema::PartStatus> part;
+  std::optional<double> part_leaving_since;
 };
 
 // How long the nodes of a run that ended are remembered (Slurm keeps finished jobs MinJobAge,
@@ -87,6 +91,12 @@ class JobStore {
   std::map<uint32_t, std::set<std::string>> endedRunNodes() const;
 
   void recordDecision(const std::string& id, const std::optional<policy::JobDecision>& decision);
+  // Sets each job's part (none for those not in `parts`) and since when its workers are asked
+  // to leave (by job id; none for those not in `leaving`).
+  void recordParts(const std::map<std::string, schema::PartStatus>& parts,
+                   const std::map<uint32_t, double>& leaving);
+  // The jobs' parts did not join in time: each grows by requeue from now on.
+  void refuseLiveGrowth(const std::set<uint32_t>& jobs);
   // Slurm took `action` at `now`: the job's status, last change, restarts and lifecycle follow.
   void recordAction(const Action& action, double now);
   // Slurm refused `action`: the job's status says so.

@@ -258,6 +258,7 @@ int cKind(const pollux::service::Action& action) {
     case pollux::service::ActionKind::kRequeue: return POLLUX_ACTION_REQUEUE;
     case pollux::service::ActionKind::kShrink:
       return action.live ? POLLUX_ACTION_SHRINK_LIVE : POLLUX_ACTION_SHRINK;
+    case pollux::service::ActionKind::kCancel: return POLLUX_ACTION_CANCEL;
   }
   return POLLUX_ACTION_HOLD;
 }

@@ -337,9 +337,11 @@ enum pollux_action_kind {
   POLLUX_ACTION_SHRINK,  /* running job: SIGTERM to its steps (not the batch script), whose
                           * checkpoint lets `pollux-agent --launch` shrink the job to
                           * node_list and start its step again there */
-  POLLUX_ACTION_SHRINK_LIVE /* running job whose trainer changes its world size live: nothing
-                             * to send; its rank-0 agent has the workers on the nodes not in
-                             * node_list leave and shrinks the job to node_list itself */
+  POLLUX_ACTION_SHRINK_LIVE, /* running job whose trainer changes its world size live: nothing
+                              * to send; its rank-0 agent has the workers on the nodes not in
+                              * node_list leave and shrinks the job to node_list itself */
+  POLLUX_ACTION_CANCEL       /* a part of an adaptive job (comment adaptive:part_of=J): cancel
+                              * it, as scancel would; its workers' loss is a live shrink */
 };
 typedef struct {
   uint32_t job_id;

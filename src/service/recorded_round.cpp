@@ -228,7 +228,8 @@ int actionKindOf(const JsonField& action) {
   const std::pair<ActionKind, int> kinds[] = {{ActionKind::kHold, POLLUX_ACTION_HOLD},
                                               {ActionKind::kStart, POLLUX_ACTION_START},
                                               {ActionKind::kRequeue, POLLUX_ACTION_REQUEUE},
-                                              {ActionKind::kShrink, POLLUX_ACTION_SHRINK}};
+                                              {ActionKind::kShrink, POLLUX_ACTION_SHRINK},
+                                              {ActionKind::kCancel, POLLUX_ACTION_CANCEL}};
   for (const auto& [kind, c_kind] : kinds) {
     if (field.string() == toString(kind)) return c_kind;
   }

@@ -352,6 +352,7 @@ Json::Value actionToJson(const PlannedAction& planned) {
   out["job_id"] = action.job_id;
   out["kind"] = toString(action.kind);
   if (action.live) out["live"] = true;
+  if (action.owner) out["part_of"] = action.owner;
   putText(out, "gpu_type", action.gpu_type);
   out["gpus_per_node"] = action.gpus_per_node;
   out["nodes"] = namesToJson(action.nodes);

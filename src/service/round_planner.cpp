@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "job_parts.hpp"
 #include "site_policy.hpp"
 #include "snapshot_builder.hpp"
 
@@ -197,6 +198,68 @@ int timeLimitAfterRequeue(const SlurmJob& job, const JobRecord* record, double n
   return std::max(1, static_cast<int>(std::ceil(left_s / 60.0)));
 }
 
+// Jobs whose workers can join them live (their launcher and trainer say so) and whose parts
+// have not failed to join before: they grow live through a part.
+std::set<uint32_t> growingLive(const std::vector<SlurmJob>& jobs,
+                               const std::map<std::string, JobRecord>& records) {
+  std::set<uint32_t> live;
+  for (const auto& job : jobs) {
+    const auto record = records.find(std::to_string(job.id));
+    if (record == records.end() || !record->second.report) continue;
+    const schema::GoodputReport& report = *record->second.report;
+    if (report.in_place_resize && report.elastic && !record->second.lifecycle.grows_by_requeue) {
+      live.insert(job.id);
+    }
+  }
+  return live;
+}
+
+// Jobs whose last report counts the nodes of their running part: its workers joined.
+std::set<uint32_t> joinedParts(const std::vector<SlurmJob>& jobs,
+                               const std::map<uint32_t, JobParts>& parts,
+                               const std::map<std::string, JobRecord>& records) {
+  std::set<uint32_t> joined;
+  for (const auto& job : jobs) {
+    const auto record = records.find(std::to_string(job.id));
+    if (!parts.count(job.id) || record == records.end() || !record->second.report) continue;
+    if (record->second.report->placement.num_nodes >= static_cast<int>(job.nodes.size())) {
+      joined.insert(job.id);
+    }
+  }
+  return joined;
+}
+
+// Jobs whose part's workers were asked to leave, and since when.
+std::map<uint32_t, double> leavingSince(const std::map<std::string, JobRecord>& records) {
+  std::map<uint32_t, double> leaving;
+  for (const auto& [id, record] : records) {
+    if (record.part_leaving_since) {
+      leaving[static_cast<uint32_t>(std::stoul(id))] = *record.part_leaving_since;
+    }
+  }
+  return leaving;
+}
+
+// What each job's launcher and agent are told of its part.
+std::map<std::string, schema::PartStatus> partStatuses(const std::map<uint32_t, JobParts>& parts,
+                                                       const PartRound& round) {
+  using State = schema::PartStatus::State;
+  std::map<std::string, schema::PartStatus> statuses;
+  for (const auto& [job_id, mine] : parts) {
+    schema::PartStatus& status = statuses[std::to_string(job_id)];
+    if (mine.running) {
+      const State state = round.leaving.count(job_id) ? State::kLeaving : State::kRunning;
+      status = {state, mine.running, mine.running_nodes};
+    } else {
+      status = {State::kPending, mine.pending, {}};
+    }
+  }
+  for (const uint32_t job_id : round.wanted) {
+    statuses.try_emplace(std::to_string(job_id), schema::PartStatus{});
+  }
+  return statuses;
+}
+
 PlannedAction describe(Action action, const policy::Decision& decision,
                        const std::map<uint32_t, const SlurmJob*>& jobs,
                        const std::map<std::string, JobRecord>& records, double now) {
@@ -249,7 +312,8 @@ void logSolverTrouble(const policy::Stats& stats, const Log& log) {
 
 RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyConfig& config,
                     bool settling, const Log& log, policy::Snapshot* seen) {
-  std::vector<SlurmJob> jobs = round.jobs;
+  FoldedJobs folded = foldParts(round.jobs);
+  std::vector<SlurmJob> jobs = std::move(folded.jobs);
   resolveGpuTypes(jobs, round.nodes);
   logChanges(store.observe(jobs, round.now), round.now, log);
   const std::uint64_t circumstances = circumstancesOf(round);
@@ -313,6 +377,18 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
   for (auto& action : actions) {
     if (action.kind == ActionKind::kShrink && resizes_live.count(action.job_id)) makeLive(action);
   }
+  PartRound parts{growingLive(to_plan, records), joinedParts(jobs, folded.parts, records),
+                   leavingSince(records), round.now, {}, {}, {}};
+  actions = planPartActions(std::move(actions), to_plan, folded.parts, parts);
+  store.recordParts(partStatuses(folded.parts, parts), parts.leaving);
+  store.refuseLiveGrowth(parts.join_failed);
+  for (const auto& [part, why] : folded.to_cancel) {
+    Action cancel;
+    cancel.job_id = part;
+    cancel.kind = ActionKind::kCancel;
+    cancel.why = why;
+    actions.push_back(std::move(cancel));
+  }
   for (auto& action : requeuesAgain(jobs, treatments)) actions.push_back(std::move(action));
   std::set<uint32_t> acted_on;
   for (const auto& action : actions) acted_on.insert(action.job_id);
@@ -323,6 +399,7 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
   }
   std::map<uint32_t, const SlurmJob*> by_id;
   for (const auto& job : jobs) by_id[job.id] = &job;
+  for (const auto& job : round.jobs) by_id.try_emplace(job.id, &job);  // parts
   for (auto& action : actions) {
     plan.actions.push_back(describe(std::move(action), decision, by_id, records, round.now));
   }

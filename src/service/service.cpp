@@ -277,6 +277,7 @@ Json::Value Service::jobStatus(const SlurmJob& job, const std::map<std::string, 
   entry["status"] = known.status;
   if (!known.waiting.empty()) entry["waiting"] = known.waiting;
   if (reply.shrink_in_place) entry["shrink_in_place"] = true;
+  if (reply.part) entry["part"] = schema::partToJson(*reply.part);
   entry["reported"] = known.report.has_value();
   if (known.report) {
     entry["models"] = modelsJson(*known.report, speeds);

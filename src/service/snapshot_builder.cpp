@@ -189,6 +189,10 @@ void addModel(const JobRecord& record, policy::Job& job) {
   job.limits = report.limits;
   job.restart_cost_s = report.restart_cost_s.value_or(0.0);
   job.live_resize_cost_s = report.resize_stall_s;
+  // Its workers join it live through a part (job_parts.hpp); a joiner starts as a restarted
+  // worker does, less the checkpoint it need not read.
+  job.grows_live = report.in_place_resize && report.elastic && !record.lifecycle.grows_by_requeue;
+  if (job.grows_live) job.join_startup_s = job.restart_cost_s;
   // A declared length whose work is done is no declaration the policy can use: the job
   // trains on (its trainer misjudged it) and is scheduled as undeclared.
   if (report.length && report.length->progress < report.length->target) job.length = report.length;

@@ -155,3 +155,24 @@ stop_test_cluster() {
   rm -rf "$run"
   exit "$status"
 }
+
+# every_example_once JOB EPOCHS: fails unless JOB's ranks together took every example of the
+# example's 1,497 once in each epoch (from the example's --log-examples files).
+every_example_once() {
+  "${python:-/usr/bin/python3}" - "$2" examples-"$1".rank* <<'PY' || fail "job $1 repeated or skipped examples"
+import collections, re, sys
+epochs, paths = int(sys.argv[1]), sys.argv[2:]
+seen = collections.defaultdict(list)
+for line in (line for path in paths for line in open(path)):
+    match = re.match(r"examples epoch=(\d+) rank=\d+: ([\d,]*)$", line.strip())
+    if match and match.group(2):
+        seen[int(match.group(1))].extend(int(i) for i in match.group(2).split(","))
+for epoch in range(epochs):
+    counts = collections.Counter(seen[epoch])
+    repeated = sum(1 for n in counts.values() if n > 1)
+    missing = sum(1 for i in range(1497) if i not in counts)
+    if repeated or missing:
+        sys.exit(f"epoch {epoch}: {repeated} repeated, {missing} skipped")
+print(f"   every example once in each of {epochs} epochs")
+PY
+}

@@ -91,6 +91,56 @@ Json::Value reportToJson(const GoodputReport& report) {
   return out;
 }
 
+namespace {
+
+constexpr std::pair<PartStatus::State, const char*> kPartStates[] = {
+    {PartStatus::State::kWanted, "wanted"},
+    {PartStatus::State::kPending, "pending"},
+    {PartStatus::State::kRunning, "running"},
+    {PartStatus::State::kLeaving, "leaving"}};
+
+}  // namespace
+
+Json::Value partToJson(const PartStatus& part) {
+  Json::Value out(Json::objectValue);
+  for (const auto& [state, name] : kPartStates) {
+    if (state == part.state) out["state"] = name;
+  }
+  if (part.job_id) out["job_id"] = part.job_id;
+  if (part.state == PartStatus::State::kRunning || part.state == PartStatus::State::kLeaving) {
+    out["nodes"] = Json::Value(Json::arrayValue);
+    for (const auto& node : part.nodes) out["nodes"].append(node);
+  }
+  return out;
+}
+
+namespace {
+
+PartStatus parsePart(const JsonField& field) {
+  PartStatus part;
+  const std::string state = field["state"].string();
+  bool known = false;
+  for (const auto& [value, name] : kPartStates) {
+    if (state == name) part.state = value, known = true;
+  }
+  if (!known) {
+    throw InvalidInput(field["state"].path() + ": not wanted, pending, running or leaving");
+  }
+  if (part.state != PartStatus::State::kWanted) {
+    part.job_id = static_cast<uint32_t>(field["job_id"].integer(1, 0xFFFFFFFEL));
+  }
+  if (part.state == PartStatus::State::kRunning || part.state == PartStatus::State::kLeaving) {
+    const JsonField nodes = field["nodes"];
+    for (Json::ArrayIndex i = 0; i < nodes.arraySize(); ++i) {
+      part.nodes.push_back(nodes.at(i).string());
+    }
+    if (part.nodes.empty()) throw InvalidInput(nodes.path() + ": a running part has nodes");
+  }
+  return part;
+}
+
+}  // namespace
+
 Json::Value replyToJson(const ReportReply& reply) {
   Json::Value out(Json::objectValue);
   out["batch_size"] = Json::Int64(reply.batch_size);
@@ -99,6 +149,7 @@ Json::Value replyToJson(const ReportReply& reply) {
   out["lr_scale"] = reply.lr_scale;
   out["allocation"] = reply.allocation ? allocationToJson(*reply.allocation) : Json::nullValue;
   if (reply.shrink_in_place) out["shrink_in_place"] = true;
+  if (reply.part) out["part"] = partToJson(*reply.part);
   return out;
 }
 
@@ -111,6 +162,7 @@ ReportReply parseReportReply(const std::string& body) {
                     root["lr_scale"].positiveNumber(), std::nullopt};
   if (root.has("allocation")) reply.allocation = parseAllocation(root["allocation"]);
   if (root.has("shrink_in_place")) reply.shrink_in_place = root["shrink_in_place"].boolean();
+  if (root.has("part")) reply.part = parsePart(root["part"]);
   return reply;
 }
 

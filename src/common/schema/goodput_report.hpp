@@ -71,6 +71,25 @@ policy::DeclaredLength parseDeclaredLength(const JsonField& field);
 Json::Value declaredLengthToJson(const policy::DeclaredLength& length);
 
 // The plugin's current decision for the job.
+// A part of an adaptive job: a job of its user that holds more nodes for it, whose workers
+// join it live (sched/pollux's live growth across nodes). kWanted: the plugin would grow the
+// job live and asks its launcher to submit one; kPending: submitted, held until placed;
+// kRunning: placed on `nodes`, its workers are to be started and joined; kLeaving: the job
+// shrinks off it, its workers are to leave at an agreeing step (then it is cancelled).
+struct PartStatus {
+  enum class State { kWanted, kPending, kRunning, kLeaving };
+  State state = State::kWanted;
+  uint32_t job_id = 0;             // 0 while wanted
+  std::vector<std::string> nodes;  // kRunning: its nodes
+  bool operator==(const PartStatus& other) const {
+    return state == other.state && job_id == other.job_id && nodes == other.nodes;
+  }
+};
+
+// {"state": "wanted" | "pending" | "running" | "leaving", "job_id": N (not while wanted),
+//  "nodes": [name, ...] (running, leaving)}
+Json::Value partToJson(const PartStatus& part);
+
 struct ReportReply {
   long batch_size;
   int local_bsz;
@@ -79,11 +98,13 @@ struct ReportReply {
   std::optional<policy::Allocation> allocation;  // nullopt: the job holds no GPUs
   // The plugin asked the job to shrink in place to `allocation` (pollux-agent --launch).
   bool shrink_in_place = false;
+  std::optional<PartStatus> part = std::nullopt;  // the job's part, where it has or wants one
 };
 
 // {"batch_size", "local_bsz", "accum_steps", "lr_scale",
 //  "allocation": {"gpu_type", "nodes": {name: gpus}} or null, "shrink_in_place": true only
-//  while the plugin waits for the job to shrink itself}
+//  while the plugin waits for the job to shrink itself, "part": partToJson() only where
+//  the job has or wants a part}
 Json::Value replyToJson(const ReportReply& reply);
 
 // Parses what replyToJson writes (the agent reads the plugin's answer with it). Throws

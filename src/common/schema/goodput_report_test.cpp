@@ -264,6 +264,29 @@ TEST(GoodputReportTest, ReplyAnnouncesAPendingShrinkInPlaceOnly) {
                   .shrink_in_place);
 }
 
+TEST(GoodputReportTest, ReplyCarriesTheJobsPartOnlyWhereItHasOne) {
+  ReportReply reply{1024, 64, 1, 2.5, policy::Allocation{"a100", {{"n1", 4}}}};
+  const auto roundTrip = [](const ReportReply& sent) {
+    return parseReportReply(Json::writeString(Json::StreamWriterBuilder(), replyToJson(sent)));
+  };
+  EXPECT_FALSE(replyToJson(reply).isMember("part"));
+  EXPECT_FALSE(roundTrip(reply).part);
+  for (const PartStatus& part : {PartStatus{PartStatus::State::kWanted, 0, {}},
+                                 PartStatus{PartStatus::State::kPending, 12, {}},
+                                 PartStatus{PartStatus::State::kRunning, 12, {"n2", "n3"}},
+                                 PartStatus{PartStatus::State::kLeaving, 12, {"n2"}}}) {
+    reply.part = part;
+    EXPECT_EQ(roundTrip(reply).part, part);
+  }
+  EXPECT_EQ(replyToJson(reply)["part"]["state"].asString(), "leaving");
+  const std::string base = R"({"batch_size": 1, "local_bsz": 1, "accum_steps": 0, "lr_scale": 1,
+                                "part": )";
+  EXPECT_THROW(parseReportReply(base + R"({"state": "sleeping"}})"), InvalidInput);
+  EXPECT_THROW(parseReportReply(base + R"({"state": "pending"}})"), InvalidInput);
+  EXPECT_THROW(parseReportReply(base + R"({"state": "running", "job_id": 3, "nodes": []}})"),
+               InvalidInput);
+}
+
 TEST(GoodputReportTest, ReplyCarriesDecisionAndAllocation) {
   const ReportReply reply{1024, 64, 1, 2.5, policy::Allocation{"a100", {{"n1", 4}, {"n2", 4}}}};
   const Json::Value json = replyToJson(reply);

@@ -13,7 +13,7 @@ constexpr std::string_view kKeyword = "adaptive";
 
 [[noreturn]] void reject(const std::string& problem) {
   throw InvalidInput("--comment=adaptive: " + problem +
-                     " (syntax: adaptive[:min_gpus=N,max_gpus=N,gpu_type=TYPE])");
+                     " (syntax: adaptive[:min_gpus=N,max_gpus=N,gpu_type=TYPE,part_of=JOBID])");
 }
 
 int parseGpuCount(std::string_view key, std::string_view text) {
@@ -39,6 +39,19 @@ std::string parseGpuType(std::string_view text) {
   return std::string(text);
 }
 
+uint32_t parseJobId(std::string_view text) {
+  if (text.empty() || text.size() > 10) reject("part_of needs a job id");
+  uint64_t value = 0;
+  for (char c : text) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) {
+      reject("part_of needs a job id, got '" + std::string(text) + "'");
+    }
+    value = value * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (value < 1 || value >= UINT32_MAX) reject("part_of needs a job id, got '" + std::string(text) + "'");
+  return static_cast<uint32_t>(value);
+}
+
 void applyOption(std::string_view option, AdaptiveRequest& request) {
   const auto equals = option.find('=');
   if (equals == std::string_view::npos) reject("option '" + std::string(option) + "' lacks '='");
@@ -50,6 +63,8 @@ void applyOption(std::string_view option, AdaptiveRequest& request) {
     request.max_gpus = parseGpuCount(key, value);
   } else if (key == "gpu_type") {
     request.gpu_type = parseGpuType(value);
+  } else if (key == "part_of") {
+    request.part_of = parseJobId(value);
   } else {
     reject("unknown option '" + std::string(key) + "'");
   }

@@ -2,6 +2,7 @@
 // The job comment that marks a Slurm job as adaptive (sbatch --comment=...).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,11 +13,14 @@ namespace pollux::schema {
 //   min_gpus=N   fewest GPUs the job runs on (default 1)
 //   max_gpus=N   most GPUs it may be given (default: the cluster's largest configuration)
 //   gpu_type=T   only this GPU type
+//   part_of=J    a part of adaptive job J: more nodes for J's workers, which join J live
+//                (submitted by J's `pollux-agent --launch`, placed by sched/pollux)
 // e.g. "adaptive:min_gpus=2,max_gpus=16,gpu_type=a100".
 struct AdaptiveRequest {
   int min_gpus = 1;
   std::optional<int> max_gpus;
   std::optional<std::string> gpu_type;
+  std::optional<uint32_t> part_of = std::nullopt;
 };
 
 inline constexpr int kMaxRequestGpus = 1 << 20;

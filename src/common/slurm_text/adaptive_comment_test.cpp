@@ -22,6 +22,13 @@ TEST(AdaptiveCommentTest, ReadsEveryOption) {
   EXPECT_EQ(request->min_gpus, 2);
   EXPECT_EQ(*request->max_gpus, 16);
   EXPECT_EQ(*request->gpu_type, "a100");
+  EXPECT_FALSE(request->part_of.has_value());
+}
+
+TEST(AdaptiveCommentTest, ReadsThePartOfAJob) {
+  const auto request = parseAdaptiveComment("adaptive:part_of=4294967294");
+  ASSERT_TRUE(request.has_value());
+  EXPECT_EQ(*request->part_of, 4294967294u);
 }
 
 TEST(AdaptiveCommentTest, OtherCommentsAreNotAdaptive) {
@@ -54,6 +61,10 @@ TEST(AdaptiveCommentTest, MalformedOptionsAreRejectedWithTheReason) {
       {"adaptive:gpu_type=a100;rm", "characters other than"},
       {"adaptive:colour=red", "unknown option 'colour'"},
       {"adaptive:min_gpus=1,", "trailing ','"},
+      {"adaptive:part_of=", "part_of needs a job id"},
+      {"adaptive:part_of=0", "part_of needs a job id"},
+      {"adaptive:part_of=4294967295", "part_of needs a job id"},
+      {"adaptive:part_of=12a", "part_of needs a job id"},
   };
   for (const auto& [comment, reason] : cases) {
     try {

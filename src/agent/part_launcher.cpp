@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "part_launcher.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "client/status_request.hpp"
+#include "log.hpp"
+#include "workers.hpp"
+
+namespace pollux::agent {
+namespace {
+
+// How often the plugin is asked about the job's part.
+constexpr auto kPollInterval = std::chrono::seconds(2);
+// A part submitted this recently is not submitted again while the plugin has not seen it yet.
+constexpr auto kResubmitAfter = std::chrono::seconds(60);
+// How long the part's srun has to end once its part is cancelled.
+constexpr auto kStepEndWait = std::chrono::seconds(10);
+
+std::string trimmed(std::string text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+  return text;
+}
+
+// The job's time left as squeue prints it (%L), "" where it has no limit.
+std::string timeLeft(const std::string& job_id) {
+  const CommandOutput result = runCommand({"squeue", "-h", "-j", job_id, "-o", "%L"});
+  const std::string left = trimmed(result.output);
+  if (result.status != 0 || left.empty() || left.find_first_not_of("0123456789:-") != std::string::npos) {
+    return "";
+  }
+  return left;
+}
+
+}  // namespace
+
+std::vector<std::string> partSubmitCommand(const std::string& job_id, const GetEnv& getenv,
+                                           const std::string& time_left) {
+  const auto from = [&](const char* name) { return getenv(name).value_or(""); };
+  std::vector<std::string> command = {"sbatch", "--parsable",
+                                      "--comment=adaptive:part_of=" + job_id,
+                                      "--job-name=" + (from("SLURM_JOB_NAME").empty()
+                                                           ? "part-of-" + job_id
+                                                           : from("SLURM_JOB_NAME"))};
+  if (!from("SLURM_JOB_PARTITION").empty()) {
+    command.push_back("--partition=" + from("SLURM_JOB_PARTITION"));
+  }
+  if (!from("SLURM_JOB_ACCOUNT").empty()) command.push_back("--account=" + from("SLURM_JOB_ACCOUNT"));
+  if (!from("SLURM_JOB_QOS").empty()) command.push_back("--qos=" + from("SLURM_JOB_QOS"));
+  if (!time_left.empty()) command.push_back("--time=" + time_left);
+  const int tasks = countVariable(getenv, "SLURM_NTASKS_PER_NODE", 1, 1);
+  const int gpus = countVariable(getenv, "SLURM_GPUS_ON_NODE", 1, 1);
+  command.insert(command.end(), {"--nodes=1", "--ntasks-per-node=" + std::to_string(tasks),
+                                 "--gres=gpu:" + std::to_string(gpus), "--no-requeue",
+                                 "--output=/dev/null", "--wrap=exec sleep infinity"});
+  return command;
+}
+
+std::vector<std::string> partStepCommand(const std::string& agent_path, const Options& options,
+                                         uint32_t part, size_t nodes, int tasks_per_node) {
+  std::vector<std::string> command = stepCommand(agent_path, options, nodes, tasks_per_node);
+  command.insert(command.begin() + 1, "--jobid=" + std::to_string(part));
+  return command;
+}
+
+std::map<std::string, std::string> partStepEnvironment(
+    const std::string& job_id, uint32_t part, const std::vector<std::string>& part_nodes,
+    int tasks_per_node, const std::vector<std::string>& job_nodes, const StepSettings& settings,
+    const GetEnv& getenv) {
+  StepSettings joiners = settings;
+  joiners.status_file.clear();  // the job's rank 0 writes it, not a joiner
+  auto env = stepEnvironment(part_nodes, tasks_per_node, joiners);
+  env["SLURM_JOB_ID"] = env["SLURM_JOBID"] = std::to_string(part);
+  env["MASTER_ADDR"] = getenv("MASTER_ADDR").value_or(job_nodes.empty() ? "" : job_nodes.front());
+  env["MASTER_PORT"] = getenv("MASTER_PORT").value_or(std::to_string(masterPort(job_id)));
+  env["POLLUX_JOIN"] = "1";
+  env[kPartOfVariable] = job_id;
+  return env;
+}
+
+PartLauncher::PartLauncher(Options options, std::string job_id, ReporterSettings plugin,
+                           StepSettings step)
+    : options_(std::move(options)), job_id_(std::move(job_id)), plugin_(std::move(plugin)),
+      step_(std::move(step)) {}
+
+PartLauncher::~PartLauncher() {
+  if (!submitted_.empty()) {
+    std::vector<std::string> scancel = {"scancel"};
+    for (const uint32_t part : submitted_) scancel.push_back(std::to_string(part));
+    const CommandOutput result = runCommand(scancel);
+    if (result.status != 0) logLine("scancel of the job's parts failed: " + result.output);
+  }
+  if (!srun_) return;
+  const auto deadline = Clock::now() + kStepEndWait;
+  while (!srun_->poll()) {
+    if (Clock::now() > deadline) {
+      srun_->signal(SIGKILL);
+      srun_->poll();
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+void PartLauncher::poll(const std::vector<std::string>& job_nodes) {
+  reapStep();
+  if (Clock::now() < next_poll_) return;
+  next_poll_ = Clock::now() + kPollInterval;
+  const auto part = askPlugin();
+  if (!part) return;
+  if (part->state == schema::PartStatus::State::kWanted) {
+    if (!submitted_at_ || Clock::now() - *submitted_at_ > kResubmitAfter) submit();
+  } else if (part->state == schema::PartStatus::State::kRunning && part->job_id != started_) {
+    start(*part, job_nodes);
+  }
+}
+
+std::optional<schema::PartStatus> PartLauncher::askPlugin() {
+  try {
+    client::HttpClient client(2, plugin_.ca_file);
+    const client::HttpResponse response =
+        client::getStatus(client, plugin_.rest_url, "/v1/jobs/" + job_id_, plugin_.munge_socket);
+    if (response.status != 200) return std::nullopt;
+    return schema::parseReportReply(response.body).part;
+  } catch (const std::exception&) {
+    return std::nullopt;  // no decision yet, or the plugin unreachable: asked again later
+  }
+}
+
+void PartLauncher::submit() {
+  submitted_at_ = Clock::now();
+  const CommandOutput result =
+      runCommand(partSubmitCommand(job_id_, processEnv, timeLeft(job_id_)));
+  const std::string id = trimmed(result.output).substr(0, trimmed(result.output).find(';'));
+  if (result.status != 0 || id.empty() || id.find_first_not_of("0123456789") != std::string::npos) {
+    logLine("could not submit a part of the job for its live growth (sbatch status " +
+            std::to_string(result.status) + ")");
+    return;
+  }
+  submitted_.insert(static_cast<uint32_t>(std::stoul(id)));
+  logLine("submitted job " + id + " as a part of the job, for its live growth");
+}
+
+void PartLauncher::start(const schema::PartStatus& part, const std::vector<std::string>& job_nodes) {
+  if (srun_) return;  // the last part's workers have not ended yet
+  started_ = part.job_id;
+  submitted_.insert(part.job_id);
+  const int per_node = countVariable(processEnv, "SLURM_NTASKS_PER_NODE", 1, 1);
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe");
+  srun_ = std::make_unique<ChildProcess>(
+      partStepCommand(self, options_, part.job_id, part.nodes.size(), per_node),
+      partStepEnvironment(job_id_, part.job_id, part.nodes, per_node, job_nodes, step_, processEnv));
+  std::string nodes;
+  for (const auto& node : part.nodes) nodes += (nodes.empty() ? "" : ",") + node;
+  logLine("part " + std::to_string(part.job_id) + " runs on " + nodes +
+          ": starting the job's workers there, to join live");
+}
+
+void PartLauncher::reapStep() {
+  if (!srun_) return;
+  if (const auto status = srun_->poll()) {
+    logLine("the workers in part " + std::to_string(started_) + " ended (status " +
+            std::to_string(*status) + ")");
+    srun_.reset();
+  }
+}
+
+}  // namespace pollux::agent

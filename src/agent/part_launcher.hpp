@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The launcher's side of a live growth onto nodes the job does not hold. Slurm cannot add
+// GPU nodes to a running job, so sched/pollux grows a job live through a part: a job of the
+// same user with the comment adaptive:part_of=JOB, which the launcher submits when the plugin
+// wants one (the plugin holds it, then places it on the nodes the job grows to), and into
+// which the launcher starts the job's workers (`srun --jobid=PART ... pollux-agent`) once it
+// runs: they join the job's trainer live (pollux.elastic, POLLUX_JOIN=1). The job's rank-0
+// agent asks its trainer to admit them. When the job's step ends, its parts are cancelled.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "child_process.hpp"
+#include "common/schema/goodput_report.hpp"
+#include "launcher.hpp"
+#include "options.hpp"
+#include "reporter.hpp"
+#include "slurm_env.hpp"
+
+namespace pollux::agent {
+
+// What a part of job `job_id` is submitted with, from the job's own batch environment: its
+// name, partition, account and QOS, its time left (squeue's %L, "" where unlimited), its
+// tasks and GPUs per node. The plugin sets the part's nodes and GPUs when it places it.
+std::vector<std::string> partSubmitCommand(const std::string& job_id, const GetEnv& getenv,
+                                           const std::string& time_left);
+
+// srun's command line for the job's workers in part `part` on `nodes` nodes.
+std::vector<std::string> partStepCommand(const std::string& agent_path, const Options& options,
+                                         uint32_t part, size_t nodes, int tasks_per_node);
+
+// The environment of that step: as in the part's own allocation (stepEnvironment), and the
+// job's rendezvous (MASTER_ADDR, the first of the job's step nodes; MASTER_PORT), its join
+// token and POLLUX_JOIN=1, POLLUX_PART_OF=JOB.
+std::map<std::string, std::string> partStepEnvironment(
+    const std::string& job_id, uint32_t part, const std::vector<std::string>& part_nodes,
+    int tasks_per_node, const std::vector<std::string>& job_nodes, const StepSettings& settings,
+    const GetEnv& getenv);
+
+class PartLauncher {
+ public:
+  PartLauncher(Options options, std::string job_id, ReporterSettings plugin, StepSettings step);
+  // Cancels the parts submitted and reaps the step started in one.
+  ~PartLauncher();
+  PartLauncher(const PartLauncher&) = delete;
+  PartLauncher& operator=(const PartLauncher&) = delete;
+
+  // At most every few seconds: asks sched/pollux about the job's part and submits one or
+  // starts the workers in one as it says. `job_nodes`: the nodes of the job's own step.
+  void poll(const std::vector<std::string>& job_nodes);
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  std::optional<schema::PartStatus> askPlugin();
+  void submit();
+  void start(const schema::PartStatus& part, const std::vector<std::string>& job_nodes);
+  void reapStep();
+
+  Options options_;
+  std::string job_id_;
+  ReporterSettings plugin_;
+  StepSettings step_;
+  Clock::time_point next_poll_ = Clock::now();
+  std::optional<Clock::time_point> submitted_at_;
+  std::set<uint32_t> submitted_;
+  uint32_t started_ = 0;  // the part whose workers were started last
+  std::unique_ptr<ChildProcess> srun_;
+};
+
+}  // namespace pollux::agent

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "job_parts.hpp"
+
+#include <algorithm>
+
+namespace pollux::service {
+
+namespace {
+
+std::optional<uint32_t> partOf(const SlurmJob& job) {
+  return job.adaptive ? job.adaptive->part_of : std::nullopt;
+}
+
+std::string describe(const std::vector<std::string>& nodes) {
+  std::string text;
+  for (const auto& node : nodes) text += (text.empty() ? "" : ",") + node;
+  return text;
+}
+
+// The reason a part has no use, or "" when it has one.
+std::string uselessBecause(const SlurmJob& part, const std::map<uint32_t, const SlurmJob*>& jobs,
+                           const JobParts& taken) {
+  const uint32_t owner_id = *partOf(part);
+  const auto owner = jobs.find(owner_id);
+  const std::string owner_name = "JobId=" + std::to_string(owner_id);
+  if (owner == jobs.end() || owner->second->state != JobState::kRunning) {
+    return "part of " + owner_name + ", which does not run";
+  }
+  if (owner->second->uid != part.uid) return "part of " + owner_name + " of another user";
+  if (!owner->second->adaptive || partOf(*owner->second)) {
+    return "part of " + owner_name + ", which is not an adaptive job";
+  }
+  if (part.state == JobState::kRunning && taken.running) {
+    return "second running part of " + owner_name;
+  }
+  if (part.state == JobState::kPending && taken.pending) {
+    return "second pending part of " + owner_name;
+  }
+  return "";
+}
+
+void addNodes(SlurmJob& job, const std::vector<std::string>& nodes) {
+  for (const auto& node : nodes) {
+    if (std::find(job.nodes.begin(), job.nodes.end(), node) == job.nodes.end()) {
+      job.nodes.push_back(node);
+    }
+  }
+  job.num_nodes = static_cast<int>(job.nodes.size());
+}
+
+Action cancelOf(uint32_t part, uint32_t owner, std::string why) {
+  Action cancel;
+  cancel.job_id = part;
+  cancel.owner = owner;
+  cancel.kind = ActionKind::kCancel;
+  cancel.why = std::move(why);
+  return cancel;
+}
+
+}  // namespace
+
+FoldedJobs foldParts(std::vector<SlurmJob> jobs) {
+  std::map<uint32_t, const SlurmJob*> by_id;
+  for (const auto& job : jobs) by_id[job.id] = &job;
+  FoldedJobs folded;
+  std::vector<const SlurmJob*> running_parts;
+  for (const auto& job : jobs) {
+    if (!partOf(job) || job.state == JobState::kOther) continue;
+    JobParts& parts = folded.parts[*partOf(job)];
+    const std::string useless = uselessBecause(job, by_id, parts);
+    if (!useless.empty()) {
+      folded.to_cancel[job.id] = useless;
+    } else if (job.state == JobState::kPending) {
+      parts.pending = job.id;
+    } else {
+      parts.running = job.id;
+      parts.running_nodes = job.nodes;
+      parts.running_since = job.start_time;
+    }
+  }
+  for (auto it = folded.parts.begin(); it != folded.parts.end();) {
+    it = it->second.pending || it->second.running ? std::next(it) : folded.parts.erase(it);
+  }
+  for (auto& job : jobs) {
+    if (partOf(job)) continue;
+    const auto parts = folded.parts.find(job.id);
+    if (parts != folded.parts.end()) addNodes(job, parts->second.running_nodes);
+    folded.jobs.push_back(std::move(job));
+  }
+  return folded;
+}
+
+std::optional<std::vector<std::string>> partGrowthNodes(const policy::Allocation& current,
+                                                       const policy::Allocation& target) {
+  if (current.gpu_type != target.gpu_type || current.nodes.empty()) return std::nullopt;
+  const int per_node = current.nodes.begin()->second;
+  std::vector<std::string> added;
+  for (const auto& [node, gpus] : current.nodes) {
+    const auto kept = target.nodes.find(node);
+    if (kept == target.nodes.end() || kept->second != gpus) return std::nullopt;
+  }
+  for (const auto& [node, gpus] : target.nodes) {
+    if (current.nodes.count(node)) continue;
+    if (gpus != per_node) return std::nullopt;
+    added.push_back(node);
+  }
+  if (added.empty()) return std::nullopt;
+  return added;
+}
+
+bool dropsOnlyPart(const policy::Allocation& current, const policy::Allocation& target,
+                   const JobParts& parts) {
+  if (!parts.running || current.gpu_type != target.gpu_type) return false;
+  policy::Allocation without_part = current;
+  for (const auto& node : parts.running_nodes) without_part.nodes.erase(node);
+  return !without_part.nodes.empty() && without_part == target;
+}
+
+std::vector<Action> planPartActions(std::vector<Action> actions,
+                                    const std::vector<SlurmJob>& folded,
+                                    const std::map<uint32_t, JobParts>& parts, PartRound& round) {
+  std::map<uint32_t, const SlurmJob*> by_id;
+  for (const auto& job : folded) by_id[job.id] = &job;
+  std::vector<Action> planned;
+  std::set<uint32_t> settled;  // jobs whose part this round already acted on
+  const auto leave = [&](uint32_t job_id, const JobParts& mine) {
+    settled.insert(job_id);
+    const auto asked = round.leaving_since.find(job_id);
+    const double since = asked == round.leaving_since.end() ? round.now : asked->second;
+    const std::string job = "JobId=" + std::to_string(job_id);
+    if (!round.joined.count(job_id)) {
+      planned.push_back(cancelOf(mine.running, job_id, "live shrink of " + job + ": its part on " +
+                                                           describe(mine.running_nodes) +
+                                                           " ends, its workers left"));
+    } else if (round.now - since > kPartLeaveTimeoutS) {
+      planned.push_back(cancelOf(mine.running, job_id,
+                                 "live shrink of " + job + ": its part's workers did not leave "
+                                 "within " + std::to_string(int(kPartLeaveTimeoutS)) +
+                                 " s; the part ends with them"));
+    } else {
+      round.leaving[job_id] = since;  // asked (again): the job's agent has them leave
+    }
+  };
+  for (const auto& [job_id, since] : round.leaving_since) {
+    const auto mine = parts.find(job_id);
+    if (mine != parts.end() && mine->second.running) leave(job_id, mine->second);
+  }
+  for (auto& action : actions) {
+    const uint32_t job_id = action.job_id;
+    const auto job = by_id.find(job_id);
+    const auto own = parts.find(job_id);
+    const bool movable = action.kind == ActionKind::kRequeue || action.kind == ActionKind::kShrink;
+    const auto current = job == by_id.end() ? std::nullopt : currentAllocation(*job->second);
+    if (!movable || !current || !round.grows_live.count(job_id) || action.nodes.empty() ||
+        settled.count(job_id)) {
+      if (!settled.count(job_id)) planned.push_back(std::move(action));
+      continue;
+    }
+    const JobParts none;
+    const JobParts& mine = own == parts.end() ? none : own->second;
+    const policy::Allocation target = targetOf(action);
+    const auto added = mine.running ? std::nullopt : partGrowthNodes(*current, target);
+    if (dropsOnlyPart(*current, target, mine)) {
+      leave(job_id, mine);
+    } else if (added && mine.pending) {
+      Action start = action;
+      start.job_id = mine.pending;
+      start.kind = ActionKind::kStart;
+      start.owner = job_id;
+      start.nodes = *added;
+      start.why = "live growth of JobId=" + std::to_string(job_id) + ": part on " +
+                  describe(*added) + " (" + action.why + ")";
+      planned.push_back(std::move(start));
+    } else if (added) {
+      round.wanted.insert(job_id);  // the launcher submits a part; a later round places it
+    } else {
+      planned.push_back(std::move(action));
+      continue;
+    }
+    settled.insert(job_id);
+  }
+  for (const auto& [job_id, mine] : parts) {
+    const bool late = mine.running && !round.joined.count(job_id) &&
+                      round.now - mine.running_since > kPartJoinTimeoutS;
+    if (!late || settled.count(job_id)) continue;
+    round.join_failed.insert(job_id);
+    planned.push_back(cancelOf(mine.running, job_id, "its workers did not join JobId=" +
+                                                         std::to_string(job_id) + " within " +
+                                                         std::to_string(int(kPartJoinTimeoutS)) +
+                                                         " s; the job grows by requeue from now on"));
+  }
+  return planned;
+}
+
+}  // namespace pollux::service

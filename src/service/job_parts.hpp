@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Parts of adaptive jobs: a live growth onto nodes a job does not hold. Slurm cannot add GPU
+// nodes to a running job (job expansion is refused for GPUs or crashes slurmctld), so a job J
+// that grows live gets a part: a job of J's user with the comment adaptive:part_of=J, which
+// J's `pollux-agent --launch` submits when the plugin wants one (held like any adaptive job),
+// which a round places on the nodes J grows to, and into which the launcher starts workers
+// that join J's trainer live. The policy sees J holding its own nodes and its running part's;
+// a shrink off the part's nodes cancels the part (its workers' loss is a live shrink); a part
+// whose job no longer runs is cancelled.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "actions.hpp"
+#include "common/policy/policy.hpp"
+#include "slurm_view.hpp"
+
+namespace pollux::service {
+
+// A part that runs has this long from its start until its workers have joined (the job's
+// report shows its GPUs); then it is cancelled and the job grows by requeue from then on.
+inline constexpr double kPartJoinTimeoutS = 150;
+// A part the job shrinks off has this long for its workers to leave (the job's report no
+// longer counts its nodes); then it is cancelled all the same (its workers' loss is a live
+// change as a failure is).
+inline constexpr double kPartLeaveTimeoutS = 60;
+
+// A job's parts: at most one held for a growth and one running.
+struct JobParts {
+  uint32_t pending = 0;  // 0: none
+  uint32_t running = 0;  // 0: none
+  std::vector<std::string> running_nodes;
+  double running_since = 0;
+};
+
+// Slurm's jobs as the policy sees them: parts folded into their jobs.
+struct FoldedJobs {
+  std::vector<SlurmJob> jobs;           // every job but parts; a job with its running part's nodes
+  std::map<uint32_t, JobParts> parts;   // by their job's id
+  std::map<uint32_t, std::string> to_cancel;  // parts with no use, and why
+};
+
+// Folds each part into its job: a running part of a running job of the same user adds its
+// nodes to the job's; one pending part per job is kept for its next growth. Any other part
+// (its job not running, another user's, a second one) is to be cancelled.
+FoldedJobs foldParts(std::vector<SlurmJob> jobs);
+
+// The nodes a change from `current` to `target` adds, where the change is a growth a part can
+// carry: it keeps every node of `current` with the GPUs it has there and adds nodes with that
+// many GPUs each, of the same type. nullopt otherwise.
+std::optional<std::vector<std::string>> partGrowthNodes(const policy::Allocation& current,
+                                                       const policy::Allocation& target);
+
+// Whether `target` is `current` without exactly the nodes of its running part.
+bool dropsOnlyPart(const policy::Allocation& current, const policy::Allocation& target,
+                   const JobParts& parts);
+
+// What a round knows of the jobs that have parts, and what it decides of them besides actions.
+struct PartRound {
+  std::set<uint32_t> grows_live;  // jobs whose workers can join them live
+  std::set<uint32_t> joined;      // jobs whose last report counts their running part's nodes
+  std::map<uint32_t, double> leaving_since;  // jobs whose part's workers were asked to leave
+  double now = 0;
+  // Decided:
+  std::set<uint32_t> wanted;       // jobs whose launcher is to submit a part
+  std::set<uint32_t> join_failed;  // jobs whose part did not join in time
+  std::map<uint32_t, double> leaving;  // jobs whose part's workers are to leave, and since when
+};
+
+// Turns the round's resizes of jobs that grow live into parts' actions: a growth a part can
+// carry places the job's pending part on the added nodes (or, with none pending, asks the
+// launcher for one), a shrink off its running part's nodes has the part's workers leave at an
+// agreeing step and cancels the part once they have (or kPartLeaveTimeoutS after asking). A
+// running part whose workers did not join within kPartJoinTimeoutS is cancelled and its job
+// grows by requeue from then on. Other actions pass as they are (a further growth of a job
+// with a running part is a requeue: one part at a time).
+std::vector<Action> planPartActions(std::vector<Action> actions,
+                                    const std::vector<SlurmJob>& folded,
+                                    const std::map<uint32_t, JobParts>& parts, PartRound& round);
+
+}  // namespace pollux::service

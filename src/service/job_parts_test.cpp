@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "job_parts.hpp"
+
+#include <gtest/gtest.h>
+
+namespace pollux::service {
+namespace {
+
+constexpr uint32_t kUser = 1000;
+
+SlurmJob runningOn(uint32_t id, std::vector<std::string> nodes, int per_node = 2) {
+  SlurmJob job;
+  job.id = id;
+  job.uid = kUser;
+  job.state = JobState::kRunning;
+  job.adaptive = schema::AdaptiveRequest{};
+  job.nodes = nodes;
+  job.num_nodes = static_cast<int>(nodes.size());
+  job.gpus_per_node = GpuGres{"a100", per_node};
+  job.start_time = 100;
+  return job;
+}
+
+SlurmJob partOf(uint32_t id, uint32_t owner, JobState state, std::vector<std::string> nodes = {}) {
+  SlurmJob part = runningOn(id, std::move(nodes));
+  part.state = state;
+  part.adaptive->part_of = owner;
+  return part;
+}
+
+policy::Allocation onNodes(std::map<std::string, int> nodes) { return {"a100", nodes}; }
+
+Action requeueTo(uint32_t id, std::vector<std::string> nodes, int per_node = 2) {
+  Action action;
+  action.job_id = id;
+  action.kind = ActionKind::kRequeue;
+  action.gpu_type = "a100";
+  action.gpus_per_node = per_node;
+  action.nodes = nodes;
+  action.why = "resize";
+  return action;
+}
+
+TEST(JobPartsTest, RunningPartAddsItsNodesToItsJob) {
+  const FoldedJobs folded =
+      foldParts({runningOn(7, {"n1"}), partOf(8, 7, JobState::kRunning, {"n2"})});
+  ASSERT_EQ(folded.jobs.size(), 1u);
+  EXPECT_EQ(folded.jobs[0].nodes, (std::vector<std::string>{"n1", "n2"}));
+  EXPECT_EQ(folded.jobs[0].num_nodes, 2);
+  ASSERT_EQ(folded.parts.count(7), 1u);
+  EXPECT_EQ(folded.parts.at(7).running, 8u);
+  EXPECT_TRUE(folded.to_cancel.empty());
+}
+
+TEST(JobPartsTest, PendingPartIsKeptForTheNextGrowth) {
+  const FoldedJobs folded = foldParts({runningOn(7, {"n1"}), partOf(8, 7, JobState::kPending)});
+  EXPECT_EQ(folded.jobs[0].nodes, std::vector<std::string>{"n1"});
+  EXPECT_EQ(folded.parts.at(7).pending, 8u);
+  EXPECT_EQ(folded.parts.at(7).running, 0u);
+}
+
+TEST(JobPartsTest, PartsWithNoUseAreCancelled) {
+  SlurmJob foreign = partOf(9, 7, JobState::kPending);
+  foreign.uid = kUser + 1;
+  SlurmJob waiting = runningOn(10, {});
+  waiting.state = JobState::kPending;
+  const FoldedJobs folded = foldParts({runningOn(7, {"n1"}), partOf(8, 7, JobState::kPending),
+                                       foreign, partOf(11, 7, JobState::kPending), waiting,
+                                       partOf(12, 10, JobState::kRunning, {"n3"}),
+                                       partOf(13, 99, JobState::kPending)});
+  EXPECT_EQ(folded.to_cancel.size(), 4u);
+  EXPECT_NE(folded.to_cancel.at(9).find("another user"), std::string::npos);
+  EXPECT_NE(folded.to_cancel.at(11).find("second pending part"), std::string::npos);
+  EXPECT_NE(folded.to_cancel.at(12).find("does not run"), std::string::npos);
+  EXPECT_NE(folded.to_cancel.at(13).find("does not run"), std::string::npos);
+  EXPECT_EQ(folded.parts.at(7).pending, 8u);
+  EXPECT_EQ(folded.parts.count(10), 0u);
+}
+
+TEST(JobPartsTest, GrowthOntoNewNodesWithEqualGpusIsAPartGrowth) {
+  EXPECT_EQ(partGrowthNodes(onNodes({{"n1", 2}}), onNodes({{"n1", 2}, {"n2", 2}, {"n3", 2}})),
+            (std::vector<std::string>{"n2", "n3"}));
+  EXPECT_FALSE(partGrowthNodes(onNodes({{"n1", 2}}), onNodes({{"n1", 2}, {"n2", 1}})));
+  EXPECT_FALSE(partGrowthNodes(onNodes({{"n1", 1}}), onNodes({{"n1", 2}, {"n2", 1}})));
+  EXPECT_FALSE(partGrowthNodes(onNodes({{"n1", 2}}), onNodes({{"n2", 2}, {"n3", 2}})));
+  EXPECT_FALSE(partGrowthNodes(onNodes({{"n1", 2}}), {"v100", {{"n1", 2}, {"n2", 2}}}));
+  EXPECT_FALSE(partGrowthNodes(onNodes({{"n1", 2}}), onNodes({{"n1", 2}})));
+}
+
+PartRound roundAt(double now, std::set<uint32_t> joined = {},
+                  std::map<uint32_t, double> leaving_since = {}) {
+  PartRound round;
+  round.grows_live = {7};
+  round.joined = std::move(joined);
+  round.leaving_since = std::move(leaving_since);
+  round.now = now;
+  return round;
+}
+
+JobParts runningPart() {
+  JobParts parts;
+  parts.running = 8;
+  parts.running_nodes = {"n2"};
+  parts.running_since = 100;
+  return parts;
+}
+
+TEST(JobPartsTest, GrowthPlacesThePendingPartOrAsksForOne) {
+  const std::vector<SlurmJob> jobs = {runningOn(7, {"n1"})};
+  PartRound round = roundAt(200);
+  auto actions = planPartActions({requeueTo(7, {"n1", "n2"})}, jobs, {}, round);
+  EXPECT_TRUE(actions.empty());
+  EXPECT_EQ(round.wanted, std::set<uint32_t>{7});
+
+  JobParts parts;
+  parts.pending = 8;
+  round = roundAt(200);
+  actions = planPartActions({requeueTo(7, {"n1", "n2"})}, jobs, {{7, parts}}, round);
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kStart);
+  EXPECT_EQ(actions[0].job_id, 8u);
+  EXPECT_EQ(actions[0].owner, 7u);
+  EXPECT_EQ(actions[0].nodes, std::vector<std::string>{"n2"});
+  EXPECT_EQ(actions[0].gpus_per_node, 2);
+  EXPECT_TRUE(round.wanted.empty());
+}
+
+TEST(JobPartsTest, JobsThatDoNotGrowLiveKeepTheirRequeue) {
+  PartRound round = roundAt(200);
+  round.grows_live.clear();
+  const auto actions =
+      planPartActions({requeueTo(7, {"n1", "n2"})}, {runningOn(7, {"n1"})}, {}, round);
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kRequeue);
+  EXPECT_TRUE(round.wanted.empty());
+}
+
+TEST(JobPartsTest, ShrinkOffThePartHasItsWorkersLeaveThenCancelsIt) {
+  const std::vector<SlurmJob> jobs = {runningOn(7, {"n1", "n2"})};
+  PartRound round = roundAt(200, {7});
+  EXPECT_TRUE(planPartActions({requeueTo(7, {"n1"})}, jobs, {{7, runningPart()}}, round).empty());
+  EXPECT_EQ(round.leaving, (std::map<uint32_t, double>{{7, 200.0}}));
+  // Asked again while they have not left, whatever the round decides now.
+  round = roundAt(210, {7}, {{7, 200.0}});
+  EXPECT_TRUE(planPartActions({}, jobs, {{7, runningPart()}}, round).empty());
+  EXPECT_EQ(round.leaving, (std::map<uint32_t, double>{{7, 200.0}}));
+  // Left (the report no longer counts n2): the part is cancelled.
+  round = roundAt(211, {}, {{7, 200.0}});
+  const auto actions = planPartActions({}, jobs, {{7, runningPart()}}, round);
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kCancel);
+  EXPECT_EQ(actions[0].job_id, 8u);
+  EXPECT_EQ(actions[0].owner, 7u);
+  EXPECT_NE(actions[0].why.find("live shrink of JobId=7"), std::string::npos);
+  EXPECT_TRUE(round.leaving.empty());
+  // Not left in time: cancelled all the same.
+  round = roundAt(201 + kPartLeaveTimeoutS, {7}, {{7, 200.0}});
+  ASSERT_EQ(planPartActions({}, jobs, {{7, runningPart()}}, round).size(), 1u);
+  EXPECT_TRUE(round.join_failed.empty());
+}
+
+TEST(JobPartsTest, PartNotJoinedInTimeIsCancelledAndTheJobGrowsByRequeue) {
+  const std::vector<SlurmJob> jobs = {runningOn(7, {"n1", "n2"})};
+  PartRound round = roundAt(100 + kPartJoinTimeoutS);
+  EXPECT_TRUE(planPartActions({}, jobs, {{7, runningPart()}}, round).empty());
+  round = roundAt(1000, {7});
+  EXPECT_TRUE(planPartActions({}, jobs, {{7, runningPart()}}, round).empty());
+  round = roundAt(101 + kPartJoinTimeoutS);
+  const auto actions = planPartActions({}, jobs, {{7, runningPart()}}, round);
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kCancel);
+  EXPECT_EQ(actions[0].job_id, 8u);
+  EXPECT_EQ(round.join_failed, std::set<uint32_t>{7});
+}
+
+}  // namespace
+}  // namespace pollux::service

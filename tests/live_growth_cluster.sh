@@ -1,0 +1,128 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# A live growth onto a node the job does not hold, on the real test cluster with sched/pollux:
+# examples/train_ddp.py (the pollux package, CPU/gloo) under `pollux-agent --launch`, one
+# worker per fake GPU, 2 GPUs a node. Rigid jobs hold the v100 nodes and, at first, n2, so the
+# job (max_gpus=4) starts on n1 with 2 workers; once n2 is free Pollux grows it there through
+# a part: the launcher submits a job of the same user with the comment
+# adaptive:part_of=JOB, the plugin places it on n2, the launcher starts 2 workers in it, and
+# they join the job's trainer live (2 -> 4 replicas): the job stays RUNNING with Restarts 0
+# and its first workers keep their process ids. A rigid job that needs n2 then shrinks the
+# job off the part: the plugin cancels the part, its workers' loss is a live change back to
+# 2, and the job completes with every example once per epoch and the accuracy of the script
+# alone (within 1 point). A second job grown the same way loses its part's node (DOWN): it
+# goes on live on n1 and completes. A third, grown, is cancelled: nothing of it or its part is
+# left running or pending.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/cluster/lib.sh"
+python=${PYTHON:-/usr/bin/python3}
+example=$(cd "$here/../examples" && pwd)/train_ddp.py
+pythonpath=$(cd "$here/../python" && pwd)
+"$python" -c "import torch, sklearn" 2> /dev/null ||
+  fail "$python lacks torch or sklearn (scripts/install-deps installs them)"
+EPOCHS=2000
+setup_test_cluster live-growth
+
+step "start a cluster with sched/pollux, 2 fake GPUs per node"
+CLUSTER_GPUS_PER_NODE=2 POLLUX_TEST_PARAMS=pollux_objective=goodput start_pollux_cluster
+cat > ddp_launch.sh <<JOB
+#!/bin/sh
+#SBATCH --ntasks-per-node=1
+export MASTER_ADDR=127.0.0.1 PYTHONPATH='$pythonpath' OMP_NUM_THREADS=1
+'$build/src/agent/pollux-agent' --launch --report-interval 1 --grace 20 -v -- \
+  '$python' '$example' --checkpoint '$run'/ddp-\$SLURM_JOB_ID.pt --epochs "\$1" \
+    --log-examples '$run'/examples-\$SLURM_JOB_ID
+JOB
+
+# parts_of JOB: the ids of JOB's parts that Slurm shows (pending or running).
+parts_of() { squeue -h -o "%i %k" | awk -v c="adaptive:part_of=$1" '$2 == c { print $1 }'; }
+has_running_part() { part=$(squeue -h -t R -o "%i %k" | awk -v c="adaptive:part_of=$1" '$2 == c { print $1 }'); [ -n "$part" ]; }
+changed_live() { grep -q "pollux: live change to generation .*: $2 -> $3 replicas" "job-$1.out"; }
+# workers_of JOB: the process ids of JOB's training processes.
+workers_of() { pgrep -f "^$python .*ddp-$1.pt" | sort | tr '\n' ' '; }
+
+step "the same script alone, $EPOCHS epochs: the reference accuracy"
+PYTHONPATH="$pythonpath" OMP_NUM_THREADS=1 "$python" "$example" --checkpoint alone.pt \
+  --epochs $EPOCHS > alone.out 2>&1 || { tail alone.out; fail "the script failed alone"; }
+alone=$(sed -n 's/^final accuracy: //p' alone.out)
+echo "   accuracy alone: $alone"
+
+# starts_on_n1 EPOCHS: a job that starts on n1 (a rigid job holds n2 until it trains), in $job.
+starts_on_n1() {
+  holder=$(sbatch --parsable -w n2 --gres=gpu:2 -o /dev/null --wrap "sleep 900")
+  wait_until 60 "rigid job $holder on n2" is_running "$holder"
+  job=$(sbatch --parsable --comment=adaptive:gpu_type=a100,min_gpus=2,max_gpus=4 \
+    -o "$run/job-%j.out" ddp_launch.sh "$1")
+  wait_until 60 "job $job running on n1" runs_on "$job" n1
+  wait_until 90 "job $job training" grep -q "^epoch 1:" "job-$job.out"
+  scancel "$holder"
+}
+
+step "rigid jobs hold the v100 nodes: the job starts on n1 and grows live onto n2"
+blockers=
+for node in n3 n4; do
+  blockers="$blockers $(sbatch --parsable -w $node --gres=gpu:2 -o /dev/null --wrap "sleep 900")"
+done
+for blocker in $blockers; do wait_until 60 "rigid job $blocker running" is_running "$blocker"; done
+starts_on_n1 $EPOCHS
+first=$(workers_of "$job")
+wait_until 180 "a part of job $job running" has_running_part "$job"
+echo "   part $part on $(job_field "$part" NodeList), comment $(job_field "$part" Comment)"
+[ "$(job_field "$part" UserId)" = "$(job_field "$job" UserId)" ] || fail "part $part of another user"
+wait_until 120 "job $job grown live to 4 workers" changed_live "$job" 2 4
+grep "pollux: live change to generation .*: 2 -> 4 replicas" "job-$job.out" | sed 's/^/   /'
+grep "JobId=$part start: live growth of JobId=$job" log/slurmctld.log | sed 's/.*sched\/pollux: /   /'
+runs_on "$job" n1 || fail "job $job left n1 or its node list changed: $(job_field "$job" NodeList)"
+[ "$(job_field "$job" Restarts)" = 0 ] || fail "job $job was requeued to grow"
+for pid in $first; do kill -0 "$pid" 2> /dev/null || fail "worker $pid did not outlive the growth"; done
+shows_all_gpus() {
+  "$build/src/cli/scontrol" show pollux "job=$job" > pollux-job.txt && grep -q "n2" pollux-job.txt
+}
+wait_until 30 "scontrol show pollux shows job $job with n2's GPUs" shows_all_gpus
+
+step "a rigid job needing n2 shrinks the job off its part, live"
+rigid=$(sbatch --parsable -w n2 --gres=gpu:2 -t 10 -o /dev/null --wrap "sleep 900")
+wait_until 150 "job $job back to 2 workers live" changed_live "$job" 4 2
+grep "JobId=$part cancel: live shrink of JobId=$job" log/slurmctld.log | sed 's/.*sched\/pollux: /   /'
+wait_until 60 "rigid job $rigid running on n2" runs_on "$rigid" n2
+for pid in $first; do kill -0 "$pid" 2> /dev/null || fail "worker $pid did not outlive the shrink"; done
+wait_until 600 "job $job ended" all_finished "$job"
+scancel "$rigid"
+state=$(job_field "$job" JobState)
+[ "$state" = COMPLETED ] || { tail -20 "job-$job.out"; fail "job $job ended $state"; }
+[ "$(job_field "$job" Restarts)" = 0 ] || fail "job $job was requeued"
+! grep -q "^resumed from" "job-$job.out" || fail "job $job restarted from its checkpoint"
+[ -z "$(parts_of "$job")" ] || fail "parts of job $job left: $(parts_of "$job")"
+every_example_once "$job" $EPOCHS
+final=$(sed -n 's/^final accuracy: //p' "job-$job.out" | tail -n 1)
+echo "   adaptive $final, alone $alone"
+"$python" -c "import sys; sys.exit(abs($final - $alone) > 0.01)" ||
+  fail "job $job reached $final, the script alone $alone"
+
+step "a job grown live loses its part's node (DOWN): it goes on live on n1"
+wait_until 60 "rigid job $rigid ended" all_finished "$rigid"
+starts_on_n1 $EPOCHS
+failing=$job
+wait_until 180 "job $failing grown live to 4 workers" changed_live "$failing" 2 4
+scontrol update NodeName=n2 State=DOWN Reason=pollux-test
+scontrol update NodeName=n2 State=DRAIN Reason=pollux-test
+wait_until 120 "job $failing back to 2 workers live" changed_live "$failing" 4 2
+wait_until 400 "job $failing ended" all_finished "$failing"
+scontrol update NodeName=n2 State=RESUME
+state=$(job_field "$failing" JobState)
+[ "$state" = COMPLETED ] || { tail -20 "job-$failing.out"; fail "job $failing ended $state"; }
+[ "$(job_field "$failing" Restarts)" = 0 ] || fail "job $failing was requeued"
+wait_until 60 "no part of job $failing left" sh -c "[ -z \"\$(squeue -h -o '%k' | grep -x 'adaptive:part_of=$failing')\" ]"
+
+step "a job grown live is cancelled: nothing of it is left"
+starts_on_n1 $EPOCHS
+cancelled=$job
+wait_until 180 "job $cancelled grown live to 4 workers" changed_live "$cancelled" 2 4
+scancel "$cancelled"
+wait_until 60 "job $cancelled and its parts ended" sh -c \
+  "[ -z \"\$(squeue -h -o '%i %k' | grep -e '^$cancelled ' -e 'adaptive:part_of=$cancelled\$')\" ]"
+gone() { [ -z "$(workers_of "$cancelled")" ]; }
+wait_until 60 "its workers gone" gone
+scancel $blockers
+echo "PASS"

@@ -144,6 +144,19 @@ std::string roundText(const Json::Value& round) {
   return text;
 }
 
+// The job's part (a live growth onto more nodes): "   Part JobId=12 State=running Nodes=n2".
+std::string partText(const Json::Value& part) {
+  std::string text = "   Part JobId=" +
+                     (part.isMember("job_id") ? valueText(part["job_id"]) : std::string("(none)")) +
+                     " State=" + part["state"].asString();
+  if (part.isMember("nodes")) {
+    std::string nodes;
+    for (const auto& node : part["nodes"]) nodes += (nodes.empty() ? "" : ",") + node.asString();
+    text += " Nodes=" + nodes;
+  }
+  return text + "\n";
+}
+
 std::string nodeText(const Json::Value& node) {
   return "NodeName=" + node["name"].asString() +
          presentFields(node, {"gpu_type", "gpus", "free_gpus", "usable", "free_cpus"}) +
@@ -169,6 +182,7 @@ std::string jobText(const Json::Value& job) {
                      "\n";
   if (!job["adaptive"].asBool()) return text + "\n";
   text += "   Allocation=" + allocationText(job["allocation"]) + batchText(job) + "\n";
+  if (job.isMember("part")) text += partText(job["part"]);
   text += "  " + presentFields(job, {"restarts"}) +
           (job.isMember("restart_cost_s") ? field(job, "restart_cost_s", 1) : "") +
           (job.isMember("resize_stall_s") ? field(job, "resize_stall_s", 2) : "") +

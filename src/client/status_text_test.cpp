@@ -97,6 +97,20 @@ TEST(StatusTextTest, ALiveChangesStallIsShownBesideTheRestartCost) {
       << jobText(job);
 }
 
+TEST(StatusTextTest, AJobsPartIsShownUnderItsAllocation) {
+  Json::Value job = adaptiveJob();
+  job["part"]["state"] = "wanted";
+  EXPECT_NE(jobText(job).find("LrScale=16.00\n   Part JobId=(none) State=wanted\n"),
+            std::string::npos)
+      << jobText(job);
+  job["part"]["state"] = "running";
+  job["part"]["job_id"] = 12;
+  job["part"]["nodes"].append("n2");
+  job["part"]["nodes"].append("n3");
+  EXPECT_NE(jobText(job).find("\n   Part JobId=12 State=running Nodes=n2,n3\n"), std::string::npos)
+      << jobText(job);
+}
+
 TEST(StatusTextTest, ARigidJobShowsOnlyItsRequest) {
   Json::Value job;
   job["job_id"] = "8";

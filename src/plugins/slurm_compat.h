@@ -8,6 +8,7 @@
 #ifndef POLLUX_SLURM_COMPAT_H
 #define POLLUX_SLURM_COMPAT_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include <slurm/slurm.h>
@@ -86,6 +87,12 @@ static inline int pollux_requeue(uint32_t job_id)
 static inline int pollux_signal_steps(uint32_t job_id, uint16_t signal_number)
 {
   return slurm_kill_job(POLLUX_JOB_STEP_ID(job_id), signal_number, KILL_STEPS_ONLY);
+}
+
+/* Cancels a job as scancel does (SIGKILL: Slurm sends its steps SIGTERM first, then KillWait). */
+static inline int pollux_cancel(uint32_t job_id)
+{
+  return slurm_kill_job(POLLUX_JOB_STEP_ID(job_id), SIGKILL, 0);
 }
 
 /* job_submit's job_modify() gained `char **err_msg` (the reason shown to the user) in 23.02:

@@ -32,11 +32,16 @@ void RoundMemory::forget() {
   waiting_.clear();
   restarting_.clear();
   holding_.clear();
+  starting_parts_.clear();
 }
 
 void RoundMemory::record(const std::vector<EventJob>& jobs, const std::vector<RoundAction>& acted) {
   std::unordered_map<uint32_t, uint32_t> restarts_now;
-  for (const auto& job : jobs) restarts_now[job.id] = job.restarts;
+  std::unordered_set<uint32_t> parts;
+  for (const auto& job : jobs) {
+    restarts_now[job.id] = job.restarts;
+    if (job.part) parts.insert(job.id);
+  }
   forget();
   std::unordered_set<uint32_t> acted_on;
   for (const auto& action : acted) {
@@ -48,6 +53,7 @@ void RoundMemory::record(const std::vector<EventJob>& jobs, const std::vector<Ro
       waiting_[action.job_id] = restarts_now[action.job_id] + (action.requeued ? 1 : 0);
     }
     if (action.started) holding_.insert(action.job_id);
+    if (action.started && parts.count(action.job_id)) starting_parts_.insert(action.job_id);
   }
   for (const auto& job : jobs) {
     if (acted_on.count(job.id)) continue;
@@ -66,7 +72,7 @@ bool RoundMemory::isNew(const EventJob& job) const {
 }
 
 std::optional<std::string> RoundMemory::newWork(const std::vector<EventJob>& jobs_now) const {
-  Tally new_jobs, restarting, ended;
+  Tally new_jobs, restarting, ended, parts_running;
   size_t pending_adaptive = 0, still_held = 0;
   bool adaptive_ended = false;
   for (const auto& job : jobs_now) {
@@ -77,6 +83,9 @@ std::optional<std::string> RoundMemory::newWork(const std::vector<EventJob>& job
       } else if (isNew(job)) {
         new_jobs.add(job.id);
       }
+    }
+    if (starting_parts_.count(job.id) && job.state == EventJobState::kActive) {
+      parts_running.add(job.id);
     }
     if (!holding_.count(job.id)) continue;
     // Ended and done completing; a job pending again (requeued) is new work above, if
@@ -93,6 +102,11 @@ std::optional<std::string> RoundMemory::newWork(const std::vector<EventJob>& job
   if (new_jobs.count) {
     return "JobId=" + std::to_string(new_jobs.first) + " adaptive, pending since the last round (" +
            counted(new_jobs.count, "such job") + ")";
+  }
+  if (parts_running.count) {
+    return "JobId=" + std::to_string(parts_running.first) +
+           " part started, its job's workers can join (" +
+           counted(parts_running.count, "such part") + ")";
   }
   if (restarting.count) {
     return "JobId=" + std::to_string(restarting.first) +

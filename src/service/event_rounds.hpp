@@ -8,7 +8,9 @@
 // the ended job was adaptive. What the last round did (start, hold, shrink a job, or requeue
 // one to be held) is no new work, so those actions never start a round; a job it requeued to
 // restart on new nodes is, once its last run is done: Slurm then pushes the job's begin time
-// out by its requeue delay, and a round lets it begin.
+// out by its requeue delay, and a round lets it begin. So is a part of an adaptive job (a live
+// growth, job_parts.hpp) that the last round started, once it runs: a round tells its job's
+// launcher and agent, whose workers then join.
 //
 // Pure logic on brief job records and a monotonic clock in milliseconds: the plugin (through
 // pollux_service.h), pollux-sim and pollux-replay run the same rules.
@@ -35,6 +37,7 @@ struct EventJob {
   bool adaptive = false;    // its comment asks for adaptive scheduling
   bool completing = false;  // still releasing its nodes
   uint32_t restarts = 0;    // Slurm's restart count: requeues so far
+  bool part = false;        // a part of an adaptive job (comment adaptive:part_of=J)
 };
 
 // What a round did to one job.
@@ -62,6 +65,7 @@ class RoundMemory {
   // requeued to restart), with their restart count after the round.
   std::unordered_map<uint32_t, uint32_t> waiting_;
   std::unordered_set<uint32_t> restarting_;  // requeued by the round to restart
+  std::unordered_set<uint32_t> starting_parts_;  // parts it started
   // Jobs active or completing that it did not act on, and those it started.
   std::unordered_set<uint32_t> holding_;
 };

@@ -129,6 +129,19 @@ TEST(RoundMemoryTest, OwnActionsAreNoNewWork) {
 
 // A job requeued (by its user or by Slurm) after the round started it, or while it waited,
 // is new work again once its last run is done: Slurm's restart count tells.
+TEST(RoundMemoryTest, APartTheRoundStartedIsNewWorkOnceItRuns) {
+  RoundMemory memory;
+  memory.record({{40, kActive, true, false, 0}, {41, kPending, true, false, 0, true}},
+                {{41, true, false, false}});
+  EXPECT_EQ(newWork(memory, {{40, kActive, true, false, 0}, {41, kPending, true, false, 0, true}}),
+            "");
+  EXPECT_EQ(newWork(memory, {{40, kActive, true, false, 0}, {41, kActive, true, false, 0, true}}),
+            "JobId=41 part started, its job's workers can join (1 such part)");
+  // A job that is no part, started by the round, is no new work when it runs.
+  memory.record({{42, kPending, true, false, 0}}, {{42, true, false, false}});
+  EXPECT_EQ(newWork(memory, {{42, kActive, true, false, 0}}), "");
+}
+
 TEST(RoundMemoryTest, RequeuedAgainIsNewWork) {
   RoundMemory memory;
   const Jobs round = {{40, kPending, true, false, 1}, {41, kPending, true, false, 0}};

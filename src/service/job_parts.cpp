@@ -162,7 +162,20 @@ std::vector<Action> planPartActions(std::vector<Action> actions,
     const auto added = mine.running ? std::nullopt : partGrowthNodes(*current, target);
     if (dropsOnlyPart(*current, target, mine)) {
       leave(job_id, mine);
+    } else if (added && round.now - round.growing_since.try_emplace(job_id, round.now).first->second >
+                            kPartStartTimeoutS) {
+      round.growth_failed.insert(job_id);
+      if (mine.pending) {
+        planned.push_back(cancelOf(mine.pending, job_id,
+                                   "JobId=" + std::to_string(job_id) + "'s part did not run within " +
+                                       std::to_string(int(kPartStartTimeoutS)) +
+                                       " s; the job grows by requeue from now on"));
+      }
+      action.why += " (its part did not run within " + std::to_string(int(kPartStartTimeoutS)) +
+                    " s: by requeue)";
+      planned.push_back(std::move(action));
     } else if (added && mine.pending) {
+      round.growing[job_id] = round.growing_since.at(job_id);
       Action start = action;
       start.job_id = mine.pending;
       start.kind = ActionKind::kStart;
@@ -172,6 +185,7 @@ std::vector<Action> planPartActions(std::vector<Action> actions,
                   describe(*added) + " (" + action.why + ")";
       planned.push_back(std::move(start));
     } else if (added) {
+      round.growing[job_id] = round.growing_since.at(job_id);
       round.wanted.insert(job_id);  // the launcher submits a part; a later round places it
     } else {
       planned.push_back(std::move(action));
@@ -183,7 +197,7 @@ std::vector<Action> planPartActions(std::vector<Action> actions,
     const bool late = mine.running && !round.joined.count(job_id) &&
                       round.now - mine.running_since > kPartJoinTimeoutS;
     if (!late || settled.count(job_id)) continue;
-    round.join_failed.insert(job_id);
+    round.growth_failed.insert(job_id);
     planned.push_back(cancelOf(mine.running, job_id, "its workers did not join JobId=" +
                                                          std::to_string(job_id) + " within " +
                                                          std::to_string(int(kPartJoinTimeoutS)) +

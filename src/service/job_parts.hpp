@@ -25,6 +25,10 @@ namespace pollux::service {
 // A part that runs has this long from its start until its workers have joined (the job's
 // report shows its GPUs); then it is cancelled and the job grows by requeue from then on.
 inline constexpr double kPartJoinTimeoutS = 150;
+// A growth through a part has this long from the round that first wanted it until the part
+// runs (the launcher submits it, Slurm starts it where placed); then the job grows by requeue
+// from then on (a launcher that submits no part, a limit on submitted or running jobs).
+inline constexpr double kPartStartTimeoutS = 90;
 // A part the job shrinks off has this long for its workers to leave (the job's report no
 // longer counts its nodes); then it is cancelled all the same (its workers' loss is a live
 // change as a failure is).
@@ -64,20 +68,23 @@ bool dropsOnlyPart(const policy::Allocation& current, const policy::Allocation& 
 struct PartRound {
   std::set<uint32_t> grows_live;  // jobs whose workers can join them live
   std::set<uint32_t> joined;      // jobs whose last report counts their running part's nodes
+  std::map<uint32_t, double> growing_since;  // jobs that wanted a growth through a part
   std::map<uint32_t, double> leaving_since;  // jobs whose part's workers were asked to leave
   double now = 0;
   // Decided:
-  std::set<uint32_t> wanted;       // jobs whose launcher is to submit a part
-  std::set<uint32_t> join_failed;  // jobs whose part did not join in time
-  std::map<uint32_t, double> leaving;  // jobs whose part's workers are to leave, and since when
+  std::set<uint32_t> wanted;        // jobs whose launcher is to submit a part
+  std::set<uint32_t> growth_failed;  // jobs whose part did not start or join in time
+  std::map<uint32_t, double> growing;  // jobs that wait for their part to run, since when
+  std::map<uint32_t, double> leaving;  // jobs whose part's workers are to leave, since when
 };
 
 // Turns the round's resizes of jobs that grow live into parts' actions: a growth a part can
 // carry places the job's pending part on the added nodes (or, with none pending, asks the
 // launcher for one), a shrink off its running part's nodes has the part's workers leave at an
 // agreeing step and cancels the part once they have (or kPartLeaveTimeoutS after asking). A
-// running part whose workers did not join within kPartJoinTimeoutS is cancelled and its job
-// grows by requeue from then on. Other actions pass as they are (a further growth of a job
+// growth whose part does not run within kPartStartTimeoutS is a requeue (its pending part
+// cancelled), and so is every later growth of the job; so is a running part whose workers did
+// not join within kPartJoinTimeoutS (the part cancelled). Other actions pass as they are (a further growth of a job
 // with a running part is a requeue: one part at a time).
 std::vector<Action> planPartActions(std::vector<Action> actions,
                                     const std::vector<SlurmJob>& folded,

@@ -125,6 +125,26 @@ TEST(JobPartsTest, GrowthPlacesThePendingPartOrAsksForOne) {
   EXPECT_TRUE(round.wanted.empty());
 }
 
+TEST(JobPartsTest, GrowthWhosePartDoesNotRunInTimeIsARequeue) {
+  const std::vector<SlurmJob> jobs = {runningOn(7, {"n1"})};
+  PartRound round = roundAt(150);
+  round.growing_since = {{7, 100.0}};
+  EXPECT_TRUE(planPartActions({requeueTo(7, {"n1", "n2"})}, jobs, {}, round).empty());
+  EXPECT_EQ(round.growing, (std::map<uint32_t, double>{{7, 100.0}}));
+  JobParts parts;
+  parts.pending = 8;
+  round = roundAt(101 + kPartStartTimeoutS);
+  round.growing_since = {{7, 100.0}};
+  const auto actions = planPartActions({requeueTo(7, {"n1", "n2"})}, jobs, {{7, parts}}, round);
+  ASSERT_EQ(actions.size(), 2u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kCancel);
+  EXPECT_EQ(actions[0].job_id, 8u);
+  EXPECT_EQ(actions[1].kind, ActionKind::kRequeue);
+  EXPECT_EQ(actions[1].job_id, 7u);
+  EXPECT_EQ(round.growth_failed, std::set<uint32_t>{7});
+  EXPECT_TRUE(round.growing.empty());
+}
+
 TEST(JobPartsTest, JobsThatDoNotGrowLiveKeepTheirRequeue) {
   PartRound round = roundAt(200);
   round.grows_live.clear();
@@ -156,7 +176,7 @@ TEST(JobPartsTest, ShrinkOffThePartHasItsWorkersLeaveThenCancelsIt) {
   // Not left in time: cancelled all the same.
   round = roundAt(201 + kPartLeaveTimeoutS, {7}, {{7, 200.0}});
   ASSERT_EQ(planPartActions({}, jobs, {{7, runningPart()}}, round).size(), 1u);
-  EXPECT_TRUE(round.join_failed.empty());
+  EXPECT_TRUE(round.growth_failed.empty());
 }
 
 TEST(JobPartsTest, PartNotJoinedInTimeIsCancelledAndTheJobGrowsByRequeue) {
@@ -170,7 +190,7 @@ TEST(JobPartsTest, PartNotJoinedInTimeIsCancelledAndTheJobGrowsByRequeue) {
   ASSERT_EQ(actions.size(), 1u);
   EXPECT_EQ(actions[0].kind, ActionKind::kCancel);
   EXPECT_EQ(actions[0].job_id, 8u);
-  EXPECT_EQ(round.join_failed, std::set<uint32_t>{7});
+  EXPECT_EQ(round.growth_failed, std::set<uint32_t>{7});
 }
 
 }  // namespace

@@ -176,16 +176,18 @@ void JobStore::recordDecision(const std::string& id,
 }
 
 void JobStore::recordParts(const std::map<std::string, schema::PartStatus>& parts,
+                           const std::map<uint32_t, double>& growing,
                            const std::map<uint32_t, double>& leaving) {
   std::lock_guard<std::mutex> guard(mutex_);
+  const auto since = [](const std::map<uint32_t, double>& times, const std::string& id) {
+    const auto found = times.find(static_cast<uint32_t>(std::stoul(id)));
+    return found == times.end() ? std::nullopt : std::optional<double>(found->second);
+  };
   for (auto& [id, record] : jobs_) {
     const auto part = parts.find(id);
     record.part = part == parts.end() ? std::nullopt : std::optional(part->second);
-    record.part_leaving_since.reset();
-  }
-  for (const auto& [job_id, since] : leaving) {
-    const auto found = jobs_.find(std::to_string(job_id));
-    if (found != jobs_.end()) found->second.part_leaving_since = since;
+    record.part_growing_since = since(growing, id);
+    record.part_leaving_since = since(leaving, id);
   }
 }
 

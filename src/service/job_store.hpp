@@ -51,9 +51,10 @@ struct JobRecord {
   // not saved.
   std::optional<policy::Allocation> running_on;
   std::optional<policy::Allocation> previous;
-  // Its part (job_parts.hpp), where it has or wants one this round, and since when the part's
-  // workers are asked to leave; not saved.
+  // Its part (job_parts.hpp), where it has or wants one this round, since when it waits for
+  // its part to run and since when the part's workers are asked to leave; not saved.
   std::optional<schema::PartStatus> part;
+  std::optional<double> part_growing_since;
   std::optional<double> part_leaving_since;
 };
 
@@ -91,11 +92,13 @@ class JobStore {
   std::map<uint32_t, std::set<std::string>> endedRunNodes() const;
 
   void recordDecision(const std::string& id, const std::optional<policy::JobDecision>& decision);
-  // Sets each job's part (none for those not in `parts`) and since when its workers are asked
-  // to leave (by job id; none for those not in `leaving`).
+  // Sets each job's part (none for those not in `parts`), since when it waits for its part to
+  // run and since when the part's workers are asked to leave (by job id; none for those not in
+  // `growing`, `leaving`).
   void recordParts(const std::map<std::string, schema::PartStatus>& parts,
+                   const std::map<uint32_t, double>& growing,
                    const std::map<uint32_t, double>& leaving);
-  // The jobs' parts did not join in time: each grows by requeue from now on.
+  // The jobs' parts did not run or join in time: each grows by requeue from now on.
   void refuseLiveGrowth(const std::set<uint32_t>& jobs);
   // Slurm took `action` at `now`: the job's status, last change, restarts and lifecycle follow.
   void recordAction(const Action& action, double now);

@@ -7,6 +7,7 @@
 #include <new>
 #include <vector>
 
+#include "common/invalid_input.hpp"
 #include "common/slurm_text/adaptive_comment.hpp"
 #include "event_rounds.hpp"
 #include "pollux_service.h"
@@ -37,14 +38,24 @@ EventJobState stateOf(int state) {
   }
 }
 
+// Whether an adaptive job's comment names it a part of another (a malformed one does not).
+bool isPart(const char* comment) {
+  try {
+    const auto request = pollux::schema::parseAdaptiveComment(comment);
+    return request && request->part_of;
+  } catch (const pollux::InvalidInput&) {
+    return false;
+  }
+}
+
 std::vector<EventJob> jobsFrom(const pollux_event_job_t* jobs, size_t count) {
   std::vector<EventJob> converted;
   converted.reserve(count);
   for (size_t i = 0; i < count; ++i) {
     const pollux_event_job_t& job = jobs[i];
-    converted.push_back({job.job_id, stateOf(job.state),
-                         job.comment && pollux::schema::asksForAdaptive(job.comment),
-                         job.completing != 0, job.restarts});
+    const bool adaptive = job.comment && pollux::schema::asksForAdaptive(job.comment);
+    converted.push_back({job.job_id, stateOf(job.state), adaptive, job.completing != 0,
+                         job.restarts, adaptive && isPart(job.comment)});
   }
   return converted;
 }

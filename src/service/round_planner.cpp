@@ -229,15 +229,14 @@ std::set<uint32_t> joinedParts(const std::vector<SlurmJob>& jobs,
   return joined;
 }
 
-// Jobs whose part's workers were asked to leave, and since when.
-std::map<uint32_t, double> leavingSince(const std::map<std::string, JobRecord>& records) {
-  std::map<uint32_t, double> leaving;
+// The jobs whose record has a time in `field` (JobRecord::part_growing_since, say), with it.
+std::map<uint32_t, double> timesOf(const std::map<std::string, JobRecord>& records,
+                                   std::optional<double> JobRecord::*field) {
+  std::map<uint32_t, double> times;
   for (const auto& [id, record] : records) {
-    if (record.part_leaving_since) {
-      leaving[static_cast<uint32_t>(std::stoul(id))] = *record.part_leaving_since;
-    }
+    if (record.*field) times[static_cast<uint32_t>(std::stoul(id))] = *(record.*field);
   }
-  return leaving;
+  return times;
 }
 
 // What each job's launcher and agent are told of its part.
@@ -377,11 +376,15 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
   for (auto& action : actions) {
     if (action.kind == ActionKind::kShrink && resizes_live.count(action.job_id)) makeLive(action);
   }
-  PartRound parts{growingLive(to_plan, records), joinedParts(jobs, folded.parts, records),
-                   leavingSince(records), round.now, {}, {}, {}};
+  PartRound parts;
+  parts.grows_live = growingLive(to_plan, records);
+  parts.joined = joinedParts(jobs, folded.parts, records);
+  parts.growing_since = timesOf(records, &JobRecord::part_growing_since);
+  parts.leaving_since = timesOf(records, &JobRecord::part_leaving_since);
+  parts.now = round.now;
   actions = planPartActions(std::move(actions), to_plan, folded.parts, parts);
-  store.recordParts(partStatuses(folded.parts, parts), parts.leaving);
-  store.refuseLiveGrowth(parts.join_failed);
+  store.recordParts(partStatuses(folded.parts, parts), parts.growing, parts.leaving);
+  store.refuseLiveGrowth(parts.growth_failed);
   for (const auto& [part, why] : folded.to_cancel) {
     Action cancel;
     cancel.job_id = part;

@@ -89,7 +89,7 @@ static int perform(const pollux_action_t *action, time_t begin)
   case POLLUX_ACTION_SHRINK: return shrink_job(action);
   case POLLUX_ACTION_SHRINK_LIVE: return 0; /* the job's agent acts on the decision */
   case POLLUX_ACTION_CANCEL:
-    return slurm_kill_job(action->job_id, SIGKILL, 0) == SLURM_SUCCESS ? 0 : errno;
+    return pollux_cancel(action->job_id) == SLURM_SUCCESS ? 0 : errno;
   default: return SLURM_ERROR;
   }
 }

@@ -419,13 +419,18 @@ int Agent::finish(int trainer_status) {
   saveState();
   logLine("training exited with status " + std::to_string(trainer_status) + " after " +
           std::to_string(reporter_->reportsAccepted()) + " accepted reports");
-  return withStatusWritten(trainer_status);
+  // pollux.elastic's trainer checkpoints and exits so when a live change fails.
+  const bool resume = elastic_workers_ && trainer_status == kExitAfterCheckpoint;
+  return withStatusWritten(trainer_status, resume);
 }
 
 // The step's rank 0 tells its launcher how it ended (see Launcher, stepStatus).
-int Agent::withStatusWritten(int status) const {
+int Agent::withStatusWritten(int status, bool resume) const {
   const char* file = std::getenv(kStepStatusVariable);
-  if (step_.leadsJob() && file && *file) std::ofstream(file, std::ios::trunc) << status << "\n";
+  if (step_.leadsJob() && file && *file) {
+    std::ofstream(file, std::ios::trunc) << status << (resume ? std::string(" ") + kResumeMark : "")
+                                         << "\n";
+  }
   return status;
 }
 

@@ -52,7 +52,7 @@ class Agent {
   // Reaps exited workers; a failure stops the others. The status once all have exited.
   std::optional<int> pollWorkers();
   int finish(int trainer_status);
-  int withStatusWritten(int status) const;
+  int withStatusWritten(int status, bool resume = false) const;
   void stopLaunchedStep();
 
   Options options_;

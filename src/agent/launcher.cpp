@@ -157,16 +157,17 @@ int Launcher::run() {
   for (;;) {
     const int srun_status = runStep(nodes, parts);
     drainSignals();  // a requeue's SIGTERM may not have been read when srun ended
-    const int status = stepStatus(srun_status, rank0Status());
+    const Rank0End rank0 = rank0End();
+    const int status = stepStatus(srun_status, rank0.status);
     if (status != srun_status) {
       logLine("the step ended with status " + std::to_string(srun_status) +
               " (a node or agent of it was lost) after its rank 0 completed the training");
     }
     if (status == 0 || stopping_) return status;
     const auto target = decidedShrink(nodes);
-    if (!target && status == kCheckpointedStatus && restarts_left-- > 0) {
-      // No requeue, shrink or cancel stopped it: a live change failed and the trainer
-      // checkpointed; the step goes on from its checkpoint on the job's nodes.
+    if (!target && rank0.resume && restarts_left-- > 0) {
+      // A live change failed and the trainer checkpointed: the step goes on from its
+      // checkpoint on the job's nodes.
       nodes = currentJobNodes();
       logLine("the step checkpointed for a live change that failed; starting it again on " +
               joined(nodes));
@@ -256,12 +257,16 @@ int Launcher::minReplicas() {
   return replicas.value_or(0);
 }
 
-// What the step's rank 0 wrote to the status file, if it wrote a status.
-std::optional<int> Launcher::rank0Status() {
+// What the step's rank 0 wrote to the status file.
+Rank0End Launcher::rank0End() {
   std::ifstream file(step_.status_file);
+  Rank0End end;
   int status = 0;
-  if (file >> status) return status;
-  return std::nullopt;
+  std::string mark;
+  if (!(file >> status)) return end;
+  end.status = status;
+  end.resume = file >> mark && mark == kResumeMark;
+  return end;
 }
 
 // The job's nodes, expanded by Slurm's own `scontrol show hostnames`.

@@ -65,8 +65,12 @@ class PartLauncher;
 
 // A step that checkpointed for a live change that failed is started again this many times.
 inline constexpr int kRestartsAfterFailedChange = 3;
-// What a step's rank 0 exits with once its trainer checkpointed at a request (128 + SIGTERM).
-inline constexpr int kCheckpointedStatus = 143;
+
+// How the step's rank 0 ended, as its agent wrote it (kStepStatusVariable).
+struct Rank0End {
+  std::optional<int> status;
+  bool resume = false;  // its trainer checkpointed for a live change that failed
+};
 
 class Launcher {
  public:
@@ -86,7 +90,7 @@ class Launcher {
   std::vector<std::string> currentJobNodes();
   std::vector<std::string> hostnames(const std::string& list);
   int minReplicas();
-  std::optional<int> rank0Status();
+  Rank0End rank0End();
 
   Options options_;
   std::string job_id_;

@@ -30,8 +30,11 @@ struct StepEnvironment {
 
 // Set to "1" by `pollux-agent --launch` in the environment of the step it starts.
 inline constexpr const char* kLaunchedVariable = "POLLUX_AGENT_LAUNCHED";
-// Set by the launcher: the file where the agent of the step's rank 0 writes its exit status.
+// Set by the launcher: the file where the agent of the step's rank 0 writes its exit status,
+// followed by kResumeMark where its trainer stopped itself at a checkpoint because a live
+// change failed (nobody asked it to stop: the launcher starts the step again).
 inline constexpr const char* kStepStatusVariable = "POLLUX_STEP_STATUS_FILE";
+inline constexpr const char* kResumeMark = "resume";
 // Set by the launcher in a step it starts in a part of its job: that job's id.
 inline constexpr const char* kPartOfVariable = "POLLUX_PART_OF";
 

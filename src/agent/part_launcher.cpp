@@ -112,10 +112,16 @@ void PartLauncher::poll(const std::vector<std::string>& job_nodes) {
   next_poll_ = Clock::now() + kPollInterval;
   const auto part = askPlugin();
   if (!part) return;
-  if (part->state == schema::PartStatus::State::kWanted) {
-    if (!submitted_at_ || Clock::now() - *submitted_at_ > kResubmitAfter) submit();
-  } else if (part->state == schema::PartStatus::State::kRunning && part->job_id != started_) {
-    start(*part, job_nodes);
+  // The job's own step goes on whatever fails here; the plugin grows the job by requeue
+  // once a part does not run or join in time.
+  try {
+    if (part->state == schema::PartStatus::State::kWanted) {
+      if (!submitted_at_ || Clock::now() - *submitted_at_ > kResubmitAfter) submit();
+    } else if (part->state == schema::PartStatus::State::kRunning && part->job_id != started_) {
+      start(*part, job_nodes);
+    }
+  } catch (const std::exception& error) {
+    logLine("live growth through a part: " + std::string(error.what()));
   }
 }
 
@@ -147,13 +153,13 @@ void PartLauncher::submit() {
 
 void PartLauncher::start(const schema::PartStatus& part, const std::vector<std::string>& job_nodes) {
   if (srun_) return;  // the last part's workers have not ended yet
-  started_ = part.job_id;
-  submitted_.insert(part.job_id);
+  submitted_.insert(part.job_id);  // cancelled with the job's step, whoever submitted it
   const int per_node = countVariable(processEnv, "SLURM_NTASKS_PER_NODE", 1, 1);
   const std::string self = std::filesystem::read_symlink("/proc/self/exe");
   srun_ = std::make_unique<ChildProcess>(
       partStepCommand(self, options_, part.job_id, part.nodes.size(), per_node),
       partStepEnvironment(job_id_, part.job_id, part.nodes, per_node, job_nodes, step_, processEnv));
+  started_ = part.job_id;
   std::string nodes;
   for (const auto& node : part.nodes) nodes += (nodes.empty() ? "" : ",") + node;
   logLine("part " + std::to_string(part.job_id) + " runs on " + nodes +

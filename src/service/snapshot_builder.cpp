@@ -72,8 +72,13 @@ int heldOn(const std::map<std::string, int>& held, const std::string& node) {
   return found == held.end() ? 0 : found->second;
 }
 
-// Up, not drained and with a CPU left: a node where Slurm can start another job.
-bool takesJobs(const SlurmNode& node) { return node.usable && node.free_cpus > 0; }
+// Up, not drained, with a CPU left and its slurmd registered since slurmctld started: a node
+// where Slurm can start another job. (After a restart slurmctld shows nodes in their saved
+// state until they register; a job started there meanwhile failed its first step on 22.05,
+// "Invalid generic resource (gres) specification".)
+bool takesJobs(const SlurmNode& node) {
+  return node.usable && node.registered && node.free_cpus > 0;
+}
 
 // GPUs of each node for the snapshot's jobs: those the snapshot's running jobs hold, plus on
 // a node that takes jobs those no job holds. (Slurm's count of the GPUs in use includes

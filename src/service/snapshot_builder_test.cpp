@@ -213,6 +213,17 @@ TEST(SnapshotBuilderTest, ANodeWithoutFreeCpusOffersOnlyTheGpusInUse) {
   EXPECT_EQ(snapshot.nodes[1].gpus, 4);  // n2
 }
 
+TEST(SnapshotBuilderTest, ANodeNotRegisteredSinceARestartOffersOnlyTheGpusInUse) {
+  std::vector<SlurmNode> nodes = cluster();
+  nodes[0].registered = false;  // n1, shown in its saved state
+  const SlurmJob running = runningOn(1, "n1", 1, nodes);
+  const auto snapshot = buildSnapshot(100, nodes, {running}, {}, config::PolicyConfig{});
+  ASSERT_EQ(snapshot.nodes.size(), 2u);
+  EXPECT_EQ(snapshot.nodes[0].name, "n1");
+  EXPECT_EQ(snapshot.nodes[0].gpus, 1);
+  EXPECT_EQ(snapshot.nodes[1].gpus, 4);  // n2
+}
+
 TEST(SnapshotBuilderTest, APlacementOnANodeWithoutFreeCpusIsRedone) {
   std::vector<SlurmNode> nodes = cluster();
   nodes[0].free_cpus = 0;  // n1: two 1-GPU jobs took both CPUs; a third was placed there too

@@ -52,8 +52,12 @@ step "a reconfigure with an adaptive job placed"
 job=$(submit_adaptive cifar10 20 0.8)
 # Once its step runs: a step being created while valgrind's slurmctld reconfigures can fail.
 wait_until 120 "job $job reported" grep -q "report accepted" "job-$job.out"
-scontrol reconfigure
-wait_until 120 "slurmctld answering after the reconfigure" scontrol ping
+# Its reply can come after MessageTimeout: slurmctld stops every thread under valgrind first.
+reloads() { grep -c -E "sched/pollux: (Pollux .* loaded|configuration reloaded)" log/slurmctld.log; }
+reloads_before=$(reloads)
+reloaded() { [ "$(reloads)" -gt "$reloads_before" ]; }
+reconfigure_slurmctld 300
+wait_until 120 "the plugin reloaded by the reconfigure" reloaded
 wait_until 120 "the plugin answering after the reconfigure" "$build/src/cli/scontrol" show pollux
 
 step "two adaptive jobs report and are grown; a rigid job runs beside them"

@@ -25,7 +25,7 @@ wait_until() {
 reconfigure_slurmctld() {
   if scontrol reconfigure 2> reconfigure.err; then return 0; fi
   grep -q "timed out" reconfigure.err || fail "scontrol reconfigure: $(cat reconfigure.err)"
-  wait_until 60 "slurmctld answering after a reconfigure whose reply timed out" scontrol ping
+  wait_until "${1:-60}" "slurmctld answering after a reconfigure whose reply timed out" scontrol ping
 }
 
 job_field() { scontrol show job "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1; }

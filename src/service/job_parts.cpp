@@ -90,6 +90,20 @@ FoldedJobs foldParts(std::vector<SlurmJob> jobs) {
   return folded;
 }
 
+void markParts(policy::Snapshot& snapshot, const std::map<uint32_t, JobParts>& parts) {
+  for (auto& job : snapshot.jobs) {
+    if (!job.current) continue;
+    const auto mine = parts.find(static_cast<uint32_t>(std::stoul(job.id)));
+    if (mine == parts.end() || !mine->second.running) continue;
+    policy::Allocation part{job.current->gpu_type, {}};
+    for (const auto& node : mine->second.running_nodes) {
+      const auto held = job.current->nodes.find(node);
+      if (held != job.current->nodes.end()) part.nodes[node] = held->second;
+    }
+    if (!part.nodes.empty()) job.part = std::move(part);
+  }
+}
+
 std::optional<std::vector<std::string>> partGrowthNodes(const policy::Allocation& current,
                                                        const policy::Allocation& target) {
   if (current.gpu_type != target.gpu_type || current.nodes.empty()) return std::nullopt;

@@ -54,6 +54,10 @@ struct FoldedJobs {
 // (its job not running, another user's, a second one) is to be cancelled.
 FoldedJobs foldParts(std::vector<SlurmJob> jobs);
 
+// Tells the policy what each job's running part holds (policy::Job::part): the part's nodes
+// with the job's GPUs per node there (a part has as many as its job on each node).
+void markParts(policy::Snapshot& snapshot, const std::map<uint32_t, JobParts>& parts);
+
 // The nodes a change from `current` to `target` adds, where the change is a growth a part can
 // carry: it keeps every node of `current` with the GPUs it has there and adds nodes with that
 // many GPUs each, of the same type. nullopt otherwise.

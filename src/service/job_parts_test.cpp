@@ -52,6 +52,21 @@ TEST(JobPartsTest, RunningPartAddsItsNodesToItsJob) {
   EXPECT_TRUE(folded.to_cancel.empty());
 }
 
+TEST(JobPartsTest, ThePolicySeesWhatARunningPartHolds) {
+  const FoldedJobs folded = foldParts({runningOn(7, {"n1"}), partOf(8, 7, JobState::kRunning, {"n2"})});
+  policy::Snapshot snapshot;
+  policy::Job job;
+  job.id = "7";
+  job.current = onNodes({{"n1", 2}, {"n2", 2}});
+  snapshot.jobs = {job};
+  job.id = "9";
+  snapshot.jobs.push_back(job);
+  markParts(snapshot, folded.parts);
+  ASSERT_TRUE(snapshot.jobs[0].part.has_value());
+  EXPECT_EQ(*snapshot.jobs[0].part, onNodes({{"n2", 2}}));
+  EXPECT_FALSE(snapshot.jobs[1].part.has_value());
+}
+
 TEST(JobPartsTest, PendingPartIsKeptForTheNextGrowth) {
   const FoldedJobs folded = foldParts({runningOn(7, {"n1"}), partOf(8, 7, JobState::kPending)});
   EXPECT_EQ(folded.jobs[0].nodes, std::vector<std::string>{"n1"});

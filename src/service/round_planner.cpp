@@ -351,6 +351,7 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
     }
     policy::Snapshot snapshot =
         buildSnapshot(round.now, round.nodes, as_seen, records, config, site, &why_waiting);
+    markParts(snapshot, folded.parts);
     if (seen) *seen = snapshot;
     decision = policy::schedule(snapshot);
     noteBudgetsUsedUp(snapshot, decision, why_waiting);

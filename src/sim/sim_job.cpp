@@ -5,6 +5,7 @@
 #include <limits>
 #include <sstream>
 
+#include "common/policy/configurations.hpp"
 #include "live_resize.hpp"
 
 namespace pollux::sim {
@@ -28,13 +29,14 @@ long SimJob::currentBatchSize() const {
 
 namespace {
 
-// Whether every node of `inner` is in `outer` with at least as many GPUs.
-bool within(const Assignment& inner, const Assignment& outer) {
-  for (const auto& [node, gpus] : inner.gpus_by_node) {
-    const auto found = outer.gpus_by_node.find(node);
-    if (found == outer.gpus_by_node.end() || found->second < gpus) return false;
+// As the policy sees it: the assignment's nodes and its GPU type.
+policy::Allocation allocationOf(const Assignment& assignment, const Cluster& cluster) {
+  policy::Allocation allocation;
+  for (const auto& [node, gpus] : assignment.gpus_by_node) {
+    allocation.gpu_type = cluster.node(node).gpu_type;
+    allocation.nodes[node] = gpus;
   }
-  return true;
+  return allocation;
 }
 
 // The GPU type(s) of the assignment's nodes, '+'-joined in node order.
@@ -64,9 +66,13 @@ SimJob::Change SimJob::changeTo(const std::optional<Assignment>& next,
       typesOf(*next, cluster) != gpu_type_) {
     return Change::kRestart;
   }
-  if (within(*assignment_, *next)) return Change::kLiveGrowth;
-  if (within(*next, *assignment_)) return Change::kLiveShrink;
-  return Change::kRestart;
+  const auto part = part_ ? std::optional<policy::Allocation>(allocationOf(*part_, cluster))
+                         : std::nullopt;
+  if (!policy::changesInPlace(allocationOf(*assignment_, cluster), allocationOf(*next, cluster),
+                              part)) {
+    return Change::kRestart;
+  }
+  return next->totalGpus() > assignment_->totalGpus() ? Change::kLiveGrowth : Change::kLiveShrink;
 }
 
 void SimJob::applyChange(Change change, const Assignment& next) {
@@ -74,6 +80,7 @@ void SimJob::applyChange(Change change, const Assignment& next) {
     joining_from_.reset();
     join_left_ = 0;
   }
+  if (change != Change::kNone) part_.reset();
   double stall = 0;
   switch (change) {
     case Change::kNone:
@@ -95,6 +102,12 @@ void SimJob::applyChange(Change change, const Assignment& next) {
       break;
     case Change::kLiveGrowth: {
       if (!joining_from_) joining_from_ = Running{*assignment_, timing_};
+      part_ = Assignment{};
+      for (const auto& [node, gpus] : next.gpus_by_node) {
+        const auto held = assignment_->gpus_by_node.find(node);
+        const int more = gpus - (held == assignment_->gpus_by_node.end() ? 0 : held->second);
+        if (more > 0) part_->gpus_by_node[node] = more;
+      }
       stall = liveGrowthStall(*live_parameters_, next.totalGpus());
       join_left_ = restart_cost_s_;
       stall_after_join_ = stall;

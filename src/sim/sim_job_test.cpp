@@ -73,27 +73,48 @@ TEST_F(SimJobTest, LiveGrowthTrainsOnWhileJoinersStartAndShrinkStalls) {
   job.assign(on({{"t4-0", 1}}, 10), cluster, 0);
   job.advance(0, 60);  // 10 s start-up, then 1 iteration per second
   EXPECT_DOUBLE_EQ(job.progress(), 50);
-  // Growth keeping t4-0: 10 s at 1 GPU while the joiner starts, then the growth's stall
-  // 0.25 + 2.5e-8 x 1e7 x log2(2) / 2 = 0.375 s, then 2 GPUs at batch 20 (1 iteration/s).
-  job.assign(on({{"t4-0", 2}}, 10), cluster, 60);
+  // Growth keeping t4-0, a part on t4-1 with as many GPUs: 10 s at 1 GPU while the joiner
+  // starts, then the growth's stall 0.25 + 2.5e-8 x 1e7 x log2(2) / 2 = 0.375 s, then 2 GPUs
+  // at batch 20 (1 iteration/s).
+  job.assign(on({{"t4-0", 1}, {"t4-1", 1}}, 10), cluster, 60);
   job.advance(60, 20);
   EXPECT_NEAR(job.progress(), 50 + 10 + (20 - 10 - 0.375), 1e-9);
   EXPECT_DOUBLE_EQ(job.gpuSeconds(), 60 + 20 * 2);  // the joiner's GPU is held meanwhile
   EXPECT_EQ(job.restarts(), 0);
+  ASSERT_TRUE(job.part().has_value());
+  EXPECT_EQ(job.part()->gpus_by_node, (std::map<std::string, int>{{"t4-1", 1}}));
   EXPECT_NEAR(*job.lastLiveStall(), 0.375, 1e-9);
   // Lost: the stall and the joiner's GPU idle for 10 s, half the allocation: 5 s.
   EXPECT_NEAR(job.lostSeconds(), 0.375 + 5, 1e-9);
-  // Shrink back onto one of its GPUs: 0.25 + 1.1e-8 x 1e7 = 0.36 s.
+  // Shrink back by dropping the part: 0.25 + 1.1e-8 x 1e7 = 0.36 s.
   job.assign(on({{"t4-0", 1}}, 10), cluster, 80);
   job.advance(80, 10);
   EXPECT_NEAR(job.progress(), 69.625 + 10 - 0.36, 1e-9);
   EXPECT_NEAR(job.pausedSeconds(), 0.375 + 0.36, 1e-9);
+  EXPECT_FALSE(job.part().has_value());
   EXPECT_EQ(job.flipBacks(), 1);  // 1 GPU, 2 GPUs, 1 GPU in consecutive rounds
   // Onto another node: a checkpoint-restart.
   job.assign(on({{"t4-1", 1}}, 10), cluster, 90);
   EXPECT_EQ(job.restarts(), 1);
   EXPECT_NEAR(job.pausedSeconds(), 0.735 + 10, 1e-9);
   EXPECT_EQ(job.flipBacks(), 1);  // the same shape on another node is no flip
+}
+
+TEST_F(SimJobTest, ChangesSlurmMakesOnlyByRequeueRestart) {
+  SimJob job(spec, app, 10, 1e7);
+  job.assign(on({{"t4-0", 1}}, 10), cluster, 0);
+  // More GPUs on a node it holds: its GRES cannot grow in place.
+  job.assign(on({{"t4-0", 2}}, 10), cluster, 60);
+  EXPECT_EQ(job.restarts(), 1);
+  // Fewer GPUs on the node: no shrink in place either.
+  job.assign(on({{"t4-0", 1}}, 10), cluster, 120);
+  EXPECT_EQ(job.restarts(), 2);
+  // A part on t4-1 (live), then a second growth while it holds the part: by requeue.
+  job.assign(on({{"t4-0", 1}, {"t4-1", 1}}, 10), cluster, 180);
+  EXPECT_EQ(job.restarts(), 2);
+  job.assign(on({{"t4-0", 2}, {"t4-1", 2}}, 10), cluster, 240);
+  EXPECT_EQ(job.restarts(), 3);
+  EXPECT_FALSE(job.part().has_value());
 }
 
 TEST_F(SimJobTest, PendingJobsDoNotProgress) {

@@ -61,12 +61,13 @@ TEST(CompletionTimeTest, RemainingSecondsIsWorkOverGoodputPlusAnyRestart) {
 TEST(CompletionTimeTest, ALiveShrinkCostsItsMeasuredStallAGrowthItsRestart) {
   Job job = declaredJob("a", 2.5e5, 1e6);
   job.restart_cost_s = 30;
-  job.current = Allocation{"t4", {{"n0", 4}}};
-  EXPECT_EQ(changeCost(job, {"t4", 4, 1}), 0.0);
+  job.current = Allocation{"t4", {{"n0", 2}, {"n1", 2}}};
+  EXPECT_EQ(changeCost(job, {"t4", 4, 2}), 0.0);
   EXPECT_EQ(changeCost(job, {"t4", 2, 1}), 30.0);  // no live change measured yet
   job.live_resize_cost_s = 0.4;
-  EXPECT_EQ(changeCost(job, {"t4", 2, 1}), 0.4);
-  EXPECT_EQ(changeCost(job, {"t4", 8, 1}), 30.0);  // growth: a requeue
+  EXPECT_EQ(changeCost(job, {"t4", 2, 1}), 0.4);  // in place: one of its nodes
+  EXPECT_EQ(changeCost(job, {"t4", 1, 1}), 30.0);  // fewer GPUs on a node: a requeue
+  EXPECT_EQ(changeCost(job, {"t4", 8, 2}), 30.0);  // growth: a requeue
   EXPECT_EQ(changeCost(job, {"v100", 2, 1}), 30.0);  // another GPU type: a requeue
   job.current.reset();
   EXPECT_EQ(changeCost(job, {"t4", 2, 1}), 30.0);
@@ -78,15 +79,22 @@ TEST(CompletionTimeTest, ALiveGrowthCostsItsStallAndTheJoinersIdleGpuTime) {
   job.current = Allocation{"t4", {{"n0", 4}}};
   job.grows_live = true;
   job.join_startup_s = 40;
-  // Not measured yet: the default stall 3 s; 4 of 8 GPUs idle for 40 s: 20 s of the job.
-  EXPECT_DOUBLE_EQ(changeCost(job, {"t4", 8, 1}), 3.0 + 20.0);
-  EXPECT_DOUBLE_EQ(changeCost(job, {"t4", 2, 1}), 3.0);  // a live shrink
+  // A part on a new node with as many GPUs, not measured yet: the default stall 3 s; 4 of 8
+  // GPUs idle for 40 s: 20 s of the job.
+  EXPECT_DOUBLE_EQ(changeCost(job, {"t4", 8, 2}), 3.0 + 20.0);
+  EXPECT_EQ(changeCost(job, {"t4", 8, 1}), 30.0);  // more GPUs on its node: a requeue
+  EXPECT_EQ(changeCost(job, {"t4", 2, 1}), 30.0);  // fewer GPUs on its node: a requeue
   job.live_resize_cost_s = 0.5;
-  EXPECT_DOUBLE_EQ(changeCost(job, {"t4", 8, 1}), 0.5 + 20.0);
-  EXPECT_DOUBLE_EQ(changeCost(job, {"t4", 16, 2}), 0.5 + 40.0 * 12 / 16);  // onto a new node
-  EXPECT_EQ(changeCost(job, {"v100", 8, 1}), 30.0);  // another GPU type: a restart
+  EXPECT_DOUBLE_EQ(changeCost(job, {"t4", 8, 2}), 0.5 + 20.0);
+  EXPECT_DOUBLE_EQ(changeCost(job, {"t4", 16, 4}), 0.5 + 40.0 * 12 / 16);
+  EXPECT_EQ(changeCost(job, {"v100", 8, 2}), 30.0);  // another GPU type: a restart
   job.current = Allocation{"t4", {{"n0", 2}, {"n1", 2}}};
-  EXPECT_EQ(changeCost(job, {"t4", 8, 1}), 30.0);  // onto fewer nodes: a restart
+  EXPECT_EQ(changeCost(job, {"t4", 8, 1}), 30.0);  // onto fewer nodes, more GPUs: a restart
+  EXPECT_DOUBLE_EQ(changeCost(job, {"t4", 2, 1}), 0.5);  // a shrink in place
+  // With a part on n1 (its last live growth): only dropping the part is live.
+  job.part = Allocation{"t4", {{"n1", 2}}};
+  EXPECT_DOUBLE_EQ(changeCost(job, {"t4", 2, 1}), 0.5);
+  EXPECT_EQ(changeCost(job, {"t4", 6, 3}), 30.0);  // a second part: a requeue
 }
 
 TEST(CompletionTimeTest, TheChangeFactorChargesSecondsLost) {
@@ -100,6 +108,7 @@ TEST(CompletionTimeTest, TheChangeFactorChargesSecondsLost) {
   EXPECT_DOUBLE_EQ(changeFactor(job, {"t4", 4, 1}, 1000), 1.0);
   job.lost_s = 5;
   job.live_resize_cost_s = 0.5;
+  job.current = Allocation{"t4", {{"n0", 2}, {"n1", 2}}};
   EXPECT_DOUBLE_EQ(changeFactor(job, {"t4", 2, 1}, 1000), (1000.0 - 5) / (1000 + 0.5));
 }
 

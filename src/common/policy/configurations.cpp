@@ -46,6 +46,60 @@ Config configOf(const Allocation& allocation) {
   return {allocation.gpu_type, allocation.totalGpus(), static_cast<int>(allocation.nodes.size())};
 }
 
+int uniformPerNode(const Allocation& allocation) {
+  if (allocation.nodes.empty()) return 0;
+  const int first = allocation.nodes.begin()->second;
+  for (const auto& [node, gpus] : allocation.nodes) {
+    if (gpus != first) return 0;
+  }
+  return first;
+}
+
+Allocation addedTo(const Allocation& smaller, const Allocation& larger) {
+  Allocation added{larger.gpu_type, {}};
+  for (const auto& [node, gpus] : larger.nodes) {
+    const auto held = smaller.nodes.find(node);
+    const int more = gpus - (held == smaller.nodes.end() ? 0 : held->second);
+    if (more > 0) added.nodes[node] = more;
+  }
+  return added;
+}
+
+Allocation withoutPart(const Allocation& from, const Allocation& part) {
+  Allocation rest = from;
+  for (const auto& [node, gpus] : part.nodes) {
+    const auto held = rest.nodes.find(node);
+    if (held == rest.nodes.end()) continue;
+    held->second -= gpus;
+    if (held->second <= 0) rest.nodes.erase(held);
+  }
+  return rest;
+}
+
+namespace {
+
+// Every node of `inner` is in `outer` with at least (`exactly`: as many) GPUs.
+bool keeps(const Allocation& inner, const Allocation& outer, bool exactly) {
+  return std::all_of(inner.nodes.begin(), inner.nodes.end(), [&](const auto& node) {
+    const auto held = outer.nodes.find(node.first);
+    return held != outer.nodes.end() &&
+           (exactly ? held->second == node.second : held->second >= node.second);
+  });
+}
+
+}  // namespace
+
+bool changesInPlace(const Allocation& from, const Allocation& to,
+                    const std::optional<Allocation>& part) {
+  if (from.gpu_type != to.gpu_type || to.nodes.empty()) return false;
+  if (part) return to == withoutPart(from, *part);
+  const int per_node = uniformPerNode(from);
+  if (to.totalGpus() > from.totalGpus()) {
+    return per_node > 0 && keeps(from, to, true) && uniformPerNode(addedTo(from, to)) == per_node;
+  }
+  return to.nodes.size() < from.nodes.size() && keeps(to, from, true);
+}
+
 Config layout(const std::string& gpu_type, int gpus, const TypeShape& shape) {
   if (shape.largest_node <= 0) return {gpu_type, gpus, 0};
   if (gpus <= shape.largest_node) return {gpu_type, gpus, 1};

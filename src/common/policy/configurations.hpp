@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,24 @@ struct Config {
 
 // Shape of an existing allocation.
 Config configOf(const Allocation& allocation);
+
+// The GPUs on each node of an allocation that has as many on every node (one node: all of
+// them); 0 if its nodes differ.
+int uniformPerNode(const Allocation& allocation);
+
+// Whether Slurm moves a job from `from` to `to` without a requeue. Without a part: the same
+// GPU type, as many GPUs on each of `from`'s nodes, and either `to` keeps `from`'s nodes and
+// adds nodes with that many GPUs each (its part: a job of their own, as Slurm's GRES are per
+// node), or `to` keeps some of `from`'s nodes (a shrink in place). With a part (a job has one
+// at most): only by dropping the part.
+bool changesInPlace(const Allocation& from, const Allocation& to,
+                    const std::optional<Allocation>& part = std::nullopt);
+
+// What `larger` holds beyond `smaller`, node by node (nodes where it holds no more left out).
+Allocation addedTo(const Allocation& smaller, const Allocation& larger);
+
+// `from` without its part's GPUs.
+Allocation withoutPart(const Allocation& from, const Allocation& part);
 
 // `gpus` GPUs of `gpu_type`: inside one node if they fit, else over as few largest nodes as
 // possible. Nodes = 0 if the type's nodes cannot hold them at all.

@@ -57,5 +57,23 @@ TEST(ConfigurationsTest, ConfigOfAnAllocation) {
   EXPECT_EQ(configOf(allocation), (Config{"t4", 12, 2}));
 }
 
+TEST(ConfigurationsTest, ChangesInPlaceAreThoseSlurmMakesWithoutARequeue) {
+  const Allocation two_nodes{"t4", {{"n0", 2}, {"n1", 2}}};
+  // A part: new nodes with as many GPUs each.
+  EXPECT_TRUE(changesInPlace(two_nodes, {"t4", {{"n0", 2}, {"n1", 2}, {"n2", 2}}}));
+  EXPECT_FALSE(changesInPlace(two_nodes, {"t4", {{"n0", 2}, {"n1", 2}, {"n2", 4}}}));
+  EXPECT_FALSE(changesInPlace(two_nodes, {"t4", {{"n0", 4}, {"n1", 2}}}));  // more on a node
+  EXPECT_FALSE(changesInPlace(two_nodes, {"v100", {{"n0", 2}, {"n1", 2}, {"n2", 2}}}));
+  // A shrink in place: some of its nodes as they are.
+  EXPECT_TRUE(changesInPlace(two_nodes, {"t4", {{"n1", 2}}}));
+  EXPECT_FALSE(changesInPlace(two_nodes, {"t4", {{"n0", 1}, {"n1", 1}}}));
+  EXPECT_FALSE(changesInPlace(two_nodes, {"t4", {{"n2", 2}}}));
+  // With a part on n1: only dropping it.
+  const Allocation part{"t4", {{"n1", 2}}};
+  EXPECT_TRUE(changesInPlace(two_nodes, {"t4", {{"n0", 2}}}, part));
+  EXPECT_FALSE(changesInPlace(two_nodes, {"t4", {{"n1", 2}}}, part));
+  EXPECT_FALSE(changesInPlace(two_nodes, {"t4", {{"n0", 2}, {"n1", 2}, {"n2", 2}}}, part));
+}
+
 }  // namespace
 }  // namespace pollux::policy

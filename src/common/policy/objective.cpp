@@ -132,12 +132,13 @@ double utility(double speedup, double fairness_p) {
 }
 
 bool changesLive(const Job& job, const Config& config) {
-  if (!job.current) return false;
-  const Config now = configOf(*job.current);
-  if (config.gpu_type != now.gpu_type) return false;
+  if (!job.current || config.gpu_type != job.current->gpu_type) return false;
   const bool shrinks_live = job.grows_live || job.live_resize_cost_s;
-  return (shrinks_live && config.gpus < now.gpus && config.nodes <= now.nodes) ||
-         (job.grows_live && config.gpus > now.gpus && config.nodes >= now.nodes);
+  if (job.part) return shrinks_live && config == configOf(withoutPart(*job.current, *job.part));
+  const int nodes = static_cast<int>(job.current->nodes.size());
+  const int per_node = uniformPerNode(*job.current);
+  if (per_node <= 0 || config.gpus != config.nodes * per_node) return false;
+  return (job.grows_live && config.nodes > nodes) || (shrinks_live && config.nodes < nodes);
 }
 
 double changeCost(const Job& job, const Config& config) {

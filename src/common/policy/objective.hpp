@@ -40,12 +40,15 @@ struct JobOption {
 double utility(double speedup, double fairness_p);
 
 // What moving the job to `config` costs it, in seconds: nothing at its current config. Live
-// (grows_live, or a live change measured): a shrink on the same GPU type, its stall; a growth
-// on the same type that keeps its nodes, its stall plus the joiners' start-up times the share
-// of the new GPUs held idle meanwhile. Else its restart cost (a pending job's start too).
+// (changesLive): a shrink, its stall; a growth, its stall plus the joiners' start-up times
+// the share of the new GPUs held idle meanwhile. Else its restart cost (a pending job's start
+// too).
 double changeCost(const Job& job, const Config& config);
 
-// Whether moving the running job to `config` is a live change (as changeCost prices it).
+// Whether moving the running job to `config` is a live change, as changeCost prices it and
+// as the placement then makes it (configurations.hpp, changesInPlace) or leaves the job be:
+// with a part, dropping the part; else as many GPUs per node as it has on each now, on more
+// nodes (grows_live) or fewer (grows_live or a live change measured).
 bool changesLive(const Job& job, const Config& config);
 
 // Seconds the job lost to changes so far (lost_s, else restarts x restart_cost_s).

@@ -160,13 +160,15 @@ bool unchanged(const PlacementRequest& request) {
   return currentAllowed(request) && configOf(*request.current) == request.config;
 }
 
-// Changed requests, multi-node and larger ones first.
+// Changed requests: live changes (before others take their nodes), then multi-node and
+// larger ones first.
 std::vector<std::size_t> placementOrder(const std::vector<PlacementRequest>& requests) {
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < requests.size(); ++i) {
     if (!unchanged(requests[i])) order.push_back(i);
   }
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    if (requests[a].live != requests[b].live) return requests[a].live;
     const Config& left = requests[a].config;
     const Config& right = requests[b].config;
     if (left.nodes != right.nodes) return left.nodes > right.nodes;
@@ -216,7 +218,14 @@ std::optional<Allocation> placeWithFallbacks(const NodePool& pool,
                                              const PlacementRequest& request) {
   const NodeDemand& demand = request.demand;
   const NodeSet* allowed = request.allowed_nodes;
-  if (auto allocation = pool.find(request.config, request.current, demand, allowed)) {
+  if (request.live && request.part) {
+    const Allocation kept = withoutPart(*request.current, *request.part);
+    if (pool.fits(kept, demand)) return kept;
+  }
+  // A change priced as live is made live or not at all: a move would cost a restart.
+  if (auto allocation = pool.find(request.config, request.current, demand, allowed);
+      allocation &&
+      (!request.live || changesInPlace(*request.current, *allocation, request.part))) {
     return allocation;
   }
   if (currentAllowed(request) && pool.fits(*request.current, demand) &&

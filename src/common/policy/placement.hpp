@@ -21,6 +21,10 @@ struct PlacementRequest {
   NodeDemand demand = {};             // CPUs and memory it needs on each node
   const NodeSet* allowed_nodes = nullptr;  // its partition's nodes; nullptr: any node
   std::vector<BudgetShare> budgets = {};   // its shares of the budgets its GPUs count against
+  // A live change (objective.hpp, changesLive): placed before other changes, made in place
+  // (changesInPlace from `current`, with its `part`) or not at all.
+  bool live = false;
+  std::optional<Allocation> part = std::nullopt;
 };
 
 // What a job the round does not move (a running rigid job) holds.
@@ -35,8 +39,8 @@ struct PlacementResult {
 };
 
 // Places requests on `nodes` after what `fixed` jobs hold. Unchanged configurations keep
-// their exact nodes; the rest, largest first, prefer their current nodes, then the best fit,
-// among the nodes they are allowed.
+// their exact nodes; then live changes, then the rest, largest first; each prefers its
+// current nodes, then the best fit, among the nodes it is allowed.
 // A node takes a request only if its GPUs, CPUs and memory left cover it. Single-node
 // configurations stay on one node; multi-node ones take whole largest nodes (only the last
 // may be partly used). A request that cannot be placed keeps its current allocation if that

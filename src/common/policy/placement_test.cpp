@@ -34,6 +34,30 @@ TEST(PlacementTest, GrowingJobPrefersItsCurrentNode) {
   EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n2", 8}}}));
 }
 
+TEST(PlacementTest, ALiveChangeIsPlacedFirstAndMadeInPlaceOrNotAtAll) {
+  const auto nodes = nodesOf("t4", 3, 4, "n");
+  // A live growth from n0 onto a whole new node goes before a larger change that would
+  // otherwise have taken n0.
+  PlacementRequest grows{{"t4", 8, 2}, Allocation{"t4", {{"n0", 4}}}, {}};
+  grows.live = true;
+  PlacementRequest other{{"t4", 4, 1}, std::nullopt, {}};
+  auto result = place(nodes, {}, {other, grows});
+  EXPECT_EQ(result.allocations[1], (Allocation{"t4", {{"n0", 4}, {"n1", 4}}}));
+  EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n2", 4}}}));
+  // Priced as live but only possible as a move (n0 is held by a fixed job): left where it is.
+  PlacementRequest stuck{{"t4", 4, 1}, Allocation{"t4", {{"n0", 2}}}, {}};
+  stuck.live = true;
+  const Holding holding{Allocation{"t4", {{"n0", 2}}}, {}};
+  result = place(nodes, {holding}, {stuck});
+  EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n0", 2}}}));
+  // A live shrink of a job with a part drops exactly the part.
+  PlacementRequest drops{{"t4", 4, 1}, Allocation{"t4", {{"n1", 4}, {"n2", 4}}}, {}};
+  drops.live = true;
+  drops.part = Allocation{"t4", {{"n1", 4}}};
+  result = place(nodes, {}, {drops});
+  EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n2", 4}}}));
+}
+
 TEST(PlacementTest, BestFitAvoidsFragmentation) {
   auto nodes = nodesOf("t4", 1, 8, "big");
   nodes.push_back({"small", "t4", 2});

@@ -92,11 +92,15 @@ struct Job {
   int restarts = 0;
   double restart_cost_s = 0;                       // measured cost of one restart
   // Measured stall of a live change of the world size (pollux.elastic), known once the job
-  // made one: a shrink on the same GPU type costs this instead of a restart.
+  // made one: a shrink to some of its nodes costs this instead of a restart.
   std::optional<double> live_resize_cost_s;
-  // Its workers can join it live: a growth on the same GPU type that keeps every node it holds
-  // now is live (the placement keeps current nodes), and so is a shrink on that type.
+  // Its workers can join it live: a growth that keeps what it holds and adds as many GPUs on
+  // each node it adds to is live (its part; the placement keeps its nodes), and so is a
+  // shrink to some of its nodes (configurations.hpp, changesInPlace).
   bool grows_live = false;
+  // What its running part holds (its last live growth), within `current`: until the part
+  // leaves, it changes live only by dropping the part.
+  std::optional<Allocation> part;
   // Seconds the joiners of a live growth take to start; the job trains at its old size meanwhile.
   double join_startup_s = 0;
   // Seconds of its work lost to changes so far (restarts, stalls, joiners' start-up held idle);

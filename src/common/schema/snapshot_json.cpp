@@ -84,7 +84,7 @@ policy::Job parseJob(const JsonField& field) {
                          "local_bsz_bounds", "accumulation", "node_demand", "partition",
                          "progress", "target_progress", "budgets", "priority",
                          "live_resize_cost_s", "grows_live", "join_startup_s", "lost_s",
-                         "previous"});
+                         "previous", "part"});
   policy::Job job;
   job.id = field["id"].idString();
   job.submit_time = field["submit_time"].nonNegativeNumber();
@@ -116,6 +116,7 @@ policy::Job parseJob(const JsonField& field) {
   }
   if (field.has("lost_s")) job.lost_s = field["lost_s"].nonNegativeNumber();
   if (field.has("previous")) job.previous = parseAllocation(field["previous"]);
+  if (field.has("part")) job.part = parseAllocation(field["part"]);
   if (field.has("node_demand")) job.demand = parseNodeDemand(field["node_demand"]);
   if (field.has("budgets")) job.budgets = parseBudgetUses(field["budgets"]);
   if (field.has("priority")) job.priority = field["priority"].nonNegativeNumber();
@@ -299,6 +300,7 @@ Json::Value jobToJson(const policy::Job& job) {
   if (job.join_startup_s > 0) out["join_startup_s"] = job.join_startup_s;
   if (job.lost_s) out["lost_s"] = *job.lost_s;
   if (job.previous) out["previous"] = allocationToJson(*job.previous);
+  if (job.part) out["part"] = allocationToJson(*job.part);
   out["node_demand"] = demandToJson(job.demand);
   if (!job.budgets.empty()) {
     Json::Value& budgets = out["budgets"] = Json::Value(Json::arrayValue);

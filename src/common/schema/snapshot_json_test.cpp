@@ -232,16 +232,18 @@ TEST(SnapshotJsonTest, LiveChangeFieldsAreOptionalAndRoundTrip) {
   const policy::Snapshot again = parseSnapshot(written(snapshot));
   EXPECT_EQ(again.jobs[0].live_resize_cost_s, 0.5);
   // What the policy knows of a job's changes: whether it grows live, its joiners' start-up,
-  // the seconds it lost and what it held before its last change.
+  // the seconds it lost, what it held before its last change and what its part holds.
   snapshot.jobs[0].grows_live = true;
   snapshot.jobs[0].join_startup_s = 4;
   snapshot.jobs[0].lost_s = 12.5;
   snapshot.jobs[0].previous = policy::Allocation{"a100", {{"n1", 2}}};
+  snapshot.jobs[0].part = policy::Allocation{"a100", {{"n2", 2}}};
   const policy::Snapshot changes = parseSnapshot(written(snapshot));
   EXPECT_TRUE(changes.jobs[0].grows_live);
   EXPECT_EQ(changes.jobs[0].join_startup_s, 4);
   EXPECT_EQ(changes.jobs[0].lost_s, 12.5);
   EXPECT_EQ(changes.jobs[0].previous, snapshot.jobs[0].previous);
+  EXPECT_EQ(changes.jobs[0].part, snapshot.jobs[0].part);
 }
 
 TEST(SnapshotJsonTest, BudgetsRoundTrip) {

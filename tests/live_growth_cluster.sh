@@ -11,8 +11,9 @@
 # job off the part: the plugin cancels the part, its workers' loss is a live change back to
 # 2, and the job completes with every example once per epoch and the accuracy of the script
 # alone (within 1 point). A second job grown the same way loses its part's node (DOWN): it
-# goes on live on n1 and completes. A third, grown, is cancelled: nothing of it or its part is
-# left running or pending.
+# goes on live on n1 and completes. A third, on one GPU of n1, grows live to both of n1's
+# through a part on n1 itself, and is cancelled: nothing of it or its part is left running or
+# pending.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster/lib.sh"
@@ -115,10 +116,23 @@ state=$(job_field "$failing" JobState)
 [ "$(job_field "$failing" Restarts)" = 0 ] || fail "job $failing was requeued"
 wait_until 60 "no part of job $failing left" sh -c "[ -z \"\$(squeue -h -o '%k' | grep -x 'adaptive:part_of=$failing')\" ]"
 
-step "a job grown live is cancelled: nothing of it is left"
-starts_on_n1 $EPOCHS
-cancelled=$job
-wait_until 180 "job $cancelled grown live to 4 workers" changed_live "$cancelled" 2 4
+step "a job on one GPU of n1 grows live to both: a part on its own node; then it is cancelled"
+wait_until 60 "n2 back" sh -c "sinfo -h -n n2 -o %T | grep -q idle"
+n2_holder=$(sbatch --parsable -w n2 --gres=gpu:2 -o /dev/null --wrap "sleep 900")
+n1_holder=$(sbatch --parsable -w n1 --gres=gpu:1 -o /dev/null --wrap "sleep 900")
+wait_until 60 "rigid jobs on n1 and n2" sh -c "squeue -h -t R -j $n2_holder,$n1_holder | wc -l | grep -qx 2"
+cancelled=$(sbatch --parsable --comment=adaptive:gpu_type=a100,min_gpus=1,max_gpus=2 \
+  -o "$run/job-%j.out" ddp_launch.sh $EPOCHS)
+wait_until 60 "job $cancelled running on n1" runs_on "$cancelled" n1
+wait_until 90 "job $cancelled training" grep -q "^epoch 1:" "job-$cancelled.out"
+scancel "$n1_holder"
+wait_until 180 "job $cancelled grown live to 2 workers" changed_live "$cancelled" 1 2
+part=$(squeue -h -o "%i %k" | awk -v c="adaptive:part_of=$cancelled" '$2 == c { print $1 }')
+echo "   part $part on $(job_field "$part" NodeList) with $(job_field "$part" TresPerNode)"
+[ "$(job_field "$part" NodeList)" = n1 ] || fail "part $part is not on the job's node n1"
+runs_on "$cancelled" n1 || fail "job $cancelled left n1: $(job_field "$cancelled" NodeList)"
+[ "$(job_field "$cancelled" Restarts)" = 0 ] || fail "job $cancelled was requeued to grow"
+scancel "$n2_holder"
 scancel "$cancelled"
 wait_until 60 "job $cancelled and its parts ended" sh -c \
   "[ -z \"\$(squeue -h -o '%i %k' | grep -e '^$cancelled ' -e 'adaptive:part_of=$cancelled\$')\" ]"

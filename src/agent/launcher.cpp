@@ -269,11 +269,17 @@ Rank0End Launcher::rank0End() {
   return end;
 }
 
+std::vector<std::string> Launcher::hostnamesOf(const std::string& list) {
+  auto nodes = hostnames(list);
+  if (!nodes) throw std::runtime_error("scontrol show hostnames " + list + " failed");
+  return *nodes;
+}
+
 // The job's nodes, expanded by Slurm's own `scontrol show hostnames`.
 std::vector<std::string> Launcher::jobNodes() {
   const char* list = std::getenv("SLURM_JOB_NODELIST");
   if (!list || !*list) throw InvalidInput("SLURM_JOB_NODELIST is not set: --launch runs in a batch script");
-  return hostnames(list);
+  return hostnamesOf(list);
 }
 
 // The nodes Slurm shows the job on now (a live shrink may have taken some).
@@ -281,19 +287,7 @@ std::vector<std::string> Launcher::currentJobNodes() {
   const CommandOutput result = runCommand({"squeue", "-h", "-j", job_id_, "-o", "%N"});
   std::string list = result.output;
   while (!list.empty() && std::isspace(static_cast<unsigned char>(list.back()))) list.pop_back();
-  return result.status == 0 && !list.empty() ? hostnames(list) : jobNodes();
-}
-
-std::vector<std::string> Launcher::hostnames(const std::string& list) {
-  const CommandOutput result = runCommand({"scontrol", "show", "hostnames", list});
-  std::vector<std::string> nodes;
-  std::istringstream lines(result.output);
-  for (std::string line; std::getline(lines, line);) {
-    if (!line.empty()) nodes.push_back(line);
-  }
-  if (result.status != 0 || nodes.empty())
-    throw std::runtime_error("scontrol show hostnames " + list + " failed");
-  return nodes;
+  return result.status == 0 && !list.empty() ? hostnamesOf(list) : jobNodes();
 }
 
 }  // namespace pollux::agent

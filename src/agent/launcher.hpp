@@ -88,7 +88,7 @@ class Launcher {
   bool shrinkJob(const std::vector<std::string>& nodes);
   std::vector<std::string> jobNodes();
   std::vector<std::string> currentJobNodes();
-  std::vector<std::string> hostnames(const std::string& list);
+  std::vector<std::string> hostnamesOf(const std::string& list);  // throws where it fails
   int minReplicas();
   Rank0End rank0End();
 

@@ -29,11 +29,12 @@ LiveShrink liveShrinkOf(const std::vector<std::string>& step_nodes, int per_node
 std::string resizeRequest(const std::vector<int>& leaving);
 
 // A live growth through a part of the job (sched/pollux places the part on the nodes the job
-// grows to; the launcher starts workers in it, which join at an agreeing step).
+// grows to, or on its own nodes where it doubles the job's GPUs; the launcher starts workers
+// in it, which join at an agreeing step).
 struct LiveJoin {
   uint32_t part = 0;        // the part's job id
   int joiners = 0;          // workers to join: its nodes x the step's workers per node
-  int part_nodes = 0;
+  int part_nodes = 0;       // nodes it adds to the step's (0 on the job's own nodes)
   int nodes_before = 0;     // the step's nodes and workers before the join
   int replicas_before = 0;
   bool requested = false;   // `resize join=N` sent to the trainer

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "reporter.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 #include <sstream>
@@ -184,26 +185,40 @@ bool Reporter::startLiveShrink(const schema::ReportReply& reply) {
     }
     placement = state_.placement;
   }
-  const CommandOutput hosts = runCommand({"scontrol", "show", "hostnames", step_.node_list});
-  std::vector<std::string> nodes;
-  std::istringstream lines(hosts.output);
-  for (std::string line; std::getline(lines, line);) {
-    if (!line.empty()) nodes.push_back(line);
-  }
+  const auto nodes = hostnames(step_.node_list);
+  if (!nodes) return false;
   std::set<std::string> decided;
   for (const auto& [node, gpus] : reply.allocation->nodes) decided.insert(node);
   const int per_node = placement.num_replicas / std::max(placement.num_nodes, 1);
-  LiveShrink shrink = liveShrinkOf(nodes, per_node, decided);
-  if (hosts.status != 0 || shrink.leaving.empty()) return false;
+  LiveShrink shrink = liveShrinkOf(*nodes, per_node, decided);
+  if (shrink.leaving.empty()) return false;
   std::lock_guard<std::mutex> guard(state_.mutex);
   state_.live_shrink = std::move(shrink);
   return true;
+}
+
+// How many of a part's nodes the job's step does not run on (none where the part doubles the
+// job's GPUs on its own nodes); all of them where the step's nodes cannot be listed.
+int Reporter::newNodes(const std::vector<std::string>& part_nodes) const {
+  const auto step_nodes = hostnames(step_.node_list);
+  int added = 0;
+  for (const auto& node : part_nodes) {
+    if (!step_nodes || std::find(step_nodes->begin(), step_nodes->end(), node) == step_nodes->end()) {
+      ++added;
+    }
+  }
+  return added;
 }
 
 // A part of the job runs: the trainer is asked to admit its workers (the launcher starts them
 // there) at an agreeing step, once for each part.
 bool Reporter::startLiveJoin(const schema::ReportReply& reply) {
   if (!reply.part || reply.part->state != schema::PartStatus::State::kRunning) return false;
+  {
+    std::lock_guard<std::mutex> guard(state_.mutex);
+    if (state_.live_join && state_.live_join->part == reply.part->job_id) return false;
+  }
+  const int new_nodes = newNodes(reply.part->nodes);  // outside the lock: runs scontrol
   std::lock_guard<std::mutex> guard(state_.mutex);
   if (!state_.elastic || !step_.leadsJob() || !step_.launched ||
       (state_.live_join && state_.live_join->part == reply.part->job_id)) {
@@ -213,8 +228,8 @@ bool Reporter::startLiveJoin(const schema::ReportReply& reply) {
   const int per_node = placement.num_replicas / std::max(placement.num_nodes, 1);
   LiveJoin join;
   join.part = reply.part->job_id;
-  join.part_nodes = static_cast<int>(reply.part->nodes.size());
-  join.joiners = join.part_nodes * per_node;
+  join.joiners = static_cast<int>(reply.part->nodes.size()) * per_node;
+  join.part_nodes = new_nodes;
   join.nodes_before = placement.num_nodes;
   join.replicas_before = placement.num_replicas;
   state_.live_join = join;

@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include <sstream>
+
+#include "child_process.hpp"
 #include "common/invalid_input.hpp"
 #include "common/text_number.hpp"
 
@@ -20,6 +23,17 @@ int gpusPerNode(const GetEnv& getenv) {
 }
 
 }  // namespace
+
+std::optional<std::vector<std::string>> hostnames(const std::string& list) {
+  const CommandOutput result = runCommand({"scontrol", "show", "hostnames", list});
+  std::vector<std::string> nodes;
+  std::istringstream lines(result.output);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty()) nodes.push_back(line);
+  }
+  if (result.status != 0 || nodes.empty()) return std::nullopt;
+  return nodes;
+}
 
 int countVariable(const GetEnv& getenv, const char* name, int fallback, int min) {
   const auto text = getenv(name);

@@ -5,6 +5,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/model/params.hpp"
 
@@ -39,6 +40,10 @@ inline constexpr const char* kResumeMark = "resume";
 inline constexpr const char* kPartOfVariable = "POLLUX_PART_OF";
 
 using GetEnv = std::function<std::optional<std::string>(const char* name)>;
+
+// The nodes of a Slurm host list ("n[1-3],m2"), expanded by Slurm's own `scontrol show
+// hostnames`; nullopt where that fails.
+std::optional<std::vector<std::string>> hostnames(const std::string& list);
 
 // Throws pollux::InvalidInput if SLURM_JOB_ID is missing (not inside a job) or a variable is
 // malformed. GPUs per node: SLURM_GPUS_ON_NODE, else CUDA_VISIBLE_DEVICES' entries, else 1;

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "common/policy/configurations.hpp"
+
 namespace pollux::service {
 
 namespace {
@@ -39,11 +41,17 @@ std::string uselessBecause(const SlurmJob& part, const std::map<uint32_t, const 
   return "";
 }
 
-void addNodes(SlurmJob& job, const std::vector<std::string>& nodes) {
-  for (const auto& node : nodes) {
-    if (std::find(job.nodes.begin(), job.nodes.end(), node) == job.nodes.end()) {
-      job.nodes.push_back(node);
-    }
+// The part's GPUs on the job's own nodes (it doubles them there), else its nodes beside them.
+void addPart(SlurmJob& job, const JobParts& part) {
+  const auto on_job_node = [&](const std::string& node) {
+    return std::find(job.nodes.begin(), job.nodes.end(), node) != job.nodes.end();
+  };
+  if (std::all_of(part.running_nodes.begin(), part.running_nodes.end(), on_job_node)) {
+    if (job.gpus_per_node) job.gpus_per_node->count += part.running_gpus_per_node;
+    return;
+  }
+  for (const auto& node : part.running_nodes) {
+    if (!on_job_node(node)) job.nodes.push_back(node);
   }
   job.num_nodes = static_cast<int>(job.nodes.size());
 }
@@ -75,6 +83,7 @@ FoldedJobs foldParts(std::vector<SlurmJob> jobs) {
     } else {
       parts.running = job.id;
       parts.running_nodes = job.nodes;
+      parts.running_gpus_per_node = job.gpus_per_node ? job.gpus_per_node->count : 0;
       parts.running_since = job.start_time;
     }
   }
@@ -84,10 +93,16 @@ FoldedJobs foldParts(std::vector<SlurmJob> jobs) {
   for (auto& job : jobs) {
     if (partOf(job)) continue;
     const auto parts = folded.parts.find(job.id);
-    if (parts != folded.parts.end()) addNodes(job, parts->second.running_nodes);
+    if (parts != folded.parts.end() && parts->second.running) addPart(job, parts->second);
     folded.jobs.push_back(std::move(job));
   }
   return folded;
+}
+
+policy::Allocation JobParts::runningAllocation(const std::string& gpu_type) const {
+  policy::Allocation part{gpu_type, {}};
+  for (const auto& node : running_nodes) part.nodes[node] = running_gpus_per_node;
+  return part;
 }
 
 void markParts(policy::Snapshot& snapshot, const std::map<uint32_t, JobParts>& parts) {
@@ -95,39 +110,24 @@ void markParts(policy::Snapshot& snapshot, const std::map<uint32_t, JobParts>& p
     if (!job.current) continue;
     const auto mine = parts.find(static_cast<uint32_t>(std::stoul(job.id)));
     if (mine == parts.end() || !mine->second.running) continue;
-    policy::Allocation part{job.current->gpu_type, {}};
-    for (const auto& node : mine->second.running_nodes) {
-      const auto held = job.current->nodes.find(node);
-      if (held != job.current->nodes.end()) part.nodes[node] = held->second;
-    }
-    if (!part.nodes.empty()) job.part = std::move(part);
+    job.part = mine->second.runningAllocation(job.current->gpu_type);
   }
 }
 
 std::optional<std::vector<std::string>> partGrowthNodes(const policy::Allocation& current,
                                                        const policy::Allocation& target) {
-  if (current.gpu_type != target.gpu_type || current.nodes.empty()) return std::nullopt;
-  const int per_node = current.nodes.begin()->second;
-  std::vector<std::string> added;
-  for (const auto& [node, gpus] : current.nodes) {
-    const auto kept = target.nodes.find(node);
-    if (kept == target.nodes.end() || kept->second != gpus) return std::nullopt;
+  if (target.totalGpus() <= current.totalGpus() || !policy::changesInPlace(current, target)) {
+    return std::nullopt;
   }
-  for (const auto& [node, gpus] : target.nodes) {
-    if (current.nodes.count(node)) continue;
-    if (gpus != per_node) return std::nullopt;
-    added.push_back(node);
-  }
-  if (added.empty()) return std::nullopt;
-  return added;
+  std::vector<std::string> nodes;
+  for (const auto& [node, gpus] : policy::addedTo(current, target).nodes) nodes.push_back(node);
+  return nodes;
 }
 
 bool dropsOnlyPart(const policy::Allocation& current, const policy::Allocation& target,
                    const JobParts& parts) {
   if (!parts.running || current.gpu_type != target.gpu_type) return false;
-  policy::Allocation without_part = current;
-  for (const auto& node : parts.running_nodes) without_part.nodes.erase(node);
-  return !without_part.nodes.empty() && without_part == target;
+  return policy::changesInPlace(current, target, parts.runningAllocation(current.gpu_type));
 }
 
 std::vector<Action> planPartActions(std::vector<Action> actions,
@@ -195,6 +195,7 @@ std::vector<Action> planPartActions(std::vector<Action> actions,
       start.kind = ActionKind::kStart;
       start.owner = job_id;
       start.nodes = *added;
+      start.gpus_per_node = policy::uniformPerNode(*current);  // as many as the job's, each node
       start.why = "live growth of JobId=" + std::to_string(job_id) + ": part on " +
                   describe(*added) + " (" + action.why + ")";
       planned.push_back(std::move(start));
@@ -202,6 +203,12 @@ std::vector<Action> planPartActions(std::vector<Action> actions,
       round.growing[job_id] = round.growing_since.at(job_id);
       round.wanted.insert(job_id);  // the launcher submits a part; a later round places it
     } else {
+      if (mine.running && action.kind == ActionKind::kShrink) {
+        // Its step spans the part's workers: only a requeue (which ends the part) moves it.
+        action.kind = ActionKind::kRequeue;
+        action.live = false;
+        action.why += " (it holds a part: by requeue)";
+      }
       planned.push_back(std::move(action));
       continue;
     }

@@ -39,32 +39,36 @@ struct JobParts {
   uint32_t pending = 0;  // 0: none
   uint32_t running = 0;  // 0: none
   std::vector<std::string> running_nodes;
+  int running_gpus_per_node = 0;
   double running_since = 0;
+
+  // What the running part holds (GPU type `gpu_type`).
+  policy::Allocation runningAllocation(const std::string& gpu_type) const;
 };
 
 // Slurm's jobs as the policy sees them: parts folded into their jobs.
 struct FoldedJobs {
-  std::vector<SlurmJob> jobs;           // every job but parts; a job with its running part's nodes
+  std::vector<SlurmJob> jobs;           // every job but parts; a job with its running part's GPUs
   std::map<uint32_t, JobParts> parts;   // by their job's id
   std::map<uint32_t, std::string> to_cancel;  // parts with no use, and why
 };
 
 // Folds each part into its job: a running part of a running job of the same user adds its
-// nodes to the job's; one pending part per job is kept for its next growth. Any other part
+// nodes to the job's, or, on the job's own nodes, its GPUs to the job's there; one pending
+// part per job is kept for its next growth. Any other part
 // (its job not running, another user's, a second one) is to be cancelled.
 FoldedJobs foldParts(std::vector<SlurmJob> jobs);
 
-// Tells the policy what each job's running part holds (policy::Job::part): the part's nodes
-// with the job's GPUs per node there (a part has as many as its job on each node).
+// Tells the policy what each job's running part holds (policy::Job::part).
 void markParts(policy::Snapshot& snapshot, const std::map<uint32_t, JobParts>& parts);
 
-// The nodes a change from `current` to `target` adds, where the change is a growth a part can
-// carry: it keeps every node of `current` with the GPUs it has there and adds nodes with that
-// many GPUs each, of the same type. nullopt otherwise.
+// The nodes of the part that carries a change from `current` to `target`, where the change is
+// a growth a part can carry (policy::changesInPlace: as many GPUs as the job has on each of
+// its nodes, on new nodes or on its own); nullopt otherwise.
 std::optional<std::vector<std::string>> partGrowthNodes(const policy::Allocation& current,
                                                        const policy::Allocation& target);
 
-// Whether `target` is `current` without exactly the nodes of its running part.
+// Whether `target` is `current` without exactly what its running part holds.
 bool dropsOnlyPart(const policy::Allocation& current, const policy::Allocation& target,
                    const JobParts& parts);
 

@@ -52,6 +52,18 @@ TEST(JobPartsTest, RunningPartAddsItsNodesToItsJob) {
   EXPECT_TRUE(folded.to_cancel.empty());
 }
 
+TEST(JobPartsTest, RunningPartOnItsJobsNodesDoublesItsGpusThere) {
+  const FoldedJobs folded =
+      foldParts({runningOn(7, {"n1"}), partOf(8, 7, JobState::kRunning, {"n1"})});
+  ASSERT_EQ(folded.jobs.size(), 1u);
+  EXPECT_EQ(folded.jobs[0].nodes, std::vector<std::string>{"n1"});
+  EXPECT_EQ(folded.jobs[0].gpus_per_node->count, 4);
+  EXPECT_EQ(folded.parts.at(7).running_gpus_per_node, 2);
+  // Dropping it is dropping its GPUs there.
+  EXPECT_TRUE(dropsOnlyPart(onNodes({{"n1", 4}}), onNodes({{"n1", 2}}), folded.parts.at(7)));
+  EXPECT_FALSE(dropsOnlyPart(onNodes({{"n1", 4}}), onNodes({{"n1", 1}}), folded.parts.at(7)));
+}
+
 TEST(JobPartsTest, ThePolicySeesWhatARunningPartHolds) {
   const FoldedJobs folded = foldParts({runningOn(7, {"n1"}), partOf(8, 7, JobState::kRunning, {"n2"})});
   policy::Snapshot snapshot;
@@ -100,6 +112,10 @@ TEST(JobPartsTest, GrowthOntoNewNodesWithEqualGpusIsAPartGrowth) {
   EXPECT_FALSE(partGrowthNodes(onNodes({{"n1", 2}}), onNodes({{"n2", 2}, {"n3", 2}})));
   EXPECT_FALSE(partGrowthNodes(onNodes({{"n1", 2}}), {"v100", {{"n1", 2}, {"n2", 2}}}));
   EXPECT_FALSE(partGrowthNodes(onNodes({{"n1", 2}}), onNodes({{"n1", 2}})));
+  // On its own nodes, as many again on each.
+  EXPECT_EQ(partGrowthNodes(onNodes({{"n1", 2}, {"n2", 2}}), onNodes({{"n1", 4}, {"n2", 4}})),
+            (std::vector<std::string>{"n1", "n2"}));
+  EXPECT_FALSE(partGrowthNodes(onNodes({{"n1", 2}}), onNodes({{"n1", 3}})));
 }
 
 PartRound roundAt(double now, std::set<uint32_t> joined = {},
@@ -116,6 +132,7 @@ JobParts runningPart() {
   JobParts parts;
   parts.running = 8;
   parts.running_nodes = {"n2"};
+  parts.running_gpus_per_node = 2;
   parts.running_since = 100;
   return parts;
 }
@@ -140,6 +157,19 @@ TEST(JobPartsTest, GrowthPlacesThePendingPartOrAsksForOne) {
   EXPECT_TRUE(round.wanted.empty());
 }
 
+TEST(JobPartsTest, GrowthOnItsOwnNodePlacesThePartThereWithTheJobsGpus) {
+  JobParts parts;
+  parts.pending = 8;
+  PartRound round = roundAt(200);
+  const auto actions =
+      planPartActions({requeueTo(7, {"n1"}, 4)}, {runningOn(7, {"n1"})}, {{7, parts}}, round);
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kStart);
+  EXPECT_EQ(actions[0].job_id, 8u);
+  EXPECT_EQ(actions[0].nodes, std::vector<std::string>{"n1"});
+  EXPECT_EQ(actions[0].gpus_per_node, 2);
+}
+
 TEST(JobPartsTest, GrowthWhosePartDoesNotRunInTimeIsARequeue) {
   const std::vector<SlurmJob> jobs = {runningOn(7, {"n1"})};
   PartRound round = roundAt(150);
@@ -158,6 +188,19 @@ TEST(JobPartsTest, GrowthWhosePartDoesNotRunInTimeIsARequeue) {
   EXPECT_EQ(actions[1].job_id, 7u);
   EXPECT_EQ(round.growth_failed, std::set<uint32_t>{7});
   EXPECT_TRUE(round.growing.empty());
+}
+
+TEST(JobPartsTest, AShrinkThatKeepsThePartIsARequeue) {
+  const std::vector<SlurmJob> jobs = {runningOn(7, {"n1", "n2"})};
+  PartRound round = roundAt(200, {7});
+  Action shrink = requeueTo(7, {"n2"});
+  shrink.kind = ActionKind::kShrink;
+  shrink.live = true;
+  const auto actions = planPartActions({shrink}, jobs, {{7, runningPart()}}, round);
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kRequeue);
+  EXPECT_FALSE(actions[0].live);
+  EXPECT_TRUE(round.leaving.empty());
 }
 
 TEST(JobPartsTest, JobsThatDoNotGrowLiveKeepTheirRequeue) {

@@ -222,9 +222,8 @@ std::set<uint32_t> joinedParts(const std::vector<SlurmJob>& jobs,
   for (const auto& job : jobs) {
     const auto record = records.find(std::to_string(job.id));
     if (!parts.count(job.id) || record == records.end() || !record->second.report) continue;
-    if (record->second.report->placement.num_nodes >= static_cast<int>(job.nodes.size())) {
-      joined.insert(job.id);
-    }
+    const int gpus = job.gpus_per_node ? job.gpus_per_node->count * static_cast<int>(job.nodes.size()) : 0;
+    if (gpus > 0 && record->second.report->placement.num_replicas >= gpus) joined.insert(job.id);
   }
   return joined;
 }

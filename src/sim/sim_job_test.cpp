@@ -103,18 +103,20 @@ TEST_F(SimJobTest, LiveGrowthTrainsOnWhileJoinersStartAndShrinkStalls) {
 TEST_F(SimJobTest, ChangesSlurmMakesOnlyByRequeueRestart) {
   SimJob job(spec, app, 10, 1e7);
   job.assign(on({{"t4-0", 1}}, 10), cluster, 0);
-  // More GPUs on a node it holds: its GRES cannot grow in place.
+  // Twice its GPUs on its node: a part there (live); a second growth while it holds the
+  // part: by requeue.
   job.assign(on({{"t4-0", 2}}, 10), cluster, 60);
+  EXPECT_EQ(job.restarts(), 0);
+  EXPECT_EQ(job.part()->gpus_by_node, (std::map<std::string, int>{{"t4-0", 1}}));
+  job.assign(on({{"t4-0", 2}, {"t4-1", 2}}, 10), cluster, 120);
   EXPECT_EQ(job.restarts(), 1);
-  // Fewer GPUs on the node: no shrink in place either.
-  job.assign(on({{"t4-0", 1}}, 10), cluster, 120);
-  EXPECT_EQ(job.restarts(), 2);
-  // A part on t4-1 (live), then a second growth while it holds the part: by requeue.
+  EXPECT_FALSE(job.part().has_value());
+  // Fewer GPUs on each node (no part to drop): GRES do not shrink in place.
   job.assign(on({{"t4-0", 1}, {"t4-1", 1}}, 10), cluster, 180);
   EXPECT_EQ(job.restarts(), 2);
-  job.assign(on({{"t4-0", 2}, {"t4-1", 2}}, 10), cluster, 240);
+  // More GPUs on one of its nodes only: no part has that shape.
+  job.assign(on({{"t4-0", 2}, {"t4-1", 1}}, 10), cluster, 240);
   EXPECT_EQ(job.restarts(), 3);
-  EXPECT_FALSE(job.part().has_value());
 }
 
 TEST_F(SimJobTest, PendingJobsDoNotProgress) {

@@ -82,7 +82,8 @@ TEST(CompletionTimeTest, ALiveGrowthCostsItsStallAndTheJoinersIdleGpuTime) {
   // A part on a new node with as many GPUs, not measured yet: the default stall 3 s; 4 of 8
   // GPUs idle for 40 s: 20 s of the job.
   EXPECT_DOUBLE_EQ(changeCost(job, {"t4", 8, 2}), 3.0 + 20.0);
-  EXPECT_EQ(changeCost(job, {"t4", 8, 1}), 30.0);  // more GPUs on its node: a requeue
+  EXPECT_DOUBLE_EQ(changeCost(job, {"t4", 8, 1}), 3.0 + 20.0);  // a part on its node
+  EXPECT_EQ(changeCost(job, {"t4", 6, 1}), 30.0);  // 2 more GPUs on its node: a requeue
   EXPECT_EQ(changeCost(job, {"t4", 2, 1}), 30.0);  // fewer GPUs on its node: a requeue
   job.live_resize_cost_s = 0.5;
   EXPECT_DOUBLE_EQ(changeCost(job, {"t4", 8, 2}), 0.5 + 20.0);

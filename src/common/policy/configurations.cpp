@@ -95,7 +95,10 @@ bool changesInPlace(const Allocation& from, const Allocation& to,
   if (part) return to == withoutPart(from, *part);
   const int per_node = uniformPerNode(from);
   if (to.totalGpus() > from.totalGpus()) {
-    return per_node > 0 && keeps(from, to, true) && uniformPerNode(addedTo(from, to)) == per_node;
+    const Allocation added = addedTo(from, to);
+    const bool widens = keeps(from, to, true);
+    const bool deepens = added.nodes.size() == from.nodes.size() && keeps(added, from, true);
+    return per_node > 0 && uniformPerNode(added) == per_node && (widens || deepens);
   }
   return to.nodes.size() < from.nodes.size() && keeps(to, from, true);
 }

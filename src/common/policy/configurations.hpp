@@ -38,10 +38,10 @@ Config configOf(const Allocation& allocation);
 int uniformPerNode(const Allocation& allocation);
 
 // Whether Slurm moves a job from `from` to `to` without a requeue. Without a part: the same
-// GPU type, as many GPUs on each of `from`'s nodes, and either `to` keeps `from`'s nodes and
-// adds nodes with that many GPUs each (its part: a job of their own, as Slurm's GRES are per
-// node), or `to` keeps some of `from`'s nodes (a shrink in place). With a part (a job has one
-// at most): only by dropping the part.
+// GPU type, as many GPUs on each of `from`'s nodes, and either `to` adds a part with as many
+// GPUs on each of its nodes (a job of their own, as Slurm's GRES are per node: on new nodes,
+// or on each of `from`'s nodes, doubling them), or `to` keeps some of `from`'s nodes (a shrink
+// in place). With a part (a job has one at most): only by dropping the part.
 bool changesInPlace(const Allocation& from, const Allocation& to,
                     const std::optional<Allocation>& part = std::nullopt);
 

@@ -59,10 +59,13 @@ TEST(ConfigurationsTest, ConfigOfAnAllocation) {
 
 TEST(ConfigurationsTest, ChangesInPlaceAreThoseSlurmMakesWithoutARequeue) {
   const Allocation two_nodes{"t4", {{"n0", 2}, {"n1", 2}}};
-  // A part: new nodes with as many GPUs each.
+  // A part on new nodes with as many GPUs each.
   EXPECT_TRUE(changesInPlace(two_nodes, {"t4", {{"n0", 2}, {"n1", 2}, {"n2", 2}}}));
   EXPECT_FALSE(changesInPlace(two_nodes, {"t4", {{"n0", 2}, {"n1", 2}, {"n2", 4}}}));
-  EXPECT_FALSE(changesInPlace(two_nodes, {"t4", {{"n0", 4}, {"n1", 2}}}));  // more on a node
+  // A part on its own nodes: as many again on each.
+  EXPECT_TRUE(changesInPlace(two_nodes, {"t4", {{"n0", 4}, {"n1", 4}}}));
+  EXPECT_FALSE(changesInPlace(two_nodes, {"t4", {{"n0", 4}, {"n1", 2}}}));  // more on one node
+  EXPECT_FALSE(changesInPlace(two_nodes, {"t4", {{"n0", 3}, {"n1", 3}}}));
   EXPECT_FALSE(changesInPlace(two_nodes, {"v100", {{"n0", 2}, {"n1", 2}, {"n2", 2}}}));
   // A shrink in place: some of its nodes as they are.
   EXPECT_TRUE(changesInPlace(two_nodes, {"t4", {{"n1", 2}}}));

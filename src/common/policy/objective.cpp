@@ -137,7 +137,10 @@ bool changesLive(const Job& job, const Config& config) {
   if (job.part) return shrinks_live && config == configOf(withoutPart(*job.current, *job.part));
   const int nodes = static_cast<int>(job.current->nodes.size());
   const int per_node = uniformPerNode(*job.current);
-  if (per_node <= 0 || config.gpus != config.nodes * per_node) return false;
+  if (per_node <= 0) return false;
+  const bool deepens = config.nodes == nodes && config.gpus == 2 * nodes * per_node;
+  if (job.grows_live && deepens) return true;
+  if (config.gpus != config.nodes * per_node) return false;
   return (job.grows_live && config.nodes > nodes) || (shrinks_live && config.nodes < nodes);
 }
 

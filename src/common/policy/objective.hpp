@@ -46,9 +46,10 @@ double utility(double speedup, double fairness_p);
 double changeCost(const Job& job, const Config& config);
 
 // Whether moving the running job to `config` is a live change, as changeCost prices it and
-// as the placement then makes it (configurations.hpp, changesInPlace) or leaves the job be:
-// with a part, dropping the part; else as many GPUs per node as it has on each now, on more
-// nodes (grows_live) or fewer (grows_live or a live change measured).
+// as the placement makes it where the job's nodes still have the room (configurations.hpp,
+// changesInPlace): with a part, dropping the part; else, with as many GPUs per node as it has on each now, more
+// nodes (grows_live) or fewer (grows_live or a live change measured), or twice its GPUs on
+// as many nodes (grows_live: a part on its own nodes).
 bool changesLive(const Job& job, const Config& config);
 
 // Seconds the job lost to changes so far (lost_s, else restarts x restart_cost_s).

@@ -222,10 +222,7 @@ std::optional<Allocation> placeWithFallbacks(const NodePool& pool,
     const Allocation kept = withoutPart(*request.current, *request.part);
     if (pool.fits(kept, demand)) return kept;
   }
-  // A change priced as live is made live or not at all: a move would cost a restart.
-  if (auto allocation = pool.find(request.config, request.current, demand, allowed);
-      allocation &&
-      (!request.live || changesInPlace(*request.current, *allocation, request.part))) {
+  if (auto allocation = pool.find(request.config, request.current, demand, allowed)) {
     return allocation;
   }
   if (currentAllowed(request) && pool.fits(*request.current, demand) &&

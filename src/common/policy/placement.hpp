@@ -21,8 +21,8 @@ struct PlacementRequest {
   NodeDemand demand = {};             // CPUs and memory it needs on each node
   const NodeSet* allowed_nodes = nullptr;  // its partition's nodes; nullptr: any node
   std::vector<BudgetShare> budgets = {};   // its shares of the budgets its GPUs count against
-  // A live change (objective.hpp, changesLive): placed before other changes, made in place
-  // (changesInPlace from `current`, with its `part`) or not at all.
+  // A live change (objective.hpp, changesLive): placed before other changes, so that its own
+  // nodes have the room to make it in place (a job with a `part` keeps the rest of `current`).
   bool live = false;
   std::optional<Allocation> part = std::nullopt;
 };

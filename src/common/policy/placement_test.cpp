@@ -34,7 +34,7 @@ TEST(PlacementTest, GrowingJobPrefersItsCurrentNode) {
   EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n2", 8}}}));
 }
 
-TEST(PlacementTest, ALiveChangeIsPlacedFirstAndMadeInPlaceOrNotAtAll) {
+TEST(PlacementTest, ALiveChangeIsPlacedFirstOnItsNodes) {
   const auto nodes = nodesOf("t4", 3, 4, "n");
   // A live growth from n0 onto a whole new node goes before a larger change that would
   // otherwise have taken n0.
@@ -44,12 +44,13 @@ TEST(PlacementTest, ALiveChangeIsPlacedFirstAndMadeInPlaceOrNotAtAll) {
   auto result = place(nodes, {}, {other, grows});
   EXPECT_EQ(result.allocations[1], (Allocation{"t4", {{"n0", 4}, {"n1", 4}}}));
   EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n2", 4}}}));
-  // Priced as live but only possible as a move (n0 is held by a fixed job): left where it is.
-  PlacementRequest stuck{{"t4", 4, 1}, Allocation{"t4", {{"n0", 2}}}, {}};
-  stuck.live = true;
-  const Holding holding{Allocation{"t4", {{"n0", 2}}}, {}};
-  result = place(nodes, {holding}, {stuck});
-  EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n0", 2}}}));
+  // A part on its own node, doubling it, before a change that would take that room.
+  PlacementRequest doubles{{"t4", 4, 1}, Allocation{"t4", {{"n0", 2}}}, {}};
+  doubles.live = true;
+  PlacementRequest moves{{"t4", 2, 1}, Allocation{"t4", {{"n1", 1}}}, {}};
+  const Holding holding{Allocation{"t4", {{"n1", 3}, {"n2", 3}}}, {}};
+  result = place(nodes, {holding}, {moves, doubles});
+  EXPECT_EQ(result.allocations[1], (Allocation{"t4", {{"n0", 4}}}));
   // A live shrink of a job with a part drops exactly the part.
   PlacementRequest drops{{"t4", 4, 1}, Allocation{"t4", {{"n1", 4}, {"n2", 4}}}, {}};
   drops.live = true;

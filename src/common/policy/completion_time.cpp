@@ -17,11 +17,6 @@ std::optional<double> remainingSeconds(const Job& job, JobGoodput& goodput, cons
   return job.length->remaining() / batch->goodput + changeCost(job, config);
 }
 
-bool undoesLastChange(const Job& job, const Config& config, const Params& params, double time) {
-  return job.current && job.previous && configOf(*job.previous) == config &&
-         time - job.last_change_time < 2 * params.min_change_interval_s;
-}
-
 CompletionOptions completionOptions(const Job& job, const std::vector<JobOption>& options,
                                     JobGoodput& goodput, int fair_choice, const Params& params,
                                     double time) {

@@ -55,9 +55,6 @@ struct CompletionOptions {
   bool guarded = false;   // the goodput round gave the job GPUs: it must get one of `options`
 };
 
-// Whether `config` would undo the job's last change in the round after it: what it held
-// before, less than two minimum change intervals ago.
-bool undoesLastChange(const Job& job, const Config& config, const Params& params, double time);
 
 // The options of a declaring job for the completion-time pass at `time`. `fair_choice`: the
 // index of the option the goodput round chose for it, or -1. None if the job has no goodput

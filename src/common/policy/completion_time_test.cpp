@@ -136,6 +136,31 @@ TEST(CompletionTimeTest, NoChangeIsUndoneInTheRoundAfterIt) {
   EXPECT_EQ(completionOptions(job, options, goodput, 1, params, 220).options.size(), 3u);
 }
 
+TEST(CompletionTimeTest, UnderJctTheGoodputPassDoesNotOfferTheAllocationJustLeftEither) {
+  const auto nodes = nodesOf("t4", 1, 8, "n");
+  const ClusterShape cluster = shapeOf(nodes);
+  Job job = adaptiveJob("a", 1, 8, "t4");
+  job.current = Allocation{"t4", {{"n0", 8}}};
+  job.previous = Allocation{"t4", {{"n0", 4}}};
+  job.last_change_time = 100;
+  Snapshot snapshot;
+  snapshot.time = 160;
+  snapshot.nodes = nodes;
+  snapshot.params.min_change_interval_s = 60;
+  JobGoodput goodput(job, {}, cluster);
+  const auto offers = [&](const Config& config) {
+    const auto options = adaptiveOptions(job, candidateConfigs(job, cluster), goodput, snapshot, {});
+    return std::any_of(options.begin(), options.end(),
+                       [&](const JobOption& option) { return option.config == config; });
+  };
+  snapshot.params.objective = Objective::kJct;
+  EXPECT_FALSE(offers({"t4", 4, 1}));
+  EXPECT_TRUE(offers({"t4", 2, 1}));
+  EXPECT_TRUE(offers({"t4", 8, 1}));
+  snapshot.params.objective = Objective::kGoodput;  // Pollux's own objective: as Pollux does
+  EXPECT_TRUE(offers({"t4", 4, 1}));
+}
+
 TEST(CompletionTimeTest, GrowthMustPayForItsRestartAndEarlierOnes) {
   const auto nodes = nodesOf("t4", 1, 8, "n");
   const ClusterShape cluster = shapeOf(nodes);

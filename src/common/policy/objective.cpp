@@ -74,7 +74,9 @@ std::vector<Scored> runningOptions(const Job& job, const std::vector<Config>& ca
     const bool worth_it = *speedup > (1 + params.restart_threshold) * current_speedup ||
                           (shrinks_for_others && config.gpus < current.gpus);
     const bool yields_to_rigid = rigid_wants_its_type && config.gpus < current.gpus;
-    if ((may_change && worth_it) || yields_to_rigid) {
+    const bool undoes = params.objective == Objective::kJct &&
+                        undoesLastChange(job, config, params, snapshot.time);
+    if ((may_change && worth_it && !undoes) || yields_to_rigid) {
       options.push_back({config, *speedup * changeFactor(job, config, snapshot.time)});
     }
   }
@@ -153,6 +155,11 @@ double changeCost(const Job& job, const Config& config) {
   if (config.gpus < now.gpus) return stall;
   const double idle_share = double(config.gpus - now.gpus) / config.gpus;
   return stall + job.join_startup_s * idle_share;
+}
+
+bool undoesLastChange(const Job& job, const Config& config, const Params& params, double time) {
+  return job.current && job.previous && configOf(*job.previous) == config &&
+         time - job.last_change_time < 2 * params.min_change_interval_s;
 }
 
 double secondsLost(const Job& job) {

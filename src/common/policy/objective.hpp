@@ -52,6 +52,11 @@ double changeCost(const Job& job, const Config& config);
 // as many nodes (grows_live: a part on its own nodes).
 bool changesLive(const Job& job, const Config& config);
 
+// Whether `config` would undo the job's last change in the round after it: what it held
+// before, less than two minimum change intervals ago. The jct objective does not offer it, in
+// either pass.
+bool undoesLastChange(const Job& job, const Config& config, const Params& params, double time);
+
 // Seconds the job lost to changes so far (lost_s, else restarts x restart_cost_s).
 double secondsLost(const Job& job);
 

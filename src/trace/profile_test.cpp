@@ -1,25 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "profile.hpp"
 
-#include <unistd.h>
-
-#include <cstdio>
-#include <fstream>
-
 #include <gtest/gtest.h>
+
+#include "testing/temp_file.hpp"
 
 namespace pollux::trace {
 namespace {
 
-// Writes `text` to a fresh temporary file and returns its path.
-std::string writeTemp(const std::string& text) {
-  char path[] = "/tmp/pollux-profile-XXXXXX";
-  const int fd = mkstemp(path);
-  EXPECT_GE(fd, 0);
-  std::ofstream(path) << text;
-  close(fd);
-  return path;
-}
+// The text in a file removed once the statement that reads it is done.
+testing::TempFile writeTemp(const std::string& text) { return {"pollux-profile", text}; }
 
 TEST(PlacementDigitsTest, CountsNodesAndReplicas) {
   EXPECT_EQ(parsePlacementDigits("1").num_nodes, 1);

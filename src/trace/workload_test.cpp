@@ -1,23 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "workload.hpp"
 
-#include <unistd.h>
-
-#include <fstream>
-
 #include <gtest/gtest.h>
+
+#include "testing/temp_file.hpp"
 
 namespace pollux::trace {
 namespace {
 
-std::string writeTemp(const std::string& text) {
-  char path[] = "/tmp/pollux-workload-XXXXXX";
-  const int fd = mkstemp(path);
-  EXPECT_GE(fd, 0);
-  std::ofstream(path) << text;
-  close(fd);
-  return path;
-}
+// The text in a file removed once the statement that reads it is done.
+testing::TempFile writeTemp(const std::string& text) { return {"pollux-workload", text}; }
 
 const std::string kHeader = "name,time,application,num_replicas,batch_size\n";
 

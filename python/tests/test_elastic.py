@@ -145,13 +145,25 @@ def worker(role, rank, world, port, scenario, directory, results):
                 return
 
 
+SCRATCH = None  # the scenarios' directories, removed with the module's tests
+
+
+def setUpModule():
+    global SCRATCH
+    SCRATCH = tempfile.TemporaryDirectory(prefix="pollux-elastic-")
+
+
+def tearDownModule():
+    SCRATCH.cleanup()
+
+
 def run_scenario(scenario, world, joiners=0, timeout=90):
     """The scenario's processes; returns ({key: result}, {key: exit code}, directory)."""
     import torch.multiprocessing as mp
     context = mp.get_context("spawn")
     results = context.Queue()
     port = ports.rendezvous_port()
-    directory = tempfile.mkdtemp(prefix="pollux-elastic-")
+    directory = tempfile.mkdtemp(dir=SCRATCH.name)
     processes = {}
     for role, count in (("rank", world), ("joiner", joiners)):
         for rank in range(count):

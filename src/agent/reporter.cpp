@@ -214,16 +214,17 @@ int Reporter::newNodes(const std::vector<std::string>& part_nodes) const {
 // there) at an agreeing step, once for each part.
 bool Reporter::startLiveJoin(const schema::ReportReply& reply) {
   if (!reply.part || reply.part->state != schema::PartStatus::State::kRunning) return false;
+  const auto joins = [&] {  // called with state_.mutex held
+    return state_.elastic && step_.leadsJob() && step_.launched &&
+           !(state_.live_join && state_.live_join->part == reply.part->job_id);
+  };
   {
     std::lock_guard<std::mutex> guard(state_.mutex);
-    if (state_.live_join && state_.live_join->part == reply.part->job_id) return false;
+    if (!joins()) return false;
   }
   const int new_nodes = newNodes(reply.part->nodes);  // outside the lock: runs scontrol
   std::lock_guard<std::mutex> guard(state_.mutex);
-  if (!state_.elastic || !step_.leadsJob() || !step_.launched ||
-      (state_.live_join && state_.live_join->part == reply.part->job_id)) {
-    return false;
-  }
+  if (!joins()) return false;
   const model::Placement& placement = state_.placement;
   const int per_node = placement.num_replicas / std::max(placement.num_nodes, 1);
   LiveJoin join;

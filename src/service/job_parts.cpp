@@ -126,7 +126,7 @@ std::optional<std::vector<std::string>> partGrowthNodes(const policy::Allocation
 
 bool dropsOnlyPart(const policy::Allocation& current, const policy::Allocation& target,
                    const JobParts& parts) {
-  if (!parts.running || current.gpu_type != target.gpu_type) return false;
+  if (!parts.running) return false;
   return policy::changesInPlace(current, target, parts.runningAllocation(current.gpu_type));
 }
 

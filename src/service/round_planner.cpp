@@ -214,7 +214,7 @@ std::set<uint32_t> growingLive(const std::vector<SlurmJob>& jobs,
   return live;
 }
 
-// Jobs whose last report counts the nodes of their running part: its workers joined.
+// Jobs whose last report counts the GPUs of their running part: its workers joined.
 std::set<uint32_t> joinedParts(const std::vector<SlurmJob>& jobs,
                                const std::map<uint32_t, JobParts>& parts,
                                const std::map<std::string, JobRecord>& records) {
@@ -222,7 +222,8 @@ std::set<uint32_t> joinedParts(const std::vector<SlurmJob>& jobs,
   for (const auto& job : jobs) {
     const auto record = records.find(std::to_string(job.id));
     if (!parts.count(job.id) || record == records.end() || !record->second.report) continue;
-    const int gpus = job.gpus_per_node ? job.gpus_per_node->count * static_cast<int>(job.nodes.size()) : 0;
+    const int per_node = job.gpus_per_node ? job.gpus_per_node->count : 0;
+    const int gpus = per_node * static_cast<int>(job.nodes.size());
     if (gpus > 0 && record->second.report->placement.num_replicas >= gpus) joined.insert(job.id);
   }
   return joined;

@@ -109,9 +109,7 @@ policy::Job PolluxScheduler::snapshotJob(const SimJob& job) {
   snapshot_job.grows_live = job.growsLive();
   if (job.growsLive()) snapshot_job.join_startup_s = job.restartCost();
   snapshot_job.live_resize_cost_s = job.lastLiveStall();
-  if (job.part() && snapshot_job.current) {
-    snapshot_job.part = policy::Allocation{snapshot_job.current->gpu_type, job.part()->gpus_by_node};
-  }
+  snapshot_job.part = job.part();
   const auto previous = previous_.find(job.name());
   if (previous != previous_.end()) snapshot_job.previous = previous->second;
   snapshot_job.models = fittedModels(job);

@@ -66,10 +66,8 @@ SimJob::Change SimJob::changeTo(const std::optional<Assignment>& next,
       typesOf(*next, cluster) != gpu_type_) {
     return Change::kRestart;
   }
-  const auto part = part_ ? std::optional<policy::Allocation>(allocationOf(*part_, cluster))
-                         : std::nullopt;
   if (!policy::changesInPlace(allocationOf(*assignment_, cluster), allocationOf(*next, cluster),
-                              part)) {
+                              part_)) {
     return Change::kRestart;
   }
   return next->totalGpus() > assignment_->totalGpus() ? Change::kLiveGrowth : Change::kLiveShrink;
@@ -102,12 +100,6 @@ void SimJob::applyChange(Change change, const Assignment& next) {
       break;
     case Change::kLiveGrowth: {
       if (!joining_from_) joining_from_ = Running{*assignment_, timing_};
-      part_ = Assignment{};
-      for (const auto& [node, gpus] : next.gpus_by_node) {
-        const auto held = assignment_->gpus_by_node.find(node);
-        const int more = gpus - (held == assignment_->gpus_by_node.end() ? 0 : held->second);
-        if (more > 0) part_->gpus_by_node[node] = more;
-      }
       stall = liveGrowthStall(*live_parameters_, next.totalGpus());
       join_left_ = restart_cost_s_;
       stall_after_join_ = stall;
@@ -145,6 +137,9 @@ void SimJob::assign(const std::optional<Assignment>& next, const Cluster& cluste
   const Change change = changeTo(next, cluster);
   if (change != Change::kNone) last_change_time_ = now;
   applyChange(change, next.value_or(Assignment{}));
+  if (change == Change::kLiveGrowth) {
+    part_ = policy::addedTo(allocationOf(*assignment_, cluster), allocationOf(*next, cluster));
+  }
   assignment_ = next;
   gpu_type_.clear();
   if (next) {

@@ -12,6 +12,7 @@
 #include "trace/application.hpp"
 #include "cluster.hpp"
 #include "common/model/fit.hpp"
+#include "common/policy/policy.hpp"
 #include "trace/workload.hpp"
 
 namespace pollux::sim {
@@ -56,7 +57,7 @@ class SimJob {
   std::optional<double> lastLiveStall() const { return last_live_stall_s_; }
   // The GPUs its last live growth added (its part on Slurm) until it drops them or restarts:
   // it changes live meanwhile only by dropping them.
-  const std::optional<Assignment>& part() const { return part_; }
+  const std::optional<policy::Allocation>& part() const { return part_; }
   // Seconds its changes stopped it (restarts and stalls; not its first start).
   double pausedSeconds() const { return paused_s_; }
   // Seconds of work its changes cost it: pauses plus joiners' start-up times the share of
@@ -113,7 +114,7 @@ class SimJob {
   double join_left_ = 0;                   // until the joiners have started
   double stall_after_join_ = 0;
   std::optional<double> last_live_stall_s_;
-  std::optional<Assignment> part_;
+  std::optional<policy::Allocation> part_;
   double paused_s_ = 0;
   double lost_s_ = 0;
   std::pair<std::string, int> round_shape_{"", 0};        // type and GPUs this round ...

@@ -82,7 +82,7 @@ TEST_F(SimJobTest, LiveGrowthTrainsOnWhileJoinersStartAndShrinkStalls) {
   EXPECT_DOUBLE_EQ(job.gpuSeconds(), 60 + 20 * 2);  // the joiner's GPU is held meanwhile
   EXPECT_EQ(job.restarts(), 0);
   ASSERT_TRUE(job.part().has_value());
-  EXPECT_EQ(job.part()->gpus_by_node, (std::map<std::string, int>{{"t4-1", 1}}));
+  EXPECT_EQ(job.part()->nodes, (std::map<std::string, int>{{"t4-1", 1}}));
   EXPECT_NEAR(*job.lastLiveStall(), 0.375, 1e-9);
   // Lost: the stall and the joiner's GPU idle for 10 s, half the allocation: 5 s.
   EXPECT_NEAR(job.lostSeconds(), 0.375 + 5, 1e-9);
@@ -107,7 +107,7 @@ TEST_F(SimJobTest, ChangesSlurmMakesOnlyByRequeueRestart) {
   // part: by requeue.
   job.assign(on({{"t4-0", 2}}, 10), cluster, 60);
   EXPECT_EQ(job.restarts(), 0);
-  EXPECT_EQ(job.part()->gpus_by_node, (std::map<std::string, int>{{"t4-0", 1}}));
+  EXPECT_EQ(job.part()->nodes, (std::map<std::string, int>{{"t4-0", 1}}));
   job.assign(on({{"t4-0", 2}, {"t4-1", 2}}, 10), cluster, 120);
   EXPECT_EQ(job.restarts(), 1);
   EXPECT_FALSE(job.part().has_value());

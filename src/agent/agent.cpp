@@ -370,19 +370,13 @@ void Agent::pushDecision() {
   {
     std::lock_guard<std::mutex> guard(state_.mutex);
     decision = state_.decision;
-    if (state_.live_shrink && !state_.live_shrink->requested) {
-      resize = resizeRequest(state_.live_shrink->leaving);
-      state_.live_shrink->requested = true;
-    } else if (state_.live_join && !state_.live_join->requested) {
-      resize = joinRequest(state_.live_join->joiners);
-      state_.live_join->requested = true;
-    }
+    resize = pendingRequest(state_.live_shrink, state_.live_join);
   }
   if (decision) channel_.broadcast(formatDecision(*decision));
-  if (!resize.empty()) {
-    logLine("live change: asking the trainer for " + resize.substr(0, resize.size() - 1));
-    channel_.broadcast(resize);
-  }
+  if (resize.empty() || channel_.broadcast(resize) == 0) return;
+  logLine("live change: asked the trainer for " + resize.substr(0, resize.size() - 1));
+  std::lock_guard<std::mutex> guard(state_.mutex);
+  markRequested(state_.live_shrink, state_.live_join, resize);
 }
 
 void Agent::shrinkJobWhenDue() {

@@ -38,4 +38,21 @@ LiveShrink partLeaveOf(const LiveJoin& join, int replicas) {
 
 std::string joinRequest(int joiners) { return "resize join=" + std::to_string(joiners) + "\n"; }
 
+std::string pendingRequest(const std::optional<LiveShrink>& shrink,
+                           const std::optional<LiveJoin>& join) {
+  if (shrink && !shrink->requested) return resizeRequest(shrink->leaving);
+  if (join && !join->requested) return joinRequest(join->joiners);
+  return {};
+}
+
+void markRequested(std::optional<LiveShrink>& shrink, std::optional<LiveJoin>& join,
+                   const std::string& received) {
+  // By the message: either may have changed since it was sent.
+  if (shrink && !shrink->requested && resizeRequest(shrink->leaving) == received) {
+    shrink->requested = true;
+  } else if (join && !join->requested && joinRequest(join->joiners) == received) {
+    join->requested = true;
+  }
+}
+
 }  // namespace pollux::agent

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -49,5 +50,13 @@ std::string joinRequest(int joiners);
 // ranks (joiners take the ranks after those that stay). Empty `leaving` where they have not
 // joined or have left already.
 LiveShrink partLeaveOf(const LiveJoin& join, int replicas);
+
+// The live change the trainer is still to be asked for, a shrink before a join; empty where
+// none is. It stays pending until a trainer received it (markRequested): one asked for before
+// the trainer connected is sent again once it does.
+std::string pendingRequest(const std::optional<LiveShrink>& shrink,
+                           const std::optional<LiveJoin>& join);
+void markRequested(std::optional<LiveShrink>& shrink, std::optional<LiveJoin>& join,
+                   const std::string& received);
 
 }  // namespace pollux::agent

@@ -35,5 +35,30 @@ TEST(LiveShrink, ThePartsWorkersAreTheLastRanks) {
   EXPECT_TRUE(partLeaveOf(join, 2).leaving.empty());
 }
 
+TEST(LiveShrink, ARequestStaysPendingUntilATrainerReceivedIt) {
+  std::optional<LiveShrink> shrink;
+  std::optional<LiveJoin> join = LiveJoin{};
+  join->joiners = 2;
+  EXPECT_EQ(pendingRequest(shrink, join), "resize join=2\n");
+  // Sent while no trainer was connected: asked for again.
+  EXPECT_EQ(pendingRequest(shrink, join), "resize join=2\n");
+  markRequested(shrink, join, "resize join=2\n");
+  EXPECT_TRUE(join->requested);
+  EXPECT_EQ(pendingRequest(shrink, join), "");
+}
+
+TEST(LiveShrink, AShrinkIsAskedForBeforeAJoinAndMarkedByItsMessage) {
+  std::optional<LiveShrink> shrink = LiveShrink{};
+  shrink->leaving = {1};
+  std::optional<LiveJoin> join = LiveJoin{};
+  join->joiners = 1;
+  EXPECT_EQ(pendingRequest(shrink, join), "resize leave=1\n");
+  markRequested(shrink, join, "resize join=1\n");  // the join, sent before the shrink came
+  EXPECT_FALSE(shrink->requested);
+  EXPECT_TRUE(join->requested);
+  markRequested(shrink, join, "resize leave=1\n");
+  EXPECT_TRUE(shrink->requested);
+}
+
 }  // namespace
 }  // namespace pollux::agent

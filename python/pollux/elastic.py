@@ -48,7 +48,6 @@ import hmac
 import json
 import math
 import os
-import sys
 import time
 import uuid
 import weakref
@@ -56,6 +55,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 import torch.distributed as dist
+
+from pollux.log import log
 
 __all__ = ["ElasticGroup", "ResizeError", "current", "start", "broadcast_state"]
 
@@ -142,12 +143,10 @@ class ElasticGroup:
                 request = json.loads(self.store.get(f"{PREFIX}join/{index}"))
                 member, given = str(request["member"]), str(request["proof"])
             except (ValueError, KeyError, TypeError, RuntimeError):
-                print(f"pollux: join request {index} is malformed; refused", file=sys.stderr,
-                      flush=True)
+                log(f"join request {index} is malformed; refused")
                 continue
             if not hmac.compare_digest(given, proof(self.token, member)):
-                print(f"pollux: joiner {member[:12]} did not prove the job's join token; "
-                      f"refused", file=sys.stderr, flush=True)
+                log(f"joiner {member[:12]} did not prove the job's join token; refused")
                 self.store.set(f"{PREFIX}admit/{member}", json.dumps({"refused": True}))
                 continue
             self._ready.append(member)

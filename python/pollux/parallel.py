@@ -69,6 +69,7 @@ import torch.distributed as dist
 from pollux import elastic
 from pollux.checkpoint import load_checkpoint, save_checkpoint
 from pollux.data import AdaptiveBatchSampler, AdaptiveDataLoader
+from pollux.log import log
 from pollux.lr import LR_RULES, lr_scale
 from pollux.noise import NoiseAverage, noise_from_norms
 from pollux.protocol import Decision, Trainer
@@ -584,8 +585,7 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
                 try:
                     self.request_resize(*wanted)
                 except ValueError as error:
-                    print(f"pollux: resize request refused: {error}", file=sys.stderr,
-                          flush=True)
+                    log(f"resize request refused: {error}")
         if self._request is None:
             return 0
         leave, join, since = self._request
@@ -596,8 +596,7 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
                 self._force_stop = True
                 self.resize_failed = (f"{join - len(ready)} joiner(s) not ready within "
                                       f"{self._group.join_timeout_s:g} s")
-                print(f"pollux: live change abandoned: {self.resize_failed}; stopping for a "
-                      f"checkpoint", file=sys.stderr, flush=True)
+                log(f"live change abandoned: {self.resize_failed}; stopping for a checkpoint")
             return 0
         self._request = None
         stay = [rank for rank in range(self._world) if rank not in leave]
@@ -640,8 +639,8 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
         self.sampler.rewind(*self._step_position)
         if self._group is None:
             raise RuntimeError(f"a collective failed ({why}) and live changes are off")
-        print(f"pollux: rank {self._rank}: a collective failed ({why}); re-forming the "
-              f"group from the survivors", file=sys.stderr, flush=True)
+        log(f"rank {self._rank}: a collective failed ({why}); re-forming the group from the "
+            f"survivors")
         old_world = self._world
         self._drop_ddp()
         plan, failure = None, None
@@ -738,8 +737,8 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
         if report is not None:
             report(old_world, self._world, stall)
         if self._rank == 0:
-            print(f"pollux: live change to generation {generation}: {old_world} -> "
-                  f"{self._world} replicas in {stall:.3f} s", file=sys.stderr, flush=True)
+            log(f"live change to generation {generation}: {old_world} -> {self._world} "
+                f"replicas in {stall:.3f} s")
 
     def _fall_back(self, why: str) -> None:
         """A live change that cannot complete: stop as for a checkpoint request (rank 0
@@ -750,8 +749,8 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
         self._fallen_back = True
         self._stop = True
         self.resize_failed = why
-        print(f"pollux: rank {self._rank}: live change failed ({why}); falling back to a "
-              f"checkpoint and a restart", file=sys.stderr, flush=True)
+        log(f"rank {self._rank}: live change failed ({why}); falling back to a checkpoint and "
+            f"a restart")
 
     def _leave(self) -> None:
         """A leaver: its DDP wrapper and group are already gone; exit 0."""

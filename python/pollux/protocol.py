@@ -47,11 +47,11 @@ import os
 import re
 import signal
 import socket
-import sys
 import threading
 from typing import Any, Dict, Optional, Tuple
 
 from pollux.limits import BatchSizeLimits
+from pollux.log import log
 
 __all__ = ["Decision", "Trainer", "MAX_LINE", "MAX_DECLARED"]
 
@@ -168,8 +168,7 @@ class Trainer:
         """
         problem = _length_problem(epochs, examples, examples_per_epoch, *self._reported)
         if problem is not None:
-            print(f"pollux: declared length refused: {problem}; the job runs undeclared",
-                  file=sys.stderr, flush=True)
+            log(f"declared length refused: {problem}; the job runs undeclared")
             return False
         if self._socket is not None:
             self._length_line = _length_line(epochs, examples, examples_per_epoch)

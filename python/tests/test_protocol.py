@@ -24,6 +24,7 @@ EXAMPLE = os.path.join(os.path.dirname(PYTHON_DIR), "examples", "train_ddp.py")
 sys.path.insert(0, PYTHON_DIR)
 
 from pollux import protocol  # noqa: E402  (after the path set-up)
+from pollux.log import log  # noqa: E402
 
 LIMITS = dict(init_batch_size=256, max_batch_size=4096, min_local_bsz=16, max_local_bsz=128,
               accumulation=True)
@@ -89,6 +90,22 @@ def fields_of(line):
     """b"kind key=value ..." -> {"": kind, key: value}."""
     words = line.decode("ascii").split()
     return {"": words[0], **dict(word.split("=", 1) for word in words[1:])}
+
+
+class LogTest(unittest.TestCase):
+    def test_a_message_is_one_write_of_the_whole_line(self):
+        writes = []
+
+        class Recorder:
+            def write(self, text):
+                writes.append(text)
+
+            def flush(self):
+                pass
+
+        with contextlib.redirect_stderr(Recorder()):
+            log("live change to generation 1: 1 -> 2 replicas in 0.509 s")
+        self.assertEqual(writes, ["pollux: live change to generation 1: 1 -> 2 replicas in 0.509 s\n"])
 
 
 class NoAgentTest(unittest.TestCase):

@@ -105,7 +105,8 @@ class LogTest(unittest.TestCase):
 
         with contextlib.redirect_stderr(Recorder()):
             log("live change to generation 1: 1 -> 2 replicas in 0.509 s")
-        self.assertEqual(writes, ["pollux: live change to generation 1: 1 -> 2 replicas in 0.509 s\n"])
+        self.assertEqual(writes,
+                         ["pollux: live change to generation 1: 1 -> 2 replicas in 0.509 s\n"])
 
 
 class NoAgentTest(unittest.TestCase):

@@ -218,9 +218,10 @@ class AdaptiveBatchSampler(torch.utils.data.Sampler):
 
     def rewind(self, epoch: int, position: int) -> None:
         """Back to `position` of the current epoch (a step that a failure undid); nothing if
-        the epoch has moved on."""
+        the epoch has moved on. The undone micro-batch is no longer this rank's last one."""
         if epoch == self.elastic.epoch and 0 <= position <= self.elastic.position:
             self.elastic.position = position
+            self.last_indices = []
         self.layout += 1
 
     def __iter__(self) -> Iterator[List[int]]:

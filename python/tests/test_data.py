@@ -134,6 +134,16 @@ class AdaptiveDataLoaderTest(unittest.TestCase):
         self.assertEqual(shares, [([2, 5, 8], [2, 5, 8], 3), ([9], [], 0)])
         self.assertEqual(loader.batch_sampler.global_count, 1)
 
+    def test_a_step_undone_gives_its_examples_back_and_is_no_last_micro_batch(self):
+        loader = AdaptiveDataLoader(self.dataset, limits(4), shuffle=False, rank=0, replicas=1)
+        batches = iter(loader)
+        self.assertEqual(targets_of(next(batches)), [0, 1, 2, 3])
+        sampler = loader.batch_sampler
+        self.assertEqual(targets_of(next(batches)), [4, 5, 6, 7])
+        sampler.rewind(sampler.epoch, 4)  # a failure undid the second step
+        self.assertEqual(loader.last_indices, [])
+        self.assertEqual([targets_of(batch) for batch in loader], [[4, 5, 6, 7], [8, 9]])
+
     def test_epochs_resume_mid_epoch_from_the_state(self):
         loader = AdaptiveDataLoader(self.dataset, limits(4), seed=2, rank=0, replicas=1)
         seen = []

@@ -157,22 +157,27 @@ stop_test_cluster() {
 }
 
 # every_example_once JOB EPOCHS: fails unless JOB's ranks together took every example of the
-# example's 1,497 once in each epoch (from the example's --log-examples files).
+# example's 1,497 once in each epoch (from the example's --log-examples files). On a failure:
+# which files logged the repeated examples, and the trainer's own lines (its live changes).
 every_example_once() {
-  "${python:-/usr/bin/python3}" - "$2" examples-"$1".rank* <<'PY' || fail "job $1 repeated or skipped examples"
+  "${python:-/usr/bin/python3}" - "$2" examples-"$1".rank* <<'PY' || { grep "^pollux:" "job-$1.out" >&2; fail "job $1 repeated or skipped examples"; }
 import collections, re, sys
 epochs, paths = int(sys.argv[1]), sys.argv[2:]
-seen = collections.defaultdict(list)
-for line in (line for path in paths for line in open(path)):
-    match = re.match(r"examples epoch=(\d+) rank=\d+: ([\d,]*)$", line.strip())
-    if match and match.group(2):
-        seen[int(match.group(1))].extend(int(i) for i in match.group(2).split(","))
+seen = collections.defaultdict(list)  # epoch -> [(example, file, line number)]
+for path in paths:
+    for number, line in enumerate(open(path), 1):
+        match = re.match(r"examples epoch=(\d+) rank=\d+: ([\d,]*)$", line.strip())
+        if match and match.group(2):
+            seen[int(match.group(1))].extend((int(i), path, number) for i in match.group(2).split(","))
 for epoch in range(epochs):
-    counts = collections.Counter(seen[epoch])
-    repeated = sum(1 for n in counts.values() if n > 1)
+    counts = collections.Counter(example for example, _, _ in seen[epoch])
+    repeated = sorted(example for example, n in counts.items() if n > 1)
     missing = sum(1 for i in range(1497) if i not in counts)
     if repeated or missing:
-        sys.exit(f"epoch {epoch}: {repeated} repeated, {missing} skipped")
+        where = sorted({f"{path.rsplit('/', 1)[-1]}:{number}" for example, path, number in seen[epoch]
+                        if example in repeated[:8]})
+        sys.exit(f"epoch {epoch}: {len(repeated)} repeated, {missing} skipped; repeated ones "
+                 f"logged at {' '.join(where)}")
 print(f"   every example once in each of {epochs} epochs")
 PY
 }

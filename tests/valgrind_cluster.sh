@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # sched_pollux.so inside a real slurmctld under valgrind memcheck: slurmctld reconfigures
-# with an adaptive job placed, two adaptive jobs under pollux-agent report and are grown
-# through requeues, a rigid job runs beside them, status and metrics are read, then
+# with an adaptive job placed, two adaptive jobs under pollux-agent report and one is grown
+# (by a requeue, or live), a rigid job runs beside them, status and metrics are read, then
 # slurmctld stops cleanly with SIGTERM so the plugin's fini runs and valgrind checks the
 # heap for leaks.
 #
@@ -60,7 +60,7 @@ reconfigure_slurmctld 300
 wait_until 120 "the plugin reloaded by the reconfigure" reloaded
 wait_until 120 "the plugin answering after the reconfigure" "$build/src/cli/scontrol" show pollux
 
-step "two adaptive jobs report and are grown; a rigid job runs beside them"
+step "two adaptive jobs report and one is grown; a rigid job runs beside them"
 other=$(submit_adaptive ncf 20 0.3)
 rigid=$(sbatch --parsable --gres=gpu:v100:2 -o /dev/null --wrap "sleep 20")
 # Which one grows is the policy's choice; by a requeue, or live by a part where a node has room.

@@ -70,8 +70,8 @@ def mlp():
                                torch.nn.Linear(128, 10))
 
 
-def accuracy(model, dataset):
-    inputs, targets = dataset.tensors
+def accuracy(model, dataset, device):
+    inputs, targets = (tensor.to(device) for tensor in dataset.tensors)
     with torch.no_grad():
         return (model(inputs).argmax(dim=1) == targets).float().mean().item()
 
@@ -79,8 +79,10 @@ def accuracy(model, dataset):
 def main(argv):
     args = parse_args(argv)
     rank, replicas = pollux.init_process_group()
+    # The GPU init_process_group chose from LOCAL_RANK, as under torchrun; else the CPU.
+    device = torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
     train_set, test_set = digits()
-    net = mlp()
+    net = mlp().to(device)
     optimizer = torch.optim.SGD(net.parameters(), lr=args.lr, momentum=0.9)
     # Halves the rate every 10 epochs' worth of steps at the initial batch size.
     scheduler = torch.optim.lr_scheduler.StepLR(
@@ -103,6 +105,7 @@ def main(argv):
     for epoch in loader.epochs(args.epochs):
         loss_sum, examples = 0.0, 0  # this rank's, for the epoch's mean loss
         for inputs, targets in loader:
+            inputs, targets = inputs.to(device), targets.to(device)
             optimizer.zero_grad()
             loss = loss_fn(model(inputs), targets)
             loss.backward()
@@ -124,10 +127,10 @@ def main(argv):
         if rank == 0:
             print(f"epoch {epoch}: batch {loader.global_batch_size}, loss "
                   f"{float(loss_sum) / max(examples, 1):.4g}, test accuracy "
-                  f"{accuracy(net, test_set):.4f}", flush=True)
+                  f"{accuracy(net, test_set, device):.4f}", flush=True)
     model.checkpoint(args.checkpoint)
     if rank == 0:
-        print(f"final accuracy: {accuracy(net, test_set):.4f}", flush=True)
+        print(f"final accuracy: {accuracy(net, test_set, device):.4f}", flush=True)
     return 0
 
 

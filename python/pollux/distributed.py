@@ -39,6 +39,9 @@ def init_process_group(backend: Optional[str] = None,
     if backend == "nccl":
         torch.cuda.set_device(_environment_int("LOCAL_RANK", 0, minimum=0) %
                               torch.cuda.device_count())
+    if torch.cuda.is_available() and live.joining():
+        # A joiner's CUDA context is made before it waits, not in the running job's stall.
+        torch.empty(1, device="cuda")
     if live.wanted(elastic):
         return live.start(backend, rank, world_size)
     if world_size == 1:

@@ -246,6 +246,11 @@ def wanted(elastic: Optional[bool]) -> bool:
     return os.environ.get("POLLUX_ELASTIC", "") == "1"
 
 
+def joining() -> bool:
+    """This process was started to join a running job (POLLUX_JOIN=1)."""
+    return os.environ.get("POLLUX_JOIN", "") == "1"
+
+
 def start(backend: str, rank: int, world: int) -> Tuple[int, int]:
     """Opens the job's store (rank 0 hosts it) and forms generation 0, or, for a joiner
     (POLLUX_JOIN=1), proves the token, waits to be admitted and forms that generation.
@@ -254,7 +259,7 @@ def start(backend: str, rank: int, world: int) -> Tuple[int, int]:
     address = os.environ.get("MASTER_ADDR", "127.0.0.1")
     port = int(os.environ.get("MASTER_PORT", "29500"))
     token = os.environ.get("POLLUX_JOIN_TOKEN", "").encode()
-    joiner = os.environ.get("POLLUX_JOIN", "") == "1"
+    joiner = joining()
     join_timeout_s = _float_env("POLLUX_JOIN_TIMEOUT", 60.0)
     timeout = datetime.timedelta(seconds=max(join_timeout_s, 60.0))
     if not joiner:

@@ -327,7 +327,7 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
         grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in parameters]
         flat = torch.cat([g.reshape(-1) for g in grads])
         agreeing = self._agreeing
-        local_sqr = flat.double().square().sum() if agreeing else None
+        local_sqr = _squared_norm(flat) if agreeing else None
         if self._world == 1:
             local_sqr = self._alone_noise(flat, local_sqr, agreeing)
         if self._scale == 0.0:
@@ -350,7 +350,7 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
             self._extras = flat[-_EXTRA:]
             flat = flat[:-_EXTRA]
             if self._world > 1:
-                self._whole_parts = [flat.double().square().sum()]
+                self._whole_parts = [_squared_norm(flat)]
         offset = 0
         for parameter, grad in zip(parameters, grads):
             averaged = flat[offset:offset + grad.numel()].view_as(grad)
@@ -412,8 +412,8 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
         if agreeing:
             previous, self._previous = self._previous, None
             if previous is not None:
-                local_sqr = (local_sqr + previous.double().square().sum()) / 2
-                self._whole_parts = [((previous + flat) / 2).double().square().sum()]
+                local_sqr = (local_sqr + _squared_norm(previous)) / 2
+                self._whole_parts = [_squared_norm(previous + flat) / 4]
             else:
                 self._whole_parts = [torch.tensor(math.nan, dtype=torch.float64)]
         if (self._steps + 1) % self.agree_every == 0:
@@ -835,3 +835,8 @@ def _done(value: torch.Tensor) -> Any:
     future = torch.futures.Future()
     future.set_result(value)
     return future
+
+
+def _squared_norm(flat: torch.Tensor) -> torch.Tensor:
+    """|flat|^2 accumulated in double precision, in one reduction."""
+    return torch.linalg.vector_norm(flat, dtype=torch.float64).square()

@@ -121,4 +121,11 @@ extern char *slurm_job_reason_string(enum job_state_reason reason);
 #define pollux_job_reason(reason) ((const char *)slurm_job_reason_string(reason))
 #endif
 
+/* slurm_load_job_state(): every job's id and state, without its record, from 23.02 on. */
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0)
+#define POLLUX_HAVE_JOB_STATES 1
+#else
+#define POLLUX_HAVE_JOB_STATES 0
+#endif
+
 #endif /* POLLUX_SLURM_COMPAT_H */

@@ -120,6 +120,34 @@ std::optional<std::string> RoundMemory::newWork(const std::vector<EventJob>& job
          " since the last round), " + pending;
 }
 
+void JobsSeen::loaded(const std::vector<EventJob>& jobs) {
+  jobs_.clear();
+  for (const auto& job : jobs) jobs_[job.id] = job;
+}
+
+void JobsSeen::started(uint32_t id) {
+  const auto seen = jobs_.find(id);
+  if (seen != jobs_.end()) seen->second.state = EventJobState::kActive;
+}
+
+std::optional<std::vector<EventJob>> JobsSeen::fromStates(
+    const std::vector<JobStateBrief>& states) {
+  std::vector<EventJob> jobs;
+  jobs.reserve(states.size());
+  for (const auto& state : states) {
+    const auto seen = jobs_.find(state.id);
+    if (seen == jobs_.end()) return std::nullopt;
+    const bool pending_again =
+        state.state == EventJobState::kPending && seen->second.state != EventJobState::kPending;
+    if (pending_again) return std::nullopt;
+    jobs.push_back(seen->second);
+    jobs.back().state = state.state;
+    jobs.back().completing = state.completing;
+  }
+  for (const auto& job : jobs) jobs_[job.id] = job;
+  return jobs;
+}
+
 EventClock::EventClock(int64_t now_ms, const EventTiming& timing)
     : next_round_ms_(now_ms + timing.interval_ms), next_check_ms_(now_ms + timing.delay_ms) {}
 

@@ -70,6 +70,33 @@ class RoundMemory {
   std::unordered_set<uint32_t> holding_;
 };
 
+// A job as Slurm's query of job states (23.02 on) shows it: no comment, no restart count.
+struct JobStateBrief {
+  uint32_t id = 0;
+  EventJobState state = EventJobState::kDone;
+  bool completing = false;
+};
+
+// What the last load of every job's record (a round's, or a look for new work's) showed of
+// each job, so that a look for new work can go by the jobs' states alone: a cheap query
+// where loading every record each second costs slurmctld and the plugin most of their time.
+class JobsSeen {
+ public:
+  // Replaces what is known by the records loaded now.
+  void loaded(const std::vector<EventJob>& jobs);
+  // A round started the job: until Slurm shows it running, the states cannot tell a start
+  // still to come from a failed launch requeued since.
+  void started(uint32_t id);
+  // The jobs now, from their states and what the last load showed of each; nullopt when the
+  // states cannot tell: a job no load showed (its comment is unknown) or one pending again
+  // since it was last seen otherwise (requeued: its restart count is unknown). Then load the
+  // records. The states seen are kept, so that a requeue between two looks shows.
+  std::optional<std::vector<EventJob>> fromStates(const std::vector<JobStateBrief>& states);
+
+ private:
+  std::unordered_map<uint32_t, EventJob> jobs_;
+};
+
 // pollux_interval and pollux_event_delay (0: regular rounds only), in milliseconds.
 struct EventTiming {
   int64_t interval_ms = 0;

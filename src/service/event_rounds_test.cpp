@@ -300,5 +300,63 @@ TEST(EventClockTest, BurstIsRateLimited) {
   EXPECT_LE(checks, 11);
 }
 
+TEST(JobsSeenTest, StatesOfJobsAllSeenGiveTheJobsWithWhatWasSeen) {
+  JobsSeen seen;
+  seen.loaded({{1, kPending, true, false, 2}, {2, kActive, false, false, 0},
+               {3, kActive, true, true, 0}});
+  const auto jobs = seen.fromStates({{1, kPending, false}, {2, kDone, false}, {3, kDone, false}});
+  ASSERT_TRUE(jobs);
+  ASSERT_EQ(jobs->size(), 3u);
+  EXPECT_TRUE((*jobs)[0].adaptive);
+  EXPECT_EQ((*jobs)[0].restarts, 2u);
+  EXPECT_EQ((*jobs)[1].state, kDone);
+  EXPECT_FALSE((*jobs)[2].completing);
+  // A job Slurm no longer shows is left out.
+  EXPECT_EQ(seen.fromStates({{1, kPending, false}})->size(), 1u);
+}
+
+TEST(JobsSeenTest, UnknownJobsAndRequeuesNeedTheRecords) {
+  JobsSeen seen;
+  EXPECT_FALSE(seen.fromStates({{1, kPending, false}}));  // nothing loaded yet
+  EXPECT_TRUE(seen.fromStates({}));
+  seen.loaded({{1, kPending, true, false, 0}, {2, kActive, true, false, 0}});
+  EXPECT_FALSE(seen.fromStates({{1, kPending, false}, {5, kPending, false}}));  // a new job
+  EXPECT_FALSE(seen.fromStates({{2, kPending, true}}));  // requeued: its count is unknown
+  // Running, then pending again at a later look: requeued between the two looks.
+  ASSERT_TRUE(seen.fromStates({{1, kActive, false}, {2, kActive, false}}));
+  EXPECT_FALSE(seen.fromStates({{1, kPending, false}, {2, kActive, false}}));
+  // What the records show then is known again.
+  seen.loaded({{1, kPending, true, false, 1}, {2, kActive, true, false, 0}});
+  EXPECT_EQ(seen.fromStates({{1, kPending, false}})->front().restarts, 1u);
+}
+
+TEST(JobsSeenTest, AJobARoundStartedIsExpectedRunning) {
+  JobsSeen seen;
+  seen.loaded({{1, kPending, true, false, 0}});
+  seen.started(1);
+  seen.started(9);  // not loaded: nothing to update
+  EXPECT_FALSE(seen.fromStates({{1, kPending, false}}));  // not started yet, or requeued
+  ASSERT_TRUE(seen.fromStates({{1, kActive, false}}));
+  EXPECT_FALSE(seen.fromStates({{9, kActive, false}}));
+}
+
+TEST(JobsSeenTest, NewWorkFromStatesMatchesNewWorkFromRecords) {
+  RoundMemory memory;
+  JobsSeen seen;
+  const Jobs round = {{10, kPending, true, false, 0}, {11, kActive, true, false, 0},
+                      {12, kActive, false, false, 0}};
+  memory.record(round, {});
+  seen.loaded(round);
+  const auto quiet = seen.fromStates({{10, kPending, false}, {11, kActive, false},
+                                      {12, kActive, false}});
+  ASSERT_TRUE(quiet);
+  EXPECT_EQ(newWork(memory, *quiet), "");
+  const auto ended = seen.fromStates({{10, kPending, false}, {11, kActive, false},
+                                      {12, kDone, false}});
+  ASSERT_TRUE(ended);
+  EXPECT_EQ(newWork(memory, *ended),
+            "JobId=12 ended (1 job since the last round), 1 adaptive job pending");
+}
+
 }  // namespace
 }  // namespace pollux::service

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <new>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "common/invalid_input.hpp"
@@ -15,6 +17,7 @@
 struct pollux_events {
   pollux::service::RoundMemory memory;
   pollux::service::EventClock clock;
+  pollux::service::JobsSeen seen;
 };
 
 namespace {
@@ -23,6 +26,7 @@ using pollux::service::Due;
 using pollux::service::EventJob;
 using pollux::service::EventJobState;
 using pollux::service::EventTiming;
+using pollux::service::JobStateBrief;
 using pollux::service::RoundAction;
 
 EventTiming timingOf(const pollux_service_t* service) {
@@ -60,6 +64,22 @@ std::vector<EventJob> jobsFrom(const pollux_event_job_t* jobs, size_t count) {
   return converted;
 }
 
+std::vector<JobStateBrief> statesFrom(const pollux_event_state_t* states, size_t count) {
+  std::vector<JobStateBrief> converted;
+  converted.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    converted.push_back({states[i].job_id, stateOf(states[i].state), states[i].completing != 0});
+  }
+  return converted;
+}
+
+// 1 with the reason copied when `found`, else 0.
+int reported(const std::optional<std::string>& found, char* reason, size_t reason_size) {
+  if (!found) return 0;
+  if (reason_size) std::snprintf(reason, reason_size, "%s", found->c_str());
+  return 1;
+}
+
 // What each action of a carried-out plan did, as Slurm took it.
 std::vector<RoundAction> actionsOf(const pollux_plan_t* plan) {
   std::vector<RoundAction> acted;
@@ -91,7 +111,7 @@ bool invalidArray(const void* array, size_t count) { return !array && count; }
 extern "C" {
 
 pollux_events_t* pollux_events_create(const pollux_service_t* service, int64_t now_ms) {
-  return new (std::nothrow) pollux_events{{}, {now_ms, timingOf(service)}};
+  return new (std::nothrow) pollux_events{{}, {now_ms, timingOf(service)}, {}};
 }
 
 void pollux_events_destroy(pollux_events_t* events) { delete events; }
@@ -105,17 +125,33 @@ int pollux_events_due(const pollux_events_t* events, const pollux_service_t* ser
   return events ? dueCode(events->clock.due(now_ms, timingOf(service))) : POLLUX_DUE_NOTHING;
 }
 
-int pollux_events_new_work(const pollux_events_t* events, const pollux_event_job_t* jobs,
+int pollux_events_new_work(pollux_events_t* events, const pollux_event_job_t* jobs,
                            size_t count, char* reason, size_t reason_size) {
   if (!events || invalidArray(jobs, count) || invalidArray(reason, reason_size)) {
     errno = EINVAL;
     return -1;
   }
   try {
-    const auto found = events->memory.newWork(jobsFrom(jobs, count));
-    if (!found) return 0;
-    if (reason_size) std::snprintf(reason, reason_size, "%s", found->c_str());
-    return 1;
+    const auto loaded = jobsFrom(jobs, count);
+    events->seen.loaded(loaded);
+    return reported(events->memory.newWork(loaded), reason, reason_size);
+  } catch (...) {  // only std::bad_alloc: nothing else throws
+    errno = ENOMEM;
+    return -1;
+  }
+}
+
+int pollux_events_new_work_from_states(pollux_events_t* events,
+                                       const pollux_event_state_t* states, size_t count,
+                                       char* reason, size_t reason_size) {
+  if (!events || invalidArray(states, count) || invalidArray(reason, reason_size)) {
+    errno = EINVAL;
+    return -1;
+  }
+  try {
+    const auto jobs = events->seen.fromStates(statesFrom(states, count));
+    if (!jobs) return 2;
+    return reported(events->memory.newWork(*jobs), reason, reason_size);
   } catch (...) {  // only std::bad_alloc: nothing else throws
     errno = ENOMEM;
     return -1;
@@ -135,7 +171,13 @@ int pollux_events_record_round(pollux_events_t* events, const pollux_event_job_t
     return -1;
   }
   try {
-    events->memory.record(jobsFrom(jobs, count), actionsOf(plan));
+    const auto loaded = jobsFrom(jobs, count);
+    const auto acted = actionsOf(plan);
+    events->seen.loaded(loaded);
+    for (const auto& action : acted) {
+      if (action.started) events->seen.started(action.job_id);
+    }
+    events->memory.record(loaded, acted);
     return 0;
   } catch (...) {  // only std::bad_alloc: nothing else throws
     events->memory.forget();

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -25,7 +26,7 @@ ServiceHandle serviceWith(const char* scheduler_parameters) {
 }
 
 // The reason new work was found, or "" when none was.
-std::string newWork(const pollux_events_t* events, const std::vector<pollux_event_job_t>& jobs) {
+std::string newWork(pollux_events_t* events, const std::vector<pollux_event_job_t>& jobs) {
   char reason[200] = "";
   const int found =
       pollux_events_new_work(events, jobs.data(), jobs.size(), reason, sizeof(reason));
@@ -84,6 +85,51 @@ TEST(PolluxEventsTest, ReadsTheCommentAndWhatThePlanDid) {
   ASSERT_EQ(pollux_events_record_round(events.get(), nullptr, 0, nullptr), 0);
   EXPECT_EQ(newWork(events.get(), round),
             "JobId=2 adaptive, pending since the last round (2 such jobs)");
+}
+
+// 1 with the reason, 0, or 2 (the states cannot tell) from the jobs' states alone.
+std::pair<int, std::string> newWorkFromStates(pollux_events_t* events,
+                                              const std::vector<pollux_event_state_t>& states) {
+  char reason[200] = "";
+  const int found = pollux_events_new_work_from_states(events, states.data(), states.size(),
+                                                       reason, sizeof(reason));
+  return {found, reason};
+}
+
+TEST(PolluxEventsTest, LooksByStatesWithWhatTheLastRecordsShowed) {
+  const Events events = eventsAt(nullptr, 0);
+  const std::vector<pollux_event_job_t> round = {
+      {1, POLLUX_JOB_RUNNING, 0, 0, "adaptive"},
+      {2, POLLUX_JOB_PENDING, 0, 0, "adaptive"},  // started by the round
+      {3, POLLUX_JOB_PENDING, 0, 0, "adaptive"},  // waits
+  };
+  pollux_action_t start = {};
+  start.job_id = 2;
+  start.kind = POLLUX_ACTION_START;
+  const pollux_plan_t plan = {&start, 1};
+  ASSERT_EQ(pollux_events_record_round(events.get(), round.data(), round.size(), &plan), 0);
+  const pollux_event_state_t running = {2, POLLUX_JOB_RUNNING, 0};
+  EXPECT_EQ(newWorkFromStates(events.get(), {{1, POLLUX_JOB_RUNNING, 0}, running,
+                                             {3, POLLUX_JOB_PENDING, 0}}),
+            std::make_pair(0, std::string()));
+  EXPECT_EQ(newWorkFromStates(events.get(), {{1, POLLUX_JOB_OTHER, 0}, running,
+                                             {3, POLLUX_JOB_PENDING, 0}}),
+            std::make_pair(1, std::string("JobId=1 ended (1 job since the last round), "
+                                          "1 adaptive job pending")));
+  // A job no records showed: the records are loaded, and then it is known.
+  const std::vector<pollux_event_state_t> submitted = {
+      {1, POLLUX_JOB_RUNNING, 0}, running, {3, POLLUX_JOB_PENDING, 0}, {4, POLLUX_JOB_PENDING, 0}};
+  EXPECT_EQ(newWorkFromStates(events.get(), submitted).first, 2);
+  EXPECT_EQ(newWork(events.get(), {{1, POLLUX_JOB_RUNNING, 0, 0, "adaptive"},
+                                   {2, POLLUX_JOB_RUNNING, 0, 0, "adaptive"},
+                                   {3, POLLUX_JOB_PENDING, 0, 0, "adaptive"},
+                                   {4, POLLUX_JOB_PENDING, 0, 0, nullptr}}),
+            "");
+  EXPECT_EQ(newWorkFromStates(events.get(), submitted).first, 0);
+  // The started job pending again: requeued (a failed launch), its records are needed.
+  EXPECT_EQ(newWorkFromStates(events.get(), {{2, POLLUX_JOB_PENDING, 1}}).first, 2);
+  EXPECT_EQ(pollux_events_new_work_from_states(nullptr, nullptr, 0, nullptr, 0), -1);
+  EXPECT_EQ(pollux_events_new_work_from_states(events.get(), nullptr, 1, nullptr, 0), -1);
 }
 
 TEST(PolluxEventsTest, RejectsMissingArguments) {

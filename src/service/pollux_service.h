@@ -418,6 +418,13 @@ typedef struct {
   const char *comment; /* may be NULL */
 } pollux_event_job_t;
 
+/* A job's state alone, as slurm_load_job_state() (Slurm 23.02 on) gives it. */
+typedef struct {
+  uint32_t job_id;
+  int state;      /* enum pollux_job_state; POLLUX_JOB_RUNNING also when suspended */
+  int completing; /* still releasing its nodes */
+} pollux_event_state_t;
+
 enum pollux_due {
   POLLUX_DUE_NOTHING,
   POLLUX_DUE_CHECK,       /* look for new work, then pollux_events_checked() */
@@ -433,10 +440,18 @@ int64_t pollux_events_wake(const pollux_events_t *events, const pollux_service_t
 /* What is due at `now_ms` (enum pollux_due); a regular round first. */
 int pollux_events_due(const pollux_events_t *events, const pollux_service_t *service,
                       int64_t now_ms);
-/* 1 when `jobs` (loaded now) show new work since the recorded round, with a one-line reason
- * for the log ("JobId=N ...") in `reason`; 0 when they do not; -1 with errno (EINVAL, ENOMEM). */
-int pollux_events_new_work(const pollux_events_t *events, const pollux_event_job_t *jobs,
+/* 1 when `jobs` (every job's record, loaded now) show new work since the recorded round, with
+ * a one-line reason for the log ("JobId=N ...") in `reason`; 0 when they do not; -1 with
+ * errno (EINVAL, ENOMEM). The handle keeps what they show of each job. */
+int pollux_events_new_work(pollux_events_t *events, const pollux_event_job_t *jobs,
                            size_t count, char *reason, size_t reason_size);
+/* The same from every job's state alone (a cheaper query than every record) and what the last
+ * records loaded (a round's, or pollux_events_new_work's) showed of each job: 1 and 0 as
+ * above; 2 when the states cannot tell (a job no record showed, or one pending again since:
+ * requeued): then load the records for pollux_events_new_work; -1 with errno. */
+int pollux_events_new_work_from_states(pollux_events_t *events,
+                                       const pollux_event_state_t *states, size_t count,
+                                       char *reason, size_t reason_size);
 /* A look for new work at `now_ms` found some (`found` non-zero) or none. */
 void pollux_events_checked(pollux_events_t *events, const pollux_service_t *service,
                            int64_t now_ms, int found);

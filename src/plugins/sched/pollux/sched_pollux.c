@@ -257,11 +257,42 @@ static bool nodes_registered(void)
   return registered;
 }
 
-/* Whether Slurm's jobs show new work since the last round, with the reason in `reason`. Slurm
- * sends its jobs only if any changed since the last load (else SLURM_NO_CHANGE_IN_DATA, a
- * cheap answer), so an idle or quiet cluster costs one small RPC per look. New work found
- * while nodes re-register after a restart waits for them (the next look sees it again). */
-static bool look_for_new_work(char *reason, size_t reason_size)
+/* Looks for new work by every job's state alone (a small reply where every record costs
+ * slurmctld and this thread most of their time at a busy site): 1 new work, 0 none, -1 when
+ * the states cannot tell or Slurm did not answer (look at the records). */
+static int look_by_states(char *reason, size_t reason_size)
+{
+#if POLLUX_HAVE_JOB_STATES
+  job_state_response_msg_t *states = NULL;
+  pollux_event_state_t *briefs;
+  int found = -1;
+
+  if (slurm_load_job_state(0, NULL, &states) != SLURM_SUCCESS) {
+    slurm_debug("sched/pollux: cannot load job states: %s", slurm_strerror(errno));
+    return -1;
+  }
+  briefs = malloc((states->jobs_count + 1) * sizeof(*briefs));
+  if (briefs) {
+    for (uint32_t i = 0; i < states->jobs_count; i++)
+      slurm_round_event_state(states->jobs[i].job_id, states->jobs[i].state, &briefs[i]);
+    found = pollux_events_new_work_from_states(events, briefs, states->jobs_count, reason,
+                                               reason_size);
+    if (found == 2)
+      found = -1;
+  }
+  free(briefs);
+  slurm_free_job_state_response_msg(states);
+  return found;
+#else
+  (void)reason;
+  (void)reason_size;
+  return -1;
+#endif
+}
+
+/* Looks for new work by every job's record. Slurm sends the records only if any changed since
+ * the last load (else SLURM_NO_CHANGE_IN_DATA, a cheap answer). */
+static bool look_by_records(char *reason, size_t reason_size)
 {
   job_info_msg_t *jobs = NULL;
   pollux_event_job_t *briefs;
@@ -283,6 +314,22 @@ static bool look_for_new_work(char *reason, size_t reason_size)
   }
   free(briefs);
   round_records_free_jobs(jobs);
+  return found;
+}
+
+/* Whether Slurm's jobs show new work since the last round, with the reason in `reason`: by
+ * their states where those tell, else by their records. New work found while nodes
+ * re-register after a restart waits for them (the next look sees it again). */
+static bool look_for_new_work(char *reason, size_t reason_size)
+{
+  int found = look_by_states(reason, reason_size);
+
+  if (found < 0)
+    return look_by_records(reason, reason_size);
+  if (found && !nodes_registered()) {
+    slurm_debug("sched/pollux: new work (%s) waits until the nodes have registered", reason);
+    return false;
+  }
   return found;
 }
 

@@ -500,17 +500,30 @@ bool slurm_round_job_needed(const slurm_job_info_t *job)
          (job->job_state & JOB_COMPLETING) || (job->comment && strstr(job->comment, "adaptive"));
 }
 
+/* enum pollux_job_state of Slurm's job_state: running also when suspended. */
+static int event_state_of(uint32_t job_state)
+{
+  uint32_t base = job_state & JOB_STATE_BASE;
+
+  return base == JOB_PENDING ? POLLUX_JOB_PENDING :
+         base == JOB_RUNNING || base == JOB_SUSPENDED ? POLLUX_JOB_RUNNING :
+         POLLUX_JOB_OTHER;
+}
+
 void slurm_round_event_job(const slurm_job_info_t *job, pollux_event_job_t *brief)
 {
-  uint32_t base = job->job_state & JOB_STATE_BASE;
-
   brief->job_id = job->job_id;
-  brief->state = base == JOB_PENDING ? POLLUX_JOB_PENDING :
-                 base == JOB_RUNNING || base == JOB_SUSPENDED ? POLLUX_JOB_RUNNING :
-                 POLLUX_JOB_OTHER;
+  brief->state = event_state_of(job->job_state);
   brief->completing = (job->job_state & JOB_COMPLETING) != 0;
   brief->restarts = job->restart_cnt;
   brief->comment = job->comment;
+}
+
+void slurm_round_event_state(uint32_t job_id, uint32_t job_state, pollux_event_state_t *brief)
+{
+  brief->job_id = job_id;
+  brief->state = event_state_of(job_state);
+  brief->completing = (job_state & JOB_COMPLETING) != 0;
 }
 
 void slurm_round_job_free(pollux_job_view_t *view)

@@ -83,6 +83,10 @@ bool slurm_round_job_needed(const slurm_job_info_t *job);
 /* What a look for new work (pollux_events_new_work) needs of a job; `brief` points into it. */
 void slurm_round_event_job(const slurm_job_info_t *job, pollux_event_job_t *brief);
 
+/* What a look for new work by states alone (pollux_events_new_work_from_states) needs of a
+ * job: its id and Slurm's job_state (base state and flags). */
+void slurm_round_event_state(uint32_t job_id, uint32_t job_state, pollux_event_state_t *brief);
+
 /* Frees what slurm_round_partition() and slurm_round_job() allocated for a view. */
 void slurm_round_partition_free(pollux_partition_view_t *view);
 void slurm_round_job_free(pollux_job_view_t *view);

@@ -377,6 +377,18 @@ static void test_event_job(void)
   CHECK(brief.state == POLLUX_JOB_OTHER && !brief.completing);
 }
 
+static void test_event_state(void)
+{
+  pollux_event_state_t brief;
+
+  slurm_round_event_state(9, JOB_PENDING | JOB_COMPLETING, &brief);
+  CHECK(brief.job_id == 9 && brief.state == POLLUX_JOB_PENDING && brief.completing);
+  slurm_round_event_state(9, JOB_SUSPENDED, &brief);
+  CHECK(brief.state == POLLUX_JOB_RUNNING && !brief.completing);
+  slurm_round_event_state(9, JOB_CANCELLED, &brief);
+  CHECK(brief.state == POLLUX_JOB_OTHER);
+}
+
 static void test_job_needed(void)
 {
   slurm_job_info_t job;
@@ -408,6 +420,7 @@ int main(void)
   test_license();
   test_nodes_registered();
   test_event_job();
+  test_event_state();
   test_job_needed();
   return check_summary("slurm_round_test");
 }

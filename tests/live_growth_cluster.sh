@@ -8,12 +8,12 @@
 # adaptive:part_of=JOB, the plugin places it on n2, the launcher starts 2 workers in it, and
 # they join the job's trainer live (2 -> 4 replicas): the job stays RUNNING with Restarts 0
 # and its first workers keep their process ids. A rigid job that needs n2 then shrinks the
-# job off the part: the plugin cancels the part, its workers' loss is a live change back to
-# 2, and the job completes with every example once per epoch and the accuracy of the script
-# alone (within 1 point). A second job grown the same way loses its part's node (DOWN): it
-# goes on live on n1 and completes. A third, on one GPU of n1, grows live to both of n1's
-# through a part on n1 itself, and is cancelled: nothing of it or its part is left running or
-# pending.
+# job off the part: the plugin cancels the part, its workers' loss is a live change back to 2, and
+# the job completes with every example once per epoch and the accuracy of the script alone (within 1
+# point); slurmdbd (a real MariaDB) accounts the part to the job's user, account and name, with its
+# GPUs, within the job's time. A second job grown the same way loses its part's node (DOWN): it goes
+# on live on n1 and completes. A third, on one GPU of n1, grows live to both of n1's through a part
+# on n1 itself, and is cancelled: nothing of it or its part is left running or pending.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster/lib.sh"
@@ -25,8 +25,14 @@ pythonpath=$(cd "$here/../python" && pwd)
 EPOCHS=2000
 setup_test_cluster live-growth
 
-step "start a cluster with sched/pollux, 2 fake GPUs per node"
-CLUSTER_GPUS_PER_NODE=2 POLLUX_TEST_PARAMS=pollux_objective=goodput start_pollux_cluster
+step "start MariaDB, slurmdbd and a cluster with sched/pollux, 2 fake GPUs per node"
+"$here/cluster/cluster.sh" plugindir > /dev/null
+"$here/cluster/accounting.sh" start "$run" > /dev/null
+. "$run/dbd/env"
+CLUSTER_GPUS_PER_NODE=2 POLLUX_TEST_PARAMS=pollux_objective=goodput start_pollux_cluster \
+  "$ACCOUNTING_CONF\nAccountingStorageTRES=gres/gpu\nAccountingStoreFlags=job_comment"
+wait_until 30 "slurmctld registered with slurmdbd" \
+  sh -c "sacctmgr -n -P list cluster format=cluster,controlport | grep -qx '$ACCOUNTING_CLUSTER|$(cat port_base)'"
 cat > ddp_launch.sh <<JOB
 #!/bin/sh
 #SBATCH --ntasks-per-node=1
@@ -100,6 +106,29 @@ final=$(sed -n 's/^final accuracy: //p' "job-$job.out" | tail -n 1)
 echo "   adaptive $final, alone $alone"
 "$python" -c "import sys; sys.exit(abs($final - $alone) > 0.01)" ||
   fail "job $job reached $final, the script alone $alone"
+
+step "sacct shows the part beside its job: its user, account and name, its GPUs in the job's time"
+# accounted JOB: sacct's row of JOB once slurmdbd has its end.
+accounted() {
+  sacct -n -P -X -j "$1" -o JobName,User,Account,AllocTRES,Start,End,State,Comment > "sacct-$1"
+  grep -q -e '|COMPLETED|' -e '|CANCELLED' "sacct-$1"
+}
+wait_until 60 "slurmdbd recording job $job's end" accounted "$job"
+wait_until 60 "slurmdbd recording part $part's end" accounted "$part"
+sed 's/^/   /' "sacct-$job" "sacct-$part"
+IFS='|' read -r name user account tres start end _ < "sacct-$job"
+IFS='|' read -r part_name part_user part_account part_tres part_start part_end _ comment < "sacct-$part"
+[ "$part_name|$part_user|$part_account" = "$name|$user|$account" ] ||
+  fail "part $part is accounted as $part_name|$part_user|$part_account, job $job as $name|$user|$account"
+[ "$comment" = "adaptive:part_of=$job" ] || fail "part $part's comment in sacct: $comment"
+for held in "$tres" "$part_tres"; do
+  echo "$held" | grep -q "gres/gpu=2" || fail "sacct shows no 2 GPUs in $held"
+done
+# ISO times compare as text: the part ran within its job.
+[ ! "$part_start" \< "$start" ] && [ ! "$part_end" \> "$end" ] ||
+  fail "part $part ran $part_start-$part_end, outside job $job's $start-$end"
+gpu_s() { sacct -n -P -X -j "$1" -o ElapsedRaw | awk '{ print 2 * $1 }'; }
+echo "   GPU-seconds: job $(gpu_s "$job"), part $(gpu_s "$part")"
 
 step "a job grown live loses its part's node (DOWN): it goes on live on n1"
 wait_until 60 "rigid job $rigid ended" all_finished "$rigid"

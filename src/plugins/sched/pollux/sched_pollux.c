@@ -244,17 +244,20 @@ static void apply_reconfig(void)
 }
 
 /* Whether every node that looks up has registered with this slurmctld (false also when
- * the nodes cannot be loaded). */
+ * the nodes cannot be loaded). Once they have, a look for new work asks no more: a round
+ * checks its own load of the nodes before it acts. */
 static bool nodes_registered(void)
 {
+  static bool registered_once;
   node_info_msg_t *nodes = NULL;
-  bool registered;
 
+  if (registered_once)
+    return true;
   if (slurm_load_node((time_t)0, &nodes, SHOW_ALL) != SLURM_SUCCESS)
     return false;
-  registered = slurm_round_nodes_registered(nodes);
+  registered_once = slurm_round_nodes_registered(nodes);
   slurm_free_node_info_msg(nodes);
-  return registered;
+  return registered_once;
 }
 
 /* Looks for new work by every job's state alone (a small reply where every record costs

@@ -109,7 +109,7 @@ void reportEvents(const std::vector<std::string>& paths) {
     std::vector<EventJob> jobs;
     for (const auto& job : recorded.round.jobs) jobs.push_back(eventJobOf(job));
     const auto work = memory.newWork(jobs);
-    std::cout << path << ": " << (work ? "event round: " + *work : "no new work") << "\n";
+    std::cout << path << ": " << (work ? "event round: " + work->reason : "no new work") << "\n";
     std::vector<RoundAction> acted;
     try {
       acted = actionsOf(planAgain(recorded, nullptr));

@@ -12,6 +12,9 @@ bool waitsToStart(const EventJob& job) {
   return job.adaptive && job.state == EventJobState::kPending && !job.completing;
 }
 
+// Rounds that changed nothing double the wait of a round for ended jobs alone this often.
+constexpr int kMostDoublings = 4;
+
 // "1 job", "2 jobs".
 std::string counted(size_t count, const char* noun) {
   return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
@@ -71,7 +74,7 @@ bool RoundMemory::isNew(const EventJob& job) const {
   return seen == waiting_.end() || job.restarts > seen->second;
 }
 
-std::optional<std::string> RoundMemory::newWork(const std::vector<EventJob>& jobs_now) const {
+std::optional<NewWork> RoundMemory::newWork(const std::vector<EventJob>& jobs_now) const {
   Tally new_jobs, restarting, ended, parts_running;
   size_t pending_adaptive = 0, still_held = 0;
   bool adaptive_ended = false;
@@ -100,24 +103,28 @@ std::optional<std::string> RoundMemory::newWork(const std::vector<EventJob>& job
   // Jobs of the last round Slurm no longer has (purged after MinJobAge) ended too.
   const size_t ended_count = std::max(ended.count, holding_.size() - still_held);
   if (new_jobs.count) {
-    return "JobId=" + std::to_string(new_jobs.first) + " adaptive, pending since the last round (" +
-           counted(new_jobs.count, "such job") + ")";
+    return NewWork{"JobId=" + std::to_string(new_jobs.first) +
+                   " adaptive, pending since the last round (" +
+                   counted(new_jobs.count, "such job") + ")"};
   }
   if (parts_running.count) {
-    return "JobId=" + std::to_string(parts_running.first) +
-           " part started, its job's workers can join (" +
-           counted(parts_running.count, "such part") + ")";
+    return NewWork{"JobId=" + std::to_string(parts_running.first) +
+                   " part started, its job's workers can join (" +
+                   counted(parts_running.count, "such part") + ")"};
   }
   if (restarting.count) {
-    return "JobId=" + std::to_string(restarting.first) +
-           " requeued to restart, its last run done (" + counted(restarting.count, "such job") +
-           ")";
+    return NewWork{"JobId=" + std::to_string(restarting.first) +
+                   " requeued to restart, its last run done (" +
+                   counted(restarting.count, "such job") + ")"};
   }
   if (ended_count == 0 || (!pending_adaptive && !adaptive_ended)) return std::nullopt;
   const std::string pending = counted(pending_adaptive, "adaptive job") + " pending";
-  if (!ended.count) return counted(ended_count, "job") + " ended since the last round, " + pending;
-  return "JobId=" + std::to_string(ended.first) + " ended (" + counted(ended_count, "job") +
-         " since the last round), " + pending;
+  if (!ended.count) {
+    return NewWork{counted(ended_count, "job") + " ended since the last round, " + pending, true};
+  }
+  return NewWork{"JobId=" + std::to_string(ended.first) + " ended (" +
+                     counted(ended_count, "job") + " since the last round), " + pending,
+                 true};
 }
 
 void JobsSeen::loaded(const std::vector<EventJob>& jobs) {
@@ -151,31 +158,42 @@ std::optional<std::vector<EventJob>> JobsSeen::fromStates(
 EventClock::EventClock(int64_t now_ms, const EventTiming& timing)
     : next_round_ms_(now_ms + timing.interval_ms), next_check_ms_(now_ms + timing.delay_ms) {}
 
-// When an event round for work found may run: one delay after the last round, or at once
-// before the first.
+// When an event round for work found may run: one delay after the last round (for ended jobs
+// alone after rounds that changed nothing, 2, 4, 8, then 16), or at once before the first.
 int64_t EventClock::eventRoundAllowed(const EventTiming& timing) const {
-  return last_round_ms_ ? *last_round_ms_ + timing.delay_ms : 0;
+  if (!last_round_ms_) return 0;
+  const int delays = ended_only_ ? 1 << unchanged_rounds_ : 1;
+  return *last_round_ms_ + delays * timing.delay_ms;
 }
 
 int64_t EventClock::wake(const EventTiming& timing) const {
   if (timing.delay_ms <= 0) return next_round_ms_;
-  const int64_t event = work_found_ ? eventRoundAllowed(timing) : next_check_ms_;
+  int64_t event = next_check_ms_;
+  if (work_found_) {
+    event = ended_only_ ? std::min(eventRoundAllowed(timing), next_check_ms_)
+                        : eventRoundAllowed(timing);
+  }
   return std::min(event, next_round_ms_);
 }
 
 Due EventClock::due(int64_t now_ms, const EventTiming& timing) const {
   if (now_ms >= next_round_ms_) return Due::kRound;
   if (timing.delay_ms <= 0) return Due::kNothing;
-  if (work_found_) return now_ms >= eventRoundAllowed(timing) ? Due::kEventRound : Due::kNothing;
-  return now_ms >= next_check_ms_ ? Due::kCheck : Due::kNothing;
+  if (work_found_ && now_ms >= eventRoundAllowed(timing)) return Due::kEventRound;
+  // While ended jobs alone wait, the looks go on: other new work waits one delay only.
+  const bool looking = !work_found_ || ended_only_;
+  return looking && now_ms >= next_check_ms_ ? Due::kCheck : Due::kNothing;
 }
 
-void EventClock::checked(int64_t now_ms, const EventTiming& timing, bool found) {
+void EventClock::checked(int64_t now_ms, const EventTiming& timing,
+                         const std::optional<NewWork>& found) {
   next_check_ms_ = now_ms + timing.delay_ms;
-  work_found_ = found;
+  work_found_ = found.has_value();
+  ended_only_ = found && found->ended_only;
 }
 
-void EventClock::ran(int64_t ended_ms, const EventTiming& timing) {
+void EventClock::ran(int64_t ended_ms, const EventTiming& timing, bool changed) {
+  unchanged_rounds_ = changed ? 0 : std::min(unchanged_rounds_ + 1, kMostDoublings);
   last_round_ms_ = ended_ms;
   next_round_ms_ = ended_ms + timing.interval_ms;
   next_check_ms_ = ended_ms + timing.delay_ms;

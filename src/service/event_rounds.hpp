@@ -12,6 +12,11 @@
 // growth, job_parts.hpp) that the last round started, once it runs: a round tells its job's
 // launcher and agent, whose workers then join.
 //
+// After rounds in a row that changed nothing, jobs that ended are new work only later: their
+// round waits 2, 4, 8, then 16 delays from the last round (new adaptive jobs, requeues and
+// parts still wait one), until a round changes something. A cluster full of rigid work whose
+// job ends free nothing an adaptive job can take is not planned again every second.
+//
 // Pure logic on brief job records and a monotonic clock in milliseconds: the plugin (through
 // pollux_service.h), pollux-sim and pollux-replay run the same rules.
 #pragma once
@@ -48,15 +53,21 @@ struct RoundAction {
   bool restarts = false;  // ... and placed anew to restart (Slurm took both); else it is held
 };
 
+// New work a look found: why (for the log), and whether it is only jobs that ended.
+struct NewWork {
+  std::string reason;
+  bool ended_only = false;
+};
+
 // What the last round saw and did. Before any round, every pending adaptive job is new work.
 class RoundMemory {
  public:
   // Remembers the jobs a round loaded and those it acted on, replacing what was remembered.
   void record(const std::vector<EventJob>& jobs, const std::vector<RoundAction>& acted);
   void forget();
-  // The reason for the log ("JobId=N ...") when `jobs`, loaded now, show new work since the
-  // recorded round.
-  std::optional<std::string> newWork(const std::vector<EventJob>& jobs) const;
+  // The new work (its reason for the log: "JobId=N ...") that `jobs`, loaded now, show since
+  // the recorded round.
+  std::optional<NewWork> newWork(const std::vector<EventJob>& jobs) const;
 
  private:
   bool isNew(const EventJob& job) const;
@@ -113,7 +124,8 @@ enum class Due {
 // When to look for new work and when a round is due, on a monotonic clock in milliseconds.
 // A regular round is due an interval after the end of the last round of either kind; with a
 // delay, a look for new work every delay and an event round when it found some, at most one
-// round per delay (counted from the end of the last round).
+// round per delay (counted from the end of the last round), and for ended jobs alone after
+// rounds that changed nothing, at most one per 2, 4, 8, then 16 delays.
 class EventClock {
  public:
   EventClock(int64_t now_ms, const EventTiming& timing);
@@ -121,9 +133,11 @@ class EventClock {
   int64_t wake(const EventTiming& timing) const;
   // What is due at `now_ms`; a regular round first.
   Due due(int64_t now_ms, const EventTiming& timing) const;
-  void checked(int64_t now_ms, const EventTiming& timing, bool found);
+  // A look at `now_ms` found new work, or none (nullopt).
+  void checked(int64_t now_ms, const EventTiming& timing, const std::optional<NewWork>& found);
   // A round of either kind ended at `ended_ms`: the delay and the interval count from there.
-  void ran(int64_t ended_ms, const EventTiming& timing);
+  // `changed`: it changed some job's resources.
+  void ran(int64_t ended_ms, const EventTiming& timing, bool changed);
 
  private:
   int64_t eventRoundAllowed(const EventTiming& timing) const;
@@ -132,6 +146,8 @@ class EventClock {
   int64_t next_check_ms_;
   std::optional<int64_t> last_round_ms_;  // end of the last round of either kind
   bool work_found_ = false;               // found by a check, not yet handled by a round
+  bool ended_only_ = false;               // ... and it is only jobs that ended
+  int unchanged_rounds_ = 0;              // rounds in a row that changed nothing
 };
 
 }  // namespace pollux::service

@@ -15,8 +15,14 @@ using Acted = std::vector<RoundAction>;
 
 // The reason new work was found, or "" when none was.
 std::string newWork(const RoundMemory& memory, const Jobs& jobs) {
-  return memory.newWork(jobs).value_or("");
+  const auto found = memory.newWork(jobs);
+  return found ? found->reason : "";
 }
+
+// What a look found: new jobs, jobs that ended alone, nothing.
+const std::optional<NewWork> kNewJobs = NewWork{"new jobs", false};
+const std::optional<NewWork> kEnded = NewWork{"ended jobs", true};
+const std::optional<NewWork> kNothingNew = std::nullopt;
 
 TEST(RoundMemoryTest, BeforeAnyRoundEveryPendingAdaptiveJobIsNew) {
   const RoundMemory memory;
@@ -219,7 +225,7 @@ TEST(EventClockTest, WithoutEventsOnlyRegularRounds) {
   EXPECT_EQ(clock.wake(regular), 61000);
   EXPECT_EQ(clock.due(60999, regular), Due::kNothing);
   EXPECT_EQ(clock.due(61000, regular), Due::kRound);
-  clock.ran(61000, regular);
+  clock.ran(61000, regular, true);
   EXPECT_EQ(clock.wake(regular), 121000);
 }
 
@@ -227,7 +233,7 @@ TEST(EventClockTest, WorkFoundBeforeAnyRoundRunsItsRoundAtOnce) {
   const EventTiming events = timing(300, 1);
   EventClock clock(5000, events);
   EXPECT_EQ(clock.due(6000, events), Due::kCheck);
-  clock.checked(6000, events, true);
+  clock.checked(6000, events, kNewJobs);
   EXPECT_GE(clock.wake(events), 0);
   EXPECT_LE(clock.wake(events), 6000);
   EXPECT_EQ(clock.due(6000, events), Due::kEventRound);
@@ -239,28 +245,28 @@ TEST(EventClockTest, ChecksEveryDelayAndRunsARoundForWorkFound) {
   EXPECT_EQ(clock.wake(events), 1000);
   EXPECT_EQ(clock.due(999, events), Due::kNothing);
   EXPECT_EQ(clock.due(1000, events), Due::kCheck);
-  clock.checked(1000, events, false);
+  clock.checked(1000, events, kNothingNew);
   EXPECT_EQ(clock.wake(events), 2000);
   EXPECT_EQ(clock.due(2003, events), Due::kCheck);
-  clock.checked(2003, events, true);
+  clock.checked(2003, events, kNewJobs);
   EXPECT_EQ(clock.due(2003, events), Due::kEventRound);
   EXPECT_LE(clock.wake(events), 2003);
-  clock.ran(2003, events);
+  clock.ran(2003, events, true);
   // The next look a delay after that round; its work found waits for the rate limit only if
   // a round ran less than a delay ago.
   EXPECT_EQ(clock.wake(events), 3003);
   EXPECT_EQ(clock.due(3003, events), Due::kCheck);
-  clock.checked(3003, events, true);
+  clock.checked(3003, events, kNewJobs);
   EXPECT_EQ(clock.due(3003, events), Due::kEventRound);
-  clock.ran(3003, events);
+  clock.ran(3003, events, true);
   // A round starts the interval again.
   EXPECT_EQ(clock.wake(timing(300, 0)), 303003);
   // A regular round comes first, and work found shortly after it waits a delay.
-  clock.checked(303002, events, false);
+  clock.checked(303002, events, kNothingNew);
   EXPECT_EQ(clock.due(303003, events), Due::kRound);
   const EventTiming slower = timing(300, 5);
-  clock.ran(303003, slower);
-  clock.checked(303100, slower, true);  // a check that came early
+  clock.ran(303003, slower, true);
+  clock.checked(303100, slower, kNewJobs);  // a check that came early
   EXPECT_EQ(clock.due(303100, slower), Due::kNothing);
   EXPECT_EQ(clock.wake(slower), 308003);
   EXPECT_EQ(clock.due(308003, slower), Due::kEventRound);
@@ -281,13 +287,13 @@ TEST(EventClockTest, BurstIsRateLimited) {
     switch (clock.due(now, events)) {
       case Due::kCheck:
         checks++;
-        clock.checked(now, events, memory.newWork(jobs).has_value());
+        clock.checked(now, events, memory.newWork(jobs));
         break;
       case Due::kEventRound:
       case Due::kRound:
         rounds++;
         memory.record(jobs, {});
-        clock.ran(now, events);
+        clock.ran(now, events, true);
         break;
       case Due::kNothing:
         break;
@@ -298,6 +304,43 @@ TEST(EventClockTest, BurstIsRateLimited) {
   EXPECT_LE(rounds, 4);
   EXPECT_GE(checks, 9);
   EXPECT_LE(checks, 11);
+}
+
+TEST(RoundMemoryTest, EndedJobsAloneAreNewWorkOfTheirOwnKind) {
+  RoundMemory memory;
+  memory.record({{1, kActive, false, false, 0}, {2, kPending, true, false, 0}}, {});
+  const Jobs ended{{1, kDone, false, false, 0}, {2, kPending, true, false, 0}};
+  ASSERT_TRUE(memory.newWork(ended));
+  EXPECT_TRUE(memory.newWork(ended)->ended_only);
+  Jobs submitted = ended;
+  submitted.push_back({3, kPending, true, false, 0});
+  ASSERT_TRUE(memory.newWork(submitted));
+  EXPECT_FALSE(memory.newWork(submitted)->ended_only);
+}
+
+// After rounds that changed nothing, a round for ended jobs alone waits 2, 4, 8, then 16
+// delays; the looks go on each delay, and other new work waits one; a change resets it.
+TEST(EventClockTest, EndedJobsAloneWaitLongerAfterRoundsThatChangedNothing) {
+  const EventTiming events = timing(300, 1);
+  EventClock clock(0, events);
+  int64_t ended_at = 0;
+  for (int64_t delays : {2, 4, 8, 16, 16}) {
+    clock.ran(ended_at, events, false);
+    clock.checked(ended_at + 1000, events, kEnded);
+    EXPECT_EQ(clock.due(ended_at + 1000, events), Due::kNothing);
+    EXPECT_EQ(clock.wake(events), ended_at + 2000);  // the next look
+    EXPECT_EQ(clock.due(ended_at + 2000, events), delays == 2 ? Due::kEventRound : Due::kCheck);
+    clock.checked(ended_at + delays * 1000 - 1000, events, kEnded);
+    EXPECT_EQ(clock.due(ended_at + delays * 1000 - 1, events), Due::kNothing);
+    EXPECT_EQ(clock.due(ended_at + delays * 1000, events), Due::kEventRound);
+    ended_at += delays * 1000;
+  }
+  clock.ran(ended_at, events, false);
+  clock.checked(ended_at + 1000, events, kNewJobs);
+  EXPECT_EQ(clock.due(ended_at + 1000, events), Due::kEventRound);
+  clock.ran(ended_at + 1000, events, true);
+  clock.checked(ended_at + 2000, events, kEnded);
+  EXPECT_EQ(clock.due(ended_at + 2000, events), Due::kEventRound);
 }
 
 TEST(JobsSeenTest, StatesOfJobsAllSeenGiveTheJobsWithWhatWasSeen) {

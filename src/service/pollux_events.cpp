@@ -18,6 +18,8 @@ struct pollux_events {
   pollux::service::RoundMemory memory;
   pollux::service::EventClock clock;
   pollux::service::JobsSeen seen;
+  std::optional<pollux::service::NewWork> found;  // by the last look
+  bool round_changed = false;  // Slurm took an action of the last round recorded
 };
 
 namespace {
@@ -27,6 +29,7 @@ using pollux::service::EventJob;
 using pollux::service::EventJobState;
 using pollux::service::EventTiming;
 using pollux::service::JobStateBrief;
+using pollux::service::NewWork;
 using pollux::service::RoundAction;
 
 EventTiming timingOf(const pollux_service_t* service) {
@@ -73,11 +76,21 @@ std::vector<JobStateBrief> statesFrom(const pollux_event_state_t* states, size_t
   return converted;
 }
 
-// 1 with the reason copied when `found`, else 0.
-int reported(const std::optional<std::string>& found, char* reason, size_t reason_size) {
-  if (!found) return 0;
-  if (reason_size) std::snprintf(reason, reason_size, "%s", found->c_str());
+// 1 with the reason copied when `found`, else 0; kept for pollux_events_checked.
+int reported(pollux_events_t* events, std::optional<NewWork> found, char* reason,
+             size_t reason_size) {
+  events->found = std::move(found);
+  if (!events->found) return 0;
+  if (reason_size) std::snprintf(reason, reason_size, "%s", events->found->reason.c_str());
   return 1;
+}
+
+// Whether Slurm took any action of the plan.
+bool changedAny(const pollux_plan_t* plan) {
+  for (size_t i = 0; plan && i < plan->action_count; ++i) {
+    if (plan->actions[i].error_code == 0) return true;
+  }
+  return false;
 }
 
 // What each action of a carried-out plan did, as Slurm took it.
@@ -111,7 +124,7 @@ bool invalidArray(const void* array, size_t count) { return !array && count; }
 extern "C" {
 
 pollux_events_t* pollux_events_create(const pollux_service_t* service, int64_t now_ms) {
-  return new (std::nothrow) pollux_events{{}, {now_ms, timingOf(service)}, {}};
+  return new (std::nothrow) pollux_events{{}, {now_ms, timingOf(service)}, {}, {}, false};
 }
 
 void pollux_events_destroy(pollux_events_t* events) { delete events; }
@@ -134,7 +147,7 @@ int pollux_events_new_work(pollux_events_t* events, const pollux_event_job_t* jo
   try {
     const auto loaded = jobsFrom(jobs, count);
     events->seen.loaded(loaded);
-    return reported(events->memory.newWork(loaded), reason, reason_size);
+    return reported(events, events->memory.newWork(loaded), reason, reason_size);
   } catch (...) {  // only std::bad_alloc: nothing else throws
     errno = ENOMEM;
     return -1;
@@ -151,7 +164,7 @@ int pollux_events_new_work_from_states(pollux_events_t* events,
   try {
     const auto jobs = events->seen.fromStates(statesFrom(states, count));
     if (!jobs) return 2;
-    return reported(events->memory.newWork(*jobs), reason, reason_size);
+    return reported(events, events->memory.newWork(*jobs), reason, reason_size);
   } catch (...) {  // only std::bad_alloc: nothing else throws
     errno = ENOMEM;
     return -1;
@@ -160,7 +173,10 @@ int pollux_events_new_work_from_states(pollux_events_t* events,
 
 void pollux_events_checked(pollux_events_t* events, const pollux_service_t* service,
                            int64_t now_ms, int found) {
-  if (events) events->clock.checked(now_ms, timingOf(service), found != 0);
+  if (!events) return;
+  if (!found) events->found.reset();
+  else if (!events->found) events->found = NewWork{};  // found without a look: not ended only
+  events->clock.checked(now_ms, timingOf(service), events->found);
 }
 
 int pollux_events_record_round(pollux_events_t* events, const pollux_event_job_t* jobs,
@@ -173,6 +189,7 @@ int pollux_events_record_round(pollux_events_t* events, const pollux_event_job_t
   try {
     const auto loaded = jobsFrom(jobs, count);
     const auto acted = actionsOf(plan);
+    events->round_changed = changedAny(plan);
     events->seen.loaded(loaded);
     for (const auto& action : acted) {
       if (action.started) events->seen.started(action.job_id);
@@ -181,6 +198,7 @@ int pollux_events_record_round(pollux_events_t* events, const pollux_event_job_t
     return 0;
   } catch (...) {  // only std::bad_alloc: nothing else throws
     events->memory.forget();
+    events->round_changed = false;
     errno = ENOMEM;
     return -1;
   }
@@ -188,7 +206,7 @@ int pollux_events_record_round(pollux_events_t* events, const pollux_event_job_t
 
 void pollux_events_ran(pollux_events_t* events, const pollux_service_t* service,
                        int64_t ended_ms) {
-  if (events) events->clock.ran(ended_ms, timingOf(service));
+  if (events) events->clock.ran(ended_ms, timingOf(service), events->round_changed);
 }
 
 }  // extern "C"

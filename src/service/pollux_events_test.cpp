@@ -87,6 +87,33 @@ TEST(PolluxEventsTest, ReadsTheCommentAndWhatThePlanDid) {
             "JobId=2 adaptive, pending since the last round (2 such jobs)");
 }
 
+// Rounds whose actions Slurm refused changed nothing: the next round for ended jobs alone
+// waits two delays; a round with an action Slurm took resets that.
+TEST(PolluxEventsTest, EndedJobsWaitLongerAfterARoundSlurmTookNoActionOf) {
+  const Events events = eventsAt(nullptr, 0);
+  const std::vector<pollux_event_job_t> round = {{1, POLLUX_JOB_RUNNING, 0, 0, nullptr},
+                                                 {2, POLLUX_JOB_PENDING, 0, 0, "adaptive"}};
+  const std::vector<pollux_event_job_t> ended = {{1, POLLUX_JOB_OTHER, 0, 0, nullptr},
+                                                 {2, POLLUX_JOB_PENDING, 0, 0, "adaptive"}};
+  pollux_action_t refused{};
+  refused.job_id = 2;
+  refused.kind = POLLUX_ACTION_START;
+  refused.error_code = EINVAL;
+  pollux_plan_t plan = {&refused, 1};
+  ASSERT_EQ(pollux_events_record_round(events.get(), round.data(), round.size(), &plan), 0);
+  pollux_events_ran(events.get(), nullptr, 10000);
+  EXPECT_NE(newWork(events.get(), ended), "");
+  pollux_events_checked(events.get(), nullptr, 11000, 1);
+  EXPECT_EQ(pollux_events_due(events.get(), nullptr, 11000), POLLUX_DUE_NOTHING);
+  EXPECT_EQ(pollux_events_due(events.get(), nullptr, 12000), POLLUX_DUE_EVENT_ROUND);
+  refused.error_code = 0;  // taken
+  ASSERT_EQ(pollux_events_record_round(events.get(), round.data(), round.size(), &plan), 0);
+  pollux_events_ran(events.get(), nullptr, 20000);
+  EXPECT_NE(newWork(events.get(), ended), "");
+  pollux_events_checked(events.get(), nullptr, 21000, 1);
+  EXPECT_EQ(pollux_events_due(events.get(), nullptr, 21000), POLLUX_DUE_EVENT_ROUND);
+}
+
 // 1 with the reason, 0, or 2 (the states cannot tell) from the jobs' states alone.
 std::pair<int, std::string> newWorkFromStates(pollux_events_t* events,
                                               const std::vector<pollux_event_state_t>& states) {

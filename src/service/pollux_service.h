@@ -452,7 +452,8 @@ int pollux_events_new_work(pollux_events_t *events, const pollux_event_job_t *jo
 int pollux_events_new_work_from_states(pollux_events_t *events,
                                        const pollux_event_state_t *states, size_t count,
                                        char *reason, size_t reason_size);
-/* A look for new work at `now_ms` found some (`found` non-zero) or none. */
+/* A look for new work at `now_ms` found some (`found` non-zero: what the last
+ * pollux_events_new_work* call found) or none. */
 void pollux_events_checked(pollux_events_t *events, const pollux_service_t *service,
                            int64_t now_ms, int found);
 /* Remembers the jobs a round loaded and what its plan (carried out: each action's error_code
@@ -460,7 +461,9 @@ void pollux_events_checked(pollux_events_t *events, const pollux_service_t *serv
  * emptied, and every pending adaptive job looks new: one more round at most). */
 int pollux_events_record_round(pollux_events_t *events, const pollux_event_job_t *jobs,
                                size_t count, const pollux_plan_t *plan);
-/* A round of either kind ended at `ended_ms`: the delay and the interval count from there. */
+/* A round of either kind ended at `ended_ms`: the delay and the interval count from there.
+ * After rounds in a row whose plans Slurm took no action of (pollux_events_record_round),
+ * jobs that ended alone start a round only 2, 4, 8, then 16 delays after the last. */
 void pollux_events_ran(pollux_events_t *events, const pollux_service_t *service,
                        int64_t ended_ms);
 

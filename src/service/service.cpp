@@ -60,7 +60,7 @@ Service::Service(ServiceSettings settings)
       config_(loadConfig()),
       report_limiter_(config_.max_reports_per_s) {
   restoreState();
-  published_status_ = buildStatus();
+  published_.round = round_;
 }
 
 Service::~Service() {
@@ -104,9 +104,15 @@ void Service::restoreState() {
   }
 }
 
+bool Service::saveDue() const {
+  return !saved_at_ || std::chrono::steady_clock::now() - *saved_at_ >=
+                           std::chrono::seconds(config_.interval_s);
+}
+
 void Service::saveState() {
   if (settings_.state_dir.empty()) return;
   const auto started = std::chrono::steady_clock::now();
+  saved_at_ = started;
   Json::Value state;
   state["version"] = kStateVersion;
   state["jobs"] = store_.toJson();
@@ -124,16 +130,16 @@ void Service::saveState() {
 
 bool Service::settling() const {
   // Only a slurmctld that had jobs before its start has a state file that may lag behind them.
-  return restored_jobs_ && round_.now - settings_.slurmctld_started < kSettleAfterStartS;
+  return restored_jobs_ && round_->now - settings_.slurmctld_started < kSettleAfterStartS;
 }
 
 // With pollux_dump_rounds, the round and all planRound() reads, for pollux-replay.
 void Service::dumpRound() const {
   if (config_.dump_rounds_dir.empty()) return;
   const RecordedRound recorded{settings_.scheduler_parameters, settings_.pollux_conf_text,
-                               settling(), store_.toJson(), round_};
+                               settling(), store_.toJson(), *round_};
   const std::string path = config_.dump_rounds_dir + "/round-" +
-                           std::to_string(static_cast<long>(round_.now)) + "-" +
+                           std::to_string(static_cast<long>(round_->now)) + "-" +
                            std::to_string(rounds_dumped_) + ".json";
   try {
     io::saveState(path, recordedRoundToJson(recorded));
@@ -144,13 +150,13 @@ void Service::dumpRound() const {
 
 std::optional<std::vector<PlannedAction>> Service::plan(Round round) {
   round_started_ = std::chrono::steady_clock::now();
-  round_ = std::move(round);
+  round_ = std::make_shared<const Round>(std::move(round));
   round_plan_ = RoundPlan{};
   costs_ = RoundCosts{};
   dumpRound();
   ++rounds_dumped_;
   try {
-    round_plan_ = planRound(store_, round_, config_, settling(), settings_.log);
+    round_plan_ = planRound(store_, *round_, config_, settling(), settings_.log);
     costs_.solve_ms = round_plan_.stats.solve_ms;
   } catch (const PolicyFailed& problem) {
     round_plan_.problems.push_back(std::string("round skipped, nothing changed: ") +
@@ -172,7 +178,7 @@ void Service::recordOutcome(const Action& a, const ActionOutcome& outcome) {
     return;
   }
   info("JobId=" + id + " " + toString(a.kind) + ": " + a.why);
-  store_.recordAction(a, round_.now);
+  store_.recordAction(a, round_->now);
 }
 
 void Service::finish(const std::vector<ActionOutcome>& outcomes) {
@@ -191,41 +197,44 @@ void Service::endRound() {
   const double duration_ms = std::chrono::duration<double, std::milli>(
                                  std::chrono::steady_clock::now() - round_started_).count();
   int adaptive = 0, running = 0;
-  for (const auto& job : round_.jobs) {
+  for (const auto& job : round_->jobs) {
     adaptive += job.adaptive.has_value();
     running += job.adaptive && job.state == JobState::kRunning;
   }
   metrics_.recordRound(duration_ms, adaptive, running);
-  Json::Value status = buildStatus();
-  status["last_round"]["duration_ms"] = duration_ms;
   {
     std::lock_guard<std::mutex> guard(status_mutex_);
-    published_status_ = std::move(status);
+    published_ = PublishedRound{round_, round_plan_.stats, round_plan_.actions.size(),
+                                round_plan_.problems, duration_ms};
+    status_.reset();
   }
-  saveState();
+  if (!round_plan_.actions.empty() || saveDue()) saveState();
 }
 
 Json::Value Service::status() const {
   std::lock_guard<std::mutex> guard(status_mutex_);
-  return published_status_;
+  if (!status_) status_ = buildStatus(published_);
+  return *status_;
 }
 
-Json::Value Service::buildStatus() const {
+Json::Value Service::buildStatus(const PublishedRound& published) const {
+  const Round& last = *published.round;
   Json::Value status;
-  status["time"] = round_.now;
+  status["time"] = last.now;
   status["interval_s"] = config_.interval_s;
   status["rest"] = rest_ ? rest_->url() : "";
   Json::Value& round = status["last_round"];
-  round["solver_status"] = round_plan_.stats.solver_status;
-  round["solve_ms"] = round_plan_.stats.solve_ms;
-  round["kept_current"] = round_plan_.stats.kept_current;
-  round["work_limit_hits"] = round_plan_.stats.work_limit_hits;
-  round["time_limit_hits"] = round_plan_.stats.time_limit_hits;
-  round["actions"] = static_cast<Json::UInt64>(round_plan_.actions.size());
+  round["solver_status"] = published.stats.solver_status;
+  round["solve_ms"] = published.stats.solve_ms;
+  round["kept_current"] = published.stats.kept_current;
+  round["work_limit_hits"] = published.stats.work_limit_hits;
+  round["time_limit_hits"] = published.stats.time_limit_hits;
+  round["actions"] = static_cast<Json::UInt64>(published.actions);
   round["problems"] = Json::Value(Json::arrayValue);
-  for (const auto& problem : round_plan_.problems) round["problems"].append(problem);
+  for (const auto& problem : published.problems) round["problems"].append(problem);
+  if (published.duration_ms) round["duration_ms"] = *published.duration_ms;
   status["nodes"] = Json::Value(Json::arrayValue);
-  for (const auto& node : round_.nodes) {
+  for (const auto& node : last.nodes) {
     Json::Value entry;
     entry["name"] = node.name;
     entry["gpu_type"] = gpuTypeOf(node.gpus);
@@ -238,8 +247,8 @@ Json::Value Service::buildStatus() const {
   }
   status["jobs"] = Json::Value(Json::arrayValue);
   const auto records = store_.records();
-  const model::RelativeSpeeds speeds = relativeSpeeds(round_.nodes, config_);
-  for (const auto& job : round_.jobs) {
+  const model::RelativeSpeeds speeds = relativeSpeeds(last.nodes, config_);
+  for (const auto& job : last.jobs) {
     if (job.state == JobState::kOther) continue;
     status["jobs"].append(jobStatus(job, records, speeds));
   }

@@ -48,6 +48,15 @@ struct RoundCosts {
   size_t state_bytes = 0;  // the state file's size (0 if not saved)
 };
 
+// What the last round showed and decided: the status is built from it when asked for.
+struct PublishedRound {
+  std::shared_ptr<const Round> round;
+  policy::Stats stats;
+  size_t actions = 0;
+  std::vector<std::string> problems;
+  std::optional<double> duration_ms;
+};
+
 class Service {
  public:
   explicit Service(ServiceSettings settings);
@@ -57,13 +66,16 @@ class Service {
   void startRest();  // throws std::runtime_error when it cannot listen
 
   // The actions of one round, or nullopt when the policy failed: then nothing changes, the
-  // reason is logged and the round is ended (status published, state saved).
+  // reason is logged and the round is ended (published, state saved when due).
   std::optional<std::vector<PlannedAction>> plan(Round round);
-  // The outcomes of the last plan's actions, in order: recorded and logged, then the round's
-  // status is published and state saved.
+  // The outcomes of the last plan's actions, in order: recorded and logged, then the round is
+  // published for the status and the state saved: after a round that acted, else at most
+  // once per pollux_interval (a crash then loses at most that much of the jobs' reports).
   void finish(const std::vector<ActionOutcome>& outcomes);
   const RoundCosts& lastRoundCosts() const { return costs_; }
 
+  // The last round's status with every job's record as it is now, built at the first request
+  // after the round (a round publishes its inputs, not the document).
   Json::Value status() const;
 
  private:
@@ -75,8 +87,9 @@ class Service {
   Json::Value jobStatus(const SlurmJob& job, const std::map<std::string, JobRecord>& records,
                         const model::RelativeSpeeds& speeds) const;
   void restoreState();
+  bool saveDue() const;
   void saveState();
-  Json::Value buildStatus() const;
+  Json::Value buildStatus(const PublishedRound& published) const;
   void info(const std::string& message) const { settings_.log(LogLevel::kInfo, message); }
   void error(const std::string& message) const { settings_.log(LogLevel::kError, message); }
 
@@ -89,14 +102,16 @@ class Service {
 
   bool restored_jobs_ = false;  // the saved state had jobs: slurmctld restarted with some
   std::chrono::steady_clock::time_point round_started_;
-  Round round_;
+  std::shared_ptr<const Round> round_ = std::make_shared<const Round>();
   RoundPlan round_plan_;
   RoundCosts costs_;
   std::string saved_text_;  // the state file as this service last wrote it
+  std::optional<std::chrono::steady_clock::time_point> saved_at_;
   unsigned long rounds_dumped_ = 0;
 
   mutable std::mutex status_mutex_;
-  Json::Value published_status_;
+  PublishedRound published_;
+  mutable std::optional<Json::Value> status_;  // built from published_ at the first request
 };
 
 }  // namespace pollux::service

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <stdexcept>
 
 #include "rigid.hpp"
@@ -52,6 +53,11 @@ struct Contention {
 
 int64_t toMs(double seconds) { return std::llround(seconds * 1000); }
 
+// The job's GPUs by node (none when it has no assignment).
+std::map<std::string, int> gpusOf(const SimJob& job) {
+  return job.assignment() ? job.assignment()->gpus_by_node : std::map<std::string, int>{};
+}
+
 // When rounds run: sched/pollux's clock and new-work rules (service/event_rounds.hpp), every
 // job being the scheduler's to place. Between rounds, a look for new work every
 // event_delay_s sees the jobs as they will be then: arrived, running, or done.
@@ -60,11 +66,12 @@ class RoundTimer {
   explicit RoundTimer(const SimulationOptions& options)
       : timing_{toMs(options.round_s), toMs(options.event_delay_s)}, clock_(0, timing_) {}
 
-  // The time of the round after the one at `now`, whose decision the jobs carry.
+  // The time of the round after the one at `now`, whose decision the jobs carry; `changed`:
+  // that decision changed some job's GPUs.
   double next(double now, const std::vector<SimJob>& jobs, const std::vector<size_t>& active,
-              size_t arrived) {
+              size_t arrived, bool changed) {
     int64_t at = toMs(now);  // the simulated clock, as the plugin's thread wakes
-    clock_.ran(at, timing_);
+    clock_.ran(at, timing_, changed);
     std::vector<double> finish;  // of each active job, at its current assignment
     bool recorded = false;
     for (;;) {
@@ -78,7 +85,7 @@ class RoundTimer {
         recorded = true;
       }
       const auto seen = jobsAt(at / 1000.0, jobs, active, finish, arrived);
-      clock_.checked(at, timing_, memory_.newWork(seen).has_value());
+      clock_.checked(at, timing_, memory_.newWork(seen));
     }
   }
 
@@ -133,12 +140,15 @@ SimulationResult simulate(const Cluster& cluster, std::vector<SimJob> jobs, Sche
     for (size_t index : active) view.push_back(&jobs[index]);
     const auto decision = timedDecision(scheduler, now, view, result.round_ms);
     checkFits(cluster, decision);
+    bool changed = false;
     for (size_t index : active) {
       SimJob& job = jobs[index];
       const auto found = decision.find(job.name());
+      const auto before = gpusOf(job);
       job.assign(found == decision.end() ? std::nullopt : std::optional(found->second), cluster, now);
+      changed |= gpusOf(job) != before;
     }
-    next = timer.next(now, jobs, active, arrived);
+    next = timer.next(now, jobs, active, arrived, changed);
     for (size_t index : active) {
       SimJob& job = jobs[index];
       contention[index].jobs_seen += static_cast<double>(active.size()) * (next - now);

@@ -12,7 +12,7 @@ bool waitsToStart(const EventJob& job) {
   return job.adaptive && job.state == EventJobState::kPending && !job.completing;
 }
 
-// Rounds that changed nothing double the wait of a round for ended jobs alone this often.
+// Rounds for ended jobs that changed nothing double the wait of the next this often.
 constexpr int kMostDoublings = 4;
 
 // "1 job", "2 jobs".
@@ -159,10 +159,10 @@ EventClock::EventClock(int64_t now_ms, const EventTiming& timing)
     : next_round_ms_(now_ms + timing.interval_ms), next_check_ms_(now_ms + timing.delay_ms) {}
 
 // When an event round for work found may run: one delay after the last round (for ended jobs
-// alone after rounds that changed nothing, 2, 4, 8, then 16), or at once before the first.
+// alone after such rounds that changed nothing, 2, 4, 8, then 16), or at once before the first.
 int64_t EventClock::eventRoundAllowed(const EventTiming& timing) const {
   if (!last_round_ms_) return 0;
-  const int delays = ended_only_ ? 1 << unchanged_rounds_ : 1;
+  const int delays = ended_only_ ? 1 << fruitless_rounds_ : 1;
   return *last_round_ms_ + delays * timing.delay_ms;
 }
 
@@ -193,7 +193,12 @@ void EventClock::checked(int64_t now_ms, const EventTiming& timing,
 }
 
 void EventClock::ran(int64_t ended_ms, const EventTiming& timing, bool changed) {
-  unchanged_rounds_ = changed ? 0 : std::min(unchanged_rounds_ + 1, kMostDoublings);
+  const bool for_ended_jobs = work_found_ && ended_only_;
+  if (changed) {
+    fruitless_rounds_ = 0;
+  } else if (for_ended_jobs) {
+    fruitless_rounds_ = std::min(fruitless_rounds_ + 1, kMostDoublings);
+  }
   last_round_ms_ = ended_ms;
   next_round_ms_ = ended_ms + timing.interval_ms;
   next_check_ms_ = ended_ms + timing.delay_ms;

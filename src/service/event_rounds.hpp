@@ -12,10 +12,10 @@
 // growth, job_parts.hpp) that the last round started, once it runs: a round tells its job's
 // launcher and agent, whose workers then join.
 //
-// After rounds in a row that changed nothing, jobs that ended are new work only later: their
-// round waits 2, 4, 8, then 16 delays from the last round (new adaptive jobs, requeues and
-// parts still wait one), until a round changes something. A cluster full of rigid work whose
-// job ends free nothing an adaptive job can take is not planned again every second.
+// After rounds for ended jobs alone that changed nothing, the next such round waits 2, 4, 8,
+// then 16 delays from the last round (new adaptive jobs, requeues and parts still wait one),
+// until a round changes something. A cluster full of rigid work whose job ends free nothing
+// an adaptive job can take is not planned again every second.
 //
 // Pure logic on brief job records and a monotonic clock in milliseconds: the plugin (through
 // pollux_service.h), pollux-sim and pollux-replay run the same rules.
@@ -125,7 +125,7 @@ enum class Due {
 // A regular round is due an interval after the end of the last round of either kind; with a
 // delay, a look for new work every delay and an event round when it found some, at most one
 // round per delay (counted from the end of the last round), and for ended jobs alone after
-// rounds that changed nothing, at most one per 2, 4, 8, then 16 delays.
+// such rounds that changed nothing, at most one per 2, 4, 8, then 16 delays.
 class EventClock {
  public:
   EventClock(int64_t now_ms, const EventTiming& timing);
@@ -147,7 +147,7 @@ class EventClock {
   std::optional<int64_t> last_round_ms_;  // end of the last round of either kind
   bool work_found_ = false;               // found by a check, not yet handled by a round
   bool ended_only_ = false;               // ... and it is only jobs that ended
-  int unchanged_rounds_ = 0;              // rounds in a row that changed nothing
+  int fruitless_rounds_ = 0;  // rounds for ended jobs alone in a row that changed nothing
 };
 
 }  // namespace pollux::service

@@ -318,17 +318,20 @@ TEST(RoundMemoryTest, EndedJobsAloneAreNewWorkOfTheirOwnKind) {
   EXPECT_FALSE(memory.newWork(submitted)->ended_only);
 }
 
-// After rounds that changed nothing, a round for ended jobs alone waits 2, 4, 8, then 16
-// delays; the looks go on each delay, and other new work waits one; a change resets it.
-TEST(EventClockTest, EndedJobsAloneWaitLongerAfterRoundsThatChangedNothing) {
+// After rounds for ended jobs alone that changed nothing, the next such round waits 2, 4, 8,
+// then 16 delays; the looks go on each delay, and other new work waits one; a round that
+// changes something resets it, and other rounds that change nothing leave it.
+TEST(EventClockTest, EndedJobsAloneWaitLongerAfterSuchRoundsChangedNothing) {
   const EventTiming events = timing(300, 1);
   EventClock clock(0, events);
-  int64_t ended_at = 0;
+  clock.ran(0, events, false);  // a regular round: no wait
+  clock.checked(1000, events, kEnded);
+  ASSERT_EQ(clock.due(1000, events), Due::kEventRound);
+  int64_t ended_at = 1000;
   for (int64_t delays : {2, 4, 8, 16, 16}) {
     clock.ran(ended_at, events, false);
     clock.checked(ended_at + 1000, events, kEnded);
-    EXPECT_EQ(clock.due(ended_at + 1000, events), Due::kNothing);
-    EXPECT_EQ(clock.wake(events), ended_at + 2000);  // the next look
+    EXPECT_EQ(clock.wake(events), ended_at + 2000);  // the next look, or the round
     EXPECT_EQ(clock.due(ended_at + 2000, events), delays == 2 ? Due::kEventRound : Due::kCheck);
     clock.checked(ended_at + delays * 1000 - 1000, events, kEnded);
     EXPECT_EQ(clock.due(ended_at + delays * 1000 - 1, events), Due::kNothing);
@@ -338,9 +341,13 @@ TEST(EventClockTest, EndedJobsAloneWaitLongerAfterRoundsThatChangedNothing) {
   clock.ran(ended_at, events, false);
   clock.checked(ended_at + 1000, events, kNewJobs);
   EXPECT_EQ(clock.due(ended_at + 1000, events), Due::kEventRound);
-  clock.ran(ended_at + 1000, events, true);
+  clock.ran(ended_at + 1000, events, false);  // new jobs left waiting: the wait stays
   clock.checked(ended_at + 2000, events, kEnded);
-  EXPECT_EQ(clock.due(ended_at + 2000, events), Due::kEventRound);
+  EXPECT_EQ(clock.due(ended_at + 3000, events), Due::kCheck);
+  EXPECT_EQ(clock.due(ended_at + 17000, events), Due::kEventRound);
+  clock.ran(ended_at + 17000, events, true);
+  clock.checked(ended_at + 18000, events, kEnded);
+  EXPECT_EQ(clock.due(ended_at + 18000, events), Due::kEventRound);
 }
 
 TEST(JobsSeenTest, StatesOfJobsAllSeenGiveTheJobsWithWhatWasSeen) {

@@ -87,31 +87,39 @@ TEST(PolluxEventsTest, ReadsTheCommentAndWhatThePlanDid) {
             "JobId=2 adaptive, pending since the last round (2 such jobs)");
 }
 
-// Rounds whose actions Slurm refused changed nothing: the next round for ended jobs alone
-// waits two delays; a round with an action Slurm took resets that.
-TEST(PolluxEventsTest, EndedJobsWaitLongerAfterARoundSlurmTookNoActionOf) {
+// A round for ended jobs whose actions Slurm refused changed nothing: the next round for
+// ended jobs alone waits two delays; a round with an action Slurm took resets that.
+TEST(PolluxEventsTest, EndedJobsWaitLongerAfterSuchARoundSlurmTookNoActionOf) {
   const Events events = eventsAt(nullptr, 0);
   const std::vector<pollux_event_job_t> round = {{1, POLLUX_JOB_RUNNING, 0, 0, nullptr},
                                                  {2, POLLUX_JOB_PENDING, 0, 0, "adaptive"}};
   const std::vector<pollux_event_job_t> ended = {{1, POLLUX_JOB_OTHER, 0, 0, nullptr},
                                                  {2, POLLUX_JOB_PENDING, 0, 0, "adaptive"}};
-  pollux_action_t refused{};
-  refused.job_id = 2;
-  refused.kind = POLLUX_ACTION_START;
-  refused.error_code = EINVAL;
-  pollux_plan_t plan = {&refused, 1};
-  ASSERT_EQ(pollux_events_record_round(events.get(), round.data(), round.size(), &plan), 0);
-  pollux_events_ran(events.get(), nullptr, 10000);
+  pollux_action_t start{};
+  start.job_id = 2;
+  start.kind = POLLUX_ACTION_START;
+  start.error_code = EINVAL;  // refused
+  pollux_plan_t plan = {&start, 1};
+  // An event round for job 1's end, whose one action Slurm refused.
+  auto endedRound = [&](int64_t checked_ms, int64_t ran_ms) {
+    ASSERT_EQ(pollux_events_record_round(events.get(), round.data(), round.size(), nullptr), 0);
+    EXPECT_NE(newWork(events.get(), ended), "");
+    pollux_events_checked(events.get(), nullptr, checked_ms, 1);
+    ASSERT_EQ(pollux_events_due(events.get(), nullptr, checked_ms), POLLUX_DUE_EVENT_ROUND);
+    ASSERT_EQ(pollux_events_record_round(events.get(), round.data(), round.size(), &plan), 0);
+    pollux_events_ran(events.get(), nullptr, ran_ms);
+  };
+  endedRound(1000, 1000);
   EXPECT_NE(newWork(events.get(), ended), "");
-  pollux_events_checked(events.get(), nullptr, 11000, 1);
-  EXPECT_EQ(pollux_events_due(events.get(), nullptr, 11000), POLLUX_DUE_NOTHING);
-  EXPECT_EQ(pollux_events_due(events.get(), nullptr, 12000), POLLUX_DUE_EVENT_ROUND);
-  refused.error_code = 0;  // taken
+  pollux_events_checked(events.get(), nullptr, 2000, 1);
+  EXPECT_EQ(pollux_events_due(events.get(), nullptr, 2000), POLLUX_DUE_NOTHING);
+  EXPECT_EQ(pollux_events_due(events.get(), nullptr, 3000), POLLUX_DUE_EVENT_ROUND);
+  start.error_code = 0;  // taken
   ASSERT_EQ(pollux_events_record_round(events.get(), round.data(), round.size(), &plan), 0);
-  pollux_events_ran(events.get(), nullptr, 20000);
+  pollux_events_ran(events.get(), nullptr, 3000);
   EXPECT_NE(newWork(events.get(), ended), "");
-  pollux_events_checked(events.get(), nullptr, 21000, 1);
-  EXPECT_EQ(pollux_events_due(events.get(), nullptr, 21000), POLLUX_DUE_EVENT_ROUND);
+  pollux_events_checked(events.get(), nullptr, 4000, 1);
+  EXPECT_EQ(pollux_events_due(events.get(), nullptr, 4000), POLLUX_DUE_EVENT_ROUND);
 }
 
 // 1 with the reason, 0, or 2 (the states cannot tell) from the jobs' states alone.

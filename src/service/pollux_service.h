@@ -462,8 +462,8 @@ void pollux_events_checked(pollux_events_t *events, const pollux_service_t *serv
 int pollux_events_record_round(pollux_events_t *events, const pollux_event_job_t *jobs,
                                size_t count, const pollux_plan_t *plan);
 /* A round of either kind ended at `ended_ms`: the delay and the interval count from there.
- * After rounds in a row whose plans Slurm took no action of (pollux_events_record_round),
- * jobs that ended alone start a round only 2, 4, 8, then 16 delays after the last. */
+ * After rounds for ended jobs alone whose plans Slurm took no action of
+ * (pollux_events_record_round), the next such round waits 2, 4, 8, then 16 delays. */
 void pollux_events_ran(pollux_events_t *events, const pollux_service_t *service,
                        int64_t ended_ms);
 

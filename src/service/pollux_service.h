@@ -384,8 +384,9 @@ typedef struct {
 int pollux_service_plan(pollux_service_t *service, const pollux_round_t *round,
                         pollux_plan_t **plan);
 
-/* Records each action's outcome (its error_code and error_text), publishes the round's
- * status, saves state and frees the plan (also when service is NULL). Returns 0, or -1 with
+/* Records each action's outcome (its error_code and error_text), publishes the round for
+ * the status, saves state (after a round that acted, else once per pollux_interval) and
+ * frees the plan (also when service is NULL). Returns 0, or -1 with
  * errno EINVAL (NULL service or plan) or EIO (an internal failure, logged). */
 int pollux_plan_finish(pollux_service_t *service, pollux_plan_t *plan);
 

@@ -74,8 +74,8 @@ class Service {
   void finish(const std::vector<ActionOutcome>& outcomes);
   const RoundCosts& lastRoundCosts() const { return costs_; }
 
-  // The last round's status with every job's record as it is now, built at the first request
-  // after the round (a round publishes its inputs, not the document).
+  // The last round's status, built at the first request after the round with every job's
+  // record as it was then, and kept until the next round (a round publishes its inputs).
   Json::Value status() const;
 
  private:

@@ -170,7 +170,8 @@ typedef struct {
 
 /* One line per planned round: its time, each phase's (load: Slurm's records; build: the
  * round's views and the service's inputs; solve: the policy; act: the plan carried out
- * through Slurm; finish: outcomes, status and state saved, save its part) and its size. */
+ * through Slurm; finish: outcomes recorded, the round published, state saved, save its part)
+ * and its size. */
 static void log_round(const round_clock_t *clock, const round_records_t *records,
                       size_t actions)
 {

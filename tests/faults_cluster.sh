@@ -74,8 +74,9 @@ printf '{"version": 1, "jobs": [truncated' > state/pollux_state.json
 "$cluster" start-ctld "$run"
 grep -q "sched/pollux: state file .*pollux_state.json unusable" log/slurmctld.log ||
   fail "no log line about the corrupt state file"
-"$build/src/cli/scontrol" show pollux --json | grep -q '"jobs"' ||
-  fail "the REST endpoint is not answering"
+# The plugin's thread starts the REST endpoint a few milliseconds after slurmctld answers.
+rest_answers() { "$build/src/cli/scontrol" show pollux --json | grep -q '"jobs"'; }
+wait_until 10 "the REST endpoint answering after the restart" rest_answers
 echo "   $(grep -o "state file .*unusable.*" log/slurmctld.log | tail -n 1 | cut -c1-110)"
 
 step "every job completes"

@@ -133,7 +133,7 @@ void SimJob::countFlipBack() {
   round_shape_ = shape;
 }
 
-void SimJob::assign(const std::optional<Assignment>& next, const Cluster& cluster, double now) {
+bool SimJob::assign(const std::optional<Assignment>& next, const Cluster& cluster, double now) {
   const Change change = changeTo(next, cluster);
   if (change != Change::kNone) last_change_time_ = now;
   applyChange(change, next.value_or(Assignment{}));
@@ -148,6 +148,7 @@ void SimJob::assign(const std::optional<Assignment>& next, const Cluster& cluste
     recordSample();
   }
   countFlipBack();
+  return change != Change::kNone;
 }
 
 void SimJob::recordSample() {

@@ -73,8 +73,8 @@ class SimJob {
 
   // Applies `next`, this round's decision, at `now`: new GPUs cost the restart delay (the
   // first start too, but only later changes count as restarts) or, live, as the class says; a
-  // new batch configuration on the same GPUs is free.
-  void assign(const std::optional<Assignment>& next, const Cluster& cluster, double now);
+  // new batch configuration on the same GPUs is free. Returns whether its GPUs changed.
+  bool assign(const std::optional<Assignment>& next, const Cluster& cluster, double now);
   // Trains from `now` for `seconds`; records the completion time when the target is reached.
   void advance(double now, double seconds);
   // Seconds from now until completion if the current assignment were kept (infinite if none).

@@ -5,7 +5,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <map>
 #include <stdexcept>
 
 #include "rigid.hpp"
@@ -52,11 +51,6 @@ struct Contention {
 };
 
 int64_t toMs(double seconds) { return std::llround(seconds * 1000); }
-
-// The job's GPUs by node (none when it has no assignment).
-std::map<std::string, int> gpusOf(const SimJob& job) {
-  return job.assignment() ? job.assignment()->gpus_by_node : std::map<std::string, int>{};
-}
 
 // When rounds run: sched/pollux's clock and new-work rules (service/event_rounds.hpp), every
 // job being the scheduler's to place. Between rounds, a look for new work every
@@ -144,9 +138,8 @@ SimulationResult simulate(const Cluster& cluster, std::vector<SimJob> jobs, Sche
     for (size_t index : active) {
       SimJob& job = jobs[index];
       const auto found = decision.find(job.name());
-      const auto before = gpusOf(job);
-      job.assign(found == decision.end() ? std::nullopt : std::optional(found->second), cluster, now);
-      changed |= gpusOf(job) != before;
+      changed |= job.assign(found == decision.end() ? std::nullopt : std::optional(found->second),
+                            cluster, now);
     }
     next = timer.next(now, jobs, active, arrived, changed);
     for (size_t index : active) {

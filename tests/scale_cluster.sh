@@ -80,7 +80,7 @@ stop_helpers
 grep -E "sched/pollux: (round skipped|round not planned|cannot describe the round)" \
   log/slurmctld.log > round-errors || true
 [ ! -s round-errors ] || fail "rounds failed: $(head -n 3 round-errors)"
-grep -E "sched/pollux: round [0-9.]+ ms: load [0-9.]+ build [-0-9.]+ solve [0-9.]+ act [0-9.]+ finish [0-9.]+ \(save [0-9.]+\) ms; jobs [0-9]+ nodes $nodes actions [0-9]+ state [0-9]+ bytes" \
+grep -E "sched/pollux: round [0-9.]+ ms: load [0-9.]+ build [-0-9.]+ solve [0-9.]+ act [0-9.]+ finish [0-9.]+ \(save [0-9.]+\) ms; jobs [0-9]+ nodes $nodes actions [0-9]+ state [0-9]+ bytes; cpu [0-9.]+ ms" \
   log/slurmctld.log > rounds || fail "no round logged its phases"
 sed -E 's/.*round ([0-9.]+) ms.*/\1/' rounds | sort -n |
   awk '{ v[NR] = $1 } END { printf "   %d rounds, median %.1f ms, max %.1f ms\n", NR, v[int((NR + 1) / 2)], v[NR] }'

@@ -83,6 +83,13 @@ static inline int pollux_requeue(uint32_t job_id)
   return slurm_requeue(POLLUX_JOB_STEP_ID(job_id), 0);
 }
 
+/* One job's record (every record of a job array's id), this cluster's alone: without
+ * SHOW_LOCAL, slurm_load_job() asks slurmctld for the federation first. */
+static inline int pollux_load_job(job_info_msg_t **records, uint32_t job_id)
+{
+  return slurm_load_job(records, POLLUX_JOB_STEP_ID(job_id), SHOW_ALL | SHOW_LOCAL);
+}
+
 /* Signals every step of a running job but its batch script (and extern step). */
 static inline int pollux_signal_steps(uint32_t job_id, uint16_t signal_number)
 {

@@ -15,6 +15,12 @@ bool waitsToStart(const EventJob& job) {
 // Rounds for ended jobs that changed nothing double the wait of the next this often.
 constexpr int kMostDoublings = 4;
 
+// An event round waits this many times the last round's duration (rounds take at most a
+// tenth of the time), but at most this many delays: a round that started hundreds of jobs
+// is followed by another soon.
+constexpr int64_t kPausePerRoundTime = 9;
+constexpr int64_t kMostPauseDelays = 4;
+
 // "1 job", "2 jobs".
 std::string counted(size_t count, const char* noun) {
   return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
@@ -132,6 +138,10 @@ void JobsSeen::loaded(const std::vector<EventJob>& jobs) {
   for (const auto& job : jobs) jobs_[job.id] = job;
 }
 
+void JobsSeen::learned(const std::vector<EventJob>& jobs) {
+  for (const auto& job : jobs) jobs_[job.id] = job;
+}
+
 void JobsSeen::started(uint32_t id) {
   const auto seen = jobs_.find(id);
   if (seen != jobs_.end()) seen->second.state = EventJobState::kActive;
@@ -141,16 +151,20 @@ std::optional<std::vector<EventJob>> JobsSeen::fromStates(
     const std::vector<JobStateBrief>& states) {
   std::vector<EventJob> jobs;
   jobs.reserve(states.size());
+  needed_.clear();
   for (const auto& state : states) {
     const auto seen = jobs_.find(state.id);
-    if (seen == jobs_.end()) return std::nullopt;
-    const bool pending_again =
-        state.state == EventJobState::kPending && seen->second.state != EventJobState::kPending;
-    if (pending_again) return std::nullopt;
+    const bool pending_again = seen != jobs_.end() && state.state == EventJobState::kPending &&
+                               seen->second.state != EventJobState::kPending;
+    if (seen == jobs_.end() || pending_again) {
+      needed_.push_back(state.id);
+      continue;
+    }
     jobs.push_back(seen->second);
     jobs.back().state = state.state;
     jobs.back().completing = state.completing;
   }
+  if (!needed_.empty()) return std::nullopt;
   for (const auto& job : jobs) jobs_[job.id] = job;
   return jobs;
 }
@@ -159,11 +173,14 @@ EventClock::EventClock(int64_t now_ms, const EventTiming& timing)
     : next_round_ms_(now_ms + timing.interval_ms), next_check_ms_(now_ms + timing.delay_ms) {}
 
 // When an event round for work found may run: one delay after the last round (for ended jobs
-// alone after such rounds that changed nothing, 2, 4, 8, then 16), or at once before the first.
+// alone after such rounds that changed nothing, 2, 4, 8, then 16), and nine times as long as
+// the last round took (at most 4 delays), or at once before the first.
 int64_t EventClock::eventRoundAllowed(const EventTiming& timing) const {
   if (!last_round_ms_) return 0;
   const int delays = ended_only_ ? 1 << fruitless_rounds_ : 1;
-  return *last_round_ms_ + delays * timing.delay_ms;
+  const int64_t pause =
+      std::min(kPausePerRoundTime * last_round_took_ms_, kMostPauseDelays * timing.delay_ms);
+  return *last_round_ms_ + std::max(delays * timing.delay_ms, pause);
 }
 
 int64_t EventClock::wake(const EventTiming& timing) const {
@@ -192,7 +209,8 @@ void EventClock::checked(int64_t now_ms, const EventTiming& timing,
   ended_only_ = found && found->ended_only;
 }
 
-void EventClock::ran(int64_t ended_ms, const EventTiming& timing, bool changed) {
+void EventClock::ran(int64_t started_ms, int64_t ended_ms, const EventTiming& timing,
+                     bool changed) {
   const bool for_ended_jobs = work_found_ && ended_only_;
   if (changed) {
     fruitless_rounds_ = 0;
@@ -200,6 +218,7 @@ void EventClock::ran(int64_t ended_ms, const EventTiming& timing, bool changed) 
     fruitless_rounds_ = std::min(fruitless_rounds_ + 1, kMostDoublings);
   }
   last_round_ms_ = ended_ms;
+  last_round_took_ms_ = std::max<int64_t>(0, ended_ms - started_ms);
   next_round_ms_ = ended_ms + timing.interval_ms;
   next_check_ms_ = ended_ms + timing.delay_ms;
   work_found_ = false;

@@ -17,6 +17,12 @@
 // until a round changes something. A cluster full of rigid work whose job ends free nothing
 // an adaptive job can take is not planned again every second.
 //
+// An event round also waits nine times as long as the last round took (at most four delays),
+// so that rounds hold the scheduling thread (and slurmctld's attention) at most about a
+// tenth of the time: a large, busy cluster, whose rounds take hundreds of milliseconds, has
+// fewer, larger rounds while jobs arrive in bursts; a small one, whose rounds take
+// milliseconds, is not slowed.
+//
 // Pure logic on brief job records and a monotonic clock in milliseconds: the plugin (through
 // pollux_service.h), pollux-sim and pollux-replay run the same rules.
 #pragma once
@@ -98,14 +104,20 @@ class JobsSeen {
   // A round started the job: until Slurm shows it running, the states cannot tell a start
   // still to come from a failed launch requeued since.
   void started(uint32_t id);
-  // The jobs now, from their states and what the last load showed of each; nullopt when the
+  // Adds or replaces what records loaded one by one (those needed()) show.
+  void learned(const std::vector<EventJob>& jobs);
+  // The jobs now, from their states and what the loads showed of each; nullopt when the
   // states cannot tell: a job no load showed (its comment is unknown) or one pending again
-  // since it was last seen otherwise (requeued: its restart count is unknown). Then load the
-  // records. The states seen are kept, so that a requeue between two looks shows.
+  // since it was last seen otherwise (requeued: its restart count is unknown). Then load
+  // those jobs' records (needed()), or every record. The states seen are kept, so that a
+  // requeue between two looks shows.
   std::optional<std::vector<EventJob>> fromStates(const std::vector<JobStateBrief>& states);
+  // The jobs whose records the last fromStates() that could not tell needed.
+  const std::vector<uint32_t>& needed() const { return needed_; }
 
  private:
   std::unordered_map<uint32_t, EventJob> jobs_;
+  std::vector<uint32_t> needed_;
 };
 
 // pollux_interval and pollux_event_delay (0: regular rounds only), in milliseconds.
@@ -125,7 +137,8 @@ enum class Due {
 // A regular round is due an interval after the end of the last round of either kind; with a
 // delay, a look for new work every delay and an event round when it found some, at most one
 // round per delay (counted from the end of the last round), and for ended jobs alone after
-// such rounds that changed nothing, at most one per 2, 4, 8, then 16 delays.
+// such rounds that changed nothing, at most one per 2, 4, 8, then 16 delays; and never
+// sooner than nine times the last round's duration (at most four delays) after its end.
 class EventClock {
  public:
   EventClock(int64_t now_ms, const EventTiming& timing);
@@ -135,9 +148,9 @@ class EventClock {
   Due due(int64_t now_ms, const EventTiming& timing) const;
   // A look at `now_ms` found new work, or none (nullopt).
   void checked(int64_t now_ms, const EventTiming& timing, const std::optional<NewWork>& found);
-  // A round of either kind ended at `ended_ms`: the delay and the interval count from there.
-  // `changed`: it changed some job's resources.
-  void ran(int64_t ended_ms, const EventTiming& timing, bool changed);
+  // A round of either kind ran from `started_ms` to `ended_ms`: the delay and the interval
+  // count from its end. `changed`: it changed some job's resources.
+  void ran(int64_t started_ms, int64_t ended_ms, const EventTiming& timing, bool changed);
 
  private:
   int64_t eventRoundAllowed(const EventTiming& timing) const;
@@ -145,6 +158,7 @@ class EventClock {
   int64_t next_round_ms_;
   int64_t next_check_ms_;
   std::optional<int64_t> last_round_ms_;  // end of the last round of either kind
+  int64_t last_round_took_ms_ = 0;
   bool work_found_ = false;               // found by a check, not yet handled by a round
   bool ended_only_ = false;               // ... and it is only jobs that ended
   int fruitless_rounds_ = 0;  // rounds for ended jobs alone in a row that changed nothing

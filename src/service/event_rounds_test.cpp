@@ -225,7 +225,7 @@ TEST(EventClockTest, WithoutEventsOnlyRegularRounds) {
   EXPECT_EQ(clock.wake(regular), 61000);
   EXPECT_EQ(clock.due(60999, regular), Due::kNothing);
   EXPECT_EQ(clock.due(61000, regular), Due::kRound);
-  clock.ran(61000, regular, true);
+  clock.ran(61000, 61000, regular, true);
   EXPECT_EQ(clock.wake(regular), 121000);
 }
 
@@ -251,21 +251,21 @@ TEST(EventClockTest, ChecksEveryDelayAndRunsARoundForWorkFound) {
   clock.checked(2003, events, kNewJobs);
   EXPECT_EQ(clock.due(2003, events), Due::kEventRound);
   EXPECT_LE(clock.wake(events), 2003);
-  clock.ran(2003, events, true);
+  clock.ran(2003, 2003, events, true);
   // The next look a delay after that round; its work found waits for the rate limit only if
   // a round ran less than a delay ago.
   EXPECT_EQ(clock.wake(events), 3003);
   EXPECT_EQ(clock.due(3003, events), Due::kCheck);
   clock.checked(3003, events, kNewJobs);
   EXPECT_EQ(clock.due(3003, events), Due::kEventRound);
-  clock.ran(3003, events, true);
+  clock.ran(3003, 3003, events, true);
   // A round starts the interval again.
   EXPECT_EQ(clock.wake(timing(300, 0)), 303003);
   // A regular round comes first, and work found shortly after it waits a delay.
   clock.checked(303002, events, kNothingNew);
   EXPECT_EQ(clock.due(303003, events), Due::kRound);
   const EventTiming slower = timing(300, 5);
-  clock.ran(303003, slower, true);
+  clock.ran(303003, 303003, slower, true);
   clock.checked(303100, slower, kNewJobs);  // a check that came early
   EXPECT_EQ(clock.due(303100, slower), Due::kNothing);
   EXPECT_EQ(clock.wake(slower), 308003);
@@ -293,7 +293,7 @@ TEST(EventClockTest, BurstIsRateLimited) {
       case Due::kRound:
         rounds++;
         memory.record(jobs, {});
-        clock.ran(now, events, true);
+        clock.ran(now, now, events, true);
         break;
       case Due::kNothing:
         break;
@@ -304,6 +304,30 @@ TEST(EventClockTest, BurstIsRateLimited) {
   EXPECT_LE(rounds, 4);
   EXPECT_GE(checks, 9);
   EXPECT_LE(checks, 11);
+}
+
+// A round that took 300 ms holds the next event round back 2.7 s from its end (rounds take
+// at most a tenth of the time), one of 10 s four delays; looks go on meanwhile. One of
+// 50 ms waits the delay alone.
+TEST(EventClockTest, ALongRoundHoldsTheNextEventRoundBackNineTimesItsLengthAtMostFourDelays) {
+  const EventTiming events = timing(300, 1);
+  EventClock clock(0, events);
+  clock.ran(1000, 1300, events, true);
+  EXPECT_EQ(clock.due(2300, events), Due::kCheck);
+  clock.checked(2300, events, kNewJobs);
+  EXPECT_EQ(clock.due(3999, events), Due::kNothing);
+  EXPECT_EQ(clock.wake(events), 4000);
+  EXPECT_EQ(clock.due(4000, events), Due::kEventRound);
+  clock.ran(6000, 6050, events, true);
+  clock.checked(7050, events, kNewJobs);
+  EXPECT_EQ(clock.due(7050, events), Due::kEventRound);
+  // At most four delays, however long the round took.
+  clock.ran(8000, 18000, events, true);
+  clock.checked(19000, events, kNewJobs);
+  EXPECT_EQ(clock.due(21999, events), Due::kNothing);
+  EXPECT_EQ(clock.due(22000, events), Due::kEventRound);
+  // A regular round is not held back.
+  EXPECT_EQ(clock.due(318000, events), Due::kRound);
 }
 
 TEST(RoundMemoryTest, EndedJobsAloneAreNewWorkOfTheirOwnKind) {
@@ -324,12 +348,12 @@ TEST(RoundMemoryTest, EndedJobsAloneAreNewWorkOfTheirOwnKind) {
 TEST(EventClockTest, EndedJobsAloneWaitLongerAfterSuchRoundsChangedNothing) {
   const EventTiming events = timing(300, 1);
   EventClock clock(0, events);
-  clock.ran(0, events, false);  // a regular round: no wait
+  clock.ran(0, 0, events, false);  // a regular round: no wait
   clock.checked(1000, events, kEnded);
   ASSERT_EQ(clock.due(1000, events), Due::kEventRound);
   int64_t ended_at = 1000;
   for (int64_t delays : {2, 4, 8, 16, 16}) {
-    clock.ran(ended_at, events, false);
+    clock.ran(ended_at, ended_at, events, false);
     clock.checked(ended_at + 1000, events, kEnded);
     EXPECT_EQ(clock.wake(events), ended_at + 2000);  // the next look, or the round
     EXPECT_EQ(clock.due(ended_at + 2000, events), delays == 2 ? Due::kEventRound : Due::kCheck);
@@ -338,14 +362,14 @@ TEST(EventClockTest, EndedJobsAloneWaitLongerAfterSuchRoundsChangedNothing) {
     EXPECT_EQ(clock.due(ended_at + delays * 1000, events), Due::kEventRound);
     ended_at += delays * 1000;
   }
-  clock.ran(ended_at, events, false);
+  clock.ran(ended_at, ended_at, events, false);
   clock.checked(ended_at + 1000, events, kNewJobs);
   EXPECT_EQ(clock.due(ended_at + 1000, events), Due::kEventRound);
-  clock.ran(ended_at + 1000, events, false);  // new jobs left waiting: the wait stays
+  clock.ran(ended_at + 1000, ended_at + 1000, events, false);  // new jobs left waiting: the wait stays
   clock.checked(ended_at + 2000, events, kEnded);
   EXPECT_EQ(clock.due(ended_at + 3000, events), Due::kCheck);
   EXPECT_EQ(clock.due(ended_at + 17000, events), Due::kEventRound);
-  clock.ran(ended_at + 17000, events, true);
+  clock.ran(ended_at + 17000, ended_at + 17000, events, true);
   clock.checked(ended_at + 18000, events, kEnded);
   EXPECT_EQ(clock.due(ended_at + 18000, events), Due::kEventRound);
 }
@@ -378,6 +402,25 @@ TEST(JobsSeenTest, UnknownJobsAndRequeuesNeedTheRecords) {
   // What the records show then is known again.
   seen.loaded({{1, kPending, true, false, 1}, {2, kActive, true, false, 0}});
   EXPECT_EQ(seen.fromStates({{1, kPending, false}})->front().restarts, 1u);
+}
+
+TEST(JobsSeenTest, NamesTheJobsWhoseRecordsItNeedsAndLearnsThem) {
+  JobsSeen seen;
+  seen.loaded({{1, kPending, true, false, 0}, {2, kActive, true, false, 0}});
+  const std::vector<JobStateBrief> now = {
+      {1, kPending, false}, {2, kPending, false}, {5, kPending, false}, {6, kActive, false}};
+  EXPECT_FALSE(seen.fromStates(now));
+  EXPECT_EQ(seen.needed(), (std::vector<uint32_t>{2, 5, 6}));  // requeued, and two new
+  // Records loaded one by one: job 2 requeued once, 5 adaptive, 6 rigid; job 1 is kept.
+  seen.learned({{2, kPending, true, false, 1}, {5, kPending, true, false, 0},
+                {6, kActive, false, false, 0}});
+  const auto jobs = seen.fromStates(now);
+  ASSERT_TRUE(jobs);
+  EXPECT_TRUE(seen.needed().empty());
+  ASSERT_EQ(jobs->size(), 4u);
+  EXPECT_EQ((*jobs)[1].restarts, 1u);
+  EXPECT_TRUE((*jobs)[2].adaptive);
+  EXPECT_FALSE((*jobs)[3].adaptive);
 }
 
 TEST(JobsSeenTest, AJobARoundStartedIsExpectedRunning) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The event-round functions of pollux_service.h over event_rounds.hpp. Every entry point
 // that may throw catches everything: an exception must never unwind into slurmctld.
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -171,6 +172,28 @@ int pollux_events_new_work_from_states(pollux_events_t* events,
   }
 }
 
+size_t pollux_events_records_needed(const pollux_events_t* events, uint32_t* ids,
+                                    size_t capacity) {
+  if (!events) return 0;
+  const auto& needed = events->seen.needed();
+  if (ids) std::copy_n(needed.begin(), std::min(capacity, needed.size()), ids);
+  return needed.size();
+}
+
+int pollux_events_learn(pollux_events_t* events, const pollux_event_job_t* jobs, size_t count) {
+  if (!events || invalidArray(jobs, count)) {
+    errno = EINVAL;
+    return -1;
+  }
+  try {
+    events->seen.learned(jobsFrom(jobs, count));
+    return 0;
+  } catch (...) {  // only std::bad_alloc: nothing else throws
+    errno = ENOMEM;
+    return -1;
+  }
+}
+
 void pollux_events_checked(pollux_events_t* events, const pollux_service_t* service,
                            int64_t now_ms, int found) {
   if (!events) return;
@@ -205,8 +228,8 @@ int pollux_events_record_round(pollux_events_t* events, const pollux_event_job_t
 }
 
 void pollux_events_ran(pollux_events_t* events, const pollux_service_t* service,
-                       int64_t ended_ms) {
-  if (events) events->clock.ran(ended_ms, timingOf(service), events->round_changed);
+                       int64_t started_ms, int64_t ended_ms) {
+  if (events) events->clock.ran(started_ms, ended_ms, timingOf(service), events->round_changed);
 }
 
 }  // extern "C"

@@ -42,7 +42,7 @@ TEST(PolluxEventsTest, TimingComesFromTheServiceOrTheDefaults) {
   EXPECT_EQ(pollux_service_interval(nullptr), 60);
   const Events configured = eventsAt(service.get(), 0);
   EXPECT_EQ(pollux_events_wake(configured.get(), service.get()), 5000);
-  pollux_events_ran(configured.get(), service.get(), 1000);
+  pollux_events_ran(configured.get(), service.get(), 1000, 1000);
   EXPECT_EQ(pollux_events_due(configured.get(), service.get(), 6000), POLLUX_DUE_CHECK);
   pollux_events_checked(configured.get(), service.get(), 6000, 1);
   EXPECT_EQ(pollux_events_due(configured.get(), service.get(), 6000), POLLUX_DUE_EVENT_ROUND);
@@ -107,7 +107,7 @@ TEST(PolluxEventsTest, EndedJobsWaitLongerAfterSuchARoundSlurmTookNoActionOf) {
     pollux_events_checked(events.get(), nullptr, checked_ms, 1);
     ASSERT_EQ(pollux_events_due(events.get(), nullptr, checked_ms), POLLUX_DUE_EVENT_ROUND);
     ASSERT_EQ(pollux_events_record_round(events.get(), round.data(), round.size(), &plan), 0);
-    pollux_events_ran(events.get(), nullptr, ran_ms);
+    pollux_events_ran(events.get(), nullptr, ran_ms, ran_ms);
   };
   endedRound(1000, 1000);
   EXPECT_NE(newWork(events.get(), ended), "");
@@ -116,7 +116,7 @@ TEST(PolluxEventsTest, EndedJobsWaitLongerAfterSuchARoundSlurmTookNoActionOf) {
   EXPECT_EQ(pollux_events_due(events.get(), nullptr, 3000), POLLUX_DUE_EVENT_ROUND);
   start.error_code = 0;  // taken
   ASSERT_EQ(pollux_events_record_round(events.get(), round.data(), round.size(), &plan), 0);
-  pollux_events_ran(events.get(), nullptr, 3000);
+  pollux_events_ran(events.get(), nullptr, 3000, 3000);
   EXPECT_NE(newWork(events.get(), ended), "");
   pollux_events_checked(events.get(), nullptr, 4000, 1);
   EXPECT_EQ(pollux_events_due(events.get(), nullptr, 4000), POLLUX_DUE_EVENT_ROUND);
@@ -163,8 +163,37 @@ TEST(PolluxEventsTest, LooksByStatesWithWhatTheLastRecordsShowed) {
   EXPECT_EQ(newWorkFromStates(events.get(), submitted).first, 0);
   // The started job pending again: requeued (a failed launch), its records are needed.
   EXPECT_EQ(newWorkFromStates(events.get(), {{2, POLLUX_JOB_PENDING, 1}}).first, 2);
+  EXPECT_EQ(pollux_events_records_needed(events.get(), nullptr, 0), 1u);
   EXPECT_EQ(pollux_events_new_work_from_states(nullptr, nullptr, 0, nullptr, 0), -1);
   EXPECT_EQ(pollux_events_new_work_from_states(events.get(), nullptr, 1, nullptr, 0), -1);
+}
+
+// A new job's record, loaded alone, tells the states what they could not.
+TEST(PolluxEventsTest, LearnsTheRecordsTheStatesNeed) {
+  const Events events = eventsAt(nullptr, 0);
+  const std::vector<pollux_event_job_t> round = {{1, POLLUX_JOB_RUNNING, 0, 0, nullptr},
+                                                 {2, POLLUX_JOB_PENDING, 0, 0, nullptr}};
+  ASSERT_EQ(pollux_events_record_round(events.get(), round.data(), round.size(), nullptr), 0);
+  ASSERT_EQ(pollux_events_new_work(events.get(), round.data(), round.size(), nullptr, 0), 0);
+  const std::vector<pollux_event_state_t> submitted = {
+      {1, POLLUX_JOB_RUNNING, 0}, {2, POLLUX_JOB_PENDING, 0}, {7, POLLUX_JOB_PENDING, 0},
+      {8, POLLUX_JOB_PENDING, 0}};
+  EXPECT_EQ(newWorkFromStates(events.get(), submitted).first, 2);
+  uint32_t ids[1] = {};
+  EXPECT_EQ(pollux_events_records_needed(events.get(), ids, 1), 2u);  // the first of two
+  EXPECT_EQ(ids[0], 7u);
+  const std::vector<pollux_event_job_t> records = {{7, POLLUX_JOB_PENDING, 0, 0, nullptr},
+                                                   {8, POLLUX_JOB_PENDING, 0, 0, "adaptive"}};
+  ASSERT_EQ(pollux_events_learn(events.get(), records.data(), records.size()), 0);
+  EXPECT_EQ(newWorkFromStates(events.get(), submitted),
+            std::make_pair(1, std::string("JobId=8 adaptive, pending since the last round "
+                                          "(1 such job)")));
+  EXPECT_EQ(pollux_events_records_needed(events.get(), ids, 1), 0u);
+  EXPECT_EQ(pollux_events_records_needed(nullptr, ids, 1), 0u);
+  errno = 0;
+  EXPECT_EQ(pollux_events_learn(events.get(), nullptr, 1), -1);
+  EXPECT_EQ(errno, EINVAL);
+  EXPECT_EQ(pollux_events_learn(nullptr, records.data(), records.size()), -1);
 }
 
 TEST(PolluxEventsTest, RejectsMissingArguments) {
@@ -176,7 +205,7 @@ TEST(PolluxEventsTest, RejectsMissingArguments) {
   EXPECT_EQ(pollux_events_new_work(events.get(), nullptr, 1, reason, sizeof(reason)), -1);
   EXPECT_EQ(pollux_events_record_round(events.get(), nullptr, 2, nullptr), -1);
   EXPECT_EQ(pollux_events_due(nullptr, nullptr, 0), POLLUX_DUE_NOTHING);
-  pollux_events_ran(nullptr, nullptr, 0);
+  pollux_events_ran(nullptr, nullptr, 0, 0);
   pollux_events_destroy(nullptr);
   // A reason longer than its buffer is cut short.
   const std::vector<pollux_event_job_t> pending = {{7, POLLUX_JOB_PENDING, 0, 0, "adaptive"}};

@@ -446,13 +446,22 @@ int pollux_events_due(const pollux_events_t *events, const pollux_service_t *ser
  * errno (EINVAL, ENOMEM). The handle keeps what they show of each job. */
 int pollux_events_new_work(pollux_events_t *events, const pollux_event_job_t *jobs,
                            size_t count, char *reason, size_t reason_size);
-/* The same from every job's state alone (a cheaper query than every record) and what the last
- * records loaded (a round's, or pollux_events_new_work's) showed of each job: 1 and 0 as
- * above; 2 when the states cannot tell (a job no record showed, or one pending again since:
- * requeued): then load the records for pollux_events_new_work; -1 with errno. */
+/* The same from every job's state alone (a cheaper query than every record) and what the
+ * records loaded (a round's, pollux_events_new_work's or pollux_events_learn's) showed of
+ * each job: 1 and 0 as above; 2 when the states cannot tell (a job no record showed, or one
+ * pending again since: requeued): then load those jobs' records
+ * (pollux_events_records_needed) for pollux_events_learn and ask again, or every record for
+ * pollux_events_new_work; -1 with errno. */
 int pollux_events_new_work_from_states(pollux_events_t *events,
                                        const pollux_event_state_t *states, size_t count,
                                        char *reason, size_t reason_size);
+/* How many jobs' records the last pollux_events_new_work_from_states that returned 2
+ * needed; the first `capacity` of their ids are written to `ids`. 0 for a NULL handle. */
+size_t pollux_events_records_needed(const pollux_events_t *events, uint32_t *ids,
+                                    size_t capacity);
+/* Keeps what some jobs' records, loaded one by one, show (the others' are kept as they
+ * were). 0, or -1 with errno (EINVAL, ENOMEM). */
+int pollux_events_learn(pollux_events_t *events, const pollux_event_job_t *jobs, size_t count);
 /* A look for new work at `now_ms` found some (`found` non-zero: what the last
  * pollux_events_new_work* call found) or none. */
 void pollux_events_checked(pollux_events_t *events, const pollux_service_t *service,
@@ -462,11 +471,12 @@ void pollux_events_checked(pollux_events_t *events, const pollux_service_t *serv
  * emptied, and every pending adaptive job looks new: one more round at most). */
 int pollux_events_record_round(pollux_events_t *events, const pollux_event_job_t *jobs,
                                size_t count, const pollux_plan_t *plan);
-/* A round of either kind ended at `ended_ms`: the delay and the interval count from there.
- * After rounds for ended jobs alone whose plans Slurm took no action of
- * (pollux_events_record_round), the next such round waits 2, 4, 8, then 16 delays. */
+/* A round of either kind ran from `started_ms` to `ended_ms`: the delay and the interval
+ * count from its end. After rounds for ended jobs alone whose plans Slurm took no action of
+ * (pollux_events_record_round), the next such round waits 2, 4, 8, then 16 delays; an event
+ * round waits nine times as long as the last round took (at most four delays). */
 void pollux_events_ran(pollux_events_t *events, const pollux_service_t *service,
-                       int64_t ended_ms);
+                       int64_t started_ms, int64_t ended_ms);
 
 #ifdef __cplusplus
 }

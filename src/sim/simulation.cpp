@@ -65,7 +65,7 @@ class RoundTimer {
   double next(double now, const std::vector<SimJob>& jobs, const std::vector<size_t>& active,
               size_t arrived, bool changed) {
     int64_t at = toMs(now);  // the simulated clock, as the plugin's thread wakes
-    clock_.ran(at, timing_, changed);
+    clock_.ran(at, at, timing_, changed);  // a simulated round takes no time
     std::vector<double> finish;  // of each active job, at its current assignment
     bool recorded = false;
     for (;;) {

@@ -55,17 +55,55 @@ static assoc_mgr_info_msg_t *load_limits(void)
   return limits;
 }
 
+/* Each kept record's load: Slurm sends it only if it changed since `kept` was loaded (else
+ * SLURM_NO_CHANGE_IN_DATA, and `kept` stays). SLURM_SUCCESS or SLURM_ERROR (errno). */
+static int load_partitions(partition_info_msg_t **kept)
+{
+  partition_info_msg_t *loaded = NULL;
+
+  if (slurm_load_partitions(*kept ? (*kept)->last_update : 0, &loaded, SHOW_ALL) != SLURM_SUCCESS)
+    return *kept && errno == SLURM_NO_CHANGE_IN_DATA ? SLURM_SUCCESS : SLURM_ERROR;
+  if (*kept)
+    slurm_free_partition_info_msg(*kept);
+  *kept = loaded;
+  return SLURM_SUCCESS;
+}
+
+static int load_reservations(reserve_info_msg_t **kept)
+{
+  reserve_info_msg_t *loaded = NULL;
+
+  if (slurm_load_reservations(*kept ? (*kept)->last_update : 0, &loaded) != SLURM_SUCCESS)
+    return *kept && errno == SLURM_NO_CHANGE_IN_DATA ? SLURM_SUCCESS : SLURM_ERROR;
+  if (*kept)
+    slurm_free_reservation_info_msg(*kept);
+  *kept = loaded;
+  return SLURM_SUCCESS;
+}
+
+static int load_licenses(license_info_msg_t **kept)
+{
+  license_info_msg_t *loaded = NULL;
+
+  if (slurm_load_licenses(*kept ? (*kept)->last_update : 0, &loaded, SHOW_ALL) != SLURM_SUCCESS)
+    return *kept && errno == SLURM_NO_CHANGE_IN_DATA ? SLURM_SUCCESS : SLURM_ERROR;
+  if (*kept)
+    slurm_free_license_info_msg(*kept);
+  *kept = loaded;
+  return SLURM_SUCCESS;
+}
+
 int round_records_load(round_records_t *records, bool limits_enforced)
 {
-  memset(records, 0, sizeof(*records));
+  round_records_end_round(records);
   /* Nodes first: a job that starts in between is then running but not yet counted in its
    * node's GPUs in use, which the service allows for (the other order would not). SHOW_DETAIL
    * gives each node's GPUs in use (gres_used). */
   if (slurm_load_node((time_t)0, &records->nodes, SHOW_ALL | SHOW_DETAIL) != SLURM_SUCCESS ||
       slurm_load_jobs((time_t)0, &records->jobs, SHOW_ALL) != SLURM_SUCCESS ||
-      slurm_load_partitions((time_t)0, &records->partitions, SHOW_ALL) != SLURM_SUCCESS ||
-      slurm_load_reservations((time_t)0, &records->reservations) != SLURM_SUCCESS ||
-      slurm_load_licenses((time_t)0, &records->licenses, SHOW_ALL) != SLURM_SUCCESS) {
+      load_partitions(&records->partitions) != SLURM_SUCCESS ||
+      load_reservations(&records->reservations) != SLURM_SUCCESS ||
+      load_licenses(&records->licenses) != SLURM_SUCCESS) {
     slurm_error("sched/pollux: cannot load jobs, nodes, partitions, reservations and licenses: %s",
                 slurm_strerror(errno));
     return -1;
@@ -75,20 +113,29 @@ int round_records_load(round_records_t *records, bool limits_enforced)
   return 0;
 }
 
-void round_records_free(round_records_t *records)
+void round_records_end_round(round_records_t *records)
 {
   if (records->jobs)
     round_records_free_jobs(records->jobs);
   if (records->nodes)
     slurm_free_node_info_msg(records->nodes);
+  if (records->limits)
+    slurm_free_assoc_mgr_info_msg(records->limits);
+  records->jobs = NULL;
+  records->nodes = NULL;
+  records->limits = NULL;
+}
+
+void round_records_free(round_records_t *records)
+{
+  round_records_end_round(records);
   if (records->partitions)
     slurm_free_partition_info_msg(records->partitions);
   if (records->reservations)
     slurm_free_reservation_info_msg(records->reservations);
   if (records->licenses)
     slurm_free_license_info_msg(records->licenses);
-  if (records->limits)
-    slurm_free_assoc_mgr_info_msg(records->limits);
+  memset(records, 0, sizeof(*records));
 }
 
 void round_views_free(round_views_t *views)

@@ -15,7 +15,8 @@
 #include "service/pollux_service.h"
 #include "slurm_round.h"
 
-/* Slurm's records of one round. */
+/* Slurm's records of one round; its partitions, reservations and licenses are kept for the
+ * next (zero the struct before the first). */
 typedef struct {
   node_info_msg_t *nodes;
   partition_info_msg_t *partitions;
@@ -37,10 +38,16 @@ typedef struct {
   pollux_association_view_t *associations;
 } round_views_t;
 
-/* Loads `records` from slurmctld, the limits only if `limits_enforced`; 0, or -1 (logged).
- * round_records_free() frees them either way. */
+/* Loads `records` from slurmctld: the jobs, nodes and (only if `limits_enforced`) limits
+ * afresh; the partitions, reservations and licenses only where Slurm changed them since those
+ * kept in `records` (a small reply otherwise). 0, or -1 (logged). round_records_end_round()
+ * frees what was loaded afresh either way. */
 int round_records_load(round_records_t *records, bool limits_enforced);
 
+/* Frees the round's jobs, nodes and limits; keeps the rest for the next load. */
+void round_records_end_round(round_records_t *records);
+
+/* Frees every record, those kept too. */
 void round_records_free(round_records_t *records);
 
 /* Frees jobs loaded with slurm_load_jobs(), with the strings older Slurm leaves behind. */

@@ -59,6 +59,7 @@ static pollux_service_t *service; /* used by the scheduler thread only after ini
 /* Event rounds, the scheduler thread's alone after init: what the last round saw and the
  * clock, and Slurm's time of the last job load (a round's or a look for new work's). */
 static pollux_events_t *events;
+static round_records_t records;   /* the scheduler thread's: partitions etc. kept between rounds */
 static time_t jobs_loaded_at;
 static time_t schedule_due;       /* placed jobs begin then: ask the main scheduler (0: none) */
 
@@ -163,15 +164,24 @@ static double clock_ms(void)
   return (double)now.tv_sec * 1e3 + (double)now.tv_nsec / 1e6;
 }
 
+/* CPU milliseconds this thread has used. */
+static double thread_cpu_ms(void)
+{
+  struct timespec used;
+
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &used);
+  return (double)used.tv_sec * 1e3 + (double)used.tv_nsec / 1e6;
+}
+
 /* Where a round's time went (ms), for its line in the log. */
 typedef struct {
-  double started, load, build, plan, act, finish;
+  double started, cpu_started, load, build, plan, act, finish;
 } round_clock_t;
 
 /* One line per planned round: its time, each phase's (load: Slurm's records; build: the
  * round's views and the service's inputs; solve: the policy; act: the plan carried out
- * through Slurm; finish: outcomes recorded, the round published, state saved, save its part)
- * and its size. */
+ * through Slurm; finish: outcomes recorded, the round published, state saved, save its part),
+ * its size, and the CPU time this thread used (the rest of the round waited on slurmctld). */
 static void log_round(const round_clock_t *clock, const round_records_t *records,
                       size_t actions)
 {
@@ -179,11 +189,13 @@ static void log_round(const round_clock_t *clock, const round_records_t *records
 
   pollux_service_round_costs(service, &costs);
   slurm_info("sched/pollux: round %.1f ms: load %.1f build %.1f solve %.1f act %.1f "
-             "finish %.1f (save %.1f) ms; jobs %u nodes %u actions %zu state %" PRIu64 " bytes",
+             "finish %.1f (save %.1f) ms; jobs %u nodes %u actions %zu state %" PRIu64
+             " bytes; cpu %.1f ms",
              clock->load + clock->build + clock->plan + clock->act + clock->finish, clock->load,
              clock->build + clock->plan - costs.solve_ms, costs.solve_ms, clock->act,
              clock->finish, costs.save_ms, records->jobs->record_count,
-             records->nodes->record_count, actions, costs.state_bytes);
+             records->nodes->record_count, actions, costs.state_bytes,
+             thread_cpu_ms() - clock->cpu_started);
 }
 
 /* Plans a round on Slurm's records and carries the plan out. */
@@ -225,14 +237,13 @@ static void plan_and_act(const round_records_t *records, round_clock_t *clock)
 /* Loads Slurm's records, plans a round on them and carries the plan out. */
 static void run_round(void)
 {
-  round_records_t records;
-  round_clock_t clock = { clock_ms(), 0, 0, 0, 0, 0 };
+  round_clock_t clock = { clock_ms(), thread_cpu_ms(), 0, 0, 0, 0, 0 };
 
   if (round_records_load(&records, limits_enforced) == 0) {
     clock.load = clock_ms() - clock.started;
     plan_and_act(&records, &clock);
   }
-  round_records_free(&records);
+  round_records_end_round(&records);
 }
 
 /* Recreates the service with the settings copied by the last reconfig. */
@@ -261,9 +272,45 @@ static bool nodes_registered(void)
   return registered_once;
 }
 
+#if POLLUX_HAVE_JOB_STATES
+/* A look by states loads at most this many records one by one (jobs submitted or requeued
+ * since the last load); when more are needed, it loads every record. */
+#define MOST_RECORDS_ONE_BY_ONE 16
+
+/* Loads, one job at a time, the records the last look by states needed, for the events
+ * handle: 0, or -1 when they are too many or one cannot be loaded. */
+static int learn_needed_records(void)
+{
+  uint32_t ids[MOST_RECORDS_ONE_BY_ONE];
+  size_t needed = pollux_events_records_needed(events, ids, MOST_RECORDS_ONE_BY_ONE);
+
+  if (needed > MOST_RECORDS_ONE_BY_ONE)
+    return -1;
+  for (size_t i = 0; i < needed; i++) {
+    job_info_msg_t *records = NULL;
+    pollux_event_job_t *briefs;
+    int learned = -1;
+
+    if (pollux_load_job(&records, ids[i]) != SLURM_SUCCESS) {
+      slurm_debug("sched/pollux: cannot load JobId=%u: %s", ids[i], slurm_strerror(errno));
+      return -1;
+    }
+    briefs = event_jobs(records);
+    if (briefs)
+      learned = pollux_events_learn(events, briefs, records->record_count);
+    free(briefs);
+    round_records_free_jobs(records);
+    if (learned != 0)
+      return -1;
+  }
+  return 0;
+}
+#endif
+
 /* Looks for new work by every job's state alone (a small reply where every record costs
- * slurmctld and this thread most of their time at a busy site): 1 new work, 0 none, -1 when
- * the states cannot tell or Slurm did not answer (look at the records). */
+ * slurmctld and this thread most of their time at a busy site), with the records of the few
+ * jobs the states cannot tell loaded one by one: 1 new work, 0 none, -1 when the states
+ * cannot tell or Slurm did not answer (look at every record). */
 static int look_by_states(char *reason, size_t reason_size)
 {
 #if POLLUX_HAVE_JOB_STATES
@@ -281,6 +328,9 @@ static int look_by_states(char *reason, size_t reason_size)
       slurm_round_event_state(states->jobs[i].job_id, states->jobs[i].state, &briefs[i]);
     found = pollux_events_new_work_from_states(events, briefs, states->jobs_count, reason,
                                                reason_size);
+    if (found == 2 && learn_needed_records() == 0)
+      found = pollux_events_new_work_from_states(events, briefs, states->jobs_count, reason,
+                                                 reason_size);
     if (found == 2)
       found = -1;
   }
@@ -444,8 +494,9 @@ static void *scheduler_main(void *unused)
     }
     /* From the round's end, as before event rounds: a round longer than the interval is
      * followed by a pause, not by the next round at once. */
-    pollux_events_ran(events, service, monotonic_ms());
+    pollux_events_ran(events, service, now, monotonic_ms());
   }
+  round_records_free(&records);
   jobs_loaded_at = 0;
   schedule_due = 0;
   return NULL;

@@ -37,6 +37,11 @@ for pkg in $packages; do
 done
 
 work=$(mktemp -d /tmp/pollux-deb-test-XXXXXX)
+# The packages build in a fixed directory, through ccache where it is installed
+# (scripts/compiler-cache.sh): Debian's compiler flags name the build directory
+# (-ffile-prefix-map), so a new one each run would never find the last run's objects. Hence
+# one run at a time.
+build_root=/var/tmp/pollux-deb-build
 chmod 755 "$work"  # munged (user munge) must reach the cluster's socket under it
 run=$work/cluster
 installed=no
@@ -54,7 +59,7 @@ cleanup() {
     # shellcheck disable=SC2086
     dpkg --purge $packages > "$work/purge.log" 2>&1 || { cat "$work/purge.log" >&2; status=1; }
   fi
-  rm -rf "$work"
+  rm -rf "$work" "$build_root"
   exit "$status"
 }
 trap cleanup EXIT
@@ -62,24 +67,30 @@ trap 'exit 1' INT TERM
 started=$(now)
 
 step "copy the tree (tracked and untracked files, as git sees them; no build output)"
-mkdir "$work/src"
+rm -rf "$build_root"
+mkdir -p "$build_root/src"
 git -C "$top" ls-files -z --cached --others --exclude-standard |
   (cd "$top" && tar --null --files-from=- --ignore-failed-read -cf - 2> /dev/null) |
-  tar -C "$work/src" -xf -
-[ -f "$work/src/debian/control" ] || fail "the copy has no debian/control"
-version=$(cd "$work/src" && dpkg-parsechangelog -S Version)
+  tar -C "$build_root/src" -xf -
+[ -f "$build_root/src/debian/control" ] || fail "the copy has no debian/control"
+version=$(cd "$build_root/src" && dpkg-parsechangelog -S Version)
 upstream=$(sed -n 's/^AC_INIT(\[pollux-slurm\], \[\([^]]*\)\].*/\1/p' "$top/configure.ac")
 [ "${version%%-*}" = "$upstream" ] ||
   fail "debian/changelog is at $version but configure.ac's AC_INIT at $upstream: add a debian/changelog entry"
 
 step "dpkg-buildpackage -us -uc -b (nocheck: the tests run from the tree)"
 t=$(now)
-if ! (cd "$work/src" && DEB_BUILD_OPTIONS="nocheck noddebs parallel=$(nproc)" \
-      dpkg-buildpackage -us -uc -b) > "$work/build.log" 2>&1; then
+if ! (cd "$build_root/src" && top=$build_root/src && . "$top/scripts/compiler-cache.sh" &&
+      DEB_BUILD_OPTIONS="nocheck noddebs parallel=$(nproc)" dpkg-buildpackage -us -uc -b) \
+      > "$work/build.log" 2>&1; then
   tail -n 60 "$work/build.log" >&2
   fail "dpkg-buildpackage failed (log above)"
 fi
 build_s=$(($(now) - t))
+# The packages, .changes and .buildinfo; the binaries must find nothing of the tree (the
+# tools fall back to the source tree's traces when the installed ones are missing).
+find "$build_root" -maxdepth 1 -type f -exec mv {} "$work"/ \;
+rm -rf "$build_root"
 arch=$(dpkg --print-architecture)
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 plugindir=/usr/lib/$multiarch/slurm-wlm
@@ -92,9 +103,6 @@ for pkg in $packages; do
 done
 # shellcheck disable=SC2086
 [ -z "${POLLUX_DEB_KEEP:-}" ] || { mkdir -p "$POLLUX_DEB_KEEP"; cp $debs "$POLLUX_DEB_KEEP"/; }
-# The binaries must find nothing of the tree: the tools fall back to the source tree's
-# traces when the installed ones are missing.
-rm -rf "$work/src"
 echo "   built in ${build_s}s"
 
 step "lintian: no errors or warnings"

@@ -287,19 +287,19 @@ static int learn_needed_records(void)
   if (needed > MOST_RECORDS_ONE_BY_ONE)
     return -1;
   for (size_t i = 0; i < needed; i++) {
-    job_info_msg_t *records = NULL;
+    job_info_msg_t *job = NULL;
     pollux_event_job_t *briefs;
     int learned = -1;
 
-    if (pollux_load_job(&records, ids[i]) != SLURM_SUCCESS) {
+    if (pollux_load_job(&job, ids[i]) != SLURM_SUCCESS) {
       slurm_debug("sched/pollux: cannot load JobId=%u: %s", ids[i], slurm_strerror(errno));
       return -1;
     }
-    briefs = event_jobs(records);
+    briefs = event_jobs(job);
     if (briefs)
-      learned = pollux_events_learn(events, briefs, records->record_count);
+      learned = pollux_events_learn(events, briefs, job->record_count);
     free(briefs);
-    round_records_free_jobs(records);
+    round_records_free_jobs(job);
     if (learned != 0)
       return -1;
   }

@@ -54,11 +54,11 @@ export MASTER_ADDR=127.0.0.1 PYTHONPATH='$pythonpath' OMP_NUM_THREADS=1
     --log-examples '$run'/examples-\$SLURM_JOB_ID
 JOB
 
-step "the same script alone, $EPOCHS epochs: the reference accuracy"
+step "the same script alone, $EPOCHS epochs, beside the first job: the reference accuracy"
 PYTHONPATH="$pythonpath" OMP_NUM_THREADS=1 "$python" "$example" --checkpoint alone.pt \
-  --epochs $EPOCHS > alone.out 2>&1 || { tail alone.out; fail "the script failed alone"; }
-alone=$(sed -n 's/^final accuracy: //p' alone.out)
-echo "   accuracy alone: $alone"
+  --epochs $EPOCHS > alone.out 2>&1 &
+alone_pid=$!
+background_pids=$alone_pid
 
 step "rigid jobs leave one free GPU on each a100 node and none elsewhere"
 blockers=
@@ -97,6 +97,8 @@ grep -q "pollux-agent\[$job\.1\]" "job-$job.out" ||
 every_example_once "$job" $EPOCHS
 
 step "the same final accuracy as alone (within 1 point)"
+wait "$alone_pid" || { tail alone.out; fail "the script failed alone"; }
+alone=$(sed -n 's/^final accuracy: //p' alone.out)
 final=$(sed -n 's/^final accuracy: //p' "job-$job.out" | tail -n 1)
 echo "   adaptive $final, alone $alone"
 "$python" -c "import sys; sys.exit(abs($final - $alone) > 0.01)" ||
@@ -141,6 +143,7 @@ LIVE_EPOCHS=2000
 PYTHONPATH="$pythonpath" OMP_NUM_THREADS=1 "$python" "$example" --checkpoint alone-live.pt \
   --epochs $LIVE_EPOCHS > alone-live.out 2>&1 &
 alone_live=$!
+background_pids="$background_pids $alone_live"
 # min_gpus=4 places the job on both nodes itself (a growth would add a part, see
 # live_growth_cluster.sh); its comment then lets it shrink to 2 GPUs, and
 # POLLUX_MIN_REPLICAS=2 (the job's own, exported by sbatch) its trainer to 2 workers.

@@ -136,8 +136,12 @@ setup_test_cluster() {  # setup_test_cluster NAME
   trap stop_test_cluster EXIT
 }
 
+# Processes a test started in the background (a reference training): stopped with the cluster.
+background_pids=
+
 stop_test_cluster() {
   status=$?
+  for pid in $background_pids; do kill "$pid" 2> /dev/null || true; done
   if [ "$status" -ne 0 ] && [ -f "$run/log/slurmctld.log" ]; then
     echo "--- slurmctld log (pollux, backfill, errors) ---" >&2
     grep -E "pollux|backfill|error" "$run/log/slurmctld.log" | tail -n 60 >&2 || true

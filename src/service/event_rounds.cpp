@@ -135,7 +135,7 @@ std::optional<NewWork> RoundMemory::newWork(const std::vector<EventJob>& jobs_no
 
 void JobsSeen::loaded(const std::vector<EventJob>& jobs) {
   jobs_.clear();
-  for (const auto& job : jobs) jobs_[job.id] = job;
+  learned(jobs);
 }
 
 void JobsSeen::learned(const std::vector<EventJob>& jobs) {

@@ -365,7 +365,8 @@ TEST(EventClockTest, EndedJobsAloneWaitLongerAfterSuchRoundsChangedNothing) {
   clock.ran(ended_at, ended_at, events, false);
   clock.checked(ended_at + 1000, events, kNewJobs);
   EXPECT_EQ(clock.due(ended_at + 1000, events), Due::kEventRound);
-  clock.ran(ended_at + 1000, ended_at + 1000, events, false);  // new jobs left waiting: the wait stays
+  // New jobs left waiting: the wait stays.
+  clock.ran(ended_at + 1000, ended_at + 1000, events, false);
   clock.checked(ended_at + 2000, events, kEnded);
   EXPECT_EQ(clock.due(ended_at + 3000, events), Due::kCheck);
   EXPECT_EQ(clock.due(ended_at + 17000, events), Due::kEventRound);

@@ -463,7 +463,7 @@ static void *scheduler_main(void *unused)
   for (;;) {
     int64_t wake_at = pollux_events_wake(events, service);
     int wake, due = POLLUX_DUE_ROUND;
-    int64_t now;
+    int64_t now, round_started;
 
     if (schedule_due && monotonic_at(schedule_due) + 5 < wake_at)
       wake_at = monotonic_at(schedule_due) + 5; /* 5 ms: past the second, not just before */
@@ -487,6 +487,8 @@ static void *scheduler_main(void *unused)
       service = create_service();
     if (service && !listening)
       listening = pollux_service_start_rest(service) == 0;
+    /* The round's own time, without the main scheduler's pass or a reconfigure before it. */
+    round_started = monotonic_ms();
     if (service) {
       if (due == POLLUX_DUE_EVENT_ROUND)
         slurm_info("sched/pollux: event round: %s", reason);
@@ -494,7 +496,7 @@ static void *scheduler_main(void *unused)
     }
     /* From the round's end, as before event rounds: a round longer than the interval is
      * followed by a pause, not by the next round at once. */
-    pollux_events_ran(events, service, now, monotonic_ms());
+    pollux_events_ran(events, service, round_started, monotonic_ms());
   }
   round_records_free(&records);
   jobs_loaded_at = 0;

@@ -6,7 +6,9 @@
 # itself (a quiet cluster runs none); a burst of submissions costs a bounded number of rounds
 # (pollux_rounds_total of GET /metrics); GPUs freed by a finished job and a job requeued by its
 # user start rounds too, and the requeued job keeps running however soon it is requeued
-# again; pollux_event_delay=0 leaves jobs to the regular rounds.
+# again; with pollux_placement_ms=0 a round places one job and defers the others to the next
+# (event) rounds, which start them within seconds; pollux_event_delay=0 leaves jobs to the
+# regular rounds.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster/lib.sh"
@@ -145,13 +147,35 @@ for attempt in 1 2 3 4; do
   echo "   restart $attempt: running ${took}s after the requeue, still running 2 s later"
 done
 
+# set_parameter KEY=VALUE: adds it to SchedulerParameters and reconfigures slurmctld.
+set_parameter() {
+  scancel $(squeue -h -o %i) 2> /dev/null || true
+  wait_until 20 "all jobs gone" sh -c '[ -z "$(squeue -h -o %i)" ]'
+  sed -i "s/^SchedulerParameters=\(.*\)$/SchedulerParameters=\1,$1/" etc/slurm.conf
+  reconfigure_slurmctld
+  wait_until 30 "the plugin answering after reconfigure" curl -sf "$api/metrics" -o /dev/null
+}
+deferred() {
+  grep -c "sched/pollux: JobId=[0-9]* start deferred to the next round" log/slurmctld.log || true
+}
+
+step "pollux_placement_ms=0: a round places one job, the next rounds the others, within seconds"
+set_parameter pollux_placement_ms=0
+deferred_before=$(deferred)
+start=$(now)
+for i in 1 2 3; do submit > "placed-$i.id" & done
+wait
+for job in $(cat placed-*.id); do
+  echo "   job $job running $(wait_running 30 "$job")s after the first sbatch"
+done
+deferred_starts=$(($(deferred) - deferred_before))
+echo "   $deferred_starts start(s) deferred to a later round"
+[ "$deferred_starts" -ge 1 ] || fail "no start deferred with pollux_placement_ms=0"
+curl -sf "$api/metrics" | grep -q '^pollux_actions_total{kind="start",result="deferred"} [1-9]' ||
+  fail "GET /metrics counts no deferred start"
+
 step "pollux_event_delay=0: no event rounds, a new job waits for the regular round"
-scancel $(squeue -h -o %i)
-wait_until 20 "all jobs gone" sh -c '[ -z "$(squeue -h -o %i)" ]'
-sed -i 's/^SchedulerParameters=\(.*\)$/SchedulerParameters=\1,pollux_event_delay=0/' etc/slurm.conf
-reconfigure_slurmctld
-wait_until 30 "the plugin answering after reconfigure" sh -c \
-  "grep -q 'pollux_event_delay=0' etc/slurm.conf && curl -sf '$api/metrics' > /dev/null"
+set_parameter pollux_event_delay=0
 sleep 2
 events_before=$(event_rounds)
 late=$(submit)

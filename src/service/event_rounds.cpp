@@ -42,6 +42,7 @@ void RoundMemory::forget() {
   restarting_.clear();
   holding_.clear();
   starting_parts_.clear();
+  deferred_.clear();
 }
 
 void RoundMemory::record(const std::vector<EventJob>& jobs, const std::vector<RoundAction>& acted) {
@@ -55,7 +56,9 @@ void RoundMemory::record(const std::vector<EventJob>& jobs, const std::vector<Ro
   std::unordered_set<uint32_t> acted_on;
   for (const auto& action : acted) {
     acted_on.insert(action.job_id);
-    if (action.restarts) {
+    if (action.deferred) {
+      deferred_.insert(action.job_id);
+    } else if (action.restarts) {
       restarting_.insert(action.job_id);
     } else {
       // The restart count Slurm shows for the job after the round's action on it.
@@ -81,10 +84,11 @@ bool RoundMemory::isNew(const EventJob& job) const {
 }
 
 std::optional<NewWork> RoundMemory::newWork(const std::vector<EventJob>& jobs_now) const {
-  Tally new_jobs, restarting, ended, parts_running;
+  Tally new_jobs, restarting, ended, parts_running, deferred;
   size_t pending_adaptive = 0, still_held = 0;
   bool adaptive_ended = false;
   for (const auto& job : jobs_now) {
+    if (deferred_.count(job.id) && job.state != EventJobState::kDone) deferred.add(job.id);
     if (waitsToStart(job)) {
       pending_adaptive++;
       if (restarting_.count(job.id)) {
@@ -108,6 +112,11 @@ std::optional<NewWork> RoundMemory::newWork(const std::vector<EventJob>& jobs_no
   }
   // Jobs of the last round Slurm no longer has (purged after MinJobAge) ended too.
   const size_t ended_count = std::max(ended.count, holding_.size() - still_held);
+  if (deferred.count) {
+    return NewWork{"JobId=" + std::to_string(deferred.first) +
+                   " placement deferred by the last round (" +
+                   counted(deferred.count, "such job") + ")"};
+  }
   if (new_jobs.count) {
     return NewWork{"JobId=" + std::to_string(new_jobs.first) +
                    " adaptive, pending since the last round (" +

@@ -5,10 +5,12 @@
 // so, or that has been requeued since (a new submission, a job requeued by a user or by
 // Slurm, even one the round had started or was waiting), or a job that held resources at the
 // last round (or was started by it) and has ended since, while an adaptive job is pending or
-// the ended job was adaptive. What the last round did (start, hold, shrink a job, or requeue
-// one to be held) is no new work, so those actions never start a round; a job it requeued to
-// restart on new nodes is, once its last run is done: Slurm then pushes the job's begin time
-// out by its requeue delay, and a round lets it begin. So is a part of an adaptive job (a live
+// the ended job was adaptive, or a job whose placement the last round deferred (its time for
+// placements spent, POLLUX_ACTION_DEFERRED) while Slurm still has it. What the last round did
+// (start, hold, shrink a job, or requeue one to be held) is no new work, so those actions
+// never start a round; a job it requeued to restart on new nodes is, once its last run is
+// done: Slurm then pushes the job's begin time out by its requeue delay, and a round lets it
+// begin. So is a part of an adaptive job (a live
 // growth, job_parts.hpp) that the last round started, once it runs: a round tells its job's
 // launcher and agent, whose workers then join.
 //
@@ -57,6 +59,7 @@ struct RoundAction {
   bool started = false;   // a pending job it placed (Slurm took the update): it will hold nodes
   bool requeued = false;  // a running job it requeued (Slurm took it) ...
   bool restarts = false;  // ... and placed anew to restart (Slurm took both); else it is held
+  bool deferred = false;  // a placement the round left for the next round
 };
 
 // New work a look found: why (for the log), and whether it is only jobs that ended.
@@ -83,6 +86,7 @@ class RoundMemory {
   std::unordered_map<uint32_t, uint32_t> waiting_;
   std::unordered_set<uint32_t> restarting_;  // requeued by the round to restart
   std::unordered_set<uint32_t> starting_parts_;  // parts it started
+  std::unordered_set<uint32_t> deferred_;        // placements it left for the next round
   // Jobs active or completing that it did not act on, and those it started.
   std::unordered_set<uint32_t> holding_;
 };

@@ -133,6 +133,30 @@ TEST(RoundMemoryTest, OwnActionsAreNoNewWork) {
   EXPECT_EQ(newWork(memory, restarted), "");
 }
 
+// A placement the round deferred (its time for placements spent) is new work until a round
+// places it or Slurm ends the job; a deferred requeue of a running job too.
+TEST(RoundMemoryTest, DeferredPlacementsAreNewWorkForTheNextRound) {
+  RoundMemory memory;
+  const Jobs round = {{50, kPending, true, false, 0},
+                      {51, kPending, true, false, 0},
+                      {52, kActive, true, false, 0}};
+  memory.record(round, {{50, true, false, false},
+                        {51, false, false, false, true},
+                        {52, false, false, false, true}});
+  EXPECT_EQ(newWork(memory, round), "JobId=51 placement deferred by the last round (2 such jobs)");
+  // Job 51 cancelled meanwhile: job 52 (running, its requeue deferred) is still due.
+  EXPECT_EQ(newWork(memory, {{50, kActive, true, false, 0},
+                             {51, kDone, true, false, 0},
+                             {52, kActive, true, false, 0}}),
+            "JobId=52 placement deferred by the last round (1 such job)");
+  // The next round places them: nothing new.
+  memory.record(round, {{51, true, false, false}, {52, false, true, true}});
+  EXPECT_EQ(newWork(memory, {{50, kActive, true, false, 0},
+                             {51, kActive, true, false, 0},
+                             {52, kActive, true, false, 0}}),
+            "");
+}
+
 // A job requeued (by its user or by Slurm) after the round started it, or while it waited,
 // is new work again once its last run is done: Slurm's restart count tells.
 TEST(RoundMemoryTest, APartTheRoundStartedIsNewWorkOnceItRuns) {

@@ -10,10 +10,21 @@ void Metrics::countReport(int http_status) {
   ++reports_by_status_[http_status];
 }
 
-void Metrics::countAction(const std::string& kind, bool failed) {
+void Metrics::countAction(const std::string& kind, ActionResult result) {
   std::lock_guard<std::mutex> guard(mutex_);
-  ++actions_[{kind, failed}];
+  ++actions_[{kind, result}];
 }
+
+namespace {
+const char* resultLabel(ActionResult result) {
+  switch (result) {
+    case ActionResult::kDone: return "done";
+    case ActionResult::kFailed: return "failed";
+    case ActionResult::kDeferred: return "deferred";
+  }
+  return "done";
+}
+}  // namespace
 
 void Metrics::recordRound(double duration_ms, int adaptive_jobs, int running_adaptive_jobs) {
   std::lock_guard<std::mutex> guard(mutex_);
@@ -35,7 +46,7 @@ std::string Metrics::render() const {
       << "# HELP pollux_actions Actions on jobs, by kind and outcome.\n";
   for (const auto& [key, count] : actions_) {
     out << "pollux_actions_total{kind=\"" << key.first << "\",result=\""
-        << (key.second ? "failed" : "done") << "\"} " << count << "\n";
+        << resultLabel(key.second) << "\"} " << count << "\n";
   }
   out << "# TYPE pollux_rounds counter\n# HELP pollux_rounds Scheduling rounds run.\n"
       << "pollux_rounds_total " << rounds_ << "\n"

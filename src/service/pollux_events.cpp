@@ -103,7 +103,8 @@ std::vector<RoundAction> actionsOf(const pollux_plan_t* plan) {
     const bool taken = action.error_code == 0;
     const bool requeued = taken && action.kind == POLLUX_ACTION_REQUEUE;
     acted.push_back({action.job_id, taken && action.kind == POLLUX_ACTION_START, requeued,
-                     requeued && action.num_nodes > 0});
+                     requeued && action.num_nodes > 0,
+                     action.error_code == POLLUX_ACTION_DEFERRED});
   }
   return acted;
 }

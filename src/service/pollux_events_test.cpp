@@ -122,6 +122,27 @@ TEST(PolluxEventsTest, EndedJobsWaitLongerAfterSuchARoundSlurmTookNoActionOf) {
   EXPECT_EQ(pollux_events_due(events.get(), nullptr, 4000), POLLUX_DUE_EVENT_ROUND);
 }
 
+// A start the shim deferred (POLLUX_ACTION_DEFERRED) is new work at the next look: the job's
+// next event round comes without a new submission.
+TEST(PolluxEventsTest, ADeferredStartIsNewWorkAtTheNextLook) {
+  const Events events = eventsAt(nullptr, 0);
+  const std::vector<pollux_event_job_t> round = {{2, POLLUX_JOB_PENDING, 0, 0, "adaptive"},
+                                                 {3, POLLUX_JOB_PENDING, 0, 0, "adaptive"}};
+  pollux_action_t starts[2] = {};
+  starts[0].job_id = 2;
+  starts[0].kind = POLLUX_ACTION_START;
+  starts[1].job_id = 3;
+  starts[1].kind = POLLUX_ACTION_START;
+  starts[1].error_code = POLLUX_ACTION_DEFERRED;
+  pollux_plan_t plan = {starts, 2};
+  ASSERT_EQ(pollux_events_record_round(events.get(), round.data(), round.size(), &plan), 0);
+  pollux_events_ran(events.get(), nullptr, 1000, 1000);
+  const std::vector<pollux_event_job_t> after = {{2, POLLUX_JOB_RUNNING, 0, 0, "adaptive"},
+                                                 {3, POLLUX_JOB_PENDING, 0, 0, "adaptive"}};
+  EXPECT_EQ(newWork(events.get(), after),
+            "JobId=3 placement deferred by the last round (1 such job)");
+}
+
 // 1 with the reason, 0, or 2 (the states cannot tell) from the jobs' states alone.
 std::pair<int, std::string> newWorkFromStates(pollux_events_t* events,
                                               const std::vector<pollux_event_state_t>& states) {

@@ -294,7 +294,9 @@ std::unique_ptr<OwnedPlan> planFrom(std::vector<pollux::service::PlannedAction> 
 std::vector<pollux::service::ActionOutcome> outcomesOf(const pollux_plan_t& plan) {
   std::vector<pollux::service::ActionOutcome> outcomes;
   for (size_t i = 0; i < plan.action_count; ++i) {
-    outcomes.push_back({plan.actions[i].error_code, text(plan.actions[i].error_text)});
+    const pollux_action_t& action = plan.actions[i];
+    const bool deferred = action.error_code == POLLUX_ACTION_DEFERRED;
+    outcomes.push_back({deferred ? 0 : action.error_code, text(action.error_text), deferred});
   }
   return outcomes;
 }
@@ -360,6 +362,11 @@ int pollux_service_interval(const pollux_service_t* service) {
 int pollux_service_event_delay(const pollux_service_t* service) {
   return onService(service, "event delay", defaultConfig().event_delay_s,
                    [&] { return service->impl->config().event_delay_s; });
+}
+
+int pollux_service_placement_ms(const pollux_service_t* service) {
+  return onService(service, "placement time", defaultConfig().placement_ms,
+                   [&] { return service->impl->config().placement_ms; });
 }
 
 int pollux_service_hosts_backfill(const pollux_service_t* service) {

@@ -46,6 +46,9 @@ void pollux_service_destroy(pollux_service_t *service);
 /* pollux_interval and pollux_event_delay, in seconds; their defaults on an error. */
 int pollux_service_interval(const pollux_service_t *service);
 int pollux_service_event_delay(const pollux_service_t *service);
+/* pollux_placement_ms: how long a round may place jobs after its first placement (the shim
+ * defers the later ones, POLLUX_ACTION_DEFERRED); its default on an error. */
+int pollux_service_placement_ms(const pollux_service_t *service);
 int pollux_service_hosts_backfill(const pollux_service_t *service); /* 1 (also on error): load
                                                                      * sched/backfill */
 
@@ -361,10 +364,17 @@ typedef struct {
   /* REQUEUE: the time limit (minutes) its next run gets, the training time the job has left
    * plus its restart, so requeues neither extend nor cut its --time; 0: left as it is. */
   uint32_t time_limit_min;
-  /* Set by the shim once it has acted: 0, or Slurm's error code and its text. */
+  /* Set by the shim once it has acted: 0, Slurm's error code and its text, or
+   * POLLUX_ACTION_DEFERRED (error_text NULL). */
   int error_code;
   const char *error_text;
 } pollux_action_t;
+
+/* An action's error_code when the shim left it for the next round: a placement (START or
+ * REQUEUE) once the round's time for placements was spent, so that a round of many starts
+ * does not hold slurmctld's attention for seconds. The job is left as it was; the next round
+ * (an event round: the job is new work) decides it again. */
+#define POLLUX_ACTION_DEFERRED (-1)
 
 /* The service's answer to a round: actions to carry out in order. */
 typedef struct {

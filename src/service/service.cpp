@@ -170,7 +170,15 @@ std::optional<std::vector<PlannedAction>> Service::plan(Round round) {
 
 void Service::recordOutcome(const Action& a, const ActionOutcome& outcome) {
   const std::string id = std::to_string(a.job_id);
-  metrics_.countAction(toString(a.kind), outcome.error_code != 0);
+  if (outcome.deferred) {
+    metrics_.countAction(toString(a.kind), ActionResult::kDeferred);
+    info("JobId=" + id + " " + toString(a.kind) +
+         " deferred to the next round: this round's time for placements was spent (wanted: " +
+         a.why + ")");
+    return;
+  }
+  metrics_.countAction(toString(a.kind),
+                       outcome.error_code != 0 ? ActionResult::kFailed : ActionResult::kDone);
   if (outcome.error_code != 0) {
     error("JobId=" + id + " " + toString(a.kind) + " failed: " + outcome.error_text +
           " (wanted: " + a.why + ")");

@@ -39,6 +39,7 @@ struct ServiceSettings {
 struct ActionOutcome {
   int error_code = 0;
   std::string error_text;
+  bool deferred = false;  // left for the next round (POLLUX_ACTION_DEFERRED): not done, not failed
 };
 
 // What the service's part of the last round cost (the shim's round line).

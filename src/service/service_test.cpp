@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "service.hpp"
+#include "site_policy.hpp"
 
 #include <gtest/gtest.h>
 
@@ -21,11 +22,11 @@ class ServiceTest : public ::testing::Test {
   }
   ~ServiceTest() override { fs::remove_all(dir_); }
 
-  std::unique_ptr<Service> makeService() const {
+  std::unique_ptr<Service> makeService() {
     ServiceSettings settings;
     settings.scheduler_parameters = "pollux_interval=60";
     settings.state_dir = dir_;
-    settings.log = [](LogLevel, const std::string&) {};
+    settings.log = [this](LogLevel, const std::string& line) { log_.push_back(line); };
     return std::make_unique<Service>(settings);
   }
   // One round with no job: the policy has nothing to do.
@@ -38,8 +39,61 @@ class ServiceTest : public ::testing::Test {
   }
   fs::path stateFile() const { return fs::path(dir_) / "pollux_state.json"; }
 
+  // The log lines that contain `text`.
+  std::vector<std::string> logged(const std::string& text) const {
+    std::vector<std::string> found;
+    for (const auto& line : log_) {
+      if (line.find(text) != std::string::npos) found.push_back(line);
+    }
+    return found;
+  }
+
   std::string dir_;
+  std::vector<std::string> log_;
 };
+
+// One node of 2 GPUs and a pending adaptive job, 7, that Pollux holds: a round starts it.
+Round roundWithHeldJob(double now) {
+  Round round;
+  round.now = now;
+  SlurmNode node;
+  node.name = "n1";
+  node.gpus = GpuGres{"a100", 2};
+  node.free_cpus = 4;
+  round.nodes.push_back(node);
+  round.partitions["gpu"] = {"n1"};
+  SlurmJob job;
+  job.id = 7;
+  job.state = JobState::kPending;
+  job.eligible_time = kPolluxHoldTime;
+  job.submit_time = now - 10;
+  job.comment = "adaptive:max_gpus=2";
+  job.partitions = {"gpu"};
+  job.num_nodes = 1;
+  job.gpu_request.per_node = "gres:gpu:1";
+  job.gpu_request.nodes = 1;
+  readRequests(job);
+  round.jobs.push_back(job);
+  return round;
+}
+
+// A start the shim deferred is neither done nor failed: one line saying so, and the next
+// round starts the job again.
+TEST_F(ServiceTest, ADeferredStartIsLoggedAndDecidedAgainByTheNextRound) {
+  auto service = makeService();
+  auto actions = service->plan(roundWithHeldJob(1000));
+  ASSERT_TRUE(actions && actions->size() == 1);
+  ASSERT_EQ(actions->front().action.kind, ActionKind::kStart);
+  service->finish({{0, "", true}});
+  ASSERT_EQ(logged("JobId=7 start deferred to the next round").size(), 1u);
+  EXPECT_TRUE(logged("failed").empty());
+  EXPECT_TRUE(logged("JobId=7 start: ").empty());
+  actions = service->plan(roundWithHeldJob(1002));
+  ASSERT_TRUE(actions && actions->size() == 1);
+  EXPECT_EQ(actions->front().action.kind, ActionKind::kStart);
+  service->finish({{}});
+  EXPECT_EQ(logged("JobId=7 start: ").size(), 1u);
+}
 
 TEST_F(ServiceTest, SavesItsFirstRoundThenNoRoundWithoutActionsWithinAnInterval) {
   auto service = makeService();

@@ -36,6 +36,7 @@ const std::map<std::string, Setter, std::less<>>& setters() {
   static const std::map<std::string, Setter, std::less<>> table = {
       {"pollux_interval", [](Config& c, const std::string& v) { c.interval_s = parseIntIn(v, 1, 86400); }},
       {"pollux_event_delay", [](Config& c, const std::string& v) { c.event_delay_s = parseIntIn(v, 0, 3600); }},
+      {"pollux_placement_ms", [](Config& c, const std::string& v) { c.placement_ms = parseIntIn(v, 0, 60000); }},
       {"pollux_rest_addr", [](Config& c, const std::string& v) { c.rest_addr = parseAddress(v); }},
       {"pollux_rest_port", [](Config& c, const std::string& v) { c.rest_port = parseIntIn(v, 1, 65535); }},
       {"pollux_backfill", [](Config& c, const std::string& v) { c.backfill = parseIntIn(v, 0, 1) == 1; }},

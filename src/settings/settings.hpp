@@ -17,6 +17,9 @@ struct Config : config::PolicyConfig {
   int event_delay_s = 1;                 // pollux_event_delay: new work starts a round within
                                          // this many seconds, at most one such round per
                                          // this many seconds; 0: rounds only every interval
+  int placement_ms = 500;                // pollux_placement_ms: a round places jobs for at
+                                         // most this long after its first placement; the
+                                         // rest wait for the next round
   std::string rest_addr = "127.0.0.1";   // pollux_rest_addr
   int rest_port = 6830;                  // pollux_rest_port
   bool backfill = true;                  // pollux_backfill: host Slurm's sched/backfill

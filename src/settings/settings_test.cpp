@@ -14,6 +14,7 @@ TEST(ConfigTest, DefaultsWithoutAnyToken) {
   EXPECT_EQ(parsed.config.rest_addr, "127.0.0.1");
   EXPECT_EQ(parsed.config.rest_port, 6830);
   EXPECT_TRUE(parsed.config.backfill);
+  EXPECT_EQ(parsed.config.placement_ms, 500);
   EXPECT_DOUBLE_EQ(parsed.config.policy.fairness_p, -1.0);
 }
 
@@ -24,7 +25,7 @@ TEST(ConfigTest, SchedulerParametersOverridePolluxConf) {
       "default_queue_depth=100,pollux_interval=10,pollux_backfill=0,pollux_speed_v100=1,"
       "pollux_rest_addr=0.0.0.0,pollux_fairness_p=-0.5,pollux_restart_threshold=0.1,"
       "pollux_min_change_interval=120,pollux_time_limit=2,pollux_rest_threads=8,"
-      "pollux_report_rate=5000,pollux_dump_rounds=/var/tmp/rounds");
+      "pollux_report_rate=5000,pollux_dump_rounds=/var/tmp/rounds,pollux_placement_ms=0");
   EXPECT_TRUE(parsed.errors.empty()) << parsed.errors.front();
   const Config& c = parsed.config;
   EXPECT_EQ(c.interval_s, 10);
@@ -40,14 +41,16 @@ TEST(ConfigTest, SchedulerParametersOverridePolluxConf) {
   EXPECT_EQ(c.rest_threads, 8);
   EXPECT_EQ(c.max_reports_per_s, 5000);
   EXPECT_EQ(c.dump_rounds_dir, "/var/tmp/rounds");
+  EXPECT_EQ(c.placement_ms, 0);
 }
 
 TEST(ConfigTest, BadTokensFallBackToDefaultsWithOneMessageEach) {
   const ParsedConfig parsed = parseConfig(
       "pollux_interval=fast\nnot a token\n",
       "pollux_rest_port=70000,pollux_rest_addr=localhost,pollux_colour=red,pollux_backfill,"
-      "pollux_speed_a100=-1,pollux_tls_cert=/etc/cert.pem,pollux_interval=0x10");
-  ASSERT_EQ(parsed.errors.size(), 9u);
+      "pollux_speed_a100=-1,pollux_tls_cert=/etc/cert.pem,pollux_interval=0x10,"
+      "pollux_placement_ms=-1");
+  ASSERT_EQ(parsed.errors.size(), 10u);
   EXPECT_NE(parsed.errors[0].find("pollux.conf:1: pollux_interval=fast"), std::string::npos);
   EXPECT_NE(parsed.errors[1].find("pollux.conf:2"), std::string::npos);
   EXPECT_NE(parsed.errors[2].find("pollux_rest_port=70000: must be an integer in [1, 65535]"),
@@ -55,12 +58,15 @@ TEST(ConfigTest, BadTokensFallBackToDefaultsWithOneMessageEach) {
   EXPECT_NE(parsed.errors[3].find("numeric IPv4"), std::string::npos);
   EXPECT_NE(parsed.errors[4].find("unknown key"), std::string::npos);
   EXPECT_NE(parsed.errors[5].find("needs KEY=VALUE"), std::string::npos);
-  EXPECT_NE(parsed.errors[8].find("set together"), std::string::npos);
+  EXPECT_NE(parsed.errors[8].find("pollux_placement_ms=-1: must be an integer in [0, 60000]"),
+            std::string::npos);
+  EXPECT_NE(parsed.errors[9].find("set together"), std::string::npos);
   for (const auto& error : parsed.errors) EXPECT_NE(error.find("default"), std::string::npos);
   const Config defaults;
   EXPECT_EQ(parsed.config.interval_s, defaults.interval_s);
   EXPECT_EQ(parsed.config.rest_port, defaults.rest_port);
   EXPECT_EQ(parsed.config.rest_addr, defaults.rest_addr);
+  EXPECT_EQ(parsed.config.placement_ms, defaults.placement_ms);
   EXPECT_TRUE(parsed.config.policy.relative_speeds.empty());
   EXPECT_TRUE(parsed.config.tls_cert.empty());
 }

@@ -2,7 +2,9 @@
 # Shell helpers for scripts that drive a cluster.sh cluster (source after RUN_DIR/env).
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
-step() { echo "== $*"; }
+# Each step shows the seconds since the test began: where a test's time goes.
+test_began=$(date +%s)
+step() { echo "== [$(($(date +%s) - test_began)) s] $*"; }
 
 free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -143,10 +145,18 @@ stop_test_cluster() {
   status=$?
   for pid in $background_pids; do kill "$pid" 2> /dev/null || true; done
   if [ "$status" -ne 0 ] && [ -f "$run/log/slurmctld.log" ]; then
-    echo "--- slurmctld log (pollux, backfill, errors) ---" >&2
-    grep -E "pollux|backfill|error" "$run/log/slurmctld.log" | tail -n 60 >&2 || true
+    echo "--- slurmctld log (pollux's actions, backfill, errors; not every round) ---" >&2
+    grep -E "pollux|backfill|error" "$run/log/slurmctld.log" |
+      grep -Ev "sched/pollux: round [0-9.]+ ms|_attempt_backfill: (beginning|no jobs)" |
+      tail -n 60 >&2 || true
     for out in "$run"/job-*.out; do
-      [ -e "$out" ] && { echo "--- $out" >&2; tail -n 25 "$out" >&2; }
+      [ -e "$out" ] || continue
+      # What the agents and the trainer said besides their reports, then the end.
+      echo "--- $out: pollux lines" >&2
+      grep -E "^pollux|^resumed from|^checkpointed at" "$out" | grep -v "report accepted" |
+        tail -n 30 >&2 || true
+      echo "--- $out: the end" >&2
+      tail -n 25 "$out" >&2
     done
   fi
   left=0

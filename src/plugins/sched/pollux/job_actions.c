@@ -117,10 +117,20 @@ static time_t begin_time(const pollux_action_t *action, const job_info_msg_t *jo
   return restarts ? now + 1 : now;
 }
 
-time_t job_actions_carry_out(pollux_plan_t *plan, const job_info_msg_t *jobs, bool start_now)
+static double monotonic_ms(void)
+{
+  struct timespec now;
+
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return now.tv_sec * 1e3 + now.tv_nsec / 1e6;
+}
+
+time_t job_actions_carry_out(pollux_plan_t *plan, const job_info_msg_t *jobs, bool start_now,
+                             int placement_ms)
 {
   time_t now = time(NULL), latest_begin = now;
   bool placed = false;
+  double first_placement = 0; /* 0: none yet */
 
   for (size_t i = 0; i < plan->action_count; i++) {
     pollux_action_t *action = &plan->actions[i];
@@ -128,6 +138,16 @@ time_t job_actions_carry_out(pollux_plan_t *plan, const job_info_msg_t *jobs, bo
                   (action->kind == POLLUX_ACTION_START || action->kind == POLLUX_ACTION_REQUEUE);
     time_t begin = begin_time(action, jobs, now);
 
+    /* Requeues to be held wait too: they free the nodes of the placements after them. */
+    if (action->kind == POLLUX_ACTION_START || action->kind == POLLUX_ACTION_REQUEUE) {
+      if (first_placement && monotonic_ms() - first_placement > placement_ms) {
+        action->error_code = POLLUX_ACTION_DEFERRED;
+        action->error_text = NULL;
+        continue;
+      }
+      if (!first_placement)
+        first_placement = monotonic_ms();
+    }
     action->error_code = perform(action, begin);
     action->error_text = action->error_code ? slurm_strerror(action->error_code) : NULL;
     if (places && !action->error_code) {

@@ -20,11 +20,14 @@
  * after the last one: a job the plugin placed would wait that long. */
 extern void schedule(bool full_queue);
 
-/* Carries out the plan's actions in order, noting Slurm's answer to each. Jobs it placed are
- * started by Slurm's main scheduler, which is asked to run now if `start_now` (not while
- * nodes re-register after a restart: Slurm's own pace then). Returns when the jobs placed to
- * begin later may begin, for the main scheduler to be asked again then; 0 if none or not
- * `start_now`. */
-time_t job_actions_carry_out(pollux_plan_t *plan, const job_info_msg_t *jobs, bool start_now);
+/* Carries out the plan's actions in order, noting Slurm's answer to each. Placements (starts
+ * and requeues) go on for at most `placement_ms` after the first; the later ones are left for
+ * the next round (POLLUX_ACTION_DEFERRED), since each waits for slurmctld's answer. Jobs it
+ * placed are started by Slurm's main scheduler, which is asked to run now if `start_now` (not
+ * while nodes re-register after a restart: Slurm's own pace then). Returns when the jobs
+ * placed to begin later may begin, for the main scheduler to be asked again then; 0 if none
+ * or not `start_now`. */
+time_t job_actions_carry_out(pollux_plan_t *plan, const job_info_msg_t *jobs, bool start_now,
+                             int placement_ms);
 
 #endif

@@ -217,7 +217,8 @@ static void plan_and_act(const round_records_t *records, round_clock_t *clock)
 
     clock->plan = clock_ms() - mark;
     mark = clock_ms();
-    begin = job_actions_carry_out(plan, records->jobs, slurm_round_nodes_registered(records->nodes));
+    begin = job_actions_carry_out(plan, records->jobs, slurm_round_nodes_registered(records->nodes),
+                                  pollux_service_placement_ms(service));
     if (begin)
       schedule_due = begin;
     clock->act = clock_ms() - mark;

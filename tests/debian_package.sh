@@ -202,7 +202,7 @@ srun /usr/bin/pollux-agent --nproc-per-node 1 --report-interval 1 -v -- \\
   --checkpoint "$run/ckpt-\$SLURM_JOB_ID"
 EOF
 job=$(sbatch --parsable --comment=adaptive:max_gpus=4 -o "$run/job-%j.out" train.sh)
-wait_until 30 "job $job placed by sched/pollux" grep -q "sched/pollux: JobId=$job start" log/slurmctld.log
+wait_until 30 "job $job placed by sched/pollux" grep -q "sched/pollux: JobId=$job start:" log/slurmctld.log
 wait_until 30 "job $job running" is_running "$job"
 wait_until 60 "a report of job $job's installed agent accepted" grep -q "report accepted" "job-$job.out"
 shows_reported() {

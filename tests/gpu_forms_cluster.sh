@@ -24,7 +24,7 @@ step "an adaptive a100 job has no a100 GPU to go to: it stays held, unplaced"
 adaptive=$(sbatch --parsable --comment=adaptive:gpu_type=a100,max_gpus=4 -o /dev/null job.sh)
 sleep 8  # four rounds
 placed "$adaptive" &&
-  fail "job $adaptive was placed on GPUs a rigid job holds: $(grep "JobId=$adaptive start" log/slurmctld.log)"
+  fail "job $adaptive was placed on GPUs a rigid job holds: $(grep "JobId=$adaptive start:" log/slurmctld.log)"
 [ "$(job_state "$adaptive")" = PENDING ] || fail "job $adaptive is $(job_state "$adaptive")"
 held_by_pollux "$adaptive" || fail "job $adaptive was let begin without a place"
 "$build/src/cli/scontrol" show pollux > pollux.txt
@@ -37,7 +37,7 @@ grep "^NodeName=n[12] " pollux.txt | sed 's/^/   /'
 step "when the --gpus-per-task job ends, the adaptive job is placed on n2 and runs"
 scancel "$per_task"
 wait_until 30 "job $adaptive running on n2" runs_on "$adaptive" n2
-grep "sched/pollux: JobId=$adaptive start" log/slurmctld.log | sed 's/^.*sched/   sched/'
+grep "sched/pollux: JobId=$adaptive start:" log/slurmctld.log | sed 's/^.*sched/   sched/'
 
 step "a waiting rigid --gpus=a100:8 job is read as 8 a100 GPUs of demand"
 waiting=$(sbatch --parsable --gpus=a100:8 -o /dev/null job.sh)

@@ -68,7 +68,7 @@ daemon_gpus() {
 waits_for() {
   [ "$(job_state "$1")" = PENDING ] || fail "job $1 is $(job_state "$1"), not PENDING"
   held_by_pollux "$1" || fail "job $1 may begin: $(job_field "$1" EligibleTime)"
-  ! placed "$1" || fail "job $1 was placed: $(grep "JobId=$1 start" log/slurmctld.log)"
+  ! placed "$1" || fail "job $1 was placed: $(grep "JobId=$1 start:" log/slurmctld.log)"
   "$build/src/cli/scontrol" show pollux job="$1" | grep -q "Waiting=$2" ||
     fail "job $1 not shown waiting for $2: $("$build/src/cli/scontrol" show pollux job="$1")"
 }

@@ -19,7 +19,7 @@ case "$(job_field "$in_v100" NodeList)" in
   *) fail "job $in_v100 runs on $(job_field "$in_v100" NodeList), outside partition v100" ;;
 esac
 placed_once "$in_v100"
-grep "sched/pollux: JobId=$in_v100 start" log/slurmctld.log | sed 's/^.*sched/   sched/'
+grep "sched/pollux: JobId=$in_v100 start:" log/slurmctld.log | sed 's/^.*sched/   sched/'
 
 step "an untyped adaptive job in partition gpu takes the faster a100"
 in_gpu=$(sbatch --parsable --comment=adaptive:max_gpus=4 -o /dev/null job.sh)
@@ -28,7 +28,7 @@ case "$(job_field "$in_gpu" NodeList)" in
   n1|n2) ;;
   *) fail "job $in_gpu runs on $(job_field "$in_gpu" NodeList), not on an a100 node" ;;
 esac
-grep "sched/pollux: JobId=$in_gpu start" log/slurmctld.log | sed 's/^.*sched/   sched/'
+grep "sched/pollux: JobId=$in_gpu start:" log/slurmctld.log | sed 's/^.*sched/   sched/'
 grep -q "round skipped" log/slurmctld.log &&
   fail "a round was skipped: $(grep "round skipped" log/slurmctld.log | tail -n 1)"
 scancel "$in_v100" "$in_gpu"

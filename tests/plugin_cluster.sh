@@ -53,7 +53,7 @@ adaptive=$(sbatch --parsable --comment=adaptive:max_gpus=8 -o /dev/null job.sh)
 wait_until 20 "adaptive job running" is_running "$adaptive"
 job_field "$adaptive" AdminComment | grep -q "^pollux:" || fail "no AdminComment on $adaptive"
 [ "$(job_field "$adaptive" Requeue)" = 1 ] || fail "adaptive job is not requeueable"
-grep -q "sched/pollux: JobId=$adaptive start" "$run/log/slurmctld.log" || fail "no start log line"
+grep -q "sched/pollux: JobId=$adaptive start:" "$run/log/slurmctld.log" || fail "no start log line"
 
 step "its report says it scales: it is grown through requeue"
 report_body "$adaptive"

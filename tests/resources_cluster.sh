@@ -38,7 +38,7 @@ waiting=$(sbatch --parsable --comment=adaptive:gpu_type=a100,max_gpus=4 -c 2 --m
 sleep 8  # four rounds
 [ "$(job_state "$waiting")" = PENDING ] || fail "job $waiting is $(job_state "$waiting")"
 held_by_pollux "$waiting" || fail "job $waiting was let begin without a place"
-placed "$waiting" && fail "job $waiting was placed: $(grep "JobId=$waiting start" log/slurmctld.log)"
+placed "$waiting" && fail "job $waiting was placed: $(grep "JobId=$waiting start:" log/slurmctld.log)"
 "$build/src/cli/scontrol" show pollux > pollux.txt
 grep -q "^NodeName=n1 .* FreeCpus=1 FreeMem=1900$" pollux.txt ||
   fail "scontrol show pollux lacks n1's free CPUs and memory: $(grep NodeName pollux.txt)"

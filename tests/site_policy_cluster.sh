@@ -22,7 +22,7 @@ still_pending() {
   sleep 6
   [ "$(job_state "$1")" = PENDING ] || fail "job $1 is $(job_state "$1"), not PENDING"
   [ "$(reason "$1")" = "$2" ] || fail "job $1 pends for $(reason "$1"), not $2"
-  ! placed "$1" || fail "job $1 was placed: $(grep "JobId=$1 start" log/slurmctld.log)"
+  ! placed "$1" || fail "job $1 was placed: $(grep "JobId=$1 start:" log/slurmctld.log)"
 }
 runs_within() {  # runs_within JOB NODE-PATTERN
   wait_until 30 "job $1 running" is_running "$1"

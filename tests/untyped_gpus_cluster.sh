@@ -16,7 +16,7 @@ printf '#!/bin/sh\nsleep 600\n' > job.sh
 step "an adaptive job is placed on untyped GPUs and runs"
 job=$(sbatch --parsable --comment=adaptive:max_gpus=4 -o /dev/null job.sh)
 wait_until 30 "job $job running" is_running "$job"
-grep "sched/pollux: JobId=$job start" log/slurmctld.log | sed 's/^.*sched/   sched/'
+grep "sched/pollux: JobId=$job start:" log/slurmctld.log | sed 's/^.*sched/   sched/'
 
 step "five rounds later it still runs where it started, never requeued"
 sleep 10

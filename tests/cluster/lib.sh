@@ -42,12 +42,12 @@ runs_on() { is_running "$1" && [ "$(job_field "$1" NodeList)" = "$2" ]; }  # run
 # Pollux's hold, 2100-01-01).
 held_by_pollux() { case "$(job_field "$1" EligibleTime)" in 2099-12-31T*|2100-01-01T*) ;; *) return 1 ;; esac; }
 # placed JOB: whether sched/pollux has placed the job (the run dir's slurmctld log says so).
-placed() { grep -q "sched/pollux: JobId=$1 start" log/slurmctld.log; }
+placed() { grep -q "sched/pollux: JobId=$1 start:" log/slurmctld.log; }
 # placed_once JOB: fails the test unless sched/pollux placed the job exactly once.
 placed_once() {
-  placements=$(grep -c "sched/pollux: JobId=$1 start" log/slurmctld.log || true)
+  placements=$(grep -c "sched/pollux: JobId=$1 start:" log/slurmctld.log || true)
   [ "$placements" = 1 ] ||
-    fail "job $1 was placed $placements times: $(grep "JobId=$1 start" log/slurmctld.log)"
+    fail "job $1 was placed $placements times: $(grep "JobId=$1 start:" log/slurmctld.log)"
 }
 # Jobs Slurm's backfill has started since slurmctld started (sdiag: every release counts
 # them; 26.05's backfill no longer logs "Started JobId=").

@@ -11,6 +11,7 @@
 #include <slurm/slurm_errno.h>
 
 #include "plugins/slurm_compat.h"
+#include "clock_ms.h"
 #include "job_actions.h"
 
 static int update_or_errno(job_desc_msg_t *desc)
@@ -117,14 +118,6 @@ static time_t begin_time(const pollux_action_t *action, const job_info_msg_t *jo
   return restarts ? now + 1 : now;
 }
 
-static double monotonic_ms(void)
-{
-  struct timespec now;
-
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return now.tv_sec * 1e3 + now.tv_nsec / 1e6;
-}
-
 time_t job_actions_carry_out(pollux_plan_t *plan, const job_info_msg_t *jobs, bool start_now,
                              int placement_ms)
 {
@@ -140,13 +133,13 @@ time_t job_actions_carry_out(pollux_plan_t *plan, const job_info_msg_t *jobs, bo
 
     /* Requeues to be held wait too: they free the nodes of the placements after them. */
     if (action->kind == POLLUX_ACTION_START || action->kind == POLLUX_ACTION_REQUEUE) {
-      if (first_placement && monotonic_ms() - first_placement > placement_ms) {
+      if (first_placement && clock_ms() - first_placement > placement_ms) {
         action->error_code = POLLUX_ACTION_DEFERRED;
         action->error_text = NULL;
         continue;
       }
       if (!first_placement)
-        first_placement = monotonic_ms();
+        first_placement = clock_ms();
     }
     action->error_code = perform(action, begin);
     action->error_text = action->error_code ? slurm_strerror(action->error_code) : NULL;

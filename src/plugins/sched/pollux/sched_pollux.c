@@ -28,6 +28,7 @@
 
 #include "service/pollux_service.h"
 #include "plugins/slurm_compat.h"
+#include "clock_ms.h"
 #include "hosted_backfill.h"
 #include "job_actions.h"
 #include "round_records.h"
@@ -153,15 +154,6 @@ static void remember_round(const job_info_msg_t *jobs, const pollux_plan_t *plan
     slurm_error("sched/pollux: cannot remember the round's jobs: out of memory");
   }
   free(briefs);
-}
-
-/* Milliseconds of a monotonic clock, with fractions (a round's phases). */
-static double clock_ms(void)
-{
-  struct timespec now;
-
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return (double)now.tv_sec * 1e3 + (double)now.tv_nsec / 1e6;
 }
 
 /* CPU milliseconds this thread has used. */

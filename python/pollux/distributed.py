@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import os
 from typing import Optional, Tuple
 
@@ -39,9 +41,8 @@ def init_process_group(backend: Optional[str] = None,
     if backend == "nccl":
         torch.cuda.set_device(_environment_int("LOCAL_RANK", 0, minimum=0) %
                               torch.cuda.device_count())
-    if torch.cuda.is_available() and live.joining():
-        # A joiner's CUDA context is made before it waits, not in the running job's stall.
-        torch.empty(1, device="cuda")
+    if live.joining():
+        _warm_up()
     if live.wanted(elastic):
         return live.start(backend, rank, world_size)
     if world_size == 1:
@@ -49,6 +50,16 @@ def init_process_group(backend: Optional[str] = None,
         return 0, 1
     dist.init_process_group(backend, init_method="env://", rank=rank, world_size=world_size)
     return rank, world_size
+
+
+def _warm_up() -> None:
+    """A joiner's one-time start-up costs, paid before it asks to be admitted rather than in
+    the running job's stall: its CUDA context where there is a GPU, and torch._dynamo (torch
+    2.x), which the script's first optimizer and DDP import on first use (about 5 s)."""
+    if torch.cuda.is_available():
+        torch.empty(1, device="cuda")
+    if importlib.util.find_spec("torch._dynamo") is not None:
+        importlib.import_module("torch._dynamo")
 
 
 def _environment_int(name: str, default: int, minimum: int) -> int:

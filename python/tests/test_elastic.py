@@ -17,6 +17,7 @@ import signal
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 try:
     import torch
@@ -284,6 +285,27 @@ class LiveChange(unittest.TestCase):
                     "killed": "rank1", "min_replicas": 2}
         got, codes, directory = run_scenario(scenario, world=2)
         self.assert_fell_back(got, codes, directory, ["rank0"], "minimum")
+
+
+@unittest.skipIf(torch is None, "PyTorch is not installed")
+class JoinerStartUp(unittest.TestCase):
+    def test_a_joiner_imports_torch_dynamo_before_it_asks_to_join(self):
+        """torch 2.x's first optimizer and DDP import torch._dynamo (about 5 s): a joiner does
+        it before its join request, so that the running job does not wait for it."""
+        from pollux import distributed, elastic
+        events = []
+        environment = {"POLLUX_JOIN": "1", "POLLUX_ELASTIC": "1", "RANK": "0",
+                       "WORLD_SIZE": "1"}
+        with mock.patch.dict(os.environ, environment), \
+                mock.patch.object(distributed.importlib.util, "find_spec",
+                                  side_effect=lambda name: name if name == "torch._dynamo"
+                                  else None), \
+                mock.patch.object(distributed.importlib, "import_module",
+                                  side_effect=lambda name: events.append(("import", name))), \
+                mock.patch.object(elastic, "start",
+                                  side_effect=lambda *args: events.append(("join",)) or (3, 4)):
+            self.assertEqual(distributed.init_process_group("gloo"), (3, 4))
+        self.assertEqual(events, [("import", "torch._dynamo"), ("join",)])
 
 
 if __name__ == "__main__":

@@ -18,6 +18,9 @@
 # SLURMCTLD_WRAPPER, if set, is a command that start and start-ctld put in front of slurmctld
 # (it must exec slurmctld in place, as env and valgrind do, so the recorded PID stays right);
 # slurmctld then gets SLURMCTLD_PATIENCE seconds (default 30) to answer and to exit.
+# SLURMD_WRAPPER, if set, is a command that start puts in front of each slurmd, which its
+# jobs' steps inherit (it must exec slurmd in place, as nice does): `nice -n 19` keeps them
+# from taking slurmctld's CPU, as on a real cluster, where they run on other hosts.
 # CLUSTER_UNTYPED_GPUS=1 gives the nodes GPUs without a type (Gres=gpu:4).
 # CLUSTER_GPUS_PER_NODE=N (1-8) gives each node N GPUs instead of 4.
 # CLUSTER_NODES=N (at least 4) gives the cluster N nodes n1..nN instead of four: a third each
@@ -114,7 +117,7 @@ ENV
   echo $! >> "$run/run/pids"
   echo $! > "$run/run/slurmctld.bgpid"
   for n in $node_names; do
-    slurmd -D -N "$n" -f "$SLURM_CONF" > "$run/log/slurmd-$n.out" 2>&1 &
+    ${SLURMD_WRAPPER:-} slurmd -D -N "$n" -f "$SLURM_CONF" > "$run/log/slurmd-$n.out" 2>&1 &
     echo $! >> "$run/run/pids"
   done
   wait_for "${SLURMCTLD_PATIENCE:-30}" slurmctld scontrol ping

@@ -85,6 +85,10 @@ TEST(CompletionTimeTest, ALiveGrowthCostsItsStallAndTheJoinersIdleGpuTime) {
   EXPECT_DOUBLE_EQ(changeCost(job, {"t4", 8, 1}), 3.0 + 20.0);  // a part on its node
   EXPECT_EQ(changeCost(job, {"t4", 6, 1}), 30.0);  // 2 more GPUs on its node: a requeue
   EXPECT_EQ(changeCost(job, {"t4", 2, 1}), 30.0);  // fewer GPUs on its node: a requeue
+  job.room_to_double = false;
+  EXPECT_EQ(changeCost(job, {"t4", 8, 1}), 30.0);  // its node cannot double it: a move
+  EXPECT_DOUBLE_EQ(changeCost(job, {"t4", 8, 2}), 3.0 + 20.0);
+  job.room_to_double = true;
   job.live_resize_cost_s = 0.5;
   EXPECT_DOUBLE_EQ(changeCost(job, {"t4", 8, 2}), 0.5 + 20.0);
   EXPECT_DOUBLE_EQ(changeCost(job, {"t4", 16, 4}), 0.5 + 40.0 * 12 / 16);

@@ -49,7 +49,7 @@ double changeCost(const Job& job, const Config& config);
 // as the placement makes it where the job's nodes still have the room (configurations.hpp,
 // changesInPlace): with a part, dropping the part; else, with as many GPUs per node as it has on each now, more
 // nodes (grows_live) or fewer (grows_live or a live change measured), or twice its GPUs on
-// as many nodes (grows_live: a part on its own nodes).
+// as many nodes (grows_live and room_to_double: a part on its own nodes).
 bool changesLive(const Job& job, const Config& config);
 
 // Whether `config` would undo the job's last change in the round after it: what it held

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <future>
 #include <thread>
 
@@ -123,21 +124,55 @@ Contender contenderOf(const Job& job, const Snapshot& snapshot, const ClusterSha
   return contender;
 }
 
+// GPUs free on each node: its GPUs less what every job holds there.
+std::map<std::string, int> freeGpus(const Snapshot& snapshot) {
+  std::map<std::string, int> free;
+  for (const Node& node : snapshot.nodes) free[node.name] = node.gpus;
+  for (const Job& job : snapshot.jobs) {
+    if (!job.current) continue;
+    for (const auto& [name, gpus] : job.current->nodes) free[name] -= gpus;
+  }
+  return free;
+}
+
+bool roomToDouble(const Allocation& current, const std::map<std::string, int>& free) {
+  return std::all_of(current.nodes.begin(), current.nodes.end(), [&](const auto& node) {
+    const auto left = free.find(node.first);
+    return left != free.end() && left->second >= node.second;
+  });
+}
+
+// The jobs the round decides: the snapshot's, but copies in `doubled_out` of those that could
+// grow live on their own nodes and find no room there (Job::room_to_double).
+std::vector<const Job*> decidingJobs(const Snapshot& snapshot, std::deque<Job>& doubled_out) {
+  const auto free = freeGpus(snapshot);
+  std::vector<const Job*> deciding;
+  for (const auto& job : snapshot.jobs) {
+    if (isFixed(job)) continue;
+    if (job.grows_live && job.current && !job.part && !roomToDouble(*job.current, free)) {
+      doubled_out.push_back(job);
+      doubled_out.back().room_to_double = false;
+      deciding.push_back(&doubled_out.back());
+    } else {
+      deciding.push_back(&job);
+    }
+  }
+  return deciding;
+}
+
 // Below this many jobs per thread, evaluating goodput models in parallel is not worth it.
 constexpr std::size_t kJobsPerThread = 100;
 
 // Goodput evaluation (bestBatch per job, configuration and type) dominates large rounds and is
 // independent per job: it runs on a few threads, each on a contiguous range of the jobs.
 std::vector<Contender> contendersOf(const Snapshot& snapshot, const ClusterShape& cluster,
-                                    const std::vector<Holding>& fixed) {
+                                    const std::vector<Holding>& fixed,
+                                    std::deque<Job>& doubled_out) {
   WaitingRigidTypes rigid_waiting;
   for (const Job& job : snapshot.jobs) {
     if (!job.adaptive && !job.current) rigid_waiting.insert(job.gpu_type.value_or(""));
   }
-  std::vector<const Job*> deciding;
-  for (const auto& job : snapshot.jobs) {
-    if (!isFixed(job)) deciding.push_back(&job);
-  }
+  const std::vector<const Job*> deciding = decidingJobs(snapshot, doubled_out);
   std::optional<PlaceableCheck> check;
   if (needsPlaceableCheck(snapshot)) check.emplace(snapshot.nodes, fixed, snapshot.partitions);
   const PriorityScale priorities(snapshot);
@@ -402,7 +437,8 @@ Decision schedule(const Snapshot& snapshot) {
   const auto reserved = fixedUsage(snapshot.jobs);
   keepFixed(snapshot, decision);
   const auto fixed = fixedHoldings(snapshot.jobs);
-  auto contenders = contendersOf(snapshot, cluster, fixed);
+  std::deque<Job> doubled_out;  // outlives the contenders, which point into it
+  auto contenders = contendersOf(snapshot, cluster, fixed, doubled_out);
   if (contenders.empty()) {
     decision.stats.solver_status = "no_jobs";
   } else {

@@ -101,6 +101,10 @@ struct Job {
   // What its running part holds (its last live growth), within `current`: until the part
   // leaves, it changes live only by dropping the part.
   std::optional<Allocation> part;
+  // Whether each of its nodes has as many GPUs free as it holds there: a growth that doubles
+  // it on its own nodes is live only then (else the placement moves it, a restart).
+  // schedule() sets it from the snapshot's nodes less what every job holds.
+  bool room_to_double = true;
   // Seconds the joiners of a live growth take to start; the job trains at its old size meanwhile.
   double join_startup_s = 0;
   // Seconds of its work lost to changes so far (restarts, stalls, joiners' start-up held idle);

@@ -136,6 +136,24 @@ TEST(PolicyTest, UnchangedRunningJobStaysOnItsNodes) {
   EXPECT_EQ(schedule(snapshot).allocations.at("a").allocation, *job.current);
 }
 
+// Doubling a job that grows live on its own node is live only where the node has the room;
+// elsewhere it is a move, and costs the job its restart.
+TEST(PolicyTest, AJobThatGrowsLiveDoublesOnItsNodeOnlyWhereThereIsRoom) {
+  Snapshot snapshot;
+  snapshot.time = 10000;
+  snapshot.nodes = nodesOf("t4", 2, 8, "n");
+  Job job = adaptiveJob("a", 1, 8, "t4");
+  job.current = Allocation{"t4", {{"n0", 4}}};
+  job.grows_live = true;
+  job.restart_cost_s = 1e5;  // a restart never pays
+  snapshot.jobs = {job};
+  EXPECT_EQ(*allocationOf(schedule(snapshot), "a"), (Allocation{"t4", {{"n0", 8}}}));
+  Job rigid = rigidJob("r", 4);
+  rigid.current = Allocation{"t4", {{"n0", 4}}};
+  snapshot.jobs.push_back(rigid);
+  EXPECT_EQ(*allocationOf(schedule(snapshot), "a"), *job.current);  // not moved to n1
+}
+
 TEST(PolicyTest, RigidWaitingJobMakesAdaptiveJobsYieldGpusAboveTheirMinimum) {
   Snapshot snapshot;
   snapshot.time = 10000;

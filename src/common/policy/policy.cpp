@@ -142,17 +142,17 @@ bool roomToDouble(const Allocation& current, const std::map<std::string, int>& f
   });
 }
 
-// The jobs the round decides: the snapshot's, but copies in `doubled_out` of those that could
-// grow live on their own nodes and find no room there (Job::room_to_double).
-std::vector<const Job*> decidingJobs(const Snapshot& snapshot, std::deque<Job>& doubled_out) {
+// The jobs the round decides: the snapshot's, except copies in `roomless_copies` of those
+// that could grow live on their own nodes and find no room there (Job::room_to_double).
+std::vector<const Job*> decidingJobs(const Snapshot& snapshot, std::deque<Job>& roomless_copies) {
   const auto free = freeGpus(snapshot);
   std::vector<const Job*> deciding;
   for (const auto& job : snapshot.jobs) {
     if (isFixed(job)) continue;
     if (job.grows_live && job.current && !job.part && !roomToDouble(*job.current, free)) {
-      doubled_out.push_back(job);
-      doubled_out.back().room_to_double = false;
-      deciding.push_back(&doubled_out.back());
+      roomless_copies.push_back(job);
+      roomless_copies.back().room_to_double = false;
+      deciding.push_back(&roomless_copies.back());
     } else {
       deciding.push_back(&job);
     }
@@ -167,12 +167,12 @@ constexpr std::size_t kJobsPerThread = 100;
 // independent per job: it runs on a few threads, each on a contiguous range of the jobs.
 std::vector<Contender> contendersOf(const Snapshot& snapshot, const ClusterShape& cluster,
                                     const std::vector<Holding>& fixed,
-                                    std::deque<Job>& doubled_out) {
+                                    std::deque<Job>& roomless_copies) {
   WaitingRigidTypes rigid_waiting;
   for (const Job& job : snapshot.jobs) {
     if (!job.adaptive && !job.current) rigid_waiting.insert(job.gpu_type.value_or(""));
   }
-  const std::vector<const Job*> deciding = decidingJobs(snapshot, doubled_out);
+  const std::vector<const Job*> deciding = decidingJobs(snapshot, roomless_copies);
   std::optional<PlaceableCheck> check;
   if (needsPlaceableCheck(snapshot)) check.emplace(snapshot.nodes, fixed, snapshot.partitions);
   const PriorityScale priorities(snapshot);
@@ -437,8 +437,8 @@ Decision schedule(const Snapshot& snapshot) {
   const auto reserved = fixedUsage(snapshot.jobs);
   keepFixed(snapshot, decision);
   const auto fixed = fixedHoldings(snapshot.jobs);
-  std::deque<Job> doubled_out;  // outlives the contenders, which point into it
-  auto contenders = contendersOf(snapshot, cluster, fixed, doubled_out);
+  std::deque<Job> roomless_copies;  // outlives the contenders, which point into it
+  auto contenders = contendersOf(snapshot, cluster, fixed, roomless_copies);
   if (contenders.empty()) {
     decision.stats.solver_status = "no_jobs";
   } else {

@@ -11,6 +11,8 @@ from typing import Optional, Tuple
 import torch
 import torch.distributed as dist
 
+from pollux.log import log
+
 __all__ = ["init_process_group"]
 
 
@@ -58,8 +60,12 @@ def _warm_up() -> None:
     2.x), which the script's first optimizer and DDP import on first use (about 5 s)."""
     if torch.cuda.is_available():
         torch.empty(1, device="cuda")
-    if importlib.util.find_spec("torch._dynamo") is not None:
+    if importlib.util.find_spec("torch._dynamo") is None:
+        return
+    try:
         importlib.import_module("torch._dynamo")
+    except Exception as error:  # a head start only: the script meets it where it imports it
+        log(f"joiner warm-up: torch._dynamo not imported ({error.__class__.__name__}: {error})")
 
 
 def _environment_int(name: str, default: int, minimum: int) -> int:

@@ -307,6 +307,18 @@ class JoinerStartUp(unittest.TestCase):
             self.assertEqual(distributed.init_process_group("gloo"), (3, 4))
         self.assertEqual(events, [("import", "torch._dynamo"), ("join",)])
 
+    def test_a_joiner_whose_warm_up_fails_still_joins(self):
+        from pollux import distributed, elastic
+        environment = {"POLLUX_JOIN": "1", "POLLUX_ELASTIC": "1", "RANK": "0",
+                       "WORLD_SIZE": "1"}
+        with mock.patch.dict(os.environ, environment), \
+                mock.patch.object(distributed.importlib.util, "find_spec",
+                                  side_effect=lambda name: name), \
+                mock.patch.object(distributed.importlib, "import_module",
+                                  side_effect=ImportError("No module named 'sympy'")), \
+                mock.patch.object(elastic, "start", return_value=(3, 4)):
+            self.assertEqual(distributed.init_process_group("gloo"), (3, 4))
+
 
 if __name__ == "__main__":
     unittest.main()

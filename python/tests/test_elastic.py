@@ -287,6 +287,9 @@ class LiveChange(unittest.TestCase):
         self.assert_fell_back(got, codes, directory, ["rank0"], "minimum")
 
 
+JOINER_ENVIRONMENT = {"POLLUX_JOIN": "1", "POLLUX_ELASTIC": "1", "RANK": "0", "WORLD_SIZE": "1"}
+
+
 @unittest.skipIf(torch is None, "PyTorch is not installed")
 class JoinerStartUp(unittest.TestCase):
     def test_a_joiner_imports_torch_dynamo_before_it_asks_to_join(self):
@@ -294,9 +297,7 @@ class JoinerStartUp(unittest.TestCase):
         it before its join request, so that the running job does not wait for it."""
         from pollux import distributed, elastic
         events = []
-        environment = {"POLLUX_JOIN": "1", "POLLUX_ELASTIC": "1", "RANK": "0",
-                       "WORLD_SIZE": "1"}
-        with mock.patch.dict(os.environ, environment), \
+        with mock.patch.dict(os.environ, JOINER_ENVIRONMENT), \
                 mock.patch.object(distributed.importlib.util, "find_spec",
                                   side_effect=lambda name: name if name == "torch._dynamo"
                                   else None), \
@@ -309,9 +310,7 @@ class JoinerStartUp(unittest.TestCase):
 
     def test_a_joiner_whose_warm_up_fails_still_joins(self):
         from pollux import distributed, elastic
-        environment = {"POLLUX_JOIN": "1", "POLLUX_ELASTIC": "1", "RANK": "0",
-                       "WORLD_SIZE": "1"}
-        with mock.patch.dict(os.environ, environment), \
+        with mock.patch.dict(os.environ, JOINER_ENVIRONMENT), \
                 mock.patch.object(distributed.importlib.util, "find_spec",
                                   side_effect=lambda name: name), \
                 mock.patch.object(distributed.importlib, "import_module",

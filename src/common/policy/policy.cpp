@@ -145,7 +145,9 @@ bool roomToDouble(const Allocation& current, const std::map<std::string, int>& f
 // The jobs the round decides: the snapshot's, except copies in `roomless_copies` of those
 // that could grow live on their own nodes and find no room there (Job::room_to_double).
 std::vector<const Job*> decidingJobs(const Snapshot& snapshot, std::deque<Job>& roomless_copies) {
-  const auto free = freeGpus(snapshot);
+  const bool any_grows_live = std::any_of(snapshot.jobs.begin(), snapshot.jobs.end(),
+                                          [](const Job& job) { return job.grows_live; });
+  const auto free = any_grows_live ? freeGpus(snapshot) : std::map<std::string, int>{};
   std::vector<const Job*> deciding;
   for (const auto& job : snapshot.jobs) {
     if (isFixed(job)) continue;

@@ -13,7 +13,9 @@
 # point); slurmdbd (a real MariaDB) accounts the part to the job's user, account and name, with its
 # GPUs, within the job's time. A second job grown the same way loses its part's node (DOWN): it goes
 # on live on n1 and completes. A third, on one GPU of n1, grows live to both of n1's through a part
-# on n1 itself, and is cancelled: nothing of it or its part is left running or pending.
+# on n1 itself, then to n2's through a second part (the first keeps running); a rigid job
+# needing n2 shrinks it live off that newest part; it is cancelled: nothing of it or its parts
+# is left running or pending.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster/lib.sh"
@@ -44,7 +46,10 @@ JOB
 
 # parts_of JOB: the ids of JOB's parts that Slurm shows (pending or running).
 parts_of() { squeue -h -o "%i %k" | awk -v c="adaptive:part_of=$1" '$2 == c { print $1 }'; }
-has_running_part() { part=$(squeue -h -t R -o "%i %k" | awk -v c="adaptive:part_of=$1" '$2 == c { print $1 }'); [ -n "$part" ]; }
+running_parts_of() {
+  squeue -h -t R -o "%i %k" | awk -v c="adaptive:part_of=$1" '$2 == c { print $1 }'
+}
+has_running_part() { part=$(running_parts_of "$1"); [ -n "$part" ]; }
 changed_live() { grep -q "pollux: live change to generation .*: $2 -> $3 replicas" "job-$1.out"; }
 # workers_of JOB: the process ids of JOB's training processes.
 workers_of() { pgrep -f "^$python .*ddp-$1.pt" | sort | tr '\n' ' '; }
@@ -147,27 +152,52 @@ state=$(job_field "$failing" JobState)
 [ "$(job_field "$failing" Restarts)" = 0 ] || fail "job $failing was requeued"
 wait_until 60 "no part of job $failing left" sh -c "[ -z \"\$(squeue -h -o '%k' | grep -x 'adaptive:part_of=$failing')\" ]"
 
-step "a job on one GPU of n1 grows live to both: a part on its own node; then it is cancelled"
+step "a job on one GPU of n1 grows live through a part on n1, then through a second on n2"
 wait_until 60 "n2 back" sh -c "sinfo -h -n n2 -o %T | grep -q idle"
 n2_holder=$(sbatch --parsable -w n2 --gres=gpu:2 -o /dev/null --wrap "sleep 900")
 n1_holder=$(sbatch --parsable -w n1 --gres=gpu:1 -o /dev/null --wrap "sleep 900")
 wait_until 60 "rigid jobs on n1 and n2" sh -c "squeue -h -t R -j $n2_holder,$n1_holder | wc -l | grep -qx 2"
-cancelled=$(sbatch --parsable --comment=adaptive:gpu_type=a100,min_gpus=1,max_gpus=2 \
-  -o "$run/job-%j.out" ddp_launch.sh $EPOCHS)
-wait_until 60 "job $cancelled running on n1" runs_on "$cancelled" n1
-wait_until 90 "job $cancelled training" grep -q "^epoch 1:" "job-$cancelled.out"
+# Long enough to grow twice on a busy machine: it is cancelled once it has.
+stacked=$(sbatch --parsable --comment=adaptive:gpu_type=a100,min_gpus=1,max_gpus=4 \
+  -o "$run/job-%j.out" ddp_launch.sh $((4 * EPOCHS)))
+wait_until 60 "job $stacked running on n1" runs_on "$stacked" n1
+wait_until 90 "job $stacked training" grep -q "^epoch 1:" "job-$stacked.out"
+first=$(workers_of "$stacked")
 scancel "$n1_holder"
-wait_until 180 "job $cancelled grown live to 2 workers" changed_live "$cancelled" 1 2
-part=$(squeue -h -o "%i %k" | awk -v c="adaptive:part_of=$cancelled" '$2 == c { print $1 }')
-echo "   part $part on $(job_field "$part" NodeList) with $(job_field "$part" TresPerNode)"
-[ "$(job_field "$part" NodeList)" = n1 ] || fail "part $part is not on the job's node n1"
-runs_on "$cancelled" n1 || fail "job $cancelled left n1: $(job_field "$cancelled" NodeList)"
-[ "$(job_field "$cancelled" Restarts)" = 0 ] || fail "job $cancelled was requeued to grow"
+wait_until 180 "job $stacked grown live to 2 workers" changed_live "$stacked" 1 2
+own_part=$(running_parts_of "$stacked")
+# show_part PART: its nodes and GPUs.
+show_part() { echo "   part $1 on $(job_field "$1" NodeList) with $(job_field "$1" TresPerNode)"; }
+show_part "$own_part"
+[ "$(job_field "$own_part" NodeList)" = n1 ] || fail "part $own_part is not on the job's node n1"
 scancel "$n2_holder"
-scancel "$cancelled"
-wait_until 60 "job $cancelled and its parts ended" sh -c \
-  "[ -z \"\$(squeue -h -o '%i %k' | grep -e '^$cancelled ' -e 'adaptive:part_of=$cancelled\$')\" ]"
-gone() { [ -z "$(workers_of "$cancelled")" ]; }
+wait_until 180 "job $stacked grown live to 4 workers through a second part" \
+  changed_live "$stacked" 2 4
+new_part=$(running_parts_of "$stacked" | grep -vx "$own_part")
+show_part "$new_part"
+[ "$(job_field "$new_part" NodeList)" = n2 ] || fail "part $new_part is not on n2"
+is_running "$own_part" || fail "part $own_part ended when the job grew again"
+runs_on "$stacked" n1 || fail "job $stacked left n1: $(job_field "$stacked" NodeList)"
+[ "$(job_field "$stacked" Restarts)" = 0 ] || fail "job $stacked was requeued to grow"
+outlive() {  # outlive WHAT: the job's first workers still run
+  for pid in $first; do kill -0 "$pid" 2> /dev/null || fail "worker $pid did not outlive $1"; done
+}
+outlive "the growths"
+
+step "a rigid job needing n2 shrinks the job off its newest part, live; then it is cancelled"
+rigid=$(sbatch --parsable -w n2 --gres=gpu:2 -t 10 -o /dev/null --wrap "sleep 900")
+wait_until 150 "job $stacked back to 2 workers live" changed_live "$stacked" 4 2
+grep "JobId=$new_part cancel: live shrink of JobId=$stacked" log/slurmctld.log |
+  sed 's/.*sched\/pollux: /   /'
+wait_until 60 "rigid job $rigid running on n2" runs_on "$rigid" n2
+is_running "$own_part" || fail "part $own_part ended with the newest part"
+[ "$(job_field "$stacked" Restarts)" = 0 ] || fail "job $stacked was requeued to shrink"
+outlive "the shrink"
+scancel "$stacked"
+wait_until 60 "job $stacked and its parts ended" sh -c \
+  "[ -z \"\$(squeue -h -o '%i %k' | grep -e '^$stacked ' -e 'adaptive:part_of=$stacked\$')\" ]"
+gone() { [ -z "$(workers_of "$stacked")" ]; }
 wait_until 60 "its workers gone" gone
+scancel "$rigid"
 scancel $blockers
 echo "PASS"

@@ -135,18 +135,12 @@ int Agent::run() {
   }
 }
 
-// The step's nodes as a live growth through the job's part changes them: the part's join
-// (to more replicas than before it) adds its nodes, their loss (back to no more than before
-// it) takes them away. Called with state_.mutex held.
+// The step's nodes as live growths through the job's parts change them: a part's join adds
+// its nodes, the loss of its workers (a leave, or the part's failure, maybe with newer parts)
+// takes them away again. Called with state_.mutex held.
 void Agent::followLiveJoin(const ResizedMessage& resized) {
-  auto& join = state_.live_join;
-  if (!join || join->left) return;
-  if (join->requested && !join->done && resized.to > resized.from) {
-    join->done = true;
-    state_.placement.num_nodes = join->nodes_before + join->part_nodes;
-  } else if (join->done && resized.to <= join->replicas_before) {
-    join->left = true;
-    state_.placement.num_nodes = join->nodes_before;
+  if (const auto nodes = followResize(state_.live_joins, resized.from, resized.to)) {
+    state_.placement.num_nodes = *nodes;
   }
 }
 
@@ -370,13 +364,13 @@ void Agent::pushDecision() {
   {
     std::lock_guard<std::mutex> guard(state_.mutex);
     decision = state_.decision;
-    resize = pendingRequest(state_.live_shrink, state_.live_join);
+    resize = pendingRequest(state_.live_shrink, state_.live_joins);
   }
   if (decision) channel_.broadcast(formatDecision(*decision));
   if (resize.empty() || channel_.broadcast(resize) == 0) return;
   logLine("live change: asked the trainer for " + resize.substr(0, resize.size() - 1));
   std::lock_guard<std::mutex> guard(state_.mutex);
-  markRequested(state_.live_shrink, state_.live_join, resize);
+  markRequested(state_.live_shrink, state_.live_joins, resize);
 }
 
 void Agent::shrinkJobWhenDue() {

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "channel_message.hpp"
 #include "common/model/params.hpp"
@@ -27,7 +28,9 @@ struct JobState {
   // run restores) could not say what the trainer is, elastic or not.
   bool trainer_said_hello = false;
   std::optional<LiveShrink> live_shrink;  // rank 0: the step's in-place shrink
-  std::optional<LiveJoin> live_join;      // rank 0: the growth through the job's latest part
+  // Rank 0: the growths through the job's parts, oldest first (a stack: parts leave newest
+  // first). A part that left stays, marked left, so that it is not joined again.
+  std::vector<LiveJoin> live_joins;
   bool report_now = false;
   bool stopping = false;
 };

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "live_shrink.hpp"
 
+#include <algorithm>
+#include <utility>
+
 namespace pollux::agent {
 
 LiveShrink liveShrinkOf(const std::vector<std::string>& step_nodes, int per_node,
@@ -28,25 +31,77 @@ std::string resizeRequest(const std::vector<int>& leaving) {
   return message + "\n";
 }
 
-LiveShrink partLeaveOf(const LiveJoin& join, int replicas) {
-  LiveShrink leave;
-  leave.part = join.part;
-  if (!join.done || join.left) return leave;
-  for (int rank = join.replicas_before; rank < replicas; ++rank) leave.leaving.push_back(rank);
-  return leave;
+const LiveJoin* newestActiveJoin(const std::vector<LiveJoin>& joins) {
+  const auto active = std::find_if(joins.rbegin(), joins.rend(),
+                                   [](const LiveJoin& join) { return !join.left; });
+  return active == joins.rend() ? nullptr : &*active;
+}
+
+LiveJoin* newestActiveJoin(std::vector<LiveJoin>& joins) {
+  return const_cast<LiveJoin*>(newestActiveJoin(std::as_const(joins)));
+}
+
+bool mayJoin(const std::vector<LiveJoin>& joins, uint32_t part) {
+  const bool joined_before = std::any_of(joins.begin(), joins.end(),
+                                         [&](const LiveJoin& join) { return join.part == part; });
+  const LiveJoin* newest = newestActiveJoin(joins);
+  return !joined_before && (!newest || newest->done);
+}
+
+LiveJoin joinOf(uint32_t part, int part_nodes, int new_nodes, const model::Placement& placement) {
+  LiveJoin join;
+  join.part = part;
+  join.joiners = part_nodes * (placement.num_replicas / std::max(placement.num_nodes, 1));
+  join.part_nodes = new_nodes;
+  join.nodes_before = placement.num_nodes;
+  join.replicas_before = placement.num_replicas;
+  return join;
 }
 
 std::string joinRequest(int joiners) { return "resize join=" + std::to_string(joiners) + "\n"; }
 
+LiveShrink partLeaveOf(const std::vector<LiveJoin>& joins, uint32_t part, int replicas) {
+  LiveShrink leave;
+  leave.part = part;
+  const LiveJoin* newest = newestActiveJoin(joins);
+  if (!newest || newest->part != part || !newest->done) return leave;
+  for (int rank = newest->replicas_before; rank < replicas; ++rank) leave.leaving.push_back(rank);
+  return leave;
+}
+
+std::optional<int> followResize(std::vector<LiveJoin>& joins, int from, int to) {
+  LiveJoin* newest = newestActiveJoin(joins);
+  if (newest && newest->requested && !newest->done && to > from) {
+    newest->done = true;
+    return newest->nodes_before + newest->part_nodes;
+  }
+  const auto lost = std::find_if(joins.begin(), joins.end(), [&](const LiveJoin& join) {
+    return join.done && !join.left && to <= join.replicas_before;
+  });
+  if (lost == joins.end()) return std::nullopt;
+  const int nodes = lost->nodes_before;
+  for (auto join = lost; join != joins.end(); ++join) {
+    if (join->done) {
+      join->left = true;
+    } else if (!join->left) {  // in flight: its joiners will take the ranks after the survivors
+      join->replicas_before = to;
+      join->nodes_before = nodes;
+    }
+  }
+  return nodes;
+}
+
 std::string pendingRequest(const std::optional<LiveShrink>& shrink,
-                           const std::optional<LiveJoin>& join) {
+                           const std::vector<LiveJoin>& joins) {
+  const LiveJoin* join = newestActiveJoin(joins);
   if (shrink && !shrink->requested) return resizeRequest(shrink->leaving);
   if (join && !join->requested) return joinRequest(join->joiners);
   return {};
 }
 
-void markRequested(std::optional<LiveShrink>& shrink, std::optional<LiveJoin>& join,
+void markRequested(std::optional<LiveShrink>& shrink, std::vector<LiveJoin>& joins,
                    const std::string& received) {
+  LiveJoin* join = newestActiveJoin(joins);
   // By the message: either may have changed since it was sent.
   if (shrink && !shrink->requested && resizeRequest(shrink->leaving) == received) {
     shrink->requested = true;

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "common/model/params.hpp"
+
 namespace pollux::agent {
 
 struct LiveShrink {
@@ -31,7 +33,10 @@ std::string resizeRequest(const std::vector<int>& leaving);
 
 // A live growth through a part of the job (sched/pollux places the part on the nodes the job
 // grows to, or on its own nodes where it doubles the job's GPUs; the launcher starts workers
-// in it, which join at an agreeing step).
+// in it, which join at an agreeing step). A job holds several parts at once, a stack, newest
+// last: a part is joined once the one before it has joined, and the job shrinks off its parts
+// newest first (their workers are the last ranks: joiners take the ranks after those that
+// stay).
 struct LiveJoin {
   uint32_t part = 0;        // the part's job id
   int joiners = 0;          // workers to join: its nodes x the step's workers per node
@@ -43,20 +48,36 @@ struct LiveJoin {
   bool left = false;        // and left again (the part ended): this part is not joined again
 };
 
+// The newest join whose part has not left; nullptr where none.
+const LiveJoin* newestActiveJoin(const std::vector<LiveJoin>& joins);
+LiveJoin* newestActiveJoin(std::vector<LiveJoin>& joins);
+
+// Whether the running part `part` is to be joined now: it never was, and no join is in flight.
+bool mayJoin(const std::vector<LiveJoin>& joins, uint32_t part);
+
+// The join of part `part` on `part_nodes` nodes, `new_nodes` of them not the step's, to the
+// step as `placement` has it (the same workers per node).
+LiveJoin joinOf(uint32_t part, int part_nodes, int new_nodes, const model::Placement& placement);
+
 // The trainer's message: `resize join=N` (pollux.protocol).
 std::string joinRequest(int joiners);
 
-// The leave of the workers that `join` brought, now `replicas` in all: they are the last
-// ranks (joiners take the ranks after those that stay). Empty `leaving` where they have not
-// joined or have left already.
-LiveShrink partLeaveOf(const LiveJoin& join, int replicas);
+// The leave of part `part`'s workers, the job now `replicas` in all: only the newest active
+// join's, once joined (ranks replicas_before ... replicas-1). Empty `leaving` otherwise.
+LiveShrink partLeaveOf(const std::vector<LiveJoin>& joins, uint32_t part, int replicas);
 
-// The live change the trainer is still to be asked for, a shrink before a join; empty where
-// none is. It stays pending until a trainer received it (markRequested): one asked for before
-// the trainer connected is sent again once it does.
+// Follows the trainer's live change from `from` to `to` replicas: a growth completes the join
+// in flight; a shrink to no more than a joined part's replicas_before took that part's workers
+// and those of every newer joined part (a leave, or parts lost by failure), which are left; a
+// join still in flight then joins after the survivors. The step's nodes where they changed.
+std::optional<int> followResize(std::vector<LiveJoin>& joins, int from, int to);
+
+// The live change the trainer is still to be asked for, a shrink before a join (the newest
+// active one's); empty where none is. It stays pending until a trainer received it
+// (markRequested): one asked for before the trainer connected is sent again once it does.
 std::string pendingRequest(const std::optional<LiveShrink>& shrink,
-                           const std::optional<LiveJoin>& join);
-void markRequested(std::optional<LiveShrink>& shrink, std::optional<LiveJoin>& join,
+                           const std::vector<LiveJoin>& joins);
+void markRequested(std::optional<LiveShrink>& shrink, std::vector<LiveJoin>& joins,
                    const std::string& received);
 
 }  // namespace pollux::agent

@@ -22,41 +22,107 @@ TEST(LiveShrink, NothingLeavesWhenRankZerosNodeWouldOrAllStay) {
 
 TEST(LiveShrink, JoinersAreAskedForByCount) { EXPECT_EQ(joinRequest(4), "resize join=4\n"); }
 
+// A join of part `part` (on one new node), as the reporter starts it, asked for and joined.
+void joinAndGrow(std::vector<LiveJoin>& joins, uint32_t part, model::Placement& placement) {
+  ASSERT_TRUE(mayJoin(joins, part));
+  joins.push_back(joinOf(part, 1, 1, placement));
+  std::optional<LiveShrink> no_shrink;
+  markRequested(no_shrink, joins, pendingRequest(no_shrink, joins));
+  const int to = placement.num_replicas + joins.back().joiners;
+  placement.num_nodes = followResize(joins, placement.num_replicas, to).value_or(-1);
+  placement.num_replicas = to;
+}
+
 TEST(LiveShrink, ThePartsWorkersAreTheLastRanks) {
-  LiveJoin join;
-  join.part = 12;
-  join.replicas_before = 2;
-  EXPECT_TRUE(partLeaveOf(join, 4).leaving.empty());  // not joined yet
-  join.done = true;
-  const LiveShrink leave = partLeaveOf(join, 4);
+  std::vector<LiveJoin> joins = {joinOf(12, 1, 1, {1, 2})};
+  EXPECT_TRUE(partLeaveOf(joins, 12, 4).leaving.empty());  // not joined yet
+  joins.back().done = true;
+  const LiveShrink leave = partLeaveOf(joins, 12, 4);
   EXPECT_EQ(leave.leaving, (std::vector<int>{2, 3}));
   EXPECT_EQ(leave.part, 12u);
-  join.left = true;
-  EXPECT_TRUE(partLeaveOf(join, 2).leaving.empty());
+  joins.back().left = true;
+  EXPECT_TRUE(partLeaveOf(joins, 12, 2).leaving.empty());
+}
+
+TEST(LiveShrink, PartsJoinOneAfterTheOtherAndLeaveNewestFirst) {
+  model::Placement placement{1, 2};
+  std::vector<LiveJoin> joins;
+  joinAndGrow(joins, 12, placement);
+  EXPECT_EQ(placement.num_nodes, 2);
+  joinAndGrow(joins, 13, placement);
+  EXPECT_EQ(joins[1].replicas_before, 4);  // the first join's total
+  EXPECT_EQ(joins[1].nodes_before, 2);
+  EXPECT_EQ(placement.num_nodes, 3);
+  EXPECT_TRUE(partLeaveOf(joins, 12, 6).leaving.empty());  // not the newest
+  EXPECT_EQ(partLeaveOf(joins, 13, 6).leaving, (std::vector<int>{4, 5}));
+  EXPECT_EQ(followResize(joins, 6, 4), 2);
+  EXPECT_TRUE(joins[1].left);
+  EXPECT_FALSE(joins[0].left);
+  EXPECT_FALSE(mayJoin(joins, 13));  // still shown running a moment: not joined again
+  EXPECT_EQ(partLeaveOf(joins, 12, 4).leaving, (std::vector<int>{2, 3}));
+  EXPECT_EQ(followResize(joins, 4, 2), 1);
+  EXPECT_TRUE(joins[0].left);
+  EXPECT_EQ(newestActiveJoin(joins), nullptr);
+}
+
+TEST(LiveShrink, ASecondJoinWaitsUntilTheFirstIsDone) {
+  model::Placement placement{1, 2};
+  std::vector<LiveJoin> joins = {joinOf(12, 1, 1, placement)};
+  EXPECT_FALSE(mayJoin(joins, 13));
+  EXPECT_FALSE(mayJoin(joins, 12));
+  std::optional<LiveShrink> no_shrink;
+  markRequested(no_shrink, joins, "resize join=2\n");
+  EXPECT_FALSE(mayJoin(joins, 13));  // asked for, not joined yet
+  EXPECT_EQ(followResize(joins, 2, 4), 2);
+  EXPECT_TRUE(mayJoin(joins, 13));
+}
+
+TEST(LiveShrink, AFailureThatDropsBothPartsLeavesBoth) {
+  model::Placement placement{1, 2};
+  std::vector<LiveJoin> joins;
+  joinAndGrow(joins, 12, placement);
+  joinAndGrow(joins, 13, placement);
+  EXPECT_EQ(followResize(joins, 6, 5), std::nullopt);  // one worker lost: no part left
+  EXPECT_EQ(followResize(joins, 5, 2), 1);
+  EXPECT_TRUE(joins[0].left);
+  EXPECT_TRUE(joins[1].left);
+  EXPECT_TRUE(mayJoin(joins, 14));
+}
+
+TEST(LiveShrink, AJoinInFlightWhenAnOlderPartFailsJoinsAfterTheSurvivors) {
+  model::Placement placement{1, 2};
+  std::vector<LiveJoin> joins;
+  joinAndGrow(joins, 12, placement);
+  joins.push_back(joinOf(13, 1, 1, placement));
+  std::optional<LiveShrink> no_shrink;
+  markRequested(no_shrink, joins, "resize join=2\n");
+  EXPECT_EQ(followResize(joins, 4, 2), 1);  // part 12 lost
+  EXPECT_TRUE(joins[0].left);
+  EXPECT_FALSE(joins[1].left);
+  EXPECT_EQ(followResize(joins, 2, 4), 2);
+  EXPECT_EQ(partLeaveOf(joins, 13, 4).leaving, (std::vector<int>{2, 3}));
 }
 
 TEST(LiveShrink, ARequestStaysPendingUntilATrainerReceivedIt) {
   std::optional<LiveShrink> shrink;
-  std::optional<LiveJoin> join = LiveJoin{};
-  join->joiners = 2;
-  EXPECT_EQ(pendingRequest(shrink, join), "resize join=2\n");
+  std::vector<LiveJoin> joins = {joinOf(12, 1, 1, {1, 2})};
+  EXPECT_EQ(pendingRequest(shrink, joins), "resize join=2\n");
   // Sent while no trainer was connected: asked for again.
-  EXPECT_EQ(pendingRequest(shrink, join), "resize join=2\n");
-  markRequested(shrink, join, "resize join=2\n");
-  EXPECT_TRUE(join->requested);
-  EXPECT_EQ(pendingRequest(shrink, join), "");
+  EXPECT_EQ(pendingRequest(shrink, joins), "resize join=2\n");
+  markRequested(shrink, joins, "resize join=2\n");
+  EXPECT_TRUE(joins.back().requested);
+  EXPECT_EQ(pendingRequest(shrink, joins), "");
 }
 
 TEST(LiveShrink, AShrinkIsAskedForBeforeAJoinAndMarkedByItsMessage) {
   std::optional<LiveShrink> shrink = LiveShrink{};
   shrink->leaving = {1};
-  std::optional<LiveJoin> join = LiveJoin{};
-  join->joiners = 1;
-  EXPECT_EQ(pendingRequest(shrink, join), "resize leave=1\n");
-  markRequested(shrink, join, "resize join=1\n");  // the join, sent before the shrink came
+  std::vector<LiveJoin> joins = {joinOf(12, 1, 1, {1, 1})};
+  EXPECT_EQ(pendingRequest(shrink, joins), "resize leave=1\n");
+  markRequested(shrink, joins, "resize join=1\n");  // the join, sent before the shrink came
   EXPECT_FALSE(shrink->requested);
-  EXPECT_TRUE(join->requested);
-  markRequested(shrink, join, "resize leave=1\n");
+  EXPECT_TRUE(joins.back().requested);
+  markRequested(shrink, joins, "resize leave=1\n");
   EXPECT_TRUE(shrink->requested);
 }
 

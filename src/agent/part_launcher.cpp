@@ -94,31 +94,36 @@ PartLauncher::~PartLauncher() {
     const CommandOutput result = runCommand(scancel);
     if (result.status != 0) logLine("scancel of the job's parts failed: " + result.output);
   }
-  if (!srun_) return;
   const auto deadline = Clock::now() + kStepEndWait;
-  while (!srun_->poll()) {
+  for (reapSteps(); !steps_.empty(); reapSteps()) {
     if (Clock::now() > deadline) {
-      srun_->signal(SIGKILL);
-      srun_->poll();
-      break;
+      for (const auto& [part, srun] : steps_) {
+        srun->signal(SIGKILL);
+        srun->poll();
+      }
+      return;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
 }
 
 void PartLauncher::poll(const std::vector<std::string>& job_nodes) {
-  reapStep();
+  reapSteps();
   if (Clock::now() < next_poll_) return;
   next_poll_ = Clock::now() + kPollInterval;
-  const auto part = askPlugin();
-  if (!part) return;
+  if (const auto part = askPlugin()) follow(*part, job_nodes);
+}
+
+void PartLauncher::follow(const schema::PartStatus& part,
+                          const std::vector<std::string>& job_nodes) {
   // The job's own step goes on whatever fails here; the plugin grows the job by requeue
   // once a part does not run or join in time.
   try {
-    if (part->state == schema::PartStatus::State::kWanted) {
+    if (part.state != schema::PartStatus::State::kWanted) submitted_at_.reset();  // seen
+    if (part.state == schema::PartStatus::State::kWanted) {
       if (!submitted_at_ || Clock::now() - *submitted_at_ > kResubmitAfter) submit();
-    } else if (part->state == schema::PartStatus::State::kRunning && part->job_id != started_) {
-      start(*part, job_nodes);
+    } else if (part.state == schema::PartStatus::State::kRunning && !started_.count(part.job_id)) {
+      start(part, job_nodes);
     }
   } catch (const std::exception& error) {
     logLine("live growth through a part: " + std::string(error.what()));
@@ -152,26 +157,30 @@ void PartLauncher::submit() {
 }
 
 void PartLauncher::start(const schema::PartStatus& part, const std::vector<std::string>& job_nodes) {
-  if (srun_) return;  // the last part's workers have not ended yet
   submitted_.insert(part.job_id);  // cancelled with the job's step, whoever submitted it
   const int per_node = countVariable(processEnv, "SLURM_NTASKS_PER_NODE", 1, 1);
   const std::string self = std::filesystem::read_symlink("/proc/self/exe");
-  srun_ = std::make_unique<ChildProcess>(
+  auto srun = std::make_unique<ChildProcess>(
       partStepCommand(self, options_, part.job_id, part.nodes.size(), per_node),
       partStepEnvironment(job_id_, part.job_id, part.nodes, per_node, job_nodes, step_, processEnv));
-  started_ = part.job_id;
+  steps_.emplace(part.job_id, std::move(srun));
+  started_.insert(part.job_id);
   std::string nodes;
   for (const auto& node : part.nodes) nodes += (nodes.empty() ? "" : ",") + node;
   logLine("part " + std::to_string(part.job_id) + " runs on " + nodes +
           ": starting the job's workers there, to join live");
 }
 
-void PartLauncher::reapStep() {
-  if (!srun_) return;
-  if (const auto status = srun_->poll()) {
-    logLine("the workers in part " + std::to_string(started_) + " ended (status " +
+void PartLauncher::reapSteps() {
+  for (auto step = steps_.begin(); step != steps_.end();) {
+    const auto status = step->second->poll();
+    if (!status) {
+      ++step;
+      continue;
+    }
+    logLine("the workers in part " + std::to_string(step->first) + " ended (status " +
             std::to_string(*status) + ")");
-    srun_.reset();
+    step = steps_.erase(step);
   }
 }
 

@@ -5,7 +5,9 @@
 // wants one (the plugin holds it, then places it on the nodes the job grows to), and into
 // which the launcher starts the job's workers (`srun --jobid=PART ... pollux-agent`) once it
 // runs: they join the job's trainer live (pollux.elastic, POLLUX_JOIN=1). The job's rank-0
-// agent asks its trainer to admit them. When the job's step ends, its parts are cancelled.
+// agent asks its trainer to admit them. A job holds several parts at once, a stack, newest
+// last: the plugin wants a new one once every running part has joined, and the job shrinks
+// off them newest first. When the job's step ends, its parts are cancelled.
 #pragma once
 
 #include <chrono>
@@ -47,7 +49,7 @@ std::map<std::string, std::string> partStepEnvironment(
 class PartLauncher {
  public:
   PartLauncher(Options options, std::string job_id, ReporterSettings plugin, StepSettings step);
-  // Cancels the parts submitted and reaps the step started in one.
+  // Cancels every part submitted or started and reaps the steps started in them.
   ~PartLauncher();
   PartLauncher(const PartLauncher&) = delete;
   PartLauncher& operator=(const PartLauncher&) = delete;
@@ -55,23 +57,26 @@ class PartLauncher {
   // At most every few seconds: asks sched/pollux about the job's part and submits one or
   // starts the workers in one as it says. `job_nodes`: the nodes of the job's own step.
   void poll(const std::vector<std::string>& job_nodes);
+  // What poll() does with the plugin's answer: submits a wanted part, or starts the workers
+  // in a running part whose workers were not started yet.
+  void follow(const schema::PartStatus& part, const std::vector<std::string>& job_nodes);
 
  private:
   using Clock = std::chrono::steady_clock;
   std::optional<schema::PartStatus> askPlugin();
   void submit();
   void start(const schema::PartStatus& part, const std::vector<std::string>& job_nodes);
-  void reapStep();
+  void reapSteps();
 
   Options options_;
   std::string job_id_;
   ReporterSettings plugin_;
   StepSettings step_;
   Clock::time_point next_poll_ = Clock::now();
-  std::optional<Clock::time_point> submitted_at_;
+  std::optional<Clock::time_point> submitted_at_;  // of a part the plugin has not seen yet
   std::set<uint32_t> submitted_;
-  uint32_t started_ = 0;  // the part whose workers were started last
-  std::unique_ptr<ChildProcess> srun_;
+  std::set<uint32_t> started_;  // the parts whose workers were started, once each
+  std::map<uint32_t, std::unique_ptr<ChildProcess>> steps_;  // by part, until its srun ends
 };
 
 }  // namespace pollux::agent

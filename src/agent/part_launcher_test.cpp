@@ -1,7 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "part_launcher.hpp"
 
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
 
 #include "test_env.hpp"
 #include "workers.hpp"
@@ -56,6 +67,74 @@ TEST(PartLauncher, WorkersInThePartJoinTheJobsRendezvous) {
                                          fakeEnv({{"MASTER_ADDR", "head"}, {"MASTER_PORT", "29500"}}));
   EXPECT_EQ(given.at("MASTER_ADDR"), "head");
   EXPECT_EQ(given.at("MASTER_PORT"), "29500");
+}
+
+// srun and scancel on PATH: srun records the part it starts in and runs until scancel cancels
+// that part.
+class FakeSlurm {
+ public:
+  FakeSlurm() : old_path_(processEnv("PATH").value_or("/usr/bin:/bin")) {
+    std::string dir_template =
+        (std::filesystem::temp_directory_path() / "pollux-part-launcher-XXXXXX").string();
+    if (!mkdtemp(dir_template.data())) throw std::runtime_error("mkdtemp failed");
+    dir_ = dir_template;
+    write("srun",
+          "for word; do case $word in --jobid=*) part=${word#--jobid=};; esac; done\n"
+          "echo $$ > \"" + dir_ + "/srun-$part\"\n"
+          "echo $part >> \"" + dir_ + "/started\"\n"
+          "exec sleep 30\n");
+    write("scancel",
+          "for part; do echo $part >> \"" + dir_ + "/cancelled\"; "
+          "kill $(cat \"" + dir_ + "/srun-$part\"); done\n");
+    setenv("PATH", (dir_ + ":" + old_path_).c_str(), 1);
+  }
+  ~FakeSlurm() {
+    setenv("PATH", old_path_.c_str(), 1);
+    std::filesystem::remove_all(dir_);
+  }
+
+  // What a script appended to `name`, once it holds `lines` lines (or after 10 s).
+  std::string appended(const std::string& name, int lines) const {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    std::string text;
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::stringstream content;
+      content << std::ifstream(dir_ + "/" + name).rdbuf();
+      text = content.str();
+      if (std::count(text.begin(), text.end(), '\n') >= lines) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return text;
+  }
+
+ private:
+  void write(const std::string& name, const std::string& body) const {
+    const std::string path = dir_ + "/" + name;
+    std::ofstream(path) << "#!/bin/sh\n" << body;
+    chmod(path.c_str(), 0755);
+  }
+
+  std::string old_path_;
+  std::string dir_;
+};
+
+schema::PartStatus running(uint32_t part, const std::string& node) {
+  return {schema::PartStatus::State::kRunning, part, {node}};
+}
+
+TEST(PartLauncher, WorkersStartOnceInEachRunningPartAndEndWithTheJob) {
+  FakeSlurm slurm;
+  {
+    PartLauncher parts(Options{}, "7", ReporterSettings{"", "", "", 1, false, false},
+                       StepSettings{});
+    parts.follow(running(12, "n2"), {"n1"});
+    EXPECT_EQ(slurm.appended("started", 1), "12\n");
+    parts.follow(running(13, "n3"), {"n1"});  // while part 12's workers still run
+    EXPECT_EQ(slurm.appended("started", 2), "12\n13\n");
+    parts.follow(running(12, "n2"), {"n1"});
+  }  // cancels both parts and reaps both steps
+  EXPECT_EQ(slurm.appended("started", 2), "12\n13\n");
+  EXPECT_EQ(slurm.appended("cancelled", 2), "12\n13\n");
 }
 
 }  // namespace

@@ -211,12 +211,12 @@ int Reporter::newNodes(const std::vector<std::string>& part_nodes) const {
 }
 
 // A part of the job runs: the trainer is asked to admit its workers (the launcher starts them
-// there) at an agreeing step, once for each part.
+// there) at an agreeing step, once for each part, and once the part before it has joined.
 bool Reporter::startLiveJoin(const schema::ReportReply& reply) {
   if (!reply.part || reply.part->state != schema::PartStatus::State::kRunning) return false;
   const auto joins = [&] {  // called with state_.mutex held
     return state_.elastic && step_.leadsJob() && step_.launched &&
-           !(state_.live_join && state_.live_join->part == reply.part->job_id);
+           mayJoin(state_.live_joins, reply.part->job_id);
   };
   {
     std::lock_guard<std::mutex> guard(state_.mutex);
@@ -225,31 +225,25 @@ bool Reporter::startLiveJoin(const schema::ReportReply& reply) {
   const int new_nodes = newNodes(reply.part->nodes);  // outside the lock: runs scontrol
   std::lock_guard<std::mutex> guard(state_.mutex);
   if (!joins()) return false;
-  const model::Placement& placement = state_.placement;
-  const int per_node = placement.num_replicas / std::max(placement.num_nodes, 1);
-  LiveJoin join;
-  join.part = reply.part->job_id;
-  join.joiners = static_cast<int>(reply.part->nodes.size()) * per_node;
-  join.part_nodes = new_nodes;
-  join.nodes_before = placement.num_nodes;
-  join.replicas_before = placement.num_replicas;
-  state_.live_join = join;
+  const LiveJoin join = joinOf(reply.part->job_id, static_cast<int>(reply.part->nodes.size()),
+                               new_nodes, state_.placement);
+  state_.live_joins.push_back(join);
   logLine("job part " + std::to_string(join.part) + " runs: " + std::to_string(join.joiners) +
           " worker(s) to join live");
   return true;
 }
 
-// The job shrinks off its part: the workers that joined from it leave at an agreeing step,
-// then the agent cancels the part (see Agent::shrinkJobWhenDue).
+// The job shrinks off its newest part: the workers that joined from it leave at an agreeing
+// step, then the agent cancels the part (see Agent::shrinkJobWhenDue).
 bool Reporter::startPartLeave(const schema::ReportReply& reply) {
   if (!reply.part || reply.part->state != schema::PartStatus::State::kLeaving) return false;
   std::lock_guard<std::mutex> guard(state_.mutex);
-  const auto& join = state_.live_join;
   const bool leaving_now = state_.live_shrink && !state_.live_shrink->done;
-  if (!step_.leadsJob() || !join || join->part != reply.part->job_id || leaving_now) return false;
-  LiveShrink leave = partLeaveOf(*join, state_.placement.num_replicas);
+  if (!step_.leadsJob() || leaving_now) return false;
+  LiveShrink leave =
+      partLeaveOf(state_.live_joins, reply.part->job_id, state_.placement.num_replicas);
   if (leave.leaving.empty()) return false;
-  logLine("the job shrinks off its part " + std::to_string(join->part) + ": " +
+  logLine("the job shrinks off its part " + std::to_string(leave.part) + ": " +
           std::to_string(leave.leaving.size()) + " worker(s) leave live");
   state_.live_shrink = std::move(leave);
   return true;

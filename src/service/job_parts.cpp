@@ -32,9 +32,6 @@ std::string uselessBecause(const SlurmJob& part, const std::map<uint32_t, const 
   if (!owner->second->adaptive || partOf(*owner->second)) {
     return "part of " + owner_name + ", which is not an adaptive job";
   }
-  if (part.state == JobState::kRunning && taken.running) {
-    return "second running part of " + owner_name;
-  }
   if (part.state == JobState::kPending && taken.pending) {
     return "second pending part of " + owner_name;
   }
@@ -42,15 +39,15 @@ std::string uselessBecause(const SlurmJob& part, const std::map<uint32_t, const 
 }
 
 // The part's GPUs on the job's own nodes (it doubles them there), else its nodes beside them.
-void addPart(SlurmJob& job, const JobParts& part) {
+void addPart(SlurmJob& job, const RunningPart& part) {
   const auto on_job_node = [&](const std::string& node) {
     return std::find(job.nodes.begin(), job.nodes.end(), node) != job.nodes.end();
   };
-  if (std::all_of(part.running_nodes.begin(), part.running_nodes.end(), on_job_node)) {
-    if (job.gpus_per_node) job.gpus_per_node->count += part.running_gpus_per_node;
+  if (std::all_of(part.nodes.begin(), part.nodes.end(), on_job_node)) {
+    if (job.gpus_per_node) job.gpus_per_node->count += part.gpus_per_node;
     return;
   }
-  for (const auto& node : part.running_nodes) {
+  for (const auto& node : part.nodes) {
     if (!on_job_node(node)) job.nodes.push_back(node);
   }
   job.num_nodes = static_cast<int>(job.nodes.size());
@@ -81,42 +78,54 @@ FoldedJobs foldParts(std::vector<SlurmJob> jobs) {
     } else if (job.state == JobState::kPending) {
       parts.pending = job.id;
     } else {
-      parts.running = job.id;
-      parts.running_nodes = job.nodes;
-      parts.running_gpus_per_node = job.gpus_per_node ? job.gpus_per_node->count : 0;
-      parts.running_since = job.start_time;
+      parts.running.push_back({job.id, job.nodes,
+                               job.gpus_per_node ? job.gpus_per_node->count : 0, job.start_time});
     }
   }
   for (auto it = folded.parts.begin(); it != folded.parts.end();) {
-    it = it->second.pending || it->second.running ? std::next(it) : folded.parts.erase(it);
+    auto& running = it->second.running;
+    // Submitted one at a time, one per growth: their ids are the growths' order.
+    std::sort(running.begin(), running.end(),
+              [](const RunningPart& a, const RunningPart& b) { return a.id < b.id; });
+    it = it->second.pending || !running.empty() ? std::next(it) : folded.parts.erase(it);
   }
   for (auto& job : jobs) {
     if (partOf(job)) continue;
     const auto parts = folded.parts.find(job.id);
-    if (parts != folded.parts.end() && parts->second.running) addPart(job, parts->second);
+    if (parts != folded.parts.end()) {
+      for (const auto& part : parts->second.running) addPart(job, part);
+    }
     folded.jobs.push_back(std::move(job));
   }
   return folded;
 }
 
-policy::Allocation JobParts::runningAllocation(const std::string& gpu_type) const {
+policy::Allocation RunningPart::allocation(const std::string& gpu_type) const {
   policy::Allocation part{gpu_type, {}};
-  for (const auto& node : running_nodes) part.nodes[node] = running_gpus_per_node;
+  for (const auto& node : nodes) part.nodes[node] = gpus_per_node;
   return part;
+}
+
+std::vector<policy::Allocation> JobParts::runningAllocations(const std::string& gpu_type) const {
+  std::vector<policy::Allocation> allocations;
+  for (const auto& part : running) allocations.push_back(part.allocation(gpu_type));
+  return allocations;
 }
 
 void markParts(policy::Snapshot& snapshot, const std::map<uint32_t, JobParts>& parts) {
   for (auto& job : snapshot.jobs) {
     if (!job.current) continue;
     const auto mine = parts.find(static_cast<uint32_t>(std::stoul(job.id)));
-    if (mine == parts.end() || !mine->second.running) continue;
-    job.part = mine->second.runningAllocation(job.current->gpu_type);
+    if (mine == parts.end()) continue;
+    job.parts = mine->second.runningAllocations(job.current->gpu_type);
   }
 }
 
-std::optional<std::vector<std::string>> partGrowthNodes(const policy::Allocation& current,
-                                                       const policy::Allocation& target) {
-  if (target.totalGpus() <= current.totalGpus() || !policy::changesInPlace(current, target)) {
+std::optional<std::vector<std::string>> partGrowthNodes(
+    const policy::Allocation& current, const policy::Allocation& target,
+    const std::vector<policy::Allocation>& parts) {
+  if (target.totalGpus() <= current.totalGpus() ||
+      !policy::changesInPlace(current, target, parts)) {
     return std::nullopt;
   }
   std::vector<std::string> nodes;
@@ -124,10 +133,10 @@ std::optional<std::vector<std::string>> partGrowthNodes(const policy::Allocation
   return nodes;
 }
 
-bool dropsOnlyPart(const policy::Allocation& current, const policy::Allocation& target,
-                   const JobParts& parts) {
-  if (!parts.running) return false;
-  return policy::changesInPlace(current, target, parts.runningAllocation(current.gpu_type));
+bool dropsNewestPart(const policy::Allocation& current, const policy::Allocation& target,
+                     const JobParts& parts) {
+  if (parts.running.empty()) return false;
+  return target == policy::withoutPart(current, parts.running.back().allocation(current.gpu_type));
 }
 
 std::vector<Action> planPartActions(std::vector<Action> actions,
@@ -137,17 +146,18 @@ std::vector<Action> planPartActions(std::vector<Action> actions,
   for (const auto& job : folded) by_id[job.id] = &job;
   std::vector<Action> planned;
   std::set<uint32_t> settled;  // jobs whose part this round already acted on
-  const auto leave = [&](uint32_t job_id, const JobParts& mine) {
+  // The newest running part's workers leave (or have left: the report no longer counts them).
+  const auto leave = [&](uint32_t job_id, const RunningPart& newest) {
     settled.insert(job_id);
     const auto asked = round.leaving_since.find(job_id);
     const double since = asked == round.leaving_since.end() ? round.now : asked->second;
     const std::string job = "JobId=" + std::to_string(job_id);
     if (!round.joined.count(job_id)) {
-      planned.push_back(cancelOf(mine.running, job_id, "live shrink of " + job + ": its part on " +
-                                                           describe(mine.running_nodes) +
-                                                           " ends, its workers left"));
+      planned.push_back(cancelOf(newest.id, job_id, "live shrink of " + job + ": its part on " +
+                                                        describe(newest.nodes) +
+                                                        " ends, its workers left"));
     } else if (round.now - since > kPartLeaveTimeoutS) {
-      planned.push_back(cancelOf(mine.running, job_id,
+      planned.push_back(cancelOf(newest.id, job_id,
                                  "live shrink of " + job + ": its part's workers did not leave "
                                  "within " + std::to_string(int(kPartLeaveTimeoutS)) +
                                  " s; the part ends with them"));
@@ -157,7 +167,9 @@ std::vector<Action> planPartActions(std::vector<Action> actions,
   };
   for (const auto& [job_id, since] : round.leaving_since) {
     const auto mine = parts.find(job_id);
-    if (mine != parts.end() && mine->second.running) leave(job_id, mine->second);
+    if (mine != parts.end() && !mine->second.running.empty()) {
+      leave(job_id, mine->second.running.back());
+    }
   }
   for (auto& action : actions) {
     const uint32_t job_id = action.job_id;
@@ -173,9 +185,12 @@ std::vector<Action> planPartActions(std::vector<Action> actions,
     const JobParts none;
     const JobParts& mine = own == parts.end() ? none : own->second;
     const policy::Allocation target = targetOf(action);
-    const auto added = mine.running ? std::nullopt : partGrowthNodes(*current, target);
-    if (dropsOnlyPart(*current, target, mine)) {
-      leave(job_id, mine);
+    const auto added =
+        partGrowthNodes(*current, target, mine.runningAllocations(current->gpu_type));
+    const bool joining = !mine.running.empty() && !round.joined.count(job_id);
+    if (added && joining) continue;  // one part joins at a time: the growth waits
+    if (dropsNewestPart(*current, target, mine)) {
+      leave(job_id, mine.running.back());
     } else if (added && round.now - round.growing_since.try_emplace(job_id, round.now).first->second >
                             kPartStartTimeoutS) {
       round.growth_failed.insert(job_id);
@@ -203,11 +218,11 @@ std::vector<Action> planPartActions(std::vector<Action> actions,
       round.growing[job_id] = round.growing_since.at(job_id);
       round.wanted.insert(job_id);  // the launcher submits a part; a later round places it
     } else {
-      if (mine.running && action.kind == ActionKind::kShrink) {
-        // Its step spans the part's workers: only a requeue (which ends the part) moves it.
+      if (!mine.running.empty() && action.kind == ActionKind::kShrink) {
+        // Its step spans the parts' workers: only a requeue (which ends them) moves it.
         action.kind = ActionKind::kRequeue;
         action.live = false;
-        action.why += " (it holds a part: by requeue)";
+        action.why += " (it holds parts: by requeue)";
       }
       planned.push_back(std::move(action));
       continue;
@@ -215,11 +230,11 @@ std::vector<Action> planPartActions(std::vector<Action> actions,
     settled.insert(job_id);
   }
   for (const auto& [job_id, mine] : parts) {
-    const bool late = mine.running && !round.joined.count(job_id) &&
-                      round.now - mine.running_since > kPartJoinTimeoutS;
+    const bool late = !mine.running.empty() && !round.joined.count(job_id) &&
+                      round.now - mine.running.back().since > kPartJoinTimeoutS;
     if (!late || settled.count(job_id)) continue;
     round.growth_failed.insert(job_id);
-    planned.push_back(cancelOf(mine.running, job_id, "its workers did not join JobId=" +
+    planned.push_back(cancelOf(mine.running.back().id, job_id, "its workers did not join JobId=" +
                                                          std::to_string(job_id) + " within " +
                                                          std::to_string(int(kPartJoinTimeoutS)) +
                                                          " s; the job grows by requeue from now on"));

@@ -4,9 +4,11 @@
 // that grows live gets a part: a job of J's user with the comment adaptive:part_of=J, which
 // J's `pollux-agent --launch` submits when the plugin wants one (held like any adaptive job),
 // which a round places on the nodes J grows to, and into which the launcher starts workers
-// that join J's trainer live. The policy sees J holding its own nodes and its running part's;
-// a shrink off the part's nodes cancels the part (its workers' loss is a live shrink); a part
-// whose job no longer runs is cancelled.
+// that join J's trainer live. A job holds several running parts, one per live growth, and
+// grows through one at a time: a further growth waits until every running part's workers
+// have joined. The policy sees J holding its own nodes and its running parts'; a shrink that
+// drops the newest part cancels it (its workers' loss is a live shrink); a part whose job no
+// longer runs is cancelled.
 #pragma once
 
 #include <cstdint>
@@ -34,16 +36,24 @@ inline constexpr double kPartStartTimeoutS = 90;
 // change as a failure is).
 inline constexpr double kPartLeaveTimeoutS = 60;
 
-// A job's parts: at most one held for a growth and one running.
+// A part of a job that runs.
+struct RunningPart {
+  uint32_t id = 0;
+  std::vector<std::string> nodes;
+  int gpus_per_node = 0;
+  double since = 0;  // its start
+
+  // What it holds (GPU type `gpu_type`).
+  policy::Allocation allocation(const std::string& gpu_type) const;
+};
+
+// A job's parts: at most one held for a growth, and those running, oldest first.
 struct JobParts {
   uint32_t pending = 0;  // 0: none
-  uint32_t running = 0;  // 0: none
-  std::vector<std::string> running_nodes;
-  int running_gpus_per_node = 0;
-  double running_since = 0;
+  std::vector<RunningPart> running;
 
-  // What the running part holds (GPU type `gpu_type`).
-  policy::Allocation runningAllocation(const std::string& gpu_type) const;
+  // What each running part holds, oldest first.
+  std::vector<policy::Allocation> runningAllocations(const std::string& gpu_type) const;
 };
 
 // Slurm's jobs as the policy sees them: parts folded into their jobs.
@@ -53,29 +63,31 @@ struct FoldedJobs {
   std::map<uint32_t, std::string> to_cancel;  // parts with no use, and why
 };
 
-// Folds each part into its job: a running part of a running job of the same user adds its
+// Folds each part into its job: each running part of a running job of the same user adds its
 // nodes to the job's, or, on the job's own nodes, its GPUs to the job's there; one pending
-// part per job is kept for its next growth. Any other part
-// (its job not running, another user's, a second one) is to be cancelled.
+// part per job is kept for its next growth. Any other part (its job not running, another
+// user's, a second pending one) is to be cancelled.
 FoldedJobs foldParts(std::vector<SlurmJob> jobs);
 
-// Tells the policy what each job's running part holds (policy::Job::part).
+// Tells the policy what each job's running parts hold (policy::Job::parts).
 void markParts(policy::Snapshot& snapshot, const std::map<uint32_t, JobParts>& parts);
 
-// The nodes of the part that carries a change from `current` to `target`, where the change is
-// a growth a part can carry (policy::changesInPlace: as many GPUs as the job has on each of
-// its nodes, on new nodes or on its own); nullopt otherwise.
-std::optional<std::vector<std::string>> partGrowthNodes(const policy::Allocation& current,
-                                                       const policy::Allocation& target);
+// The nodes of the part that carries a change from `current` (with running `parts`) to
+// `target`, where the change is a growth a part can carry (policy::changesInPlace: as many
+// GPUs as the job has on each of its nodes, on new nodes, or without parts on its own);
+// nullopt otherwise.
+std::optional<std::vector<std::string>> partGrowthNodes(
+    const policy::Allocation& current, const policy::Allocation& target,
+    const std::vector<policy::Allocation>& parts = {});
 
-// Whether `target` is `current` without exactly what its running part holds.
-bool dropsOnlyPart(const policy::Allocation& current, const policy::Allocation& target,
-                   const JobParts& parts);
+// Whether `target` is `current` without exactly what its newest running part holds.
+bool dropsNewestPart(const policy::Allocation& current, const policy::Allocation& target,
+                     const JobParts& parts);
 
 // What a round knows of the jobs that have parts, and what it decides of them besides actions.
 struct PartRound {
   std::set<uint32_t> grows_live;  // jobs whose workers can join them live
-  std::set<uint32_t> joined;      // jobs whose last report counts their running part's nodes
+  std::set<uint32_t> joined;      // jobs whose last report counts all their running parts' GPUs
   std::map<uint32_t, double> growing_since;  // jobs that wanted a growth through a part
   std::map<uint32_t, double> leaving_since;  // jobs whose part's workers were asked to leave
   double now = 0;
@@ -88,12 +100,13 @@ struct PartRound {
 
 // Turns the round's resizes of jobs that grow live into parts' actions: a growth a part can
 // carry places the job's pending part on the added nodes (or, with none pending, asks the
-// launcher for one), a shrink off its running part's nodes has the part's workers leave at an
-// agreeing step and cancels the part once they have (or kPartLeaveTimeoutS after asking). A
-// growth whose part does not run within kPartStartTimeoutS is a requeue (its pending part
-// cancelled), and so is every later growth of the job; so is a running part whose workers did
-// not join within kPartJoinTimeoutS (the part cancelled). Other actions pass as they are (a further growth of a job
-// with a running part is a requeue: one part at a time).
+// launcher for one); it waits (no action) while a running part's workers have not joined. A
+// shrink that drops the newest running part has its workers leave at an agreeing step and
+// cancels the part once they have (or kPartLeaveTimeoutS after asking). A growth whose part
+// does not run within kPartStartTimeoutS is a requeue (its pending part cancelled), and so is
+// every later growth of the job; so is a running part whose workers did not join within
+// kPartJoinTimeoutS (the part cancelled). Other actions pass as they are (any other change of
+// a job with running parts is a requeue).
 std::vector<Action> planPartActions(std::vector<Action> actions,
                                     const std::vector<SlurmJob>& folded,
                                     const std::map<uint32_t, JobParts>& parts, PartRound& round);

@@ -48,7 +48,23 @@ TEST(JobPartsTest, RunningPartAddsItsNodesToItsJob) {
   EXPECT_EQ(folded.jobs[0].nodes, (std::vector<std::string>{"n1", "n2"}));
   EXPECT_EQ(folded.jobs[0].num_nodes, 2);
   ASSERT_EQ(folded.parts.count(7), 1u);
-  EXPECT_EQ(folded.parts.at(7).running, 8u);
+  ASSERT_EQ(folded.parts.at(7).running.size(), 1u);
+  EXPECT_EQ(folded.parts.at(7).running[0].id, 8u);
+  EXPECT_TRUE(folded.to_cancel.empty());
+}
+
+TEST(JobPartsTest, SeveralRunningPartsAddTheirNodesInTheOrderOfTheirGrowths) {
+  const FoldedJobs folded =
+      foldParts({partOf(12, 7, JobState::kRunning, {"n3"}), runningOn(7, {"n1"}),
+                 partOf(8, 7, JobState::kRunning, {"n1"}), partOf(13, 7, JobState::kPending)});
+  ASSERT_EQ(folded.jobs.size(), 1u);
+  EXPECT_EQ(folded.jobs[0].nodes, (std::vector<std::string>{"n1", "n3"}));
+  EXPECT_EQ(folded.jobs[0].gpus_per_node->count, 4);  // the first doubled it on n1
+  const JobParts& parts = folded.parts.at(7);
+  ASSERT_EQ(parts.running.size(), 2u);
+  EXPECT_EQ(parts.running[0].id, 8u);
+  EXPECT_EQ(parts.running[1].id, 12u);
+  EXPECT_EQ(parts.pending, 13u);
   EXPECT_TRUE(folded.to_cancel.empty());
 }
 
@@ -58,32 +74,34 @@ TEST(JobPartsTest, RunningPartOnItsJobsNodesDoublesItsGpusThere) {
   ASSERT_EQ(folded.jobs.size(), 1u);
   EXPECT_EQ(folded.jobs[0].nodes, std::vector<std::string>{"n1"});
   EXPECT_EQ(folded.jobs[0].gpus_per_node->count, 4);
-  EXPECT_EQ(folded.parts.at(7).running_gpus_per_node, 2);
+  EXPECT_EQ(folded.parts.at(7).running[0].gpus_per_node, 2);
   // Dropping it is dropping its GPUs there.
-  EXPECT_TRUE(dropsOnlyPart(onNodes({{"n1", 4}}), onNodes({{"n1", 2}}), folded.parts.at(7)));
-  EXPECT_FALSE(dropsOnlyPart(onNodes({{"n1", 4}}), onNodes({{"n1", 1}}), folded.parts.at(7)));
+  EXPECT_TRUE(dropsNewestPart(onNodes({{"n1", 4}}), onNodes({{"n1", 2}}), folded.parts.at(7)));
+  EXPECT_FALSE(dropsNewestPart(onNodes({{"n1", 4}}), onNodes({{"n1", 1}}), folded.parts.at(7)));
 }
 
-TEST(JobPartsTest, ThePolicySeesWhatARunningPartHolds) {
-  const FoldedJobs folded = foldParts({runningOn(7, {"n1"}), partOf(8, 7, JobState::kRunning, {"n2"})});
+TEST(JobPartsTest, ThePolicySeesWhatTheRunningPartsHold) {
+  const FoldedJobs folded =
+      foldParts({runningOn(7, {"n1"}), partOf(8, 7, JobState::kRunning, {"n2"}),
+                 partOf(11, 7, JobState::kRunning, {"n3"})});
   policy::Snapshot snapshot;
   policy::Job job;
   job.id = "7";
-  job.current = onNodes({{"n1", 2}, {"n2", 2}});
+  job.current = onNodes({{"n1", 2}, {"n2", 2}, {"n3", 2}});
   snapshot.jobs = {job};
   job.id = "9";
   snapshot.jobs.push_back(job);
   markParts(snapshot, folded.parts);
-  ASSERT_TRUE(snapshot.jobs[0].part.has_value());
-  EXPECT_EQ(*snapshot.jobs[0].part, onNodes({{"n2", 2}}));
-  EXPECT_FALSE(snapshot.jobs[1].part.has_value());
+  EXPECT_EQ(snapshot.jobs[0].parts,
+            (std::vector<policy::Allocation>{onNodes({{"n2", 2}}), onNodes({{"n3", 2}})}));
+  EXPECT_TRUE(snapshot.jobs[1].parts.empty());
 }
 
 TEST(JobPartsTest, PendingPartIsKeptForTheNextGrowth) {
   const FoldedJobs folded = foldParts({runningOn(7, {"n1"}), partOf(8, 7, JobState::kPending)});
   EXPECT_EQ(folded.jobs[0].nodes, std::vector<std::string>{"n1"});
   EXPECT_EQ(folded.parts.at(7).pending, 8u);
-  EXPECT_EQ(folded.parts.at(7).running, 0u);
+  EXPECT_TRUE(folded.parts.at(7).running.empty());
 }
 
 TEST(JobPartsTest, PartsWithNoUseAreCancelled) {
@@ -130,10 +148,14 @@ PartRound roundAt(double now, std::set<uint32_t> joined = {},
 
 JobParts runningPart() {
   JobParts parts;
-  parts.running = 8;
-  parts.running_nodes = {"n2"};
-  parts.running_gpus_per_node = 2;
-  parts.running_since = 100;
+  parts.running.push_back({8, {"n2"}, 2, 100});
+  return parts;
+}
+
+// Job 7 on n1 with part 8 on n2 (joined long ago) and part 11 on n3 since 300.
+JobParts twoRunningParts() {
+  JobParts parts = runningPart();
+  parts.running.push_back({11, {"n3"}, 2, 300});
   return parts;
 }
 
@@ -248,6 +270,60 @@ TEST(JobPartsTest, PartNotJoinedInTimeIsCancelledAndTheJobGrowsByRequeue) {
   ASSERT_EQ(actions.size(), 1u);
   EXPECT_EQ(actions[0].kind, ActionKind::kCancel);
   EXPECT_EQ(actions[0].job_id, 8u);
+  EXPECT_EQ(round.growth_failed, std::set<uint32_t>{7});
+}
+
+TEST(JobPartsTest, AJobWithRunningPartsGrowsThroughAnotherOnceTheyJoined) {
+  const std::vector<SlurmJob> jobs = {runningOn(7, {"n1", "n2"})};
+  JobParts parts = runningPart();
+  parts.pending = 11;
+  PartRound round = roundAt(200, {7});
+  auto actions = planPartActions({requeueTo(7, {"n1", "n2", "n3"})}, jobs, {{7, parts}}, round);
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kStart);
+  EXPECT_EQ(actions[0].job_id, 11u);
+  EXPECT_EQ(actions[0].nodes, std::vector<std::string>{"n3"});
+  // Not joined yet: the growth waits, nothing is asked for.
+  round = roundAt(120);
+  actions = planPartActions({requeueTo(7, {"n1", "n2", "n3"})}, jobs, {{7, parts}}, round);
+  EXPECT_TRUE(actions.empty());
+  EXPECT_TRUE(round.growing.empty());
+  // Doubling on its nodes while it holds a part is no part's growth: a requeue.
+  round = roundAt(200, {7});
+  actions = planPartActions({requeueTo(7, {"n1", "n2"}, 4)}, jobs, {{7, parts}}, round);
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kRequeue);
+}
+
+TEST(JobPartsTest, AShrinkDropsTheNewestPartOnly) {
+  const std::vector<SlurmJob> jobs = {runningOn(7, {"n1", "n2", "n3"})};
+  PartRound round = roundAt(400, {7});
+  const auto drop_newest =
+      planPartActions({requeueTo(7, {"n1", "n2"})}, jobs, {{7, twoRunningParts()}}, round);
+  EXPECT_TRUE(drop_newest.empty());
+  EXPECT_EQ(round.leaving, (std::map<uint32_t, double>{{7, 400.0}}));
+  // Left: the newest part is cancelled, the older one stays.
+  round = roundAt(410, {}, {{7, 400.0}});
+  auto actions = planPartActions({}, jobs, {{7, twoRunningParts()}}, round);
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kCancel);
+  EXPECT_EQ(actions[0].job_id, 11u);
+  // Dropping the older part but keeping the newest: by requeue.
+  round = roundAt(400, {7});
+  actions = planPartActions({requeueTo(7, {"n1", "n3"})}, jobs, {{7, twoRunningParts()}}, round);
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kRequeue);
+  EXPECT_TRUE(round.leaving.empty());
+}
+
+TEST(JobPartsTest, TheNewestPartNotJoinedInTimeIsCancelled) {
+  const std::vector<SlurmJob> jobs = {runningOn(7, {"n1", "n2", "n3"})};
+  PartRound round = roundAt(301 + kPartJoinTimeoutS);
+  const auto actions = planPartActions({requeueTo(7, {"n1", "n2", "n3", "n4"})}, jobs,
+                                       {{7, twoRunningParts()}}, round);
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kCancel);
+  EXPECT_EQ(actions[0].job_id, 11u);
   EXPECT_EQ(round.growth_failed, std::set<uint32_t>{7});
 }
 

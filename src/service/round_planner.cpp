@@ -239,22 +239,32 @@ std::map<uint32_t, double> timesOf(const std::map<std::string, JobRecord>& recor
   return times;
 }
 
-// What each job's launcher and agent are told of its part.
+// What a job's launcher and agent are told of its parts, the one they act on first: its
+// newest running part when its workers are to leave or have not joined yet, else its pending
+// part or the one it wants, else its newest running part.
+std::optional<schema::PartStatus> partStatus(uint32_t job_id, const JobParts* mine,
+                                             const PartRound& round) {
+  using State = schema::PartStatus::State;
+  const RunningPart* newest = mine && !mine->running.empty() ? &mine->running.back() : nullptr;
+  if (newest && (round.leaving.count(job_id) || !round.joined.count(job_id))) {
+    const State state = round.leaving.count(job_id) ? State::kLeaving : State::kRunning;
+    return schema::PartStatus{state, newest->id, newest->nodes};
+  }
+  if (mine && mine->pending) return schema::PartStatus{State::kPending, mine->pending, {}};
+  if (round.wanted.count(job_id)) return schema::PartStatus{};
+  if (newest) return schema::PartStatus{State::kRunning, newest->id, newest->nodes};
+  return std::nullopt;
+}
+
 std::map<std::string, schema::PartStatus> partStatuses(const std::map<uint32_t, JobParts>& parts,
                                                        const PartRound& round) {
-  using State = schema::PartStatus::State;
+  std::set<uint32_t> jobs(round.wanted);
+  for (const auto& [job_id, mine] : parts) jobs.insert(job_id);
   std::map<std::string, schema::PartStatus> statuses;
-  for (const auto& [job_id, mine] : parts) {
-    schema::PartStatus& status = statuses[std::to_string(job_id)];
-    if (mine.running) {
-      const State state = round.leaving.count(job_id) ? State::kLeaving : State::kRunning;
-      status = {state, mine.running, mine.running_nodes};
-    } else {
-      status = {State::kPending, mine.pending, {}};
-    }
-  }
-  for (const uint32_t job_id : round.wanted) {
-    statuses.try_emplace(std::to_string(job_id), schema::PartStatus{});
+  for (const uint32_t job_id : jobs) {
+    const auto mine = parts.find(job_id);
+    const auto status = partStatus(job_id, mine == parts.end() ? nullptr : &mine->second, round);
+    if (status) statuses[std::to_string(job_id)] = *status;
   }
   return statuses;
 }

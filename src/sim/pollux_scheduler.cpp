@@ -109,7 +109,7 @@ policy::Job PolluxScheduler::snapshotJob(const SimJob& job) {
   snapshot_job.grows_live = job.growsLive();
   if (job.growsLive()) snapshot_job.join_startup_s = job.restartCost();
   snapshot_job.live_resize_cost_s = job.lastLiveStall();
-  snapshot_job.part = job.part();
+  snapshot_job.parts = job.parts();
   const auto previous = previous_.find(job.name());
   if (previous != previous_.end()) snapshot_job.previous = previous->second;
   snapshot_job.models = fittedModels(job);

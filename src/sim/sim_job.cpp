@@ -67,7 +67,7 @@ SimJob::Change SimJob::changeTo(const std::optional<Assignment>& next,
     return Change::kRestart;
   }
   if (!policy::changesInPlace(allocationOf(*assignment_, cluster), allocationOf(*next, cluster),
-                              part_)) {
+                              parts_)) {
     return Change::kRestart;
   }
   return next->totalGpus() > assignment_->totalGpus() ? Change::kLiveGrowth : Change::kLiveShrink;
@@ -78,7 +78,11 @@ void SimJob::applyChange(Change change, const Assignment& next) {
     joining_from_.reset();
     join_left_ = 0;
   }
-  if (change != Change::kNone) part_.reset();
+  if (change == Change::kLiveShrink && !parts_.empty()) {
+    parts_.pop_back();
+  } else if (change != Change::kNone && change != Change::kLiveGrowth) {
+    parts_.clear();
+  }
   double stall = 0;
   switch (change) {
     case Change::kNone:
@@ -138,7 +142,8 @@ bool SimJob::assign(const std::optional<Assignment>& next, const Cluster& cluste
   if (change != Change::kNone) last_change_time_ = now;
   applyChange(change, next.value_or(Assignment{}));
   if (change == Change::kLiveGrowth) {
-    part_ = policy::addedTo(allocationOf(*assignment_, cluster), allocationOf(*next, cluster));
+    parts_.push_back(
+        policy::addedTo(allocationOf(*assignment_, cluster), allocationOf(*next, cluster)));
   }
   assignment_ = next;
   gpu_type_.clear();

@@ -36,7 +36,7 @@ class SimJob {
   // (policy::changesInPlace): a growth that keeps its GPUs and adds as many on each node it
   // adds to (a part) trains on at its old allocation while the joiners start (its restart
   // cost), then stalls for the live growth; a shrink to some of its nodes, or one that drops
-  // its part, stalls for the live shrink (live_resize.hpp); any other change restarts.
+  // its newest part, stalls for the live shrink (live_resize.hpp); any other change restarts.
   SimJob(trace::WorkloadJob spec, const trace::Application& app, double restart_cost_s,
          std::optional<double> live_model_parameters = std::nullopt);
 
@@ -55,9 +55,10 @@ class SimJob {
   bool growsLive() const { return live_parameters_.has_value(); }
   // The stall of its last live change; nullopt before its first.
   std::optional<double> lastLiveStall() const { return last_live_stall_s_; }
-  // The GPUs its last live growth added (its part on Slurm) until it drops them or restarts:
-  // it changes live meanwhile only by dropping them.
-  const std::optional<policy::Allocation>& part() const { return part_; }
+  // The GPUs each of its live growths added (its parts on Slurm), oldest first, until it
+  // drops them (newest first) or restarts: it shrinks live meanwhile only by dropping the
+  // newest, and grows live only onto new nodes.
+  const std::vector<policy::Allocation>& parts() const { return parts_; }
   // Seconds its changes stopped it (restarts and stalls; not its first start).
   double pausedSeconds() const { return paused_s_; }
   // Seconds of work its changes cost it: pauses plus joiners' start-up times the share of
@@ -114,7 +115,7 @@ class SimJob {
   double join_left_ = 0;                   // until the joiners have started
   double stall_after_join_ = 0;
   std::optional<double> last_live_stall_s_;
-  std::optional<policy::Allocation> part_;
+  std::vector<policy::Allocation> parts_;
   double paused_s_ = 0;
   double lost_s_ = 0;
   std::pair<std::string, int> round_shape_{"", 0};        // type and GPUs this round ...

@@ -81,8 +81,8 @@ TEST_F(SimJobTest, LiveGrowthTrainsOnWhileJoinersStartAndShrinkStalls) {
   EXPECT_NEAR(job.progress(), 50 + 10 + (20 - 10 - 0.375), 1e-9);
   EXPECT_DOUBLE_EQ(job.gpuSeconds(), 60 + 20 * 2);  // the joiner's GPU is held meanwhile
   EXPECT_EQ(job.restarts(), 0);
-  ASSERT_TRUE(job.part().has_value());
-  EXPECT_EQ(job.part()->nodes, (std::map<std::string, int>{{"t4-1", 1}}));
+  ASSERT_EQ(job.parts().size(), 1u);
+  EXPECT_EQ(job.parts()[0].nodes, (std::map<std::string, int>{{"t4-1", 1}}));
   EXPECT_NEAR(*job.lastLiveStall(), 0.375, 1e-9);
   // Lost: the stall and the joiner's GPU idle for 10 s, half the allocation: 5 s.
   EXPECT_NEAR(job.lostSeconds(), 0.375 + 5, 1e-9);
@@ -91,7 +91,7 @@ TEST_F(SimJobTest, LiveGrowthTrainsOnWhileJoinersStartAndShrinkStalls) {
   job.advance(80, 10);
   EXPECT_NEAR(job.progress(), 69.625 + 10 - 0.36, 1e-9);
   EXPECT_NEAR(job.pausedSeconds(), 0.375 + 0.36, 1e-9);
-  EXPECT_FALSE(job.part().has_value());
+  EXPECT_TRUE(job.parts().empty());
   EXPECT_EQ(job.flipBacks(), 1);  // 1 GPU, 2 GPUs, 1 GPU in consecutive rounds
   // Onto another node: a checkpoint-restart.
   job.assign(on({{"t4-1", 1}}, 10), cluster, 90);
@@ -103,20 +103,38 @@ TEST_F(SimJobTest, LiveGrowthTrainsOnWhileJoinersStartAndShrinkStalls) {
 TEST_F(SimJobTest, ChangesSlurmMakesOnlyByRequeueRestart) {
   SimJob job(spec, app, 10, 1e7);
   job.assign(on({{"t4-0", 1}}, 10), cluster, 0);
-  // Twice its GPUs on its node: a part there (live); a second growth while it holds the
-  // part: by requeue.
+  // Twice its GPUs on its node: a part there (live); doubling again while it holds a part
+  // (a second part on its node): by requeue.
   job.assign(on({{"t4-0", 2}}, 10), cluster, 60);
   EXPECT_EQ(job.restarts(), 0);
-  EXPECT_EQ(job.part()->nodes, (std::map<std::string, int>{{"t4-0", 1}}));
-  job.assign(on({{"t4-0", 2}, {"t4-1", 2}}, 10), cluster, 120);
+  EXPECT_EQ(job.parts()[0].nodes, (std::map<std::string, int>{{"t4-0", 1}}));
+  job.assign(on({{"t4-0", 2}, {"t4-1", 2}}, 10), cluster, 120);  // a part on a new node: live
+  job.assign(on({{"t4-0", 1}, {"t4-1", 1}}, 10), cluster, 180);  // fewer GPUs on each node
   EXPECT_EQ(job.restarts(), 1);
-  EXPECT_FALSE(job.part().has_value());
-  // Fewer GPUs on each node (no part to drop): GRES do not shrink in place.
-  job.assign(on({{"t4-0", 1}, {"t4-1", 1}}, 10), cluster, 180);
+  EXPECT_TRUE(job.parts().empty());
+  job.assign(on({{"t4-0", 2}, {"t4-1", 2}}, 10), cluster, 240);  // a part on each of its nodes
+  EXPECT_EQ(job.restarts(), 1);
+  // Dropping its part but not on every node it doubled: no part has that shape.
+  job.assign(on({{"t4-0", 2}, {"t4-1", 1}}, 10), cluster, 300);
   EXPECT_EQ(job.restarts(), 2);
-  // More GPUs on one of its nodes only: no part has that shape.
-  job.assign(on({{"t4-0", 2}, {"t4-1", 1}}, 10), cluster, 240);
-  EXPECT_EQ(job.restarts(), 3);
+}
+
+TEST_F(SimJobTest, AJobHoldsSeveralPartsAndDropsTheNewestFirst) {
+  SimJob job(spec, app, 10, 1e7);
+  job.assign(on({{"t4-0", 1}}, 10), cluster, 0);
+  job.assign(on({{"t4-0", 2}}, 10), cluster, 60);                // a part on its node
+  job.assign(on({{"t4-0", 2}, {"t4-1", 2}}, 10), cluster, 120);  // a second, on a new node
+  ASSERT_EQ(job.parts().size(), 2u);
+  EXPECT_EQ(job.parts()[1].nodes, (std::map<std::string, int>{{"t4-1", 2}}));
+  job.assign(on({{"t4-0", 2}}, 10), cluster, 180);  // drops the newest
+  ASSERT_EQ(job.parts().size(), 1u);
+  EXPECT_EQ(job.parts()[0].nodes, (std::map<std::string, int>{{"t4-0", 1}}));
+  job.assign(on({{"t4-0", 1}}, 10), cluster, 240);  // then the other
+  EXPECT_TRUE(job.parts().empty());
+  EXPECT_EQ(job.restarts(), 0);
+  // Stalls: growths to 2 and 4 GPUs, 0.25 + 0.25 x log2(2) / 2 and 0.25 + 0.25 x log2(4) / 2,
+  // and two shrinks of 0.25 + 0.11 each.
+  EXPECT_NEAR(job.pausedSeconds(), 0.375 + 0.5 + 2 * 0.36, 1e-9);
 }
 
 TEST_F(SimJobTest, PendingJobsDoNotProgress) {

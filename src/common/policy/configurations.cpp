@@ -90,17 +90,18 @@ bool keeps(const Allocation& inner, const Allocation& outer, bool exactly) {
 }  // namespace
 
 bool changesInPlace(const Allocation& from, const Allocation& to,
-                    const std::optional<Allocation>& part) {
+                    const std::vector<Allocation>& parts) {
   if (from.gpu_type != to.gpu_type || to.nodes.empty()) return false;
-  if (part) return to == withoutPart(from, *part);
+  if (!parts.empty() && to == withoutPart(from, parts.back())) return true;
   const int per_node = uniformPerNode(from);
   if (to.totalGpus() > from.totalGpus()) {
     const Allocation added = addedTo(from, to);
     const bool widens = keeps(from, to, true);
-    const bool deepens = added.nodes.size() == from.nodes.size() && keeps(added, from, true);
+    const bool deepens = parts.empty() && added.nodes.size() == from.nodes.size() &&
+                         keeps(added, from, true);
     return per_node > 0 && uniformPerNode(added) == per_node && (widens || deepens);
   }
-  return to.nodes.size() < from.nodes.size() && keeps(to, from, true);
+  return parts.empty() && to.nodes.size() < from.nodes.size() && keeps(to, from, true);
 }
 
 Config layout(const std::string& gpu_type, int gpus, const TypeShape& shape) {

@@ -37,13 +37,14 @@ Config configOf(const Allocation& allocation);
 // them); 0 if its nodes differ.
 int uniformPerNode(const Allocation& allocation);
 
-// Whether Slurm moves a job from `from` to `to` without a requeue. Without a part: the same
-// GPU type, as many GPUs on each of `from`'s nodes, and either `to` adds a part with as many
-// GPUs on each of its nodes (a job of their own, as Slurm's GRES are per node: on new nodes,
-// or on each of `from`'s nodes, doubling them), or `to` keeps some of `from`'s nodes (a shrink
-// in place). With a part (a job has one at most): only by dropping the part.
+// Whether Slurm moves a job from `from` to `to` without a requeue: the same GPU type, as many
+// GPUs on each of `from`'s nodes, and either `to` adds a part with as many GPUs on each of
+// its nodes (a job of their own, as Slurm's GRES are per node: on new nodes, or, without
+// `parts`, on each of `from`'s nodes, doubling them), or `to` drops the newest of `parts`
+// (the running parts, oldest first), or, without parts, keeps some of `from`'s nodes (a
+// shrink in place).
 bool changesInPlace(const Allocation& from, const Allocation& to,
-                    const std::optional<Allocation>& part = std::nullopt);
+                    const std::vector<Allocation>& parts = {});
 
 // What `larger` holds beyond `smaller`, node by node (nodes where it holds no more left out).
 Allocation addedTo(const Allocation& smaller, const Allocation& larger);

@@ -71,11 +71,22 @@ TEST(ConfigurationsTest, ChangesInPlaceAreThoseSlurmMakesWithoutARequeue) {
   EXPECT_TRUE(changesInPlace(two_nodes, {"t4", {{"n1", 2}}}));
   EXPECT_FALSE(changesInPlace(two_nodes, {"t4", {{"n0", 1}, {"n1", 1}}}));
   EXPECT_FALSE(changesInPlace(two_nodes, {"t4", {{"n2", 2}}}));
-  // With a part on n1: only dropping it.
-  const Allocation part{"t4", {{"n1", 2}}};
+  // With a part on n1: dropping it, or another part on new nodes.
+  const std::vector<Allocation> part{{"t4", {{"n1", 2}}}};
   EXPECT_TRUE(changesInPlace(two_nodes, {"t4", {{"n0", 2}}}, part));
   EXPECT_FALSE(changesInPlace(two_nodes, {"t4", {{"n1", 2}}}, part));
-  EXPECT_FALSE(changesInPlace(two_nodes, {"t4", {{"n0", 2}, {"n1", 2}, {"n2", 2}}}, part));
+  EXPECT_TRUE(changesInPlace(two_nodes, {"t4", {{"n0", 2}, {"n1", 2}, {"n2", 2}}}, part));
+  EXPECT_FALSE(changesInPlace(two_nodes, {"t4", {{"n0", 4}, {"n1", 4}}}, part));  // no doubling
+}
+
+TEST(ConfigurationsTest, AJobWithSeveralPartsShrinksLiveByItsNewestOnly) {
+  const Allocation three_nodes{"t4", {{"n0", 2}, {"n1", 2}, {"n2", 2}}};
+  const std::vector<Allocation> parts{{"t4", {{"n1", 2}}}, {"t4", {{"n2", 2}}}};
+  EXPECT_TRUE(changesInPlace(three_nodes, {"t4", {{"n0", 2}, {"n1", 2}}}, parts));
+  EXPECT_FALSE(changesInPlace(three_nodes, {"t4", {{"n0", 2}, {"n2", 2}}}, parts));
+  EXPECT_FALSE(changesInPlace(three_nodes, {"t4", {{"n0", 2}}}, parts));  // two at once
+  EXPECT_TRUE(changesInPlace(three_nodes, {"t4", {{"n0", 2}, {"n1", 2}, {"n2", 2}, {"n3", 2}}},
+                             parts));
 }
 
 }  // namespace

@@ -136,14 +136,19 @@ double utility(double speedup, double fairness_p) {
 bool changesLive(const Job& job, const Config& config) {
   if (!job.current || config.gpu_type != job.current->gpu_type) return false;
   const bool shrinks_live = job.grows_live || job.live_resize_cost_s;
-  if (job.part) return shrinks_live && config == configOf(withoutPart(*job.current, *job.part));
+  const bool has_parts = !job.parts.empty();
+  if (has_parts && shrinks_live &&
+      config == configOf(withoutPart(*job.current, job.parts.back()))) {
+    return true;
+  }
   const int nodes = static_cast<int>(job.current->nodes.size());
   const int per_node = uniformPerNode(*job.current);
   if (per_node <= 0) return false;
   const bool deepens = config.nodes == nodes && config.gpus == 2 * nodes * per_node;
-  if (job.grows_live && deepens) return job.room_to_double;
+  if (job.grows_live && deepens) return !has_parts && job.room_to_double;
   if (config.gpus != config.nodes * per_node) return false;
-  return (job.grows_live && config.nodes > nodes) || (shrinks_live && config.nodes < nodes);
+  return (job.grows_live && config.nodes > nodes) ||
+         (shrinks_live && !has_parts && config.nodes < nodes);
 }
 
 double changeCost(const Job& job, const Config& config) {

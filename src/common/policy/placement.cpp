@@ -218,9 +218,9 @@ std::optional<Allocation> placeWithFallbacks(const NodePool& pool,
                                              const PlacementRequest& request) {
   const NodeDemand& demand = request.demand;
   const NodeSet* allowed = request.allowed_nodes;
-  if (request.live && request.part) {
-    const Allocation kept = withoutPart(*request.current, *request.part);
-    if (pool.fits(kept, demand)) return kept;
+  if (request.live && !request.parts.empty()) {
+    const Allocation kept = withoutPart(*request.current, request.parts.back());
+    if (configOf(kept) == request.config && pool.fits(kept, demand)) return kept;
   }
   if (auto allocation = pool.find(request.config, request.current, demand, allowed)) {
     return allocation;

@@ -22,9 +22,10 @@ struct PlacementRequest {
   const NodeSet* allowed_nodes = nullptr;  // its partition's nodes; nullptr: any node
   std::vector<BudgetShare> budgets = {};   // its shares of the budgets its GPUs count against
   // A live change (objective.hpp, changesLive): placed before other changes, so that its own
-  // nodes have the room to make it in place (a job with a `part` keeps the rest of `current`).
+  // nodes have the room to make it in place (one that drops the newest of its running `parts`
+  // keeps the rest of `current`).
   bool live = false;
-  std::optional<Allocation> part = std::nullopt;
+  std::vector<Allocation> parts = {};
 };
 
 // What a job the round does not move (a running rigid job) holds.

@@ -51,12 +51,12 @@ TEST(PlacementTest, ALiveChangeIsPlacedFirstOnItsNodes) {
   const Holding holding{Allocation{"t4", {{"n1", 3}, {"n2", 3}}}, {}};
   result = place(nodes, {holding}, {moves, doubles});
   EXPECT_EQ(result.allocations[1], (Allocation{"t4", {{"n0", 4}}}));
-  // A live shrink of a job with a part drops exactly the part.
-  PlacementRequest drops{{"t4", 4, 1}, Allocation{"t4", {{"n1", 4}, {"n2", 4}}}, {}};
+  // A live shrink of a job with parts drops exactly its newest part.
+  PlacementRequest drops{{"t4", 8, 2}, Allocation{"t4", {{"n0", 4}, {"n1", 4}, {"n2", 4}}}, {}};
   drops.live = true;
-  drops.part = Allocation{"t4", {{"n1", 4}}};
+  drops.parts = {Allocation{"t4", {{"n0", 4}}}, Allocation{"t4", {{"n1", 4}}}};
   result = place(nodes, {}, {drops});
-  EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n2", 4}}}));
+  EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n0", 4}, {"n2", 4}}}));
 }
 
 TEST(PlacementTest, BestFitAvoidsFragmentation) {

@@ -151,7 +151,8 @@ std::vector<const Job*> decidingJobs(const Snapshot& snapshot, std::deque<Job>& 
   std::vector<const Job*> deciding;
   for (const auto& job : snapshot.jobs) {
     if (isFixed(job)) continue;
-    if (job.grows_live && job.current && !job.part && !roomToDouble(*job.current, free)) {
+    if (job.grows_live && job.current && job.parts.empty() &&
+        !roomToDouble(*job.current, free)) {
       roomless_copies.push_back(job);
       roomless_copies.back().room_to_double = false;
       deciding.push_back(&roomless_copies.back());
@@ -418,7 +419,7 @@ void placeChosen(const Snapshot& snapshot, const std::vector<Holding>& fixed,
     const Job& job = *contenders[i].job;
     requests.push_back({chosen, job.current, smallerConfigs(contenders[i], chosen), job.demand,
                         allowedNodes(job, snapshot), budgetsOf(input, i),
-                        changesLive(job, chosen), job.part});
+                        changesLive(job, chosen), job.parts});
     requesters.push_back(&contenders[i]);
   }
   const PlacementResult placed = place(snapshot.nodes, fixed, requests, input.budgets);

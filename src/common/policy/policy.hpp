@@ -98,9 +98,9 @@ struct Job {
   // each node it adds to is live (its part; the placement keeps its nodes), and so is a
   // shrink to some of its nodes (configurations.hpp, changesInPlace).
   bool grows_live = false;
-  // What its running part holds (its last live growth), within `current`: until the part
-  // leaves, it changes live only by dropping the part.
-  std::optional<Allocation> part;
+  // What its running parts hold (its live growths through parts), oldest first, within
+  // `current`: it shrinks live only by dropping the newest, and grows live onto new nodes.
+  std::vector<Allocation> parts;
   // Whether each of its nodes has as many GPUs free as it holds there: a growth that doubles
   // it on its own nodes is live only then (else the placement moves it, a restart).
   // schedule() sets it from the snapshot's nodes less what every job holds.

@@ -77,6 +77,23 @@ std::vector<policy::BudgetUse> parseBudgetUses(const JsonField& field) {
   return uses;
 }
 
+// A job's running parts, oldest first: each within its current allocation.
+std::vector<policy::Allocation> parseParts(const JsonField& field,
+                                           const std::optional<policy::Allocation>& current) {
+  std::vector<policy::Allocation> parts;
+  for (Json::ArrayIndex i = 0; i < field.arraySize(); ++i) {
+    parts.push_back(parseAllocation(field.at(i)));
+    const policy::Allocation& part = parts.back();
+    const bool within = current && current->gpu_type == part.gpu_type &&
+                        std::all_of(part.nodes.begin(), part.nodes.end(), [&](const auto& node) {
+                          const auto held = current->nodes.find(node.first);
+                          return held != current->nodes.end() && held->second >= node.second;
+                        });
+    if (!within) throw InvalidInput(field.at(i).path() + ": a part lies within current");
+  }
+  return parts;
+}
+
 policy::Job parseJob(const JsonField& field) {
   field.requireOnlyKeys({"id", "submit_time", "adaptive", "min_gpus", "max_gpus", "gpu_type",
                          "current", "last_change_time", "restarts", "restart_cost_s", "models",
@@ -84,7 +101,7 @@ policy::Job parseJob(const JsonField& field) {
                          "local_bsz_bounds", "accumulation", "node_demand", "partition",
                          "progress", "target_progress", "budgets", "priority",
                          "live_resize_cost_s", "grows_live", "join_startup_s", "lost_s",
-                         "previous", "part"});
+                         "previous", "parts"});
   policy::Job job;
   job.id = field["id"].idString();
   job.submit_time = field["submit_time"].nonNegativeNumber();
@@ -116,7 +133,7 @@ policy::Job parseJob(const JsonField& field) {
   }
   if (field.has("lost_s")) job.lost_s = field["lost_s"].nonNegativeNumber();
   if (field.has("previous")) job.previous = parseAllocation(field["previous"]);
-  if (field.has("part")) job.part = parseAllocation(field["part"]);
+  if (field.has("parts")) job.parts = parseParts(field["parts"], job.current);
   if (field.has("node_demand")) job.demand = parseNodeDemand(field["node_demand"]);
   if (field.has("budgets")) job.budgets = parseBudgetUses(field["budgets"]);
   if (field.has("priority")) job.priority = field["priority"].nonNegativeNumber();
@@ -300,7 +317,10 @@ Json::Value jobToJson(const policy::Job& job) {
   if (job.join_startup_s > 0) out["join_startup_s"] = job.join_startup_s;
   if (job.lost_s) out["lost_s"] = *job.lost_s;
   if (job.previous) out["previous"] = allocationToJson(*job.previous);
-  if (job.part) out["part"] = allocationToJson(*job.part);
+  if (!job.parts.empty()) {
+    Json::Value& parts = out["parts"] = Json::Value(Json::arrayValue);
+    for (const auto& part : job.parts) parts.append(allocationToJson(part));
+  }
   out["node_demand"] = demandToJson(job.demand);
   if (!job.budgets.empty()) {
     Json::Value& budgets = out["budgets"] = Json::Value(Json::arrayValue);

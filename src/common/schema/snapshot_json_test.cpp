@@ -114,6 +114,10 @@ TEST(SnapshotJsonTest, BadDocumentsNameThePath) {
       {withChange("[\"n2\"]", "\"n2\""), "partitions.small: must be an array"},
       {withChange("[\"n2\"]", "[2]"), "partitions.small[0]"},
       {withChange("\"partition\": \"small\"", "\"partition\": \"\""), "jobs[1].partition"},
+      {withChange("\"last_change_time\": 500",
+                  "\"parts\": [{\"gpu_type\": \"a100\", \"nodes\": {\"n2\": 2}}], "
+                  "\"last_change_time\": 500"),
+       "jobs[0].parts[0]: a part lies within current"},
   };
   expectRefused(cases);
 }
@@ -237,13 +241,15 @@ TEST(SnapshotJsonTest, LiveChangeFieldsAreOptionalAndRoundTrip) {
   snapshot.jobs[0].join_startup_s = 4;
   snapshot.jobs[0].lost_s = 12.5;
   snapshot.jobs[0].previous = policy::Allocation{"a100", {{"n1", 2}}};
-  snapshot.jobs[0].part = policy::Allocation{"a100", {{"n2", 2}}};
+  snapshot.jobs[0].current = policy::Allocation{"a100", {{"n1", 2}, {"n2", 2}, {"n3", 2}}};
+  snapshot.jobs[0].parts = {policy::Allocation{"a100", {{"n2", 2}}},
+                            policy::Allocation{"a100", {{"n3", 2}}}};
   const policy::Snapshot changes = parseSnapshot(written(snapshot));
   EXPECT_TRUE(changes.jobs[0].grows_live);
   EXPECT_EQ(changes.jobs[0].join_startup_s, 4);
   EXPECT_EQ(changes.jobs[0].lost_s, 12.5);
   EXPECT_EQ(changes.jobs[0].previous, snapshot.jobs[0].previous);
-  EXPECT_EQ(changes.jobs[0].part, snapshot.jobs[0].part);
+  EXPECT_EQ(changes.jobs[0].parts, snapshot.jobs[0].parts);
 }
 
 TEST(SnapshotJsonTest, BudgetsRoundTrip) {

@@ -163,7 +163,12 @@ stacked=$(sbatch --parsable --comment=adaptive:gpu_type=a100,min_gpus=1,max_gpus
 wait_until 60 "job $stacked running on n1" runs_on "$stacked" n1
 wait_until 90 "job $stacked training" grep -q "^epoch 1:" "job-$stacked.out"
 first=$(workers_of "$stacked")
+# Its minimum raised at each step: the goodput policy's own choice would wait for its model.
+at_least() {  # at_least GPUS
+  scontrol update JobId="$stacked" Comment="adaptive:gpu_type=a100,min_gpus=$1,max_gpus=4"
+}
 scancel "$n1_holder"
+at_least 2
 wait_until 180 "job $stacked grown live to 2 workers" changed_live "$stacked" 1 2
 own_part=$(running_parts_of "$stacked")
 # show_part PART: its nodes and GPUs.
@@ -171,6 +176,7 @@ show_part() { echo "   part $1 on $(job_field "$1" NodeList) with $(job_field "$
 show_part "$own_part"
 [ "$(job_field "$own_part" NodeList)" = n1 ] || fail "part $own_part is not on the job's node n1"
 scancel "$n2_holder"
+at_least 4
 wait_until 180 "job $stacked grown live to 4 workers through a second part" \
   changed_live "$stacked" 2 4
 new_part=$(running_parts_of "$stacked" | grep -vx "$own_part")
@@ -185,6 +191,7 @@ outlive() {  # outlive WHAT: the job's first workers still run
 outlive "the growths"
 
 step "a rigid job needing n2 shrinks the job off its newest part, live; then it is cancelled"
+at_least 2
 rigid=$(sbatch --parsable -w n2 --gres=gpu:2 -t 10 -o /dev/null --wrap "sleep 900")
 wait_until 150 "job $stacked back to 2 workers live" changed_live "$stacked" 4 2
 grep "JobId=$new_part cancel: live shrink of JobId=$stacked" log/slurmctld.log |

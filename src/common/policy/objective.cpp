@@ -61,8 +61,12 @@ std::vector<Scored> runningOptions(const Job& job, const std::vector<Config>& ca
                                    const Snapshot& snapshot,
                                    const WaitingRigidTypes& rigid_waiting) {
   const Config current = configOf(*job.current);
+  // Its minimum was raised while it ran (its comment updated): it keeps what it holds only
+  // where nothing within its bounds can be placed.
+  const bool below_minimum = current.gpus < job.min_gpus;
   const double current_speedup = speedupOf(current).value_or(1.0);
-  std::vector<Scored> options{{current, current_speedup}};
+  std::vector<Scored> options{
+      {current, below_minimum ? kMinRestartFactor * current_speedup : current_speedup}};
   const Params& params = snapshot.params;
   const bool may_change = snapshot.time - job.last_change_time >= params.min_change_interval_s;
   const bool rigid_wants_its_type =
@@ -71,7 +75,8 @@ std::vector<Scored> runningOptions(const Job& job, const std::vector<Config>& ca
     if (config == current) continue;
     const auto speedup = speedupOf(config);
     if (!speedup) continue;
-    const bool worth_it = *speedup > (1 + params.restart_threshold) * current_speedup ||
+    const bool worth_it = below_minimum ||
+                          *speedup > (1 + params.restart_threshold) * current_speedup ||
                           (shrinks_for_others && config.gpus < current.gpus);
     const bool yields_to_rigid = rigid_wants_its_type && config.gpus < current.gpus;
     const bool undoes = params.objective == Objective::kJct &&

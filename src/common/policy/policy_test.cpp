@@ -83,16 +83,33 @@ TEST(PolicyTest, JobWithoutModelStartsOnItsMinimum) {
   EXPECT_EQ(a.batch_size, 0);
 }
 
-TEST(PolicyTest, SmallGainDoesNotMoveARunningJob) {
+// flatJob "a" running on 4 of a node's 8 GPUs.
+Snapshot flatJobOnHalfANode() {
   Snapshot snapshot;
   snapshot.time = 10000;
   snapshot.nodes = nodesOf("t4", 1, 8, "n");
   Job job = flatJob("a");
   job.current = Allocation{"t4", {{"n0", 4}}};
   snapshot.jobs = {job};
+  return snapshot;
+}
+
+TEST(PolicyTest, SmallGainDoesNotMoveARunningJob) {
+  Snapshot snapshot = flatJobOnHalfANode();
   EXPECT_EQ(gpusOf(schedule(snapshot), "a"), 4);
   snapshot.params.restart_threshold = 0.01;  // the 2 % gain is now worth a restart
   EXPECT_EQ(gpusOf(schedule(snapshot), "a"), 8);
+}
+
+TEST(PolicyTest, ARunningJobWhoseMinimumWasRaisedGrowsToIt) {
+  Snapshot snapshot = flatJobOnHalfANode();
+  snapshot.jobs[0].min_gpus = 8;  // the 2 % gain of 8 GPUs would not move it
+  EXPECT_EQ(gpusOf(schedule(snapshot), "a"), 8);
+  // Where its minimum cannot be placed, it keeps what it holds.
+  Job rigid = rigidJob("r", 2);
+  rigid.current = Allocation{"t4", {{"n0", 2}}};
+  snapshot.jobs.push_back(rigid);
+  EXPECT_EQ(gpusOf(schedule(snapshot), "a"), 4);
 }
 
 TEST(PolicyTest, BigGainMovesARunningJobOnlyAfterTheMinimumInterval) {

@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Running pollux-sim from the benchmark scripts: finding the build, one run, many at a time."""
 import concurrent.futures
+import csv
 import json
 import os
 import subprocess
 import sys
+import tempfile
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ADAPTDL_WORKLOADS = [os.path.join(TOP, "data/adaptdl/workloads/workload-%d.csv" % i)
@@ -23,12 +25,31 @@ def find_sim(explicit, caller):
 
 
 def run(sim, args):
-    """pollux-sim --json ARGS: its summary, or {"error": last stderr line}."""
-    out = subprocess.run([sim, "--json"] + args, capture_output=True, text=True)
-    if out.returncode != 0:
-        message = (out.stderr.strip().splitlines() or ["exit %d" % out.returncode])[-1]
-        return {"error": message}
-    return json.loads(out.stdout)
+    """pollux-sim --json ARGS: its summary, or {"error": last stderr line}; the summary's
+    "jobs" holds each job's row of --jobs (name: {column: value}, numbers as floats)."""
+    with tempfile.TemporaryDirectory() as folder:
+        jobs_csv = args[args.index("--jobs") + 1] if "--jobs" in args else os.path.join(
+            folder, "jobs.csv")
+        out = subprocess.run([sim, "--json", "--jobs", jobs_csv] + args, capture_output=True,
+                             text=True)
+        if out.returncode != 0:
+            message = (out.stderr.strip().splitlines() or ["exit %d" % out.returncode])[-1]
+            return {"error": message}
+        summary = json.loads(out.stdout)
+        with open(jobs_csv, newline="") as rows:
+            summary["jobs"] = {row["name"]: {key: float(value) for key, value in row.items()
+                                             if key not in ("name", "application")}
+                               for row in csv.DictReader(rows)}
+    return summary
+
+
+def quantile(values, q):
+    """The q-quantile of `values`, interpolated as pollux-sim's summary computes it."""
+    values = sorted(values)
+    position = q * (len(values) - 1)
+    lo = int(position)
+    hi = min(lo + 1, len(values) - 1)
+    return values[lo] + (position - lo) * (values[hi] - values[lo])
 
 
 def run_all(sim, runs, parallel):

@@ -118,8 +118,9 @@ TEST(ReportTest, JobRowsCarryTheirCompletionTime) {
   std::getline(in, header);
   std::getline(in, row);
   EXPECT_EQ(header,
-            "name,application,submit_s,completion_s,jct_s,restarts,gpu_hours,isolated_s,fair_share_s");
-  EXPECT_EQ(row, "j1,toy,10,70,60,2,2,30,45");
+            "name,application,submit_s,completion_s,jct_s,restarts,gpu_hours,isolated_s,fair_share_s,"
+            "paused_s");
+  EXPECT_EQ(row, "j1,toy,10,70,60,2,2,30,45,60");
   EXPECT_THROW(writeJobs("/nonexistent/dir/jobs.csv", {}), std::runtime_error);
 }
 

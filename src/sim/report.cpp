@@ -78,13 +78,14 @@ void writeTimeline(const std::string& path, const std::vector<TimelineRow>& time
 
 void writeJobs(const std::string& path, const std::vector<JobResult>& jobs) {
   std::ofstream out(path);
-  out << "name,application,submit_s,completion_s,jct_s,restarts,gpu_hours,isolated_s,fair_share_s\n";
+  out << "name,application,submit_s,completion_s,jct_s,restarts,gpu_hours,isolated_s,fair_share_s,"
+         "paused_s\n";
   out.precision(10);  // millisecond resolution for a year of simulated time
   for (const auto& job : jobs) {
     out << job.name << "," << job.application << "," << job.submit_time << ","
         << job.completion_time << "," << job.completion_time - job.submit_time << ","
         << job.restarts << "," << job.gpu_seconds / 3600 << "," << job.isolated_s << ","
-        << job.fair_share_s << "\n";
+        << job.fair_share_s << "," << job.paused_s << "\n";
   }
   if (!out.flush()) throw std::runtime_error(path + ": cannot write the job results");
 }

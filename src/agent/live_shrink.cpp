@@ -48,10 +48,25 @@ bool mayJoin(const std::vector<LiveJoin>& joins, uint32_t part) {
   return !joined_before && (!newest || newest->done);
 }
 
-LiveJoin joinOf(uint32_t part, int part_nodes, int new_nodes, const model::Placement& placement) {
+int nodesNewToJob(const std::vector<std::string>& part_nodes,
+                  const std::optional<std::vector<std::string>>& step_nodes,
+                  const std::vector<LiveJoin>& joins) {
+  std::set<std::string> held;
+  if (step_nodes) held.insert(step_nodes->begin(), step_nodes->end());
+  for (const auto& join : joins) {
+    if (join.done && !join.left) held.insert(join.nodes.begin(), join.nodes.end());
+  }
+  const auto is_new = [&](const std::string& node) { return !held.count(node); };
+  return static_cast<int>(std::count_if(part_nodes.begin(), part_nodes.end(), is_new));
+}
+
+LiveJoin joinOf(uint32_t part, const std::vector<std::string>& part_nodes, int new_nodes,
+                const model::Placement& placement) {
   LiveJoin join;
   join.part = part;
-  join.joiners = part_nodes * (placement.num_replicas / std::max(placement.num_nodes, 1));
+  join.nodes = part_nodes;
+  join.joiners = static_cast<int>(part_nodes.size()) *
+                 (placement.num_replicas / std::max(placement.num_nodes, 1));
   join.part_nodes = new_nodes;
   join.nodes_before = placement.num_nodes;
   join.replicas_before = placement.num_replicas;

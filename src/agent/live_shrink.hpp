@@ -40,7 +40,8 @@ std::string resizeRequest(const std::vector<int>& leaving);
 struct LiveJoin {
   uint32_t part = 0;        // the part's job id
   int joiners = 0;          // workers to join: its nodes x the step's workers per node
-  int part_nodes = 0;       // nodes it adds to the step's (0 on the job's own nodes)
+  std::vector<std::string> nodes;  // the part's nodes
+  int part_nodes = 0;       // nodes it adds to the step's and earlier parts' (0 on the job's)
   int nodes_before = 0;     // the step's nodes and workers before the join
   int replicas_before = 0;
   bool requested = false;   // `resize join=N` sent to the trainer
@@ -55,9 +56,17 @@ LiveJoin* newestActiveJoin(std::vector<LiveJoin>& joins);
 // Whether the running part `part` is to be joined now: it never was, and no join is in flight.
 bool mayJoin(const std::vector<LiveJoin>& joins, uint32_t part);
 
-// The join of part `part` on `part_nodes` nodes, `new_nodes` of them not the step's, to the
-// step as `placement` has it (the same workers per node).
-LiveJoin joinOf(uint32_t part, int part_nodes, int new_nodes, const model::Placement& placement);
+// How many of `part_nodes` the job's workers do not run on yet: neither the step's nodes
+// (nullopt where they cannot be listed) nor those of a part whose workers joined and have not
+// left (a part that doubles the job's GPUs on its nodes adds none).
+int nodesNewToJob(const std::vector<std::string>& part_nodes,
+                  const std::optional<std::vector<std::string>>& step_nodes,
+                  const std::vector<LiveJoin>& joins);
+
+// The join of part `part` on `part_nodes`, `new_nodes` of them new to the job's workers, to
+// the step as `placement` has it (the same workers per node).
+LiveJoin joinOf(uint32_t part, const std::vector<std::string>& part_nodes, int new_nodes,
+                const model::Placement& placement);
 
 // The trainer's message: `resize join=N` (pollux.protocol).
 std::string joinRequest(int joiners);

@@ -25,7 +25,7 @@ TEST(LiveShrink, JoinersAreAskedForByCount) { EXPECT_EQ(joinRequest(4), "resize 
 // A join of part `part` (on one new node), as the reporter starts it, asked for and joined.
 void joinAndGrow(std::vector<LiveJoin>& joins, uint32_t part, model::Placement& placement) {
   ASSERT_TRUE(mayJoin(joins, part));
-  joins.push_back(joinOf(part, 1, 1, placement));
+  joins.push_back(joinOf(part, {"p" + std::to_string(part)}, 1, placement));
   std::optional<LiveShrink> no_shrink;
   markRequested(no_shrink, joins, pendingRequest(no_shrink, joins));
   const int to = placement.num_replicas + joins.back().joiners;
@@ -34,7 +34,7 @@ void joinAndGrow(std::vector<LiveJoin>& joins, uint32_t part, model::Placement& 
 }
 
 TEST(LiveShrink, ThePartsWorkersAreTheLastRanks) {
-  std::vector<LiveJoin> joins = {joinOf(12, 1, 1, {1, 2})};
+  std::vector<LiveJoin> joins = {joinOf(12, {"p12"}, 1, {1, 2})};
   EXPECT_TRUE(partLeaveOf(joins, 12, 4).leaving.empty());  // not joined yet
   joins.back().done = true;
   const LiveShrink leave = partLeaveOf(joins, 12, 4);
@@ -65,9 +65,31 @@ TEST(LiveShrink, PartsJoinOneAfterTheOtherAndLeaveNewestFirst) {
   EXPECT_EQ(newestActiveJoin(joins), nullptr);
 }
 
+TEST(LiveShrink, APartOnNodesTheJobsWorkersHoldAddsNone) {
+  model::Placement placement{1, 1};  // one worker on n1
+  const std::optional<std::vector<std::string>> step_nodes = std::vector<std::string>{"n1"};
+  std::vector<LiveJoin> joins;
+  EXPECT_EQ(nodesNewToJob({"n2"}, step_nodes, joins), 1);
+  joins.push_back(joinOf(12, {"n2"}, 1, placement));
+  EXPECT_EQ(nodesNewToJob({"n1", "n2"}, step_nodes, joins), 1);  // part 12 has not joined yet
+  std::optional<LiveShrink> no_shrink;
+  markRequested(no_shrink, joins, "resize join=1\n");
+  placement = {followResize(joins, 1, 2).value_or(-1), 2};
+  EXPECT_EQ(placement.num_nodes, 2);
+  // Doubling the job's GPUs on n1 and on its part's n2: the same nodes, twice the workers.
+  EXPECT_EQ(nodesNewToJob({"n1", "n2"}, step_nodes, joins), 0);
+  joins.push_back(joinOf(13, {"n1", "n2"}, 0, placement));
+  EXPECT_EQ(joins.back().joiners, 2);
+  markRequested(no_shrink, joins, "resize join=2\n");
+  EXPECT_EQ(followResize(joins, 2, 4), 2);
+  EXPECT_EQ(partLeaveOf(joins, 13, 4).leaving, (std::vector<int>{2, 3}));
+  // Step nodes that cannot be listed: only joined parts' nodes are known to be the job's.
+  EXPECT_EQ(nodesNewToJob({"n1", "n3"}, std::nullopt, joins), 1);
+}
+
 TEST(LiveShrink, ASecondJoinWaitsUntilTheFirstIsDone) {
   model::Placement placement{1, 2};
-  std::vector<LiveJoin> joins = {joinOf(12, 1, 1, placement)};
+  std::vector<LiveJoin> joins = {joinOf(12, {"p12"}, 1, placement)};
   EXPECT_FALSE(mayJoin(joins, 13));
   EXPECT_FALSE(mayJoin(joins, 12));
   std::optional<LiveShrink> no_shrink;
@@ -93,7 +115,7 @@ TEST(LiveShrink, AJoinInFlightWhenAnOlderPartFailsJoinsAfterTheSurvivors) {
   model::Placement placement{1, 2};
   std::vector<LiveJoin> joins;
   joinAndGrow(joins, 12, placement);
-  joins.push_back(joinOf(13, 1, 1, placement));
+  joins.push_back(joinOf(13, {"p13"}, 1, placement));
   std::optional<LiveShrink> no_shrink;
   markRequested(no_shrink, joins, "resize join=2\n");
   EXPECT_EQ(followResize(joins, 4, 2), 1);  // part 12 lost
@@ -105,7 +127,7 @@ TEST(LiveShrink, AJoinInFlightWhenAnOlderPartFailsJoinsAfterTheSurvivors) {
 
 TEST(LiveShrink, ARequestStaysPendingUntilATrainerReceivedIt) {
   std::optional<LiveShrink> shrink;
-  std::vector<LiveJoin> joins = {joinOf(12, 1, 1, {1, 2})};
+  std::vector<LiveJoin> joins = {joinOf(12, {"p12"}, 1, {1, 2})};
   EXPECT_EQ(pendingRequest(shrink, joins), "resize join=2\n");
   // Sent while no trainer was connected: asked for again.
   EXPECT_EQ(pendingRequest(shrink, joins), "resize join=2\n");
@@ -117,7 +139,7 @@ TEST(LiveShrink, ARequestStaysPendingUntilATrainerReceivedIt) {
 TEST(LiveShrink, AShrinkIsAskedForBeforeAJoinAndMarkedByItsMessage) {
   std::optional<LiveShrink> shrink = LiveShrink{};
   shrink->leaving = {1};
-  std::vector<LiveJoin> joins = {joinOf(12, 1, 1, {1, 1})};
+  std::vector<LiveJoin> joins = {joinOf(12, {"p12"}, 1, {1, 1})};
   EXPECT_EQ(pendingRequest(shrink, joins), "resize leave=1\n");
   markRequested(shrink, joins, "resize join=1\n");  // the join, sent before the shrink came
   EXPECT_FALSE(shrink->requested);

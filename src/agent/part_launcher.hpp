@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// The launcher's side of a live growth onto nodes the job does not hold. Slurm cannot add
+// The launcher's side of a live growth through a part of the job. Slurm cannot add
 // GPU nodes to a running job, so sched/pollux grows a job live through a part: a job of the
 // same user with the comment adaptive:part_of=JOB, which the launcher submits when the plugin
 // wants one (the plugin holds it, then places it on the nodes the job grows to), and into

@@ -197,18 +197,6 @@ bool Reporter::startLiveShrink(const schema::ReportReply& reply) {
   return true;
 }
 
-// How many of a part's nodes the job's step does not run on (none where the part doubles the
-// job's GPUs on its own nodes); all of them where the step's nodes cannot be listed.
-int Reporter::newNodes(const std::vector<std::string>& part_nodes) const {
-  const auto step_nodes = hostnames(step_.node_list);
-  int added = 0;
-  for (const auto& node : part_nodes) {
-    if (!step_nodes || std::find(step_nodes->begin(), step_nodes->end(), node) == step_nodes->end()) {
-      ++added;
-    }
-  }
-  return added;
-}
 
 // A part of the job runs: the trainer is asked to admit its workers (the launcher starts them
 // there) at an agreeing step, once for each part, and once the part before it has joined.
@@ -222,11 +210,11 @@ bool Reporter::startLiveJoin(const schema::ReportReply& reply) {
     std::lock_guard<std::mutex> guard(state_.mutex);
     if (!joins()) return false;
   }
-  const int new_nodes = newNodes(reply.part->nodes);  // outside the lock: runs scontrol
+  const auto step_nodes = hostnames(step_.node_list);  // outside the lock: runs scontrol
   std::lock_guard<std::mutex> guard(state_.mutex);
   if (!joins()) return false;
-  const LiveJoin join = joinOf(reply.part->job_id, static_cast<int>(reply.part->nodes.size()),
-                               new_nodes, state_.placement);
+  const int new_nodes = nodesNewToJob(reply.part->nodes, step_nodes, state_.live_joins);
+  const LiveJoin join = joinOf(reply.part->job_id, reply.part->nodes, new_nodes, state_.placement);
   state_.live_joins.push_back(join);
   logLine("job part " + std::to_string(join.part) + " runs: " + std::to_string(join.joiners) +
           " worker(s) to join live");

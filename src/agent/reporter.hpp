@@ -57,7 +57,6 @@ class Reporter {
   // becomes a live one (JobState::live_shrink); true if one was started.
   bool startLiveShrink(const schema::ReportReply& reply);
   bool startLiveJoin(const schema::ReportReply& reply);
-  int newNodes(const std::vector<std::string>& part_nodes) const;
   bool startPartLeave(const schema::ReportReply& reply);
 
   ReporterSettings settings_;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Parts of adaptive jobs: a live growth onto nodes a job does not hold. Slurm cannot add GPU
+// Parts of adaptive jobs: the live growths of a running job. Slurm cannot add GPUs or GPU
 // nodes to a running job (job expansion is refused for GPUs or crashes slurmctld), so a job J
 // that grows live gets a part: a job of J's user with the comment adaptive:part_of=J, which
 // J's `pollux-agent --launch` submits when the plugin wants one (held like any adaptive job),
@@ -74,8 +74,8 @@ void markParts(policy::Snapshot& snapshot, const std::map<uint32_t, JobParts>& p
 
 // The nodes of the part that carries a change from `current` (with running `parts`) to
 // `target`, where the change is a growth a part can carry (policy::changesInPlace: as many
-// GPUs as the job has on each of its nodes, on new nodes, or without parts on its own);
-// nullopt otherwise.
+// GPUs as the job has on each of its nodes, on new nodes or on each of its own); nullopt
+// otherwise.
 std::optional<std::vector<std::string>> partGrowthNodes(
     const policy::Allocation& current, const policy::Allocation& target,
     const std::vector<policy::Allocation>& parts = {});

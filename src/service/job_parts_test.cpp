@@ -134,6 +134,20 @@ TEST(JobPartsTest, GrowthOntoNewNodesWithEqualGpusIsAPartGrowth) {
   EXPECT_EQ(partGrowthNodes(onNodes({{"n1", 2}, {"n2", 2}}), onNodes({{"n1", 4}, {"n2", 4}})),
             (std::vector<std::string>{"n1", "n2"}));
   EXPECT_FALSE(partGrowthNodes(onNodes({{"n1", 2}}), onNodes({{"n1", 3}})));
+  // Holding a part on n2: a part on n1 and n2 doubles it there too.
+  const std::vector<policy::Allocation> part{onNodes({{"n2", 2}})};
+  EXPECT_EQ(partGrowthNodes(onNodes({{"n1", 2}, {"n2", 2}}), onNodes({{"n1", 4}, {"n2", 4}}), part),
+            (std::vector<std::string>{"n1", "n2"}));
+}
+
+TEST(JobPartsTest, APartOnTheNodesOfTheJobAndOfItsEarlierPartDoublesItsGpusThere) {
+  const FoldedJobs folded =
+      foldParts({runningOn(7, {"n1"}), partOf(8, 7, JobState::kRunning, {"n2"}),
+                 partOf(9, 7, JobState::kRunning, {"n1", "n2"})});
+  ASSERT_EQ(folded.jobs.size(), 1u);
+  EXPECT_EQ(folded.jobs[0].nodes, (std::vector<std::string>{"n1", "n2"}));
+  EXPECT_EQ(folded.jobs[0].gpus_per_node->count, 4);
+  EXPECT_EQ(folded.parts.at(7).running.size(), 2u);
 }
 
 PartRound roundAt(double now, std::set<uint32_t> joined = {},
@@ -288,9 +302,18 @@ TEST(JobPartsTest, AJobWithRunningPartsGrowsThroughAnotherOnceTheyJoined) {
   actions = planPartActions({requeueTo(7, {"n1", "n2", "n3"})}, jobs, {{7, parts}}, round);
   EXPECT_TRUE(actions.empty());
   EXPECT_TRUE(round.growing.empty());
-  // Doubling on its nodes while it holds a part is no part's growth: a requeue.
+  // Doubling on its nodes while it holds a part: another part, on its nodes, with as many
+  // GPUs on each as it holds there.
   round = roundAt(200, {7});
   actions = planPartActions({requeueTo(7, {"n1", "n2"}, 4)}, jobs, {{7, parts}}, round);
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kStart);
+  EXPECT_EQ(actions[0].job_id, 11u);
+  EXPECT_EQ(actions[0].nodes, (std::vector<std::string>{"n1", "n2"}));
+  EXPECT_EQ(actions[0].gpus_per_node, 2);
+  // Twice as many on one node only is no part's growth: a requeue.
+  round = roundAt(200, {7});
+  actions = planPartActions({requeueTo(7, {"n1"}, 4)}, jobs, {{7, parts}}, round);
   ASSERT_EQ(actions.size(), 1u);
   EXPECT_EQ(actions[0].kind, ActionKind::kRequeue);
 }

@@ -57,7 +57,7 @@ class SimJob {
   std::optional<double> lastLiveStall() const { return last_live_stall_s_; }
   // The GPUs each of its live growths added (its parts on Slurm), oldest first, until it
   // drops them (newest first) or restarts: it shrinks live meanwhile only by dropping the
-  // newest, and grows live only onto new nodes.
+  // newest.
   const std::vector<policy::Allocation>& parts() const { return parts_; }
   // Seconds its changes stopped it (restarts and stalls; not its first start).
   double pausedSeconds() const { return paused_s_; }

@@ -96,11 +96,15 @@ TEST(CompletionTimeTest, ALiveGrowthCostsItsStallAndTheJoinersIdleGpuTime) {
   job.current = Allocation{"t4", {{"n0", 2}, {"n1", 2}}};
   EXPECT_EQ(changeCost(job, {"t4", 8, 1}), 30.0);  // onto fewer nodes, more GPUs: a restart
   EXPECT_DOUBLE_EQ(changeCost(job, {"t4", 2, 1}), 0.5);  // a shrink in place
-  // With a part on n1 (its last live growth): dropping it, or a second part on a new node.
+  // With a part on n1 (its last live growth): dropping it, a second part on a new node, or
+  // one doubling it on its nodes where they have the room.
   job.parts = {Allocation{"t4", {{"n1", 2}}}};
   EXPECT_DOUBLE_EQ(changeCost(job, {"t4", 2, 1}), 0.5);
   EXPECT_DOUBLE_EQ(changeCost(job, {"t4", 6, 3}), 0.5 + 40.0 / 3);
-  EXPECT_EQ(changeCost(job, {"t4", 8, 2}), 30.0);  // doubling on its nodes: a requeue
+  EXPECT_DOUBLE_EQ(changeCost(job, {"t4", 8, 2}), 0.5 + 20.0);
+  job.room_to_double = false;
+  EXPECT_EQ(changeCost(job, {"t4", 8, 2}), 30.0);
+  job.room_to_double = true;
   // With a second part on n2: dropping the newest only.
   job.current = Allocation{"t4", {{"n0", 2}, {"n1", 2}, {"n2", 2}}};
   job.parts.push_back(Allocation{"t4", {{"n2", 2}}});

@@ -97,8 +97,7 @@ bool changesInPlace(const Allocation& from, const Allocation& to,
   if (to.totalGpus() > from.totalGpus()) {
     const Allocation added = addedTo(from, to);
     const bool widens = keeps(from, to, true);
-    const bool deepens = parts.empty() && added.nodes.size() == from.nodes.size() &&
-                         keeps(added, from, true);
+    const bool deepens = added.nodes.size() == from.nodes.size() && keeps(added, from, true);
     return per_node > 0 && uniformPerNode(added) == per_node && (widens || deepens);
   }
   return parts.empty() && to.nodes.size() < from.nodes.size() && keeps(to, from, true);

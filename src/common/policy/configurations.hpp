@@ -39,8 +39,8 @@ int uniformPerNode(const Allocation& allocation);
 
 // Whether Slurm moves a job from `from` to `to` without a requeue: the same GPU type, as many
 // GPUs on each of `from`'s nodes, and either `to` adds a part with as many GPUs on each of
-// its nodes (a job of their own, as Slurm's GRES are per node: on new nodes, or, without
-// `parts`, on each of `from`'s nodes, doubling them), or `to` drops the newest of `parts`
+// its nodes (a job of their own, as Slurm's GRES are per node: on new nodes, or on each of
+// `from`'s nodes, doubling them), or `to` drops the newest of `parts`
 // (the running parts, oldest first), or, without parts, keeps some of `from`'s nodes (a
 // shrink in place).
 bool changesInPlace(const Allocation& from, const Allocation& to,

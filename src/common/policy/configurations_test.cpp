@@ -71,12 +71,24 @@ TEST(ConfigurationsTest, ChangesInPlaceAreThoseSlurmMakesWithoutARequeue) {
   EXPECT_TRUE(changesInPlace(two_nodes, {"t4", {{"n1", 2}}}));
   EXPECT_FALSE(changesInPlace(two_nodes, {"t4", {{"n0", 1}, {"n1", 1}}}));
   EXPECT_FALSE(changesInPlace(two_nodes, {"t4", {{"n2", 2}}}));
-  // With a part on n1: dropping it, or another part on new nodes.
+  // With a part on n1: dropping it, another part on new nodes, or one doubling it on its nodes.
   const std::vector<Allocation> part{{"t4", {{"n1", 2}}}};
   EXPECT_TRUE(changesInPlace(two_nodes, {"t4", {{"n0", 2}}}, part));
   EXPECT_FALSE(changesInPlace(two_nodes, {"t4", {{"n1", 2}}}, part));
   EXPECT_TRUE(changesInPlace(two_nodes, {"t4", {{"n0", 2}, {"n1", 2}, {"n2", 2}}}, part));
-  EXPECT_FALSE(changesInPlace(two_nodes, {"t4", {{"n0", 4}, {"n1", 4}}}, part));  // no doubling
+  EXPECT_TRUE(changesInPlace(two_nodes, {"t4", {{"n0", 4}, {"n1", 4}}}, part));
+  EXPECT_FALSE(changesInPlace(two_nodes, {"t4", {{"n0", 4}, {"n1", 2}}}, part));
+}
+
+TEST(ConfigurationsTest, AJobDoubledOnItsNodeByAPartDoublesAgainByAnotherAndDropsItFirst) {
+  const Allocation doubled{"t4", {{"n0", 2}}};
+  const std::vector<Allocation> first{{"t4", {{"n0", 1}}}};
+  EXPECT_TRUE(changesInPlace(doubled, {"t4", {{"n0", 4}}}, first));
+  const Allocation again{"t4", {{"n0", 4}}};
+  const std::vector<Allocation> both{{"t4", {{"n0", 1}}}, {"t4", {{"n0", 2}}}};
+  EXPECT_TRUE(changesInPlace(again, doubled, both));
+  EXPECT_FALSE(changesInPlace(again, {"t4", {{"n0", 1}}}, both));  // two parts at once
+  EXPECT_FALSE(changesInPlace(again, {"t4", {{"n0", 3}}}, both));
 }
 
 TEST(ConfigurationsTest, AJobWithSeveralPartsShrinksLiveByItsNewestOnly) {

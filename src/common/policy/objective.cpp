@@ -150,7 +150,7 @@ bool changesLive(const Job& job, const Config& config) {
   const int per_node = uniformPerNode(*job.current);
   if (per_node <= 0) return false;
   const bool deepens = config.nodes == nodes && config.gpus == 2 * nodes * per_node;
-  if (job.grows_live && deepens) return !has_parts && job.room_to_double;
+  if (job.grows_live && deepens) return job.room_to_double;
   if (config.gpus != config.nodes * per_node) return false;
   return (job.grows_live && config.nodes > nodes) ||
          (shrinks_live && !has_parts && config.nodes < nodes);

@@ -48,9 +48,9 @@ double changeCost(const Job& job, const Config& config);
 // Whether moving the running job to `config` is a live change, as changeCost prices it and
 // as the placement makes it where the job's nodes still have the room (configurations.hpp,
 // changesInPlace): with as many GPUs per node as it has on each now, more nodes (grows_live);
+// twice its GPUs on as many nodes (grows_live and room_to_double: a part on its own nodes);
 // with parts, dropping the newest; without, fewer nodes (grows_live or a live change
-// measured) or twice its GPUs on as many nodes (grows_live and room_to_double: a part on its
-// own nodes).
+// measured).
 bool changesLive(const Job& job, const Config& config);
 
 // Whether `config` would undo the job's last change in the round after it: what it held

@@ -23,10 +23,12 @@
 # from taking slurmctld's CPU, as on a real cluster, where they run on other hosts.
 # CLUSTER_UNTYPED_GPUS=1 gives the nodes GPUs without a type (Gres=gpu:4).
 # CLUSTER_GPUS_PER_NODE=N (1-8) gives each node N GPUs instead of 4.
+# CLUSTER_CPUS_PER_NODE=N gives each node N CPUs instead of 2 (slurmd takes the configured
+# count: SlurmdParameters=config_overrides).
 # CLUSTER_NODES=N (at least 4) gives the cluster N nodes n1..nN instead of four: a third each
-# with a100, v100 and h100 GPUs (n1.. a100, then v100, then h100), each with
-# CLUSTER_CPUS_PER_NODE CPUs (default 2), all in partition gpu; Slurm must be built with
-# --enable-multiple-slurmd (one slurmd per node on this machine, each on its own port).
+# with a100, v100 and h100 GPUs (n1.. a100, then v100, then h100), all in partition gpu;
+# Slurm must be built with --enable-multiple-slurmd (one slurmd per node on this machine,
+# each on its own port).
 # CLUSTER_DEBUG=LEVEL sets SlurmctldDebug and SlurmdDebug (default debug).
 # SLURM_PREFIX (default /usr, Debian's Slurm) is the Slurm release to run: its sbin/ and bin/
 # come first in PATH (RUN_DIR/env sets that PATH too) and its plugin directory is the default
@@ -94,6 +96,9 @@ start() {
   gpus=${CLUSTER_GPUS_PER_NODE:-4}
   case $gpus in 1|2|3|4|5|6|7|8) ;; *) echo "cluster.sh: CLUSTER_GPUS_PER_NODE=$gpus is not 1-8" >&2; exit 1 ;; esac
   sed -i -E "s/(Gres=gpu:[a-z0-9:]*)4/\1$gpus/" "$run/etc/slurm.conf"
+  cpus=${CLUSTER_CPUS_PER_NODE:-2}
+  case $cpus in [1-9]|[1-9][0-9]) ;; *) echo "cluster.sh: CLUSTER_CPUS_PER_NODE=$cpus is not 1-99" >&2; exit 1 ;; esac
+  sed -i -E "s/ CPUs=[0-9]+ / CPUs=$cpus /" "$run/etc/slurm.conf"
   if [ -n "${CLUSTER_DEBUG:-}" ]; then
     sed -i -E "s/^(Slurm(ctld|d)Debug)=.*/\1=$CLUSTER_DEBUG/" "$run/etc/slurm.conf"
   fi
@@ -129,7 +134,6 @@ ENV
 # third each a100, v100, h100; n1 on port BASE+1, nK on BASE+K) instead of the four.
 scale_nodes() {
   run=$1; nodes=$2; base=$3
-  cpus=${CLUSTER_CPUS_PER_NODE:-2}
   third=$(( (nodes + 2) / 3 ))
   conf="$run/etc/slurm.conf"
   sed -i -e '/^NodeName=/d' -e '/^PartitionName=/d' "$conf"
@@ -137,7 +141,7 @@ scale_nodes() {
     if [ "$k" -le "$third" ]; then type=a100
     elif [ "$k" -le $((2 * third)) ]; then type=v100
     else type=h100; fi
-    echo "NodeName=n$k NodeHostname=n$k NodeAddr=127.0.0.1 Port=$((base + k)) CPUs=$cpus RealMemory=2000 Gres=gpu:$type:4"
+    echo "NodeName=n$k NodeHostname=n$k NodeAddr=127.0.0.1 Port=$((base + k)) CPUs=2 RealMemory=2000 Gres=gpu:$type:4"
   done >> "$conf"
   echo "PartitionName=gpu Nodes=n[1-$nodes] Default=YES MaxTime=INFINITE State=UP" >> "$conf"
   {

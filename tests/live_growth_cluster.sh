@@ -68,6 +68,8 @@ starts_on_n1() {
     -o "$run/job-%j.out" ddp_launch.sh "$1")
   wait_until 60 "job $job running on n1" runs_on "$job" n1
   wait_until 90 "job $job training" grep -q "^epoch 1:" "job-$job.out"
+  # Its agent's report tells the plugin that its workers can join it live.
+  wait_until 60 "job $job reported" grep -q "report accepted" "job-$job.out"
   scancel "$holder"
 }
 
@@ -162,6 +164,8 @@ stacked=$(sbatch --parsable --comment=adaptive:gpu_type=a100,min_gpus=1,max_gpus
   -o "$run/job-%j.out" ddp_launch.sh $((4 * EPOCHS)))
 wait_until 60 "job $stacked running on n1" runs_on "$stacked" n1
 wait_until 90 "job $stacked training" grep -q "^epoch 1:" "job-$stacked.out"
+# Its agent's report tells the plugin that its workers can join it live.
+wait_until 60 "job $stacked reported" grep -q "report accepted" "job-$stacked.out"
 first=$(workers_of "$stacked")
 # Its minimum raised at each step: the goodput policy's own choice would wait for its model.
 at_least() {  # at_least GPUS

@@ -51,6 +51,15 @@ running_parts_of() {
 }
 has_running_part() { part=$(running_parts_of "$1"); [ -n "$part" ]; }
 changed_live() { grep -q "pollux: live change to generation .*: $2 -> $3 replicas" "job-$1.out"; }
+# reported_after_growth JOB: two more of JOB's agent's reports since the growth was seen, so
+# that the plugin counts the part's workers as joined before the test shrinks the job off it
+# (a part cancelled before the job's report counts its joined workers loses them as in a
+# failure, not by a graceful leave).
+reported_after_growth() {
+  seen=$(grep -c "report accepted" "job-$1.out")
+  wait_until 30 "a report of job $1 since its growth" \
+    sh -c "[ \$(grep -c 'report accepted' job-$1.out) -ge $((seen + 2)) ]"
+}
 # workers_of JOB: the process ids of JOB's training processes.
 workers_of() { pgrep -f "^$python .*ddp-$1.pt" | sort | tr '\n' ' '; }
 
@@ -85,6 +94,7 @@ wait_until 180 "a part of job $job running" has_running_part "$job"
 echo "   part $part on $(job_field "$part" NodeList), comment $(job_field "$part" Comment)"
 [ "$(job_field "$part" UserId)" = "$(job_field "$job" UserId)" ] || fail "part $part of another user"
 wait_until 120 "job $job grown live to 4 workers" changed_live "$job" 2 4
+reported_after_growth "$job"
 grep "pollux: live change to generation .*: 2 -> 4 replicas" "job-$job.out" | sed 's/^/   /'
 grep "JobId=$part start: live growth of JobId=$job" log/slurmctld.log | sed 's/.*sched\/pollux: /   /'
 runs_on "$job" n1 || fail "job $job left n1 or its node list changed: $(job_field "$job" NodeList)"
@@ -183,6 +193,7 @@ scancel "$n2_holder"
 at_least 4
 wait_until 180 "job $stacked grown live to 4 workers through a second part" \
   changed_live "$stacked" 2 4
+reported_after_growth "$stacked"
 new_part=$(running_parts_of "$stacked" | grep -vx "$own_part")
 show_part "$new_part"
 [ "$(job_field "$new_part" NodeList)" = n2 ] || fail "part $new_part is not on n2"

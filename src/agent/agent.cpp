@@ -244,6 +244,11 @@ void Agent::handleMessage(const std::string& text) {
     state_.measurements.recordResizeStall(resized->stall_s);
     state_.placement.num_replicas = resized->to;
     followLiveJoin(*resized);
+    // The plugin counts a part's workers as joined, or as gone, from the job's reports: tell
+    // it now rather than a report interval later (it would take joined workers for absent
+    // ones and cancel their part under them, or hold the next growth back).
+    state_.report_now = true;
+    state_.wake_reporter.notify_all();
     // One live shrink per step, as the plugin shrinks a job in place once until a requeue
     // (besides leaving its parts).
     if (state_.live_shrink && state_.live_shrink->requested && !state_.live_shrink->done) {

@@ -75,6 +75,15 @@ LiveJoin joinOf(uint32_t part, const std::vector<std::string>& part_nodes, int n
 
 std::string joinRequest(int joiners) { return "resize join=" + std::to_string(joiners) + "\n"; }
 
+bool partInFlight(const std::optional<schema::PartStatus>& part,
+                  const std::vector<LiveJoin>& joins) {
+  if (!part) return false;
+  if (part->state != schema::PartStatus::State::kRunning) return true;
+  return std::none_of(joins.begin(), joins.end(), [&](const LiveJoin& join) {
+    return join.part == part->job_id && join.done && !join.left;
+  });
+}
+
 LiveShrink partLeaveOf(const std::vector<LiveJoin>& joins, uint32_t part, int replicas) {
   LiveShrink leave;
   leave.part = part;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/model/params.hpp"
+#include "common/schema/goodput_report.hpp"
 
 namespace pollux::agent {
 
@@ -70,6 +71,13 @@ LiveJoin joinOf(uint32_t part, const std::vector<std::string>& part_nodes, int n
 
 // The trainer's message: `resize join=N` (pollux.protocol).
 std::string joinRequest(int joiners);
+
+// Whether the job's part, as the plugin shows it, is still to be acted on: wanted, pending,
+// to leave, or running with its workers not (yet) joined. The agent of rank 0 then reports
+// as often as it may, since the plugin and the agent move a part on by reports and their
+// replies.
+bool partInFlight(const std::optional<schema::PartStatus>& part,
+                  const std::vector<LiveJoin>& joins);
 
 // The leave of part `part`'s workers, the job now `replicas` in all: only the newest active
 // join's, once joined (ranks replicas_before ... replicas-1). Empty `leaving` otherwise.

@@ -87,6 +87,23 @@ TEST(LiveShrink, APartOnNodesTheJobsWorkersHoldAddsNone) {
   EXPECT_EQ(nodesNewToJob({"n1", "n3"}, std::nullopt, joins), 1);
 }
 
+TEST(LiveShrink, APartIsInFlightUntilItsWorkersJoinedAndAgainWhenItIsToLeave) {
+  using State = schema::PartStatus::State;
+  EXPECT_FALSE(partInFlight(std::nullopt, {}));
+  EXPECT_TRUE(partInFlight(schema::PartStatus{State::kWanted, 0, {}}, {}));
+  EXPECT_TRUE(partInFlight(schema::PartStatus{State::kPending, 12, {}}, {}));
+  const schema::PartStatus running{State::kRunning, 12, {"n2"}};
+  std::vector<LiveJoin> joins;
+  EXPECT_TRUE(partInFlight(running, joins));  // not asked to join yet
+  joins.push_back(joinOf(12, {"n2"}, 1, {1, 2}));
+  EXPECT_TRUE(partInFlight(running, joins));  // joining
+  joins.back().done = true;
+  EXPECT_FALSE(partInFlight(running, joins));
+  EXPECT_TRUE(partInFlight(schema::PartStatus{State::kLeaving, 12, {"n2"}}, joins));
+  joins.back().left = true;
+  EXPECT_TRUE(partInFlight(running, joins));  // shown running a moment after it left
+}
+
 TEST(LiveShrink, ASecondJoinWaitsUntilTheFirstIsDone) {
   model::Placement placement{1, 2};
   std::vector<LiveJoin> joins = {joinOf(12, {"p12"}, 1, placement)};

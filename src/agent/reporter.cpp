@@ -85,7 +85,11 @@ void Reporter::run() {
     const bool answered = exchange();
     lock.lock();
     if (answered) backoff_.reset();
-    wait_s = answered ? settings_.interval_s : backoff_.nextDelay();
+    if (!answered) {
+      wait_s = backoff_.nextDelay();
+    } else {
+      wait_s = part_in_flight_ ? min_spacing_s : settings_.interval_s;
+    }
   }
 }
 
@@ -170,6 +174,10 @@ void Reporter::applyReply(const schema::ReportReply& reply) {
   if (startLiveShrink(reply)) changed = true;
   if (startLiveJoin(reply)) changed = true;
   if (startPartLeave(reply)) changed = true;
+  {
+    std::lock_guard<std::mutex> guard(state_.mutex);
+    part_in_flight_ = step_.leadsJob() && partInFlight(reply.part, state_.live_joins);
+  }
   if (changed) notify_();
 }
 

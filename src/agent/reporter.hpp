@@ -66,6 +66,7 @@ class Reporter {
   SaveState save_;
   client::HttpClient client_;
   Backoff backoff_;
+  bool part_in_flight_ = false;  // the last reply's part (live_shrink.hpp, partInFlight)
   std::atomic<int> accepted_{0};
   std::thread thread_;
 };

@@ -97,7 +97,10 @@ start() {
   case $gpus in 1|2|3|4|5|6|7|8) ;; *) echo "cluster.sh: CLUSTER_GPUS_PER_NODE=$gpus is not 1-8" >&2; exit 1 ;; esac
   sed -i -E "s/(Gres=gpu:[a-z0-9:]*)4/\1$gpus/" "$run/etc/slurm.conf"
   cpus=${CLUSTER_CPUS_PER_NODE:-2}
-  case $cpus in [1-9]|[1-9][0-9]) ;; *) echo "cluster.sh: CLUSTER_CPUS_PER_NODE=$cpus is not 1-99" >&2; exit 1 ;; esac
+  case $cpus in
+    [1-9]|[1-9][0-9]) ;;
+    *) echo "cluster.sh: CLUSTER_CPUS_PER_NODE=$cpus is not 1-99" >&2; exit 1 ;;
+  esac
   sed -i -E "s/ CPUs=[0-9]+ / CPUs=$cpus /" "$run/etc/slurm.conf"
   if [ -n "${CLUSTER_DEBUG:-}" ]; then
     sed -i -E "s/^(Slurm(ctld|d)Debug)=.*/\1=$CLUSTER_DEBUG/" "$run/etc/slurm.conf"

@@ -77,8 +77,8 @@ void Reporter::run() {
     const auto start = Clock::now();
     state_.wake_reporter.wait_until(lock, start + seconds(std::min(wait_s, min_spacing_s)),
                                     [&] { return state_.stopping; });
-    state_.wake_reporter.wait_until(lock, start + seconds(wait_s),
-                                    [&] { return state_.stopping || state_.report_now; });
+    awaitReport(lock, start + std::chrono::duration_cast<Clock::duration>(seconds(wait_s)),
+                min_spacing_s);
     if (state_.stopping) break;
     state_.report_now = false;
     lock.unlock();
@@ -90,6 +90,32 @@ void Reporter::run() {
     } else {
       wait_s = part_in_flight_ ? min_spacing_s : settings_.interval_s;
     }
+  }
+}
+
+void Reporter::awaitReport(std::unique_lock<std::mutex>& lock,
+                           std::chrono::steady_clock::time_point due, double tick_s) {
+  const auto woken = [&] { return state_.stopping || state_.report_now; };
+  const auto holds_parts = [&] {
+    return step_.leadsJob() &&
+           std::any_of(state_.live_joins.begin(), state_.live_joins.end(),
+                       [](const LiveJoin& join) { return join.done && !join.left; });
+  };
+  while (!woken() && Clock::now() < due) {
+    if (!holds_parts()) {
+      state_.wake_reporter.wait_until(lock, due, woken);
+      return;
+    }
+    const auto tick = std::min(due, Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                       seconds(tick_s)));
+    if (state_.wake_reporter.wait_until(lock, tick, woken) || Clock::now() >= due) return;
+    lock.unlock();
+    try {
+      readStatus(client_);
+    } catch (const std::exception&) {
+      // The next report tells the plugin is unreachable and retries.
+    }
+    lock.lock();
   }
 }
 

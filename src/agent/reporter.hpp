@@ -6,7 +6,9 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -50,6 +52,11 @@ class Reporter {
   void run();
   // One exchange with the plugin; returns true if it answered with a usable decision.
   bool exchange();
+  // Waits, `lock` held, until a report is `due` or asked for. While the job holds parts whose
+  // workers joined (rank 0), reads its status every `tick_s` meanwhile: the plugin may ask
+  // its newest part's workers to leave at any time, and says so in the status.
+  void awaitReport(std::unique_lock<std::mutex>& lock, std::chrono::steady_clock::time_point due,
+                   double tick_s);
   bool postReport();
   bool readStatus(client::HttpClient& client);
   void applyReply(const schema::ReportReply& reply);

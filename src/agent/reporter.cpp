@@ -113,7 +113,7 @@ void Reporter::awaitReport(std::unique_lock<std::mutex>& lock,
     try {
       readStatus(client_);
     } catch (const std::exception&) {
-      // The next report tells the plugin is unreachable and retries.
+      // The next report says that the plugin is unreachable, and retries.
     }
     lock.lock();
   }
@@ -230,7 +230,6 @@ bool Reporter::startLiveShrink(const schema::ReportReply& reply) {
   state_.live_shrink = std::move(shrink);
   return true;
 }
-
 
 // A part of the job runs: the trainer is asked to admit its workers (the launcher starts them
 // there) at an agreeing step, once for each part, and once the part before it has joined.

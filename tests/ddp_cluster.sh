@@ -24,11 +24,7 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster/lib.sh"
-python=${PYTHON:-/usr/bin/python3}
-example=$(cd "$here/../examples" && pwd)/train_ddp.py
-pythonpath=$(cd "$here/../python" && pwd)
-"$python" -c "import torch, sklearn" 2> /dev/null ||
-  fail "$python lacks torch or sklearn (scripts/install-deps installs them)"
+use_ddp_example
 EPOCHS=1000
 setup_test_cluster ddp
 
@@ -45,14 +41,7 @@ srun --ntasks="\$SLURM_JOB_NUM_NODES" --ntasks-per-node=1 --kill-on-bad-exit=1 \
       --log-examples '$run'/examples-\$SLURM_JOB_ID
 JOB
 # The same under `pollux-agent --launch`, which lets Pollux shrink the job in place.
-cat > ddp_launch.sh <<JOB
-#!/bin/sh
-#SBATCH --ntasks-per-node=1
-export MASTER_ADDR=127.0.0.1 PYTHONPATH='$pythonpath' OMP_NUM_THREADS=1
-'$build/src/agent/pollux-agent' --launch --report-interval 1 --grace 20 -v -- \
-  '$python' '$example' --checkpoint '$run'/ddp-\$SLURM_JOB_ID.pt --epochs "\$1" \
-    --log-examples '$run'/examples-\$SLURM_JOB_ID
-JOB
+write_ddp_launch_script
 
 step "the same script alone, $EPOCHS epochs, beside the first job: the reference accuracy"
 PYTHONPATH="$pythonpath" OMP_NUM_THREADS=1 "$python" "$example" --checkpoint alone.pt \

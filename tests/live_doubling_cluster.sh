@@ -11,31 +11,14 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster/lib.sh"
-python=${PYTHON:-/usr/bin/python3}
-example=$(cd "$here/../examples" && pwd)/train_ddp.py
-pythonpath=$(cd "$here/../python" && pwd)
-"$python" -c "import torch, sklearn" 2> /dev/null ||
-  fail "$python lacks torch or sklearn (scripts/install-deps installs them)"
+use_ddp_example
 setup_test_cluster live-doubling
 
 step "start a cluster with sched/pollux, 4 fake GPUs and 4 CPUs per node"
 # A task on n1 for the job, one for each of its parts, and one for a rigid job.
 CLUSTER_GPUS_PER_NODE=4 CLUSTER_CPUS_PER_NODE=4 POLLUX_TEST_PARAMS=pollux_objective=goodput \
   start_pollux_cluster
-cat > ddp_launch.sh <<JOB
-#!/bin/sh
-#SBATCH --ntasks-per-node=1
-export MASTER_ADDR=127.0.0.1 PYTHONPATH='$pythonpath' OMP_NUM_THREADS=1
-'$build/src/agent/pollux-agent' --launch --report-interval 1 --grace 20 -v -- \
-  '$python' '$example' --checkpoint '$run'/ddp-\$SLURM_JOB_ID.pt --epochs "\$1"
-JOB
-
-running_parts_of() {
-  squeue -h -t R -o "%i %k" | awk -v c="adaptive:part_of=$1" '$2 == c { print $1 }'
-}
-changed_live() { grep -q "pollux: live change to generation .*: $2 -> $3 replicas" "job-$1.out"; }
-workers_of() { pgrep -f "^$python .*ddp-$1.pt" | sort | tr '\n' ' '; }
-show_part() { echo "   part $1 on $(job_field "$1" NodeList) with $(job_field "$1" TresPerNode)"; }
+write_ddp_launch_script
 
 step "rigid jobs leave one GPU of n1: the job starts there with one worker"
 holders=
@@ -72,11 +55,7 @@ at_least 4
 wait_until 180 "job $job grown live to 4 workers through a second part" changed_live "$job" 2 4
 # A report since the growth, so that the plugin counts the part's workers as joined before
 # the shrink (the agent reports a live change at once).
-reported_growth() {
-  awk '/the trainer changed its world size live: 2 -> 4/ { grown = 1 }
-       grown && /report accepted/ { found = 1 } END { exit !found }' "job-$job.out"
-}
-wait_until 10 "a report of job $job since its growth" reported_growth
+wait_until 10 "a report of job $job since its growth" reported_live_change "$job" 2 4
 second_part=$(running_parts_of "$job" | grep -vx "$first_part")
 show_part "$second_part"
 grep "JobId=$second_part start: live growth of JobId=$job" log/slurmctld.log |
@@ -87,10 +66,7 @@ job_field "$second_part" TresPerNode | grep -Eq "gpu(:a100)?[:=]2$" ||
 is_running "$first_part" || fail "part $first_part ended when the job grew again"
 runs_on "$job" n1 || fail "job $job left n1: $(job_field "$job" NodeList)"
 [ "$(job_field "$job" Restarts)" = 0 ] || fail "job $job was requeued to grow"
-outlive() {  # outlive WHAT: the job's first worker still runs
-  for pid in $first; do kill -0 "$pid" 2> /dev/null || fail "worker $pid did not outlive $1"; done
-}
-outlive "the growths"
+outlive "$first" "the growths"
 
 step "a rigid job needing 2 GPUs of n1 shrinks the job off its newest part, live"
 at_least 2
@@ -101,7 +77,7 @@ grep "JobId=$second_part cancel: live shrink of JobId=$job" log/slurmctld.log |
 wait_until 60 "rigid job $rigid running on n1" is_running "$rigid"
 is_running "$first_part" || fail "part $first_part ended with the newest part"
 [ "$(job_field "$job" Restarts)" = 0 ] || fail "job $job was requeued to shrink"
-outlive "the shrink"
+outlive "$first" "the shrink"
 
 step "scancel of the job ends it, its part and its workers"
 scancel "$job"

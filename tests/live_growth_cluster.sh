@@ -19,11 +19,7 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster/lib.sh"
-python=${PYTHON:-/usr/bin/python3}
-example=$(cd "$here/../examples" && pwd)/train_ddp.py
-pythonpath=$(cd "$here/../python" && pwd)
-"$python" -c "import torch, sklearn" 2> /dev/null ||
-  fail "$python lacks torch or sklearn (scripts/install-deps installs them)"
+use_ddp_example
 EPOCHS=2000
 setup_test_cluster live-growth
 
@@ -35,33 +31,11 @@ CLUSTER_GPUS_PER_NODE=2 POLLUX_TEST_PARAMS=pollux_objective=goodput start_pollux
   "$ACCOUNTING_CONF\nAccountingStorageTRES=gres/gpu\nAccountingStoreFlags=job_comment"
 wait_until 30 "slurmctld registered with slurmdbd" \
   sh -c "sacctmgr -n -P list cluster format=cluster,controlport | grep -qx '$ACCOUNTING_CLUSTER|$(cat port_base)'"
-cat > ddp_launch.sh <<JOB
-#!/bin/sh
-#SBATCH --ntasks-per-node=1
-export MASTER_ADDR=127.0.0.1 PYTHONPATH='$pythonpath' OMP_NUM_THREADS=1
-'$build/src/agent/pollux-agent' --launch --report-interval 1 --grace 20 -v -- \
-  '$python' '$example' --checkpoint '$run'/ddp-\$SLURM_JOB_ID.pt --epochs "\$1" \
-    --log-examples '$run'/examples-\$SLURM_JOB_ID
-JOB
+write_ddp_launch_script
 
 # parts_of JOB: the ids of JOB's parts that Slurm shows (pending or running).
 parts_of() { squeue -h -o "%i %k" | awk -v c="adaptive:part_of=$1" '$2 == c { print $1 }'; }
-running_parts_of() {
-  squeue -h -t R -o "%i %k" | awk -v c="adaptive:part_of=$1" '$2 == c { print $1 }'
-}
 has_running_part() { part=$(running_parts_of "$1"); [ -n "$part" ]; }
-changed_live() { grep -q "pollux: live change to generation .*: $2 -> $3 replicas" "job-$1.out"; }
-# reported_after_growth JOB: two more of JOB's agent's reports since the growth was seen, so
-# that the plugin counts the part's workers as joined before the test shrinks the job off it
-# (a part cancelled before the job's report counts its joined workers loses them as in a
-# failure, not by a graceful leave).
-reported_after_growth() {
-  seen=$(grep -c "report accepted" "job-$1.out")
-  wait_until 30 "a report of job $1 since its growth" \
-    sh -c "[ \$(grep -c 'report accepted' job-$1.out) -ge $((seen + 2)) ]"
-}
-# workers_of JOB: the process ids of JOB's training processes.
-workers_of() { pgrep -f "^$python .*ddp-$1.pt" | sort | tr '\n' ' '; }
 
 step "the same script alone, $EPOCHS epochs, beside the first job: the reference accuracy"
 PYTHONPATH="$pythonpath" OMP_NUM_THREADS=1 "$python" "$example" --checkpoint alone.pt \
@@ -94,12 +68,12 @@ wait_until 180 "a part of job $job running" has_running_part "$job"
 echo "   part $part on $(job_field "$part" NodeList), comment $(job_field "$part" Comment)"
 [ "$(job_field "$part" UserId)" = "$(job_field "$job" UserId)" ] || fail "part $part of another user"
 wait_until 120 "job $job grown live to 4 workers" changed_live "$job" 2 4
-reported_after_growth "$job"
+wait_until 30 "a report of job $job since its growth" reported_live_change "$job" 2 4
 grep "pollux: live change to generation .*: 2 -> 4 replicas" "job-$job.out" | sed 's/^/   /'
 grep "JobId=$part start: live growth of JobId=$job" log/slurmctld.log | sed 's/.*sched\/pollux: /   /'
 runs_on "$job" n1 || fail "job $job left n1 or its node list changed: $(job_field "$job" NodeList)"
 [ "$(job_field "$job" Restarts)" = 0 ] || fail "job $job was requeued to grow"
-for pid in $first; do kill -0 "$pid" 2> /dev/null || fail "worker $pid did not outlive the growth"; done
+outlive "$first" "the growth"
 shows_all_gpus() {
   "$build/src/cli/scontrol" show pollux "job=$job" > pollux-job.txt && grep -q "n2" pollux-job.txt
 }
@@ -110,7 +84,7 @@ rigid=$(sbatch --parsable -w n2 --gres=gpu:2 -t 10 -o /dev/null --wrap "sleep 90
 wait_until 150 "job $job back to 2 workers live" changed_live "$job" 4 2
 grep "JobId=$part cancel: live shrink of JobId=$job" log/slurmctld.log | sed 's/.*sched\/pollux: /   /'
 wait_until 60 "rigid job $rigid running on n2" runs_on "$rigid" n2
-for pid in $first; do kill -0 "$pid" 2> /dev/null || fail "worker $pid did not outlive the shrink"; done
+outlive "$first" "the shrink"
 wait_until 600 "job $job ended" all_finished "$job"
 scancel "$rigid"
 state=$(job_field "$job" JobState)
@@ -185,25 +159,20 @@ scancel "$n1_holder"
 at_least 2
 wait_until 180 "job $stacked grown live to 2 workers" changed_live "$stacked" 1 2
 own_part=$(running_parts_of "$stacked")
-# show_part PART: its nodes and GPUs.
-show_part() { echo "   part $1 on $(job_field "$1" NodeList) with $(job_field "$1" TresPerNode)"; }
 show_part "$own_part"
 [ "$(job_field "$own_part" NodeList)" = n1 ] || fail "part $own_part is not on the job's node n1"
 scancel "$n2_holder"
 at_least 4
 wait_until 180 "job $stacked grown live to 4 workers through a second part" \
   changed_live "$stacked" 2 4
-reported_after_growth "$stacked"
+wait_until 30 "a report of job $stacked since its growth" reported_live_change "$stacked" 2 4
 new_part=$(running_parts_of "$stacked" | grep -vx "$own_part")
 show_part "$new_part"
 [ "$(job_field "$new_part" NodeList)" = n2 ] || fail "part $new_part is not on n2"
 is_running "$own_part" || fail "part $own_part ended when the job grew again"
 runs_on "$stacked" n1 || fail "job $stacked left n1: $(job_field "$stacked" NodeList)"
 [ "$(job_field "$stacked" Restarts)" = 0 ] || fail "job $stacked was requeued to grow"
-outlive() {  # outlive WHAT: the job's first workers still run
-  for pid in $first; do kill -0 "$pid" 2> /dev/null || fail "worker $pid did not outlive $1"; done
-}
-outlive "the growths"
+outlive "$first" "the growths"
 
 step "a rigid job needing n2 shrinks the job off its newest part, live; then it is cancelled"
 at_least 2
@@ -214,7 +183,7 @@ grep "JobId=$new_part cancel: live shrink of JobId=$stacked" log/slurmctld.log |
 wait_until 60 "rigid job $rigid running on n2" runs_on "$rigid" n2
 is_running "$own_part" || fail "part $own_part ended with the newest part"
 [ "$(job_field "$stacked" Restarts)" = 0 ] || fail "job $stacked was requeued to shrink"
-outlive "the shrink"
+outlive "$first" "the shrink"
 scancel "$stacked"
 wait_until 60 "job $stacked and its parts ended" sh -c \
   "[ -z \"\$(squeue -h -o '%i %k' | grep -e '^$stacked ' -e 'adaptive:part_of=$stacked\$')\" ]"

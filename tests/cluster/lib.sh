@@ -195,3 +195,47 @@ for epoch in range(epochs):
 print(f"   every example once in each of {epochs} epochs")
 PY
 }
+
+# For the tests that train examples/train_ddp.py (the pollux package, CPU/gloo): sets python,
+# example and pythonpath, and fails where torch or sklearn are missing.
+use_ddp_example() {
+  python=${PYTHON:-/usr/bin/python3}
+  example=$(cd "$here/../examples" && pwd)/train_ddp.py
+  pythonpath=$(cd "$here/../python" && pwd)
+  "$python" -c "import torch, sklearn" 2> /dev/null ||
+    fail "$python lacks torch or sklearn (scripts/install-deps installs them)"
+}
+
+# Writes ddp_launch.sh in the run dir: the example under `pollux-agent --launch` (one worker
+# per GPU, reports every second), its checkpoint and example logs named by the job id.
+write_ddp_launch_script() {
+  cat > ddp_launch.sh <<JOB
+#!/bin/sh
+#SBATCH --ntasks-per-node=1
+export MASTER_ADDR=127.0.0.1 PYTHONPATH='$pythonpath' OMP_NUM_THREADS=1
+'$build/src/agent/pollux-agent' --launch --report-interval 1 --grace 20 -v -- \
+  '$python' '$example' --checkpoint '$run'/ddp-\$SLURM_JOB_ID.pt --epochs "\$1" \
+    --log-examples '$run'/examples-\$SLURM_JOB_ID
+JOB
+}
+
+# workers_of JOB: the process ids of JOB's training processes (the example's).
+workers_of() { pgrep -f "^$python .*ddp-$1.pt" | sort | tr '\n' ' '; }
+# outlive PIDS WHAT: fails unless every process of PIDS still runs.
+outlive() {
+  for pid in $1; do kill -0 "$pid" 2> /dev/null || fail "worker $pid did not outlive $2"; done
+}
+# changed_live JOB FROM TO: JOB's trainer changed its world size live from FROM to TO.
+changed_live() { grep -q "pollux: live change to generation .*: $2 -> $3 replicas" "job-$1.out"; }
+# reported_live_change JOB FROM TO: JOB's agent reported after telling of that change, so the
+# plugin counts the workers of its part as joined (or gone) before the test moves on.
+reported_live_change() {
+  awk -v change="the trainer changed its world size live: $2 -> $3 replicas" \
+    'index($0, change) { changed = 1 } changed && /report accepted/ { found = 1 }
+     END { exit !found }' "job-$1.out"
+}
+# running_parts_of JOB: the ids of JOB's running parts (jobs with comment adaptive:part_of=JOB).
+running_parts_of() {
+  squeue -h -t R -o "%i %k" | awk -v c="adaptive:part_of=$1" '$2 == c { print $1 }'
+}
+show_part() { echo "   part $1 on $(job_field "$1" NodeList) with $(job_field "$1" TresPerNode)"; }

@@ -28,10 +28,12 @@ def run(sim, args):
     """pollux-sim --json ARGS: its summary, or {"error": last stderr line}; the summary's
     "jobs" holds each job's row of --jobs (name: {column: value}, numbers as floats)."""
     with tempfile.TemporaryDirectory() as folder:
-        jobs_csv = args[args.index("--jobs") + 1] if "--jobs" in args else os.path.join(
-            folder, "jobs.csv")
-        out = subprocess.run([sim, "--json", "--jobs", jobs_csv] + args, capture_output=True,
-                             text=True)
+        if "--jobs" in args:  # the caller keeps the rows
+            jobs_csv = args[args.index("--jobs") + 1]
+        else:
+            jobs_csv = os.path.join(folder, "jobs.csv")
+            args = ["--jobs", jobs_csv] + args
+        out = subprocess.run([sim, "--json"] + args, capture_output=True, text=True)
         if out.returncode != 0:
             message = (out.stderr.strip().splitlines() or ["exit %d" % out.returncode])[-1]
             return {"error": message}

@@ -100,9 +100,9 @@ struct PartRound {
 
 // Turns the round's resizes of jobs that grow live into parts' actions: a growth a part can
 // carry places the job's pending part on the added nodes (or, with none pending, asks the
-// launcher for one); it waits (no action) while a running part's workers have not joined. A
-// shrink that drops the newest running part has its workers leave at an agreeing step and
-// cancels the part once they have (or kPartLeaveTimeoutS after asking). A growth whose part
+// launcher for one); it waits (no action) while a running part's workers have not joined, as
+// does a shrink that drops the newest running part, which then has them leave at an agreeing
+// step and cancels the part once they have (or kPartLeaveTimeoutS after asking). A growth whose part
 // does not run within kPartStartTimeoutS is a requeue (its pending part cancelled), and so is
 // every later growth of the job; so is a running part whose workers did not join within
 // kPartJoinTimeoutS (the part cancelled). Other actions pass as they are (any other change of

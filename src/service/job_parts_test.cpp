@@ -273,6 +273,26 @@ TEST(JobPartsTest, ShrinkOffThePartHasItsWorkersLeaveThenCancelsIt) {
   EXPECT_TRUE(round.growth_failed.empty());
 }
 
+TEST(JobPartsTest, ShrinkOffAPartNotJoinedYetWaitsForTheJoin) {
+  const std::vector<SlurmJob> jobs = {runningOn(7, {"n1", "n2"})};
+  // The last report does not count the part's workers: their join may end any moment, and a
+  // part cancelled then would take them from the trainer as a failure does.
+  PartRound round = roundAt(120);
+  EXPECT_TRUE(planPartActions({requeueTo(7, {"n1"})}, jobs, {{7, runningPart()}}, round).empty());
+  EXPECT_TRUE(round.leaving.empty());
+  // Joined: they are asked to leave.
+  round = roundAt(130, {7});
+  EXPECT_TRUE(planPartActions({requeueTo(7, {"n1"})}, jobs, {{7, runningPart()}}, round).empty());
+  EXPECT_EQ(round.leaving, (std::map<uint32_t, double>{{7, 130.0}}));
+  // Never joined: the part is cancelled as late, as without the shrink.
+  round = roundAt(101 + kPartJoinTimeoutS);
+  const auto actions =
+      planPartActions({requeueTo(7, {"n1"})}, jobs, {{7, runningPart()}}, round);
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kCancel);
+  EXPECT_EQ(actions[0].job_id, 8u);
+}
+
 TEST(JobPartsTest, PartNotJoinedInTimeIsCancelledAndTheJobGrowsByRequeue) {
   const std::vector<SlurmJob> jobs = {runningOn(7, {"n1", "n2"})};
   PartRound round = roundAt(100 + kPartJoinTimeoutS);

@@ -95,6 +95,41 @@ void noteRunNodes(JobRecord& record, const SlurmJob& job) {
   record.run_nodes.insert(job.nodes.begin(), job.nodes.end());
 }
 
+// What Slurm taking `action` at `now` changes in the record of its job (or its part's job).
+void applyAction(std::map<std::string, JobRecord>& jobs, const Action& action, double now) {
+  const auto found = jobs.find(std::to_string(action.owner ? action.owner : action.job_id));
+  if (found == jobs.end()) return;
+  JobRecord& record = found->second;
+  record.status = action.why;
+  const bool changes_part = action.owner && action.kind != ActionKind::kHold;
+  if (changes_part || (action.kind != ActionKind::kHold && !action.nodes.empty())) {
+    record.last_change_time = now;
+    record.previous = record.running_on;
+  }
+  const bool restarts = action.kind == ActionKind::kRequeue ||
+                        (action.kind == ActionKind::kShrink && !action.live);
+  if (restarts) ++record.restarts;
+  record.lifecycle = afterAction(record.lifecycle, action, now);
+}
+
+Json::Value recordToJson(const JobRecord& record) {
+  Json::Value job;
+  job["owner_uid"] = record.owner_uid;
+  job["adaptive"] = record.adaptive;
+  job["restarts"] = record.restarts;
+  job["last_change_time"] = record.last_change_time;
+  job["status"] = record.status;
+  lifecycleToJson(record.lifecycle, job);
+  if (record.refused) refusalToJson(*record.refused, job);
+  if (!record.user_nodes.empty()) {
+    for (const auto& node : record.user_nodes) job["user_nodes"].append(node);
+  }
+  if (record.user_begin_time > 0) job["user_begin_time"] = record.user_begin_time;
+  if (record.report) job["report"] = schema::reportToJson(*record.report);
+  if (record.part_leaving_since) job["part_leaving_since"] = *record.part_leaving_since;
+  return job;
+}
+
 }  // namespace
 
 std::vector<ObservedChange> JobStore::observe(const std::vector<SlurmJob>& jobs, double now) {
@@ -201,19 +236,7 @@ void JobStore::refuseLiveGrowth(const std::set<uint32_t>& jobs) {
 
 void JobStore::recordAction(const Action& action, double now) {
   std::lock_guard<std::mutex> guard(mutex_);
-  const auto found = jobs_.find(std::to_string(action.owner ? action.owner : action.job_id));
-  if (found == jobs_.end()) return;
-  JobRecord& record = found->second;
-  record.status = action.why;
-  const bool changes_part = action.owner && action.kind != ActionKind::kHold;
-  if (changes_part || (action.kind != ActionKind::kHold && !action.nodes.empty())) {
-    record.last_change_time = now;
-    record.previous = record.running_on;
-  }
-  const bool restarts = action.kind == ActionKind::kRequeue ||
-                        (action.kind == ActionKind::kShrink && !action.live);
-  if (restarts) ++record.restarts;
-  record.lifecycle = afterAction(record.lifecycle, action, now);
+  applyAction(jobs_, action, now);
 }
 
 void JobStore::recordFailedAction(const Action& action, const std::string& error_text) {
@@ -269,21 +292,19 @@ schema::ReportReply replyFor(const JobRecord& record) {
 Json::Value JobStore::toJson() const {
   std::lock_guard<std::mutex> guard(mutex_);
   Json::Value out(Json::objectValue);
-  for (const auto& [id, record] : jobs_) {
-    Json::Value& job = out[id];
-    job["owner_uid"] = record.owner_uid;
-    job["adaptive"] = record.adaptive;
-    job["restarts"] = record.restarts;
-    job["last_change_time"] = record.last_change_time;
-    job["status"] = record.status;
-    lifecycleToJson(record.lifecycle, job);
-    if (record.refused) refusalToJson(*record.refused, job);
-    if (!record.user_nodes.empty()) {
-      for (const auto& node : record.user_nodes) job["user_nodes"].append(node);
-    }
-    if (record.user_begin_time > 0) job["user_begin_time"] = record.user_begin_time;
-    if (record.report) job["report"] = schema::reportToJson(*record.report);
+  for (const auto& [id, record] : jobs_) out[id] = recordToJson(record);
+  return out;
+}
+
+Json::Value JobStore::toJsonAfter(const std::vector<Action>& actions, double now) const {
+  std::map<std::string, JobRecord> jobs;
+  {
+    std::lock_guard<std::mutex> guard(mutex_);
+    jobs = jobs_;
   }
+  for (const auto& action : actions) applyAction(jobs, action, now);
+  Json::Value out(Json::objectValue);
+  for (const auto& [id, record] : jobs) out[id] = recordToJson(record);
   return out;
 }
 
@@ -310,6 +331,9 @@ void JobStore::restore(const Json::Value& saved) {
     }
     if (job.has("user_begin_time")) {
       record.user_begin_time = job["user_begin_time"].nonNegativeNumber();
+    }
+    if (job.has("part_leaving_since")) {
+      record.part_leaving_since = job["part_leaving_since"].nonNegativeNumber();
     }
     if (job.has("report")) {
       Json::StreamWriterBuilder writer;

@@ -51,8 +51,8 @@ struct JobRecord {
   // not saved.
   std::optional<policy::Allocation> running_on;
   std::optional<policy::Allocation> previous;
-  // Its part (job_parts.hpp), where it has or wants one this round, since when it waits for
-  // its part to run and since when the part's workers are asked to leave; not saved.
+  // Its part (job_parts.hpp), where it has or wants one this round, and since when it waits
+  // for its part to run (not saved) and since when the part's workers are asked to leave.
   std::optional<schema::PartStatus> part;
   std::optional<double> part_growing_since;
   std::optional<double> part_leaving_since;
@@ -110,10 +110,12 @@ class JobStore {
   schema::ReportReply acceptReport(const schema::GoodputReport& report);
 
   // Persistent part (owner, report, restarts, last change, status, lifecycle, the user's node
-  // list and begin time, a refusal standing) as JSON, and back.
+  // list and begin time, a refusal standing, a part leaving) as JSON, and back.
   // restore() throws pollux::InvalidInput on a malformed document and then keeps nothing.
   Json::Value toJson() const;
   void restore(const Json::Value& saved);
+  // The persistent part as it will be once Slurm took `actions` at `now`.
+  Json::Value toJsonAfter(const std::vector<Action>& actions, double now) const;
 
  private:
   mutable std::mutex mutex_;

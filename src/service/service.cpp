@@ -109,23 +109,35 @@ bool Service::saveDue() const {
                            std::chrono::seconds(config_.interval_s);
 }
 
-void Service::saveState() {
+void Service::saveState(std::optional<Json::Value> jobs) {
   if (settings_.state_dir.empty()) return;
   const auto started = std::chrono::steady_clock::now();
   saved_at_ = started;
   Json::Value state;
   state["version"] = kStateVersion;
-  state["jobs"] = store_.toJson();
+  state["jobs"] = jobs ? std::move(*jobs) : store_.toJson();
   try {
     // Unchanged since the last save (most rounds of a busy cluster that only start rigid
     // jobs): no write, no fsync.
-    costs_.state_bytes =
-        io::saveStateIfChanged(settings_.state_dir + kStateFileName, state, saved_text_).bytes;
-    costs_.save_ms = std::chrono::duration<double, std::milli>(
-                         std::chrono::steady_clock::now() - started).count();
+    const auto saved = io::saveStateIfChanged(settings_.state_dir + kStateFileName, state,
+                                              saved_text_);
+    costs_.state_bytes = std::max(costs_.state_bytes, saved.bytes);
+    costs_.save_ms += std::chrono::duration<double, std::milli>(
+                          std::chrono::steady_clock::now() - started).count();
   } catch (const std::exception& problem) {
     error(std::string("cannot save state: ") + problem.what());
   }
+}
+
+// The round's requeues are saved as done before Slurm takes them: a slurmctld killed right
+// after a requeue (its own state may predate it) restarts with a plugin that knows the run it
+// shows RUNNING was stopped, and requeues the job once more (Treatment::kRequeueAgain).
+void Service::saveRequeuesAhead() {
+  std::vector<Action> requeues;
+  for (const auto& planned : round_plan_.actions) {
+    if (planned.action.kind == ActionKind::kRequeue) requeues.push_back(planned.action);
+  }
+  if (!requeues.empty()) saveState(store_.toJsonAfter(requeues, round_->now));
 }
 
 bool Service::settling() const {
@@ -158,6 +170,7 @@ std::optional<std::vector<PlannedAction>> Service::plan(Round round) {
   try {
     round_plan_ = planRound(store_, *round_, config_, settling(), settings_.log);
     costs_.solve_ms = round_plan_.stats.solve_ms;
+    saveRequeuesAhead();
   } catch (const PolicyFailed& problem) {
     round_plan_.problems.push_back(std::string("round skipped, nothing changed: ") +
                                    problem.what());

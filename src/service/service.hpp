@@ -45,7 +45,7 @@ struct ActionOutcome {
 // What the service's part of the last round cost (the shim's round line).
 struct RoundCosts {
   double solve_ms = 0;     // the policy's solver, within plan()
-  double save_ms = 0;      // writing the state file, within finish()
+  double save_ms = 0;      // writing the state file, ahead of requeues and within finish()
   size_t state_bytes = 0;  // the state file's size (0 if not saved)
 };
 
@@ -89,7 +89,8 @@ class Service {
                         const model::RelativeSpeeds& speeds) const;
   void restoreState();
   bool saveDue() const;
-  void saveState();
+  void saveState(std::optional<Json::Value> jobs = std::nullopt);  // jobs: store_'s by default
+  void saveRequeuesAhead();
   Json::Value buildStatus(const PublishedRound& published) const;
   void info(const std::string& message) const { settings_.log(LogLevel::kInfo, message); }
   void error(const std::string& message) const { settings_.log(LogLevel::kError, message); }

@@ -2,6 +2,8 @@
 #include "service.hpp"
 #include "site_policy.hpp"
 
+#include "io/state_file.hpp"
+
 #include <gtest/gtest.h>
 
 #include <stdlib.h>
@@ -93,6 +95,47 @@ TEST_F(ServiceTest, ADeferredStartIsLoggedAndDecidedAgainByTheNextRound) {
   EXPECT_EQ(actions->front().action.kind, ActionKind::kStart);
   service->finish({{}});
   EXPECT_EQ(logged("JobId=7 start: ").size(), 1u);
+}
+
+// Job 7 of roundWithHeldJob, which Pollux requeued at 900 before slurmctld restarted from
+// state saved before that requeue: Slurm shows the stopped run RUNNING on n1.
+Round roundWithStoppedRunShown(double now) {
+  Round round = roundWithHeldJob(now);
+  SlurmJob& job = round.jobs.front();
+  job.state = JobState::kRunning;
+  job.eligible_time = 700;
+  job.start_time = 800;
+  job.nodes = {"n1"};
+  job.gpus_per_node = GpuGres{"a100", 1};
+  round.nodes.front().gpus_used = 1;
+  return round;
+}
+
+// A requeue is saved before Slurm takes it: a slurmctld killed right after it restarts with
+// a plugin that knows the run was stopped, whatever state Slurm saved.
+TEST_F(ServiceTest, SavesARequeueBeforeSlurmTakesIt) {
+  Json::Value state;
+  state["version"] = 1;
+  Json::Value& job = state["jobs"]["7"];
+  job["owner_uid"] = 0;
+  job["adaptive"] = true;
+  job["restarts"] = 1;
+  job["last_change_time"] = 900;
+  job["phase"] = "requeued";
+  job["phase_since"] = 900;
+  io::saveState(stateFile(), state);
+  auto service = makeService();
+  const auto actions = service->plan(roundWithStoppedRunShown(1000));
+  ASSERT_TRUE(actions && actions->size() == 1);
+  ASSERT_EQ(actions->front().action.kind, ActionKind::kRequeue);
+  const auto saved = io::loadState(stateFile());
+  ASSERT_TRUE(saved);
+  EXPECT_EQ((*saved)["jobs"]["7"]["phase"].asString(), "requeued_again");
+  EXPECT_EQ((*saved)["jobs"]["7"]["phase_since"].asDouble(), 1000);
+  EXPECT_EQ((*saved)["jobs"]["7"]["restarts"].asInt(), 2);
+  // Slurm refused it: the state saved at the round's end has the job as it was.
+  service->finish({{1, "Job is not running", false}});
+  EXPECT_EQ((*io::loadState(stateFile()))["jobs"]["7"]["phase"].asString(), "requeued");
 }
 
 TEST_F(ServiceTest, SavesItsFirstRoundThenNoRoundWithoutActionsWithinAnInterval) {

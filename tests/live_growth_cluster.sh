@@ -7,9 +7,9 @@
 # a part: the launcher submits a job of the same user with the comment
 # adaptive:part_of=JOB, the plugin places it on n2, the launcher starts 2 workers in it, and
 # they join the job's trainer live (2 -> 4 replicas): the job stays RUNNING with Restarts 0
-# and its first workers keep their process ids. A rigid job that needs n2 then shrinks the
-# job off the part: the plugin cancels the part, its workers' loss is a live change back to 2, and
-# the job completes with every example once per epoch and the accuracy of the script alone (within 1
+# and its first workers keep their process ids. A rigid job that needs n2, submitted as soon as
+# the part runs, shrinks the job off the part once its workers have joined: they leave live
+# (4 -> 2), the plugin cancels the part, and the job completes with every example once per epoch and the accuracy of the script alone (within 1
 # point); slurmdbd (a real MariaDB) accounts the part to the job's user, account and name, with its
 # GPUs, within the job's time. A second job grown the same way loses its part's node (DOWN): it goes
 # on live on n1 and completes. A third, on one GPU of n1, grows live to both of n1's through a part
@@ -67,20 +67,17 @@ first=$(workers_of "$job")
 wait_until 180 "a part of job $job running" has_running_part "$job"
 echo "   part $part on $(job_field "$part" NodeList), comment $(job_field "$part" Comment)"
 [ "$(job_field "$part" UserId)" = "$(job_field "$job" UserId)" ] || fail "part $part of another user"
+# Before the part's workers have joined: the shrink waits for the join, which may end after
+# the job's last report (a part cancelled then would take them from the trainer mid-join).
+rigid=$(sbatch --parsable -w n2 --gres=gpu:2 -t 10 -o /dev/null --wrap "sleep 900")
 wait_until 120 "job $job grown live to 4 workers" changed_live "$job" 2 4
-wait_until 30 "a report of job $job since its growth" reported_live_change "$job" 2 4
 grep "pollux: live change to generation .*: 2 -> 4 replicas" "job-$job.out" | sed 's/^/   /'
 grep "JobId=$part start: live growth of JobId=$job" log/slurmctld.log | sed 's/.*sched\/pollux: /   /'
 runs_on "$job" n1 || fail "job $job left n1 or its node list changed: $(job_field "$job" NodeList)"
 [ "$(job_field "$job" Restarts)" = 0 ] || fail "job $job was requeued to grow"
 outlive "$first" "the growth"
-shows_all_gpus() {
-  "$build/src/cli/scontrol" show pollux "job=$job" > pollux-job.txt && grep -q "n2" pollux-job.txt
-}
-wait_until 30 "scontrol show pollux shows job $job with n2's GPUs" shows_all_gpus
 
-step "a rigid job needing n2 shrinks the job off its part, live"
-rigid=$(sbatch --parsable -w n2 --gres=gpu:2 -t 10 -o /dev/null --wrap "sleep 900")
+step "the rigid job needing n2 shrinks the job off its part, live, once its workers joined"
 wait_until 150 "job $job back to 2 workers live" changed_live "$job" 4 2
 grep "JobId=$part cancel: live shrink of JobId=$job" log/slurmctld.log | sed 's/.*sched\/pollux: /   /'
 wait_until 60 "rigid job $rigid running on n2" runs_on "$rigid" n2
@@ -173,6 +170,11 @@ is_running "$own_part" || fail "part $own_part ended when the job grew again"
 runs_on "$stacked" n1 || fail "job $stacked left n1: $(job_field "$stacked" NodeList)"
 [ "$(job_field "$stacked" Restarts)" = 0 ] || fail "job $stacked was requeued to grow"
 outlive "$first" "the growths"
+shows_n2() {
+  "$build/src/cli/scontrol" show pollux "job=$stacked" > pollux-job.txt &&
+    grep -q "n2" pollux-job.txt
+}
+wait_until 30 "scontrol show pollux shows job $stacked with n2's GPUs" shows_n2
 
 step "a rigid job needing n2 shrinks the job off its newest part, live; then it is cancelled"
 at_least 2

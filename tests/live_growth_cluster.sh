@@ -9,10 +9,11 @@
 # they join the job's trainer live (2 -> 4 replicas): the job stays RUNNING with Restarts 0
 # and its first workers keep their process ids. A rigid job that needs n2, submitted as soon as
 # the part runs, shrinks the job off the part once its workers have joined: they leave live
-# (4 -> 2), the plugin cancels the part, and the job completes with every example once per epoch and the accuracy of the script alone (within 1
-# point); slurmdbd (a real MariaDB) accounts the part to the job's user, account and name, with its
-# GPUs, within the job's time. A second job grown the same way loses its part's node (DOWN): it goes
-# on live on n1 and completes. A third, on one GPU of n1, grows live to both of n1's through a part
+# (4 -> 2), the plugin cancels the part, and the job completes with every example once per
+# epoch and the accuracy of the script alone (within 1 point); slurmdbd (a real MariaDB)
+# accounts the part to the job's user, account and name, with its GPUs, within the job's time.
+# A second job grown the same way loses its part's node (DOWN): it goes on live on n1 and
+# completes. A third, on one GPU of n1, grows live to both of n1's through a part
 # on n1 itself, then to n2's through a second part (the first keeps running); a rigid job
 # needing n2 shrinks it live off that newest part; it is cancelled: nothing of it or its parts
 # is left running or pending.

@@ -102,11 +102,11 @@ struct PartRound {
 // carry places the job's pending part on the added nodes (or, with none pending, asks the
 // launcher for one); it waits (no action) while a running part's workers have not joined, as
 // does a shrink that drops the newest running part, which then has them leave at an agreeing
-// step and cancels the part once they have (or kPartLeaveTimeoutS after asking). A growth whose part
-// does not run within kPartStartTimeoutS is a requeue (its pending part cancelled), and so is
-// every later growth of the job; so is a running part whose workers did not join within
-// kPartJoinTimeoutS (the part cancelled). Other actions pass as they are (any other change of
-// a job with running parts is a requeue).
+// step and cancels the part once they have (or kPartLeaveTimeoutS after asking). A growth
+// whose part does not run within kPartStartTimeoutS is a requeue (its pending part cancelled),
+// and so is every later growth of the job; so is a running part whose workers did not join
+// within kPartJoinTimeoutS (the part cancelled). Other actions pass as they are (any other
+// change of a job with running parts is a requeue).
 std::vector<Action> planPartActions(std::vector<Action> actions,
                                     const std::vector<SlurmJob>& folded,
                                     const std::map<uint32_t, JobParts>& parts, PartRound& round);

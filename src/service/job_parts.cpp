@@ -188,10 +188,11 @@ std::vector<Action> planPartActions(std::vector<Action> actions,
     const auto added =
         partGrowthNodes(*current, target, mine.runningAllocations(current->gpu_type));
     const bool joining = !mine.running.empty() && !round.joined.count(job_id);
+    const bool drops_newest = dropsNewestPart(*current, target, mine);
     // One part joins at a time, and its workers leave only once joined (a join that ends
     // after the last report would lose its workers as in a failure): the change waits.
-    if (joining && (added || dropsNewestPart(*current, target, mine))) continue;
-    if (dropsNewestPart(*current, target, mine)) {
+    if (joining && (added || drops_newest)) continue;
+    if (drops_newest) {
       leave(job_id, mine.running.back());
     } else if (added && round.now - round.growing_since.try_emplace(job_id, round.now).first->second >
                             kPartStartTimeoutS) {

@@ -130,6 +130,12 @@ Json::Value recordToJson(const JobRecord& record) {
   return job;
 }
 
+Json::Value recordsToJson(const std::map<std::string, JobRecord>& jobs) {
+  Json::Value out(Json::objectValue);
+  for (const auto& [id, record] : jobs) out[id] = recordToJson(record);
+  return out;
+}
+
 }  // namespace
 
 std::vector<ObservedChange> JobStore::observe(const std::vector<SlurmJob>& jobs, double now) {
@@ -291,9 +297,7 @@ schema::ReportReply replyFor(const JobRecord& record) {
 
 Json::Value JobStore::toJson() const {
   std::lock_guard<std::mutex> guard(mutex_);
-  Json::Value out(Json::objectValue);
-  for (const auto& [id, record] : jobs_) out[id] = recordToJson(record);
-  return out;
+  return recordsToJson(jobs_);
 }
 
 Json::Value JobStore::toJsonAfter(const std::vector<Action>& actions, double now) const {
@@ -303,9 +307,7 @@ Json::Value JobStore::toJsonAfter(const std::vector<Action>& actions, double now
     jobs = jobs_;
   }
   for (const auto& action : actions) applyAction(jobs, action, now);
-  Json::Value out(Json::objectValue);
-  for (const auto& [id, record] : jobs) out[id] = recordToJson(record);
-  return out;
+  return recordsToJson(jobs);
 }
 
 void JobStore::restore(const Json::Value& saved) {

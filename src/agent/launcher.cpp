@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "launcher.hpp"
 
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,6 +23,7 @@
 #include "common/schema/goodput_report.hpp"
 #include "common/slurm_text/adaptive_comment.hpp"
 #include "slurm_env.hpp"
+#include "workers.hpp"
 #include "client/status_request.hpp"
 
 namespace pollux::agent {
@@ -61,6 +64,22 @@ class StatusFile {
  private:
   std::string path_;
 };
+
+// Whether a TCP port can be bound on every IPv4 address here, as rank 0's store binds it
+// (with SO_REUSEADDR: a port left in TIME_WAIT is free, one listened on is not).
+bool tcpPortFree(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return true;  // no socket to tell with: the derived port stands
+  const int on = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_ANY);
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  const bool bound = bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+  close(fd);
+  return bound;
+}
 
 }  // namespace
 
@@ -124,6 +143,7 @@ std::map<std::string, std::string> stepEnvironment(const std::vector<std::string
   if (!settings.join_token.empty()) env["POLLUX_JOIN_TOKEN"] = settings.join_token;
   if (settings.min_replicas > 0) env["POLLUX_MIN_REPLICAS"] = std::to_string(settings.min_replicas);
   if (!settings.status_file.empty()) env[kStepStatusVariable] = settings.status_file;
+  if (settings.master_port > 0) env["MASTER_PORT"] = std::to_string(settings.master_port);
   return env;
 }
 
@@ -150,6 +170,7 @@ int Launcher::run() {
   const char* given = std::getenv("POLLUX_JOIN_TOKEN");
   step_.join_token = given && *given ? given : newJoinToken();
   step_.min_replicas = minReplicas();
+  step_.master_port = masterPortOnThisHost();
   const StatusFile status_file;
   step_.status_file = status_file.path();
   int restarts_left = kRestartsAfterFailedChange;
@@ -255,6 +276,19 @@ int Launcher::minReplicas() {
   if (!replicas) logLine("cannot read the job's min_gpus (squeue status " +
                          std::to_string(result.status) + "); POLLUX_MIN_REPLICAS left unset");
   return replicas.value_or(0);
+}
+
+// MASTER_PORT for the job's steps, unless the job sets it: the first port from the job's own
+// (masterPort) that nothing listens on here, the batch host, where rank 0 runs.
+int Launcher::masterPortOnThisHost() {
+  if (std::getenv("MASTER_PORT")) return 0;
+  const int derived = masterPort(job_id_);
+  const int port = firstFreeMasterPort(derived, tcpPortFree);
+  if (port != derived) {
+    logLine("port " + std::to_string(derived) + " is in use on this host; MASTER_PORT=" +
+            std::to_string(port));
+  }
+  return port;
 }
 
 // What the step's rank 0 wrote to the status file.

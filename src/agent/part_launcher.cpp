@@ -76,7 +76,9 @@ std::map<std::string, std::string> partStepEnvironment(
   auto env = stepEnvironment(part_nodes, tasks_per_node, joiners);
   env["SLURM_JOB_ID"] = env["SLURM_JOBID"] = std::to_string(part);
   env["MASTER_ADDR"] = getenv("MASTER_ADDR").value_or(job_nodes.empty() ? "" : job_nodes.front());
-  env["MASTER_PORT"] = getenv("MASTER_PORT").value_or(std::to_string(masterPort(job_id)));
+  if (settings.master_port == 0) {
+    env["MASTER_PORT"] = getenv("MASTER_PORT").value_or(std::to_string(masterPort(job_id)));
+  }
   env["POLLUX_JOIN"] = "1";
   env[kPartOfVariable] = job_id;
   return env;

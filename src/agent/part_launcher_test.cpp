@@ -67,6 +67,9 @@ TEST(PartLauncher, WorkersInThePartJoinTheJobsRendezvous) {
                                          fakeEnv({{"MASTER_ADDR", "head"}, {"MASTER_PORT", "29500"}}));
   EXPECT_EQ(given.at("MASTER_ADDR"), "head");
   EXPECT_EQ(given.at("MASTER_PORT"), "29500");
+  settings.master_port = 20008;  // the launcher's choice for the job's own step
+  const auto chosen = partStepEnvironment("7", 12, {"n2"}, 2, {"n1"}, settings, fakeEnv({}));
+  EXPECT_EQ(chosen.at("MASTER_PORT"), "20008");
 }
 
 // srun and scancel on PATH: srun records the part it starts in and runs until scancel cancels

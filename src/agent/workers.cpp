@@ -30,6 +30,14 @@ int masterPort(const std::string& job_id) {
   return kFirstMasterPort + static_cast<int>(*id % kMasterPorts);
 }
 
+int firstFreeMasterPort(int derived, const std::function<bool(int)>& is_free) {
+  for (int offset = 0; offset < kMasterPorts; ++offset) {
+    const int port = kFirstMasterPort + (derived - kFirstMasterPort + offset) % kMasterPorts;
+    if (is_free(port)) return port;
+  }
+  return derived;
+}
+
 std::string firstHost(const std::string& host_list) {
   const std::string first = host_list.substr(0, host_list.find_first_of(",["));
   if (first.empty()) throw InvalidInput("empty host list '" + host_list + "'");

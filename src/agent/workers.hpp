@@ -5,6 +5,7 @@
 // calling torch.distributed.init_process_group("env://") runs as it does under torchrun.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -31,6 +32,11 @@ NodeWorkers readNodeWorkers(const GetEnv& getenv, int per_node);
 // The port every node derives from the job id alone: 20000 + job id mod 10000 (below
 // Linux's ephemeral ports, so that no outgoing connection holds it).
 int masterPort(const std::string& job_id);
+
+// The first port from `derived` on, within masterPort's range and wrapping around in it, that
+// `is_free` says is free; `derived` if none is. The launcher's choice on the batch host, which
+// runs rank 0, so that two jobs whose ids are equal mod 10000 do not share one there.
+int firstFreeMasterPort(int derived, const std::function<bool(int)>& is_free);
 
 // "n1" of Slurm's host lists "n1", "n[1-3],g7", "gpu[07-09]" ("gpu07"); throws
 // pollux::InvalidInput for an empty or malformed one.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 
 #include "common/invalid_input.hpp"
 #include "test_env.hpp"
@@ -29,6 +30,15 @@ TEST(WorkersTest, EveryNodeDerivesTheSamePortFromTheJobId) {
   EXPECT_EQ(masterPort("123456"), 23456);
   EXPECT_THROW(masterPort(""), InvalidInput);
   EXPECT_THROW(masterPort("42.1"), InvalidInput);
+}
+
+TEST(WorkersTest, TheLauncherTakesTheFirstFreePortFromTheJobsOwn) {
+  const std::set<int> busy = {20042, 20043, 29999};
+  const auto is_free = [&busy](int port) { return busy.count(port) == 0; };
+  EXPECT_EQ(firstFreeMasterPort(20041, is_free), 20041);
+  EXPECT_EQ(firstFreeMasterPort(20042, is_free), 20044);
+  EXPECT_EQ(firstFreeMasterPort(29999, is_free), 20000);  // wraps within the range
+  EXPECT_EQ(firstFreeMasterPort(20042, [](int) { return false; }), 20042);
 }
 
 TEST(WorkersTest, AutoStartsOneWorkerPerGpuWithTorchrunsEnvironment) {

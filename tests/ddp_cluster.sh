@@ -15,7 +15,8 @@
 # (rank 3, on the second node) is killed: the trainer says `hello ... elastic=1`, so its agent
 # lets its sibling go on, the three survivors re-form their process group live
 # (pollux.elastic: 4 -> 3 replicas, no restart, no checkpoint), and the job completes. A third
-# job, under `pollux-agent --launch` on both a100 nodes, is shrunk in place for a rigid job:
+# job, under `pollux-agent --launch` on both a100 nodes (its MASTER_PORT derived from its id
+# taken on this machine: its launcher takes the next free port), is shrunk in place for a rigid job:
 # live (its workers on n2 leave, rank 0's process goes on, Restarts unchanged, no step
 # restarted), every example once per epoch, and the accuracy of the script alone. A fourth,
 # under --launch on both a100 nodes, loses n2 (an admin sets it DOWN, which kills its tasks
@@ -133,8 +134,21 @@ step "a job under --launch on both a100 nodes is shrunk live to one for a rigid 
 # min_gpus=4 places the job on both nodes itself (a growth would add a part, see
 # live_growth_cluster.sh); its comment then lets it shrink to 2 GPUs, and
 # POLLUX_MIN_REPLICAS=2 (the job's own, exported by sbatch) its trainer to 2 workers.
-live=$(POLLUX_MIN_REPLICAS=2 sbatch --parsable --comment=adaptive:gpu_type=a100,min_gpus=4,max_gpus=4 \
+# Held until its derived MASTER_PORT (20000 + id mod 10000) is taken here, as another job's
+# rank 0 on its batch host would take it: its launcher takes the next free port.
+live=$(POLLUX_MIN_REPLICAS=2 sbatch --parsable --hold \
+  --comment=adaptive:gpu_type=a100,min_gpus=4,max_gpus=4 \
   --open-mode=append -o "$run/job-%j.out" ddp_launch.sh $EPOCHS)
+taken_port=$((20000 + live % 10000))
+"$python" -c 'import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", int(sys.argv[1]))); s.listen(); time.sleep(3600)' $taken_port &
+port_holder=$!
+background_pids="$background_pids $port_holder"
+listens() { "$python" -c 'import socket, sys
+sys.exit(socket.socket().connect_ex(("127.0.0.1", int(sys.argv[1]))) != 0)' "$1"; }
+wait_until 30 "port $taken_port taken" listens $taken_port
+scontrol release "$live"
 wait_until 180 "job $live on both a100 nodes" runs_on "$live" "n[1-2]"
 # has_leader JOB: the job's rank 0 of 4 workers runs; its process id in $leader.
 has_leader() {
@@ -168,6 +182,11 @@ kill -0 "$leader" 2> /dev/null || fail "rank 0's process $leader did not outlive
 [ "$(job_field "$live" Restarts)" = "$restarts" ] || fail "job $live was requeued"
 wait_until 400 "job $live ended" all_finished "$live"
 scancel "$rigid"
+kill "$port_holder"
+grep "MASTER_PORT=" "job-$live.out" | sed 's/^/   /'
+moved="port $taken_port is in use on this host; MASTER_PORT=$((taken_port + 1))"
+grep -q "$moved" "job-$live.out" ||
+  fail "job $live's launcher did not move off the taken port $taken_port"
 state=$(job_field "$live" JobState)
 [ "$state" = COMPLETED ] || { tail -20 "job-$live.out"; fail "job $live ended $state"; }
 ! grep -q "starting it again on" "job-$live.out" || fail "the launcher restarted job $live's step"

@@ -37,10 +37,11 @@ inline constexpr double kRunAfterRequeueS = 30;
 // grace time, 25 s by default, plus its launcher's start); after that it is requeued.
 inline constexpr double kShrinkTimeoutS = 120;
 
-// Seconds after slurmctld restarts with jobs during which no running job is requeued or
-// shrunk: Slurm's view of it may come from its state file and predate its last requeue, and
-// requeueing such a job left its GPUs unusable to its next step on 22.05 ("Invalid generic
-// resource (gres) specification").
+// Seconds after slurmctld restarts with jobs during which no job is started, nor any running
+// job requeued or shrunk: Slurm's view of a job may come from its state file and predate its
+// last requeue, and a node may still retry its report that a requeued run ended. On 22.05
+// either left GPUs unusable to the next step started there ("Invalid generic resource (gres)
+// specification").
 inline constexpr double kSettleAfterStartS = 30;
 
 struct Lifecycle {

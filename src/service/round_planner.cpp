@@ -85,19 +85,27 @@ RoundContext contextOf(const Round& round, bool settling) {
   return context;
 }
 
-// `actions` without those that would requeue or shrink a job whose treatment forbids it now;
-// each such action gets a line in `problems` and waits for a later round.
-std::vector<Action> withoutStopsForbidden(std::vector<Action> actions,
-                                          const std::map<uint32_t, Treatment>& treatments,
-                                          bool settling, std::vector<std::string>& problems) {
+// `actions` without those forbidden now: a requeue or shrink of a job whose treatment forbids
+// it, and any start while slurmctld settles (a node may still retry its report that a run
+// ended, which on 22.05 leaves a job started there meanwhile unable to use its GPUs). Each
+// gets a line in `problems` and waits for a later round.
+std::vector<Action> withoutActionsForbidden(std::vector<Action> actions,
+                                            const std::map<uint32_t, Treatment>& treatments,
+                                            bool settling, std::vector<std::string>& problems) {
+  const std::string settle_wait = " waits until slurmctld has settled after its start";
   std::vector<Action> kept;
   for (auto& action : actions) {
     const bool stops_steps =
         action.kind == ActionKind::kRequeue || action.kind == ActionKind::kShrink;
+    const std::string job = "JobId=" + std::to_string(action.job_id) + ": ";
     if (stops_steps && treatmentIn(treatments, action.job_id) == Treatment::kDecideNoStop) {
-      problems.push_back("JobId=" + std::to_string(action.job_id) + ": " + toString(action.kind) +
-                         (settling ? " waits until slurmctld has settled after its start"
-                                   : " waits until its nodes register with slurmctld"));
+      const std::string wait =
+          settling ? settle_wait : " waits until its nodes register with slurmctld";
+      problems.push_back(job + toString(action.kind) + wait);
+      continue;
+    }
+    if (settling && action.kind == ActionKind::kStart) {
+      problems.push_back(job + toString(action.kind) + settle_wait);
       continue;
     }
     kept.push_back(std::move(action));
@@ -383,7 +391,7 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
   }
   auto actions =
       planActions(to_plan, decision, round.now, resizes_in_place, plan.problems, why_waiting);
-  actions = withoutStopsForbidden(std::move(actions), treatments, settling, plan.problems);
+  actions = withoutActionsForbidden(std::move(actions), treatments, settling, plan.problems);
   for (auto& action : actions) {
     if (action.kind == ActionKind::kShrink && resizes_live.count(action.job_id)) makeLive(action);
   }

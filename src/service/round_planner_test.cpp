@@ -245,6 +245,21 @@ TEST(RoundPlannerTest, NoRunningJobIsRequeuedWhileSlurmsViewOfItMayBeStale) {
       << unregistered.problems[0];
 }
 
+// While slurmctld settles after its start, a node may still retry its report that a run
+// ended; a job started there meanwhile could not use its GPUs on 22.05. No job starts.
+TEST(RoundPlannerTest, NoJobStartsWhileSlurmctldSettles) {
+  const Round round = roundWithPendingJob("adaptive:min_gpus=2,max_gpus=4", tasksPerNode(1, 1));
+  const Log quiet = [](LogLevel, const std::string&) {};
+  JobStore store;
+  const RoundPlan settling = planRound(store, round, config::PolicyConfig{}, true, quiet);
+  EXPECT_TRUE(settling.actions.empty());
+  ASSERT_EQ(settling.problems.size(), 1u);
+  EXPECT_EQ(settling.problems[0],
+            "JobId=7: start waits until slurmctld has settled after its start");
+
+  EXPECT_EQ(onlyAction(round).action.kind, ActionKind::kStart);  // settled: it starts
+}
+
 // The pending job of roundWithPendingJob as Pollux placed it on n1 (2 GPUs), Slurm's
 // Reason `reason`; `store` knows Pollux placed it.
 Round placedAndRefused(JobStore& store, const std::string& reason) {

@@ -21,6 +21,8 @@ namespace {
 
 constexpr const char* kStateFileName = "/pollux_state.json";
 constexpr int kStateVersion = 1;
+// When the slurmctld that restarted with jobs started (see Service::settling).
+constexpr const char* kRestartedWithJobsKey = "slurmctld_restarted_with_jobs_at";
 
 std::string readPem(const std::string& path) {
   const auto text = io::readTextFile(path);
@@ -97,10 +99,15 @@ void Service::restoreState() {
     if (!saved) return;
     if ((*saved)["version"] != kStateVersion) throw InvalidInput("unknown state version");
     store_.restore((*saved)["jobs"]);
-    restored_jobs_ = !store_.records().empty();
+    // A service re-created by a reconfigure learns what the first one of this slurmctld knew.
+    const Json::Value& restarted = (*saved)[kRestartedWithJobsKey];
+    restarted_with_jobs_ = !store_.records().empty() ||
+                           (restarted.isNumeric() && settings_.slurmctld_started > 0 &&
+                            restarted.asDouble() == settings_.slurmctld_started);
     info("restored state of " + std::to_string(store_.records().size()) + " jobs from " + path);
   } catch (const std::exception& problem) {
     error("state file " + path + " unusable (" + problem.what() + "); starting clean");
+    restarted_with_jobs_ = true;  // it may have had jobs that Slurm's saved state lags behind
   }
 }
 
@@ -116,6 +123,7 @@ void Service::saveState(std::optional<Json::Value> jobs) {
   Json::Value state;
   state["version"] = kStateVersion;
   state["jobs"] = jobs ? std::move(*jobs) : store_.toJson();
+  if (restarted_with_jobs_) state[kRestartedWithJobsKey] = settings_.slurmctld_started;
   try {
     // Unchanged since the last save (most rounds of a busy cluster that only start rigid
     // jobs): no write, no fsync.
@@ -141,8 +149,13 @@ void Service::saveRequeuesAhead() {
 }
 
 bool Service::settling() const {
+  if (round_->now - settings_.slurmctld_started >= kSettleAfterStartS) return false;
   // Only a slurmctld that had jobs before its start has a state file that may lag behind them.
-  return restored_jobs_ && round_->now - settings_.slurmctld_started < kSettleAfterStartS;
+  // (A requeued job's submit time is that of the requeue's end, which may follow the start.)
+  return restarted_with_jobs_ ||
+         std::any_of(round_->jobs.begin(), round_->jobs.end(), [this](const SlurmJob& job) {
+           return job.submit_time < settings_.slurmctld_started;
+         });
 }
 
 // With pollux_dump_rounds, the round and all planRound() reads, for pollux-replay.

@@ -102,7 +102,6 @@ class Service {
   RateLimiter report_limiter_;
   std::unique_ptr<RestServer> rest_;
 
-  bool restored_jobs_ = false;  // the saved state had jobs: slurmctld restarted with some
   std::chrono::steady_clock::time_point round_started_;
   std::shared_ptr<const Round> round_ = std::make_shared<const Round>();
   RoundPlan round_plan_;
@@ -110,6 +109,8 @@ class Service {
   std::string saved_text_;  // the state file as this service last wrote it
   std::optional<std::chrono::steady_clock::time_point> saved_at_;
   unsigned long rounds_dumped_ = 0;
+  // Its state file had jobs, or was unusable: slurmctld restarted with jobs, or may have.
+  bool restarted_with_jobs_ = false;
 
   mutable std::mutex status_mutex_;
   PublishedRound published_;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <fstream>
 
 namespace pollux::service {
 namespace {
@@ -24,8 +25,9 @@ class ServiceTest : public ::testing::Test {
   }
   ~ServiceTest() override { fs::remove_all(dir_); }
 
-  std::unique_ptr<Service> makeService() {
+  std::unique_ptr<Service> makeService(double slurmctld_started = 0) {
     ServiceSettings settings;
+    settings.slurmctld_started = slurmctld_started;
     settings.scheduler_parameters = "pollux_interval=60";
     settings.state_dir = dir_;
     settings.log = [this](LogLevel, const std::string& line) { log_.push_back(line); };
@@ -95,6 +97,50 @@ TEST_F(ServiceTest, ADeferredStartIsLoggedAndDecidedAgainByTheNextRound) {
   EXPECT_EQ(actions->front().action.kind, ActionKind::kStart);
   service->finish({{}});
   EXPECT_EQ(logged("JobId=7 start: ").size(), 1u);
+}
+
+// For 30 s after slurmctld starts with jobs from before (whether or not the plugin's state
+// file had them), no job starts; a slurmctld started with none has nothing to settle.
+TEST_F(ServiceTest, NoJobStartsWhileSlurmctldSettlesAfterAStartWithJobs) {
+  auto restarted = makeService(995);  // job 7 was submitted at 990
+  auto actions = restarted->plan(roundWithHeldJob(1000));
+  ASSERT_TRUE(actions);
+  EXPECT_TRUE(actions->empty());
+  restarted->finish({});
+  EXPECT_EQ(logged("JobId=7: start waits until slurmctld has settled after its start").size(),
+            1u);
+  Round settled = roundWithHeldJob(1025);
+  settled.jobs.front().submit_time = 990;
+  actions = restarted->plan(settled);
+  ASSERT_TRUE(actions && actions->size() == 1);
+  EXPECT_EQ(actions->front().action.kind, ActionKind::kStart);
+  restarted->finish({{}});
+
+  fs::remove(stateFile());
+  auto fresh = makeService(985);  // no state file, and job 7 came after the start
+  actions = fresh->plan(roundWithHeldJob(1000));
+  ASSERT_TRUE(actions && actions->size() == 1);
+  EXPECT_EQ(actions->front().action.kind, ActionKind::kStart);
+  fresh->finish({{}});
+}
+
+// A slurmctld started with an unusable state file of the plugin's may have had jobs, whose
+// requeue made their submit times later than its start: it settles all the same.
+TEST_F(ServiceTest, AnUnusableStateFileMakesSlurmctldSettle) {
+  std::ofstream(stateFile()) << "{\"version\": 1, \"jobs\": [truncated";
+  auto restarted = makeService(995);
+  Round round = roundWithHeldJob(1000);
+  round.jobs.front().submit_time = 998;  // its requeue ended after the start
+  auto actions = restarted->plan(round);
+  ASSERT_TRUE(actions);
+  EXPECT_TRUE(actions->empty());
+  restarted->finish({});
+  restarted.reset();  // a reconfigure re-creates the service, which reads the state file saved
+  auto reconfigured = makeService(995);
+  actions = reconfigured->plan(round);
+  ASSERT_TRUE(actions);
+  EXPECT_TRUE(actions->empty());
+  reconfigured->finish({});
 }
 
 // Job 7 of roundWithHeldJob, which Pollux requeued at 900 before slurmctld restarted from

@@ -2,11 +2,12 @@
 """pollux.elastic: live changes of a job's world size, without restarting the workers that
 stay (pollux-python(7), "Live changes of the world size").
 
-One control store per job: rank 0 hosts a TCPStore on MASTER_ADDR:MASTER_PORT for the job's
-life, and each size of the job is a generation g whose process group is initialised on
-PrefixStore("pollux/g<g>/pg/") of that store. A change is decided by rank 0 and carried, as a
-generation number, in pollux.AdaptiveDataParallel's agreeing all-reduce (no extra
-collective); its details (the old ranks that stay, in their new order, and the joiners) are
+One control store per job: a TCPStore on MASTER_ADDR:MASTER_PORT for the job's life, hosted by
+rank 0, or, with POLLUX_STORE_HOSTED=1, by a process of its own (pollux.store, started by the
+job's launcher) that every rank opens as a client. Each size of the job is a generation g whose
+process group is initialised on PrefixStore("pollux/g<g>/pg/") of that store. A change is
+decided by rank 0 and carried, as a generation number, in pollux.AdaptiveDataParallel's
+agreeing all-reduce (no extra collective); its details (the old ranks that stay, in their new order, and the joiners) are
 in the store under pollux/plan/<g>. At the agreeing step every rank drops its DDP wrapper and
 destroys the group; the leavers exit 0; the rest, and the joiners admitted to g, meet at
 pollux/g<g>/arrived (a rendezvous with a timeout), initialise the group at the new size and
@@ -15,9 +16,11 @@ joiners, rank 0 broadcasts the optimizer, LR scheduler, GradScaler, sampler posi
 average and progress in memory. No checkpoint file is read or written.
 
 A worker that dies is seen by its peers in their next collective: they leave the step,
-report to the store, rank 0 waits until no more arrive (settle_s, and at least twice a step)
-and re-forms the group from the survivors (when at least min_replicas are left), and rank 0's
-state is broadcast to all.
+report to the store, one of them (rank 0, or with the store hosted apart the first to report)
+waits until no more arrive (settle_s, and at least twice a step) and writes the plan that
+re-forms the group from the survivors (when at least min_replicas are left), and the new rank
+0's state is broadcast to all. With the store hosted apart, rank 0 too may leave or die: the
+first rank that stays becomes rank 0.
 
 Joins are authenticated: a joiner (POLLUX_JOIN=1) writes HMAC-SHA256(POLLUX_JOIN_TOKEN,
 "pollux-join:" + its random id) to the store, and rank 0 admits it only if it matches the
@@ -35,7 +38,8 @@ collective, and the script exits 143 as at a requeue (model.resize_failed says w
 Environment: POLLUX_ELASTIC=1 turns it on (pollux-agent sets it for the pollux package's
 scripts; pollux.init_process_group(elastic=True) too); POLLUX_JOIN=1 makes a process a
 joiner; POLLUX_JOIN_TOKEN the job's token; POLLUX_JOIN_TIMEOUT (seconds, default 60),
-POLLUX_RESIZE_TIMEOUT (default 30) and POLLUX_MIN_REPLICAS (default 1).
+POLLUX_RESIZE_TIMEOUT (default 30), POLLUX_MIN_REPLICAS (default 1) and POLLUX_STORE_HOSTED=1
+(the store is hosted apart, see above).
 """
 
 from __future__ import annotations
@@ -90,8 +94,9 @@ class ElasticGroup:
     """The job's control store and the current generation of its process group."""
 
     def __init__(self, store: Any, backend: str, rank: int, world: int, token: bytes,
-                 generation: int = 0, joined: bool = False) -> None:
+                 generation: int = 0, joined: bool = False, hosted: bool = False) -> None:
         self.store = store
+        self.hosted = hosted  # the store lives apart from rank 0: rank 0 too may leave
         self.backend = backend
         self.rank, self.world = rank, world
         self.token = token
@@ -99,8 +104,9 @@ class ElasticGroup:
         self.joined = joined  # this process joined a running job: it receives the state
         self.join_timeout_s = _float_env("POLLUX_JOIN_TIMEOUT", 60.0)
         self.resize_timeout_s = _float_env("POLLUX_RESIZE_TIMEOUT", 30.0)
-        # After a failure, rank 0 waits until no survivor reported for this long, and at least
-        # twice a step: a survivor still computing its step reports at its collective.
+        # After a failure, the recovery's leader waits until no survivor reported for this
+        # long, and at least twice a step: a survivor still computing its step reports at its
+        # collective.
         self.settle_s = 0.25
         self._next = generation + 1  # rank 0: the next generation number to hand out
         self._seen_joiners = 0
@@ -145,9 +151,11 @@ class ElasticGroup:
             except (ValueError, KeyError, TypeError, RuntimeError):
                 log(f"join request {index} is malformed; refused")
                 continue
+            if int(self.store.add(f"{PREFIX}answered/{member}", 0)):
+                continue  # answered by an earlier rank 0, which left since
             if not hmac.compare_digest(given, proof(self.token, member)):
                 log(f"joiner {member[:12]} did not prove the job's join token; refused")
-                self.store.set(f"{PREFIX}admit/{member}", json.dumps({"refused": True}))
+                self._answer(member, {"refused": True})
                 continue
             self._ready.append(member)
         return list(self._ready)
@@ -171,25 +179,33 @@ class ElasticGroup:
         first = len(plan["stay"])
         for offset, member in enumerate(plan["joiners"]):
             self._ready.remove(member)
-            self.store.set(f"{PREFIX}admit/{member}", json.dumps(
-                {"generation": plan["generation"], "rank": first + offset,
-                 "world": plan["world"]}))
+            self._answer(member, {"generation": plan["generation"], "rank": first + offset,
+                                  "world": plan["world"]})
+
+    def _answer(self, member: str, answer: Dict[str, Any]) -> None:
+        self.store.add(f"{PREFIX}answered/{member}", 1)
+        self.store.set(f"{PREFIX}admit/{member}", json.dumps(answer))
 
     # -- a failure ------------------------------------------------------------------------
 
     def survivors(self, min_replicas: int, step_s: float = 0.0) -> Dict[str, Any]:
         """After a failed collective (the group already destroyed): each survivor reports to
-        the store; rank 0 waits until no more come (settle_s, and twice `step_s`, its last
-        step's time) and writes the plan of the next generation, the survivors in their old
-        order, or a fallback when fewer than min_replicas are left. Raises on a store error
-        (rank 0 is gone)."""
+        the store; the leader (rank 0, or with the store hosted apart the first survivor to
+        report) waits until no more come (settle_s, and twice `step_s`, its last step's time)
+        and writes the plan of the next generation, the survivors in their old order, or a
+        fallback when fewer than min_replicas are left. Raises on a store error (the store's
+        host is gone)."""
         settle_s = max(self.settle_s, 2 * step_s)
         self.store.set_timeout(datetime.timedelta(seconds=self.resize_timeout_s))
         base = f"{PREFIX}g{self.generation}/failed/"
         self.store.add(base + str(self.rank), 1)
         self.store.add(base + "count", 1)
         key = f"{PREFIX}recover/{self.generation}"
-        if self.rank != 0:
+        if self.hosted:
+            leads = int(self.store.add(key + "/leader", 1)) == 1
+        else:
+            leads = self.rank == 0
+        if not leads:
             self.store.wait([key], datetime.timedelta(seconds=self.resize_timeout_s))
             return json.loads(self.store.get(key))
         started = changed = time.monotonic()
@@ -252,8 +268,9 @@ def joining() -> bool:
 
 
 def start(backend: str, rank: int, world: int) -> Tuple[int, int]:
-    """Opens the job's store (rank 0 hosts it) and forms generation 0, or, for a joiner
-    (POLLUX_JOIN=1), proves the token, waits to be admitted and forms that generation.
+    """Opens the job's store (rank 0 hosts it, unless POLLUX_STORE_HOSTED=1) and forms
+    generation 0, or, for a joiner (POLLUX_JOIN=1), proves the token, waits to be admitted and
+    forms that generation.
     Returns (rank, world_size)."""
     global _group
     address = os.environ.get("MASTER_ADDR", "127.0.0.1")
@@ -262,9 +279,11 @@ def start(backend: str, rank: int, world: int) -> Tuple[int, int]:
     joiner = joining()
     join_timeout_s = _float_env("POLLUX_JOIN_TIMEOUT", 60.0)
     timeout = datetime.timedelta(seconds=max(join_timeout_s, 60.0))
+    hosted = os.environ.get("POLLUX_STORE_HOSTED", "") == "1"
     if not joiner:
-        store = dist.TCPStore(address, port, None, rank == 0, timeout, wait_for_workers=False)
-        group = ElasticGroup(store, backend, rank, world, token)
+        store = dist.TCPStore(address, port, None, rank == 0 and not hosted, timeout,
+                              wait_for_workers=False)
+        group = ElasticGroup(store, backend, rank, world, token, hosted=hosted)
         group.form(0, rank, world, timeout_s=timeout.total_seconds())
         _group = group
         return rank, world
@@ -282,7 +301,7 @@ def start(backend: str, rank: int, world: int) -> Tuple[int, int]:
     if admitted.get("refused"):
         raise ResizeError("the job refused this joiner (join token mismatch)")
     group = ElasticGroup(store, backend, admitted["rank"], admitted["world"], token,
-                         joined=True)
+                         joined=True, hosted=hosted)
     group.form(admitted["generation"], admitted["rank"], admitted["world"])
     _group = group
     return group.rank, group.world

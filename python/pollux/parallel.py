@@ -232,7 +232,8 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
 
     @property
     def rank(self) -> int:
-        """This process's rank now (a live change may change it; rank 0 stays 0)."""
+        """This process's rank now (a live change may change it; rank 0 stays 0 unless the
+        store is hosted apart, see pollux.elastic)."""
         return self._rank
 
     @property
@@ -243,15 +244,17 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
     def request_resize(self, leave: Sequence[int] = (), join: int = 0) -> None:
         """Rank 0: change the world size live at the next agreeing step at which `join`
         joiners (processes started with POLLUX_JOIN=1) are ready: the ranks in `leave` exit
-        0, the others keep running. A joiner not ready within POLLUX_JOIN_TIMEOUT seconds
+        0, the others keep running (rank 0 may leave only where the job's store is hosted
+        apart, POLLUX_STORE_HOSTED=1: the first rank that stays becomes rank 0). A joiner not ready within POLLUX_JOIN_TIMEOUT seconds
         makes the job stop for a checkpoint instead (resize_failed says so). Other ranks'
         requests are ignored; without pollux.elastic, a RuntimeError."""
         if self._group is None:
             raise RuntimeError("live changes need pollux.init_process_group(elastic=True) "
                                "(POLLUX_ELASTIC=1)")
         leave = sorted(set(int(rank) for rank in leave))
-        if 0 in leave or any(not 0 < rank < self._world for rank in leave):
-            raise ValueError(f"ranks to leave must be in 1..{self._world - 1}, not {leave}")
+        first = 0 if self._group.hosted else 1
+        if any(not first <= rank < self._world for rank in leave):
+            raise ValueError(f"ranks to leave must be in {first}..{self._world - 1}, not {leave}")
         if join < 0 or self._world - len(leave) + join < 1:
             raise ValueError("a live change must leave at least one rank")
         if self._rank == 0:
@@ -615,10 +618,10 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
             self._drop_ddp()
             return self._fall_back(failure)
         self._drop_ddp()
+        if self._rank == 0 and plan["joiners"]:
+            self._group.admit(plan)  # before a rank 0 that leaves goes
         if self._rank not in plan["stay"]:
             self._leave()
-        if self._rank == 0 and plan["joiners"]:
-            self._group.admit(plan)
         failure = self._reform(plan, sync_state=bool(plan["joiners"]))
         if failure is not None:
             return self._fall_back(failure)

@@ -6,6 +6,9 @@ world size without restarting the ranks that stay.
   exit 0): parameters, optimizer state, LR scheduler, scaler, sampler position and progress
   bit-identical on every rank after the change, and the staying processes are the same.
 - A rank SIGKILLed: the survivors re-form and go on (the minimum holds).
+- The job's store hosted apart (pollux.store, POLLUX_STORE_HOSTED=1): rank 0 leaves, or is
+  SIGKILLed, and the others go on with the first of them as rank 0; a new rank 0 does not
+  admit a joiner that an earlier one answered; where rank 0 hosts the store, it may not leave.
 - Every fallback (a joiner not ready, a joiner with the wrong token, a rendezvous error, a
   rank dying during the change, a broadcast error, below the minimum): the ranks left stop
   for a checkpoint (exit 143), rank 0 writes it, and it holds the state of the last step.
@@ -81,6 +84,8 @@ def worker(role, rank, world, port, scenario, directory, results):
                        "POLLUX_JOIN_TIMEOUT": str(scenario.get("join_timeout", 20)),
                        "POLLUX_RESIZE_TIMEOUT": str(scenario.get("resize_timeout", 20)),
                        "RANK": str(rank), "WORLD_SIZE": str(world), "OMP_NUM_THREADS": "1"})
+    if scenario.get("hosted_store"):
+        os.environ["POLLUX_STORE_HOSTED"] = "1"
     torch.set_num_threads(1)
     key = f"{role}{rank}"
     if role == "joiner":
@@ -165,6 +170,7 @@ def run_scenario(scenario, world, joiners=0, timeout=90):
     results = context.Queue()
     port = ports.rendezvous_port()
     directory = tempfile.mkdtemp(dir=SCRATCH.name)
+    store = start_store(port) if scenario.get("hosted_store") else None
     processes = {}
     for role, count in (("rank", world), ("joiner", joiners)):
         for rank in range(count):
@@ -195,7 +201,24 @@ def run_scenario(scenario, world, joiners=0, timeout=90):
                 codes[key] = "hung"
             else:
                 codes[key] = process.exitcode
+        if store is not None:
+            store.terminate()
+            store.wait(10)
+            store.stdout.close()
     return got, codes, directory
+
+
+def start_store(port):
+    """`python3 -m pollux.store PORT`, as the job's launcher starts it, once it listens."""
+    import subprocess
+    environment = dict(os.environ, PYTHONPATH=os.path.dirname(HERE))
+    store = subprocess.Popen([sys.executable, "-m", "pollux.store", str(port)],
+                             stdout=subprocess.PIPE, text=True, env=environment)
+    line = store.stdout.readline()
+    if line.strip() != f"pollux.store: listening on port {port}":
+        store.kill()
+        raise RuntimeError(f"pollux.store did not start: {line!r}")
+    return store
 
 
 @unittest.skipIf(torch is None, "PyTorch is not installed")
@@ -280,11 +303,78 @@ class LiveChange(unittest.TestCase):
         self.assertEqual(codes["joiner0"], 9, codes)
         self.assert_fell_back(got, codes, directory, ["rank0", "rank1"], "generation")
 
+    def test_rank_0_leaves_where_the_store_is_hosted_apart(self):
+        scenario = {"request_at": 3, "request": {"leave": [0]}, "check_at": 12,
+                    "world_after": 3, "hosted_store": True}
+        got, codes, _ = run_scenario(scenario, world=4)
+        self.assertEqual(codes, {"rank0": 0, "rank1": 0, "rank2": 0, "rank3": 0}, codes)
+        self.assertNotIn("rank0", got, "the leaver exits at the change")
+        self.assert_same_state(got, ["rank1", "rank2", "rank3"], 3)
+        self.assertEqual(sorted((got[k][1], k) for k in ("rank1", "rank2", "rank3")),
+                         [(0, "rank1"), (1, "rank2"), (2, "rank3")])
+        for key in ("rank1", "rank2", "rank3"):  # the same processes went on
+            self.assertEqual(got[key][3], got[key][4])
+
+    def test_survivors_reform_after_rank_0_is_killed_where_the_store_is_hosted_apart(self):
+        scenario = {"request_at": 10 ** 9, "check_at": 14, "kill_at": 5, "killed": "rank0",
+                    "world_after": 2, "hosted_store": True}
+        got, codes, _ = run_scenario(scenario, world=3)
+        self.assertEqual(codes["rank0"], -signal.SIGKILL, codes)
+        self.assertEqual((codes["rank1"], codes["rank2"]), (0, 0), (codes, got))
+        self.assert_same_state(got, ["rank1", "rank2"], 2)
+        self.assertEqual((got["rank1"][1], got["rank2"][1]), (0, 1), got)
+
     def test_fallback_below_the_minimum(self):
         scenario = {"request_at": 10 ** 9, "check_at": 10 ** 9, "kill_at": 5,
                     "killed": "rank1", "min_replicas": 2}
         got, codes, directory = run_scenario(scenario, world=2)
         self.assert_fell_back(got, codes, directory, ["rank0"], "minimum")
+
+
+class Rank0Handover(unittest.TestCase):
+    def test_rank_0_may_leave_only_where_the_store_is_hosted_apart(self):
+        from types import SimpleNamespace
+        request = pollux.AdaptiveDataParallel.request_resize
+        job = SimpleNamespace(_group=SimpleNamespace(hosted=False), _world=4, _rank=0,
+                              _request=None)
+        with self.assertRaisesRegex(ValueError, r"must be in 1\.\.3"):
+            request(job, leave=[0])
+        job._group.hosted = True
+        request(job, leave=[0, 2])
+        self.assertEqual(job._request[:2], ([0, 2], 0))
+        with self.assertRaises(ValueError):
+            request(job, leave=[0, 1, 2, 3])  # nobody left
+
+    def test_a_new_rank_0_does_not_admit_a_joiner_an_earlier_one_answered(self):
+        from pollux import elastic
+        store = DictStore()
+        for index, member in enumerate(("early", "late")):
+            store.add(f"{elastic.PREFIX}joiners", 1)
+            store.set(f"{elastic.PREFIX}join/{index}", elastic.json.dumps(
+                {"member": member, "proof": elastic.proof(TOKEN.encode(), member)}))
+        earlier = elastic.ElasticGroup(store, "gloo", 0, 2, TOKEN.encode(), hosted=True)
+        self.assertEqual(earlier.ready_joiners(), ["early", "late"])
+        earlier.admit({"generation": 1, "stay": [0, 1], "joiners": ["early"], "world": 3})
+        successor = elastic.ElasticGroup(store, "gloo", 0, 2, TOKEN.encode(), generation=2,
+                                         hosted=True)
+        self.assertEqual(successor.ready_joiners(), ["late"])
+
+
+class DictStore:
+    """The few TCPStore calls ready_joiners and admit make, in a dict."""
+
+    def __init__(self):
+        self.values = {}
+
+    def add(self, key, amount):
+        self.values[key] = str(int(self.values.get(key, "0")) + amount)
+        return int(self.values[key])
+
+    def set(self, key, value):
+        self.values[key] = value
+
+    def get(self, key):
+        return self.values[key].encode()
 
 
 JOINER_ENVIRONMENT = {"POLLUX_JOIN": "1", "POLLUX_ELASTIC": "1", "RANK": "0", "WORLD_SIZE": "1"}

@@ -738,7 +738,7 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
         self.resizes.append((generation, old_world, self._world, stall))
         report = getattr(self.trainer, "report_resize", None)
         if report is not None:
-            report(old_world, self._world, stall)
+            report(old_world, self._world, stall, rank=self._rank)
         if self._rank == 0:
             log(f"live change to generation {generation}: {old_world} -> {self._world} "
                 f"replicas in {stall:.3f} s")

@@ -194,12 +194,16 @@ class Trainer:
         request, self._resize = self._resize, None
         return request
 
-    def report_resize(self, old_world: int, new_world: int, stall: float) -> bool:
-        """Tells the agent of a live change of the world size and its stall in seconds (the
-        optional `resized from=W to=W stall=S`, which the agent reports as resize_stall_s
-        and older agents ignore). False if it could not be sent."""
-        return self._socket is None or self._send(
-            b"resized from=%d to=%d stall=%.9g\n" % (old_world, new_world, stall))
+    def report_resize(self, old_world: int, new_world: int, stall: float,
+                      rank: Optional[int] = None) -> bool:
+        """Tells the agent of a live change of the world size, its stall in seconds and this
+        process's rank after it (the optional `resized from=W to=W stall=S [rank=R]`, which
+        the agent reports as resize_stall_s and older agents ignore). False if it could not
+        be sent."""
+        message = b"resized from=%d to=%d stall=%.9g" % (old_world, new_world, stall)
+        if rank is not None:
+            message += b" rank=%d" % rank
+        return self._socket is None or self._send(message + b"\n")
 
     def checkpointed(self) -> bool:
         """Tells the agent a checkpoint has been written. False if it could not be sent."""

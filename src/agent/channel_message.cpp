@@ -132,9 +132,13 @@ TrainerMessage parseTrainerMessage(std::string_view text) {
   if (kind == "checkpointed") return CheckpointedMessage{};
   if (kind == "length") return parseLength(fields);
   if (kind == "resized") {
-    return ResizedMessage{static_cast<int>(requiredInteger(fields, "from", 1, kMaxCount)),
-                          static_cast<int>(requiredInteger(fields, "to", 1, kMaxCount)),
-                          requiredNumber(fields, "stall", 0)};
+    ResizedMessage resized{static_cast<int>(requiredInteger(fields, "from", 1, kMaxCount)),
+                           static_cast<int>(requiredInteger(fields, "to", 1, kMaxCount)),
+                           requiredNumber(fields, "stall", 0), std::nullopt};
+    if (const auto rank = fields.find("rank"); rank != fields.end()) {
+      resized.rank = static_cast<int>(integer("rank", rank->second, 0, resized.to - 1));
+    }
+    return resized;
   }
   if (kind.empty()) throw InvalidInput("empty message");
   throw InvalidInput("unknown message kind '" + kind + "'");

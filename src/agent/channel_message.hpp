@@ -45,13 +45,14 @@ struct LengthMessage {
 };
 inline constexpr double kMaxDeclared = 1e18;
 
-// `resized from=W to=W stall=S`: the trainer changed its world size live (pollux.elastic),
-// stalling S seconds (the last step at the old size to the first at the new). Optional:
-// older agents log it as an unknown message and go on.
+// `resized from=W to=W stall=S [rank=R]`: the trainer changed its world size live
+// (pollux.elastic), stalling S seconds (the last step at the old size to the first at the
+// new), and is rank R after it. Optional: older agents log it as an unknown message and go on.
 struct ResizedMessage {
   int from = 0;
   int to = 0;
   double stall_s = 0;
+  std::optional<int> rank;
 };
 
 using TrainerMessage =

@@ -38,6 +38,11 @@ TEST(ChannelMessage, ResizedCarriesTheLiveChangesStall) {
   EXPECT_EQ(resized.from, 4);
   EXPECT_EQ(resized.to, 3);
   EXPECT_EQ(resized.stall_s, 0.25);
+  EXPECT_EQ(resized.rank, std::nullopt);  // a trainer that does not say
+  const auto ranked =
+      std::get<ResizedMessage>(parseTrainerMessage("resized from=4 to=3 stall=0.25 rank=2"));
+  EXPECT_EQ(ranked.rank, 2);
+  EXPECT_THROW(parseTrainerMessage("resized from=4 to=3 stall=0.25 rank=3"), InvalidInput);
   EXPECT_THROW(parseTrainerMessage("resized from=4 to=0 stall=0.25"), InvalidInput);
   EXPECT_THROW(parseTrainerMessage("resized from=4 to=3"), InvalidInput);
 }

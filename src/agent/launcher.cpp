@@ -23,6 +23,7 @@
 #include "common/schema/goodput_report.hpp"
 #include "common/slurm_text/adaptive_comment.hpp"
 #include "slurm_env.hpp"
+#include "store_host.hpp"
 #include "workers.hpp"
 #include "client/status_request.hpp"
 
@@ -80,6 +81,9 @@ bool tcpPortFree(int port) {
   close(fd);
   return bound;
 }
+
+// Long enough for the interpreter to import PyTorch on a busy node.
+constexpr std::chrono::seconds kStoreStartTimeout{60};
 
 }  // namespace
 
@@ -144,6 +148,7 @@ std::map<std::string, std::string> stepEnvironment(const std::vector<std::string
   if (settings.min_replicas > 0) env["POLLUX_MIN_REPLICAS"] = std::to_string(settings.min_replicas);
   if (!settings.status_file.empty()) env[kStepStatusVariable] = settings.status_file;
   if (settings.master_port > 0) env["MASTER_PORT"] = std::to_string(settings.master_port);
+  if (settings.store_hosted) env["POLLUX_STORE_HOSTED"] = "1";
   return env;
 }
 
@@ -206,6 +211,16 @@ int Launcher::runStep(const std::vector<std::string>& nodes, PartLauncher& parts
   const int per_node = tasksPerNode();
   if (!step_.status_file.empty()) std::ofstream(step_.status_file, std::ios::trunc);
   const std::string self = std::filesystem::read_symlink("/proc/self/exe");
+  std::optional<StoreHost> store;
+  if (hostsStore()) {
+    store.emplace(options_.command.front(), step_.master_port, kStoreStartTimeout);
+    if (!store->ready()) {
+      logLine("the job's store did not start on port " + std::to_string(step_.master_port) +
+              "; rank 0 hosts it");
+      store.reset();
+    }
+  }
+  step_.store_hosted = store.has_value();  // the parts' steps read it too
   ChildProcess srun(stepCommand(self, options_, nodes.size(), per_node),
                     stepEnvironment(nodes, per_node, step_));
   for (;;) {
@@ -289,6 +304,16 @@ int Launcher::masterPortOnThisHost() {
             std::to_string(port));
   }
   return port;
+}
+
+// The step's store runs apart where the trainer is a Python interpreter (the pollux package's
+// pollux.store) and rank 0 would host it on this host: the launcher chose the port, and the
+// job's MASTER_ADDR, if any, is a loopback address.
+bool Launcher::hostsStore() const {
+  const char* address = std::getenv("MASTER_ADDR");
+  const bool here = !address || !*address || std::string(address).rfind("127.", 0) == 0;
+  return step_.master_port > 0 && here && !options_.command.empty() &&
+         isPythonInterpreter(options_.command.front());
 }
 
 // What the step's rank 0 wrote to the status file.

@@ -40,6 +40,7 @@ struct StepSettings {
   int min_replicas = 0;     // POLLUX_MIN_REPLICAS (0: not set): the fewest workers to go on live
   std::string status_file;  // POLLUX_STEP_STATUS_FILE: where the step's rank 0 writes its status
   int master_port = 0;      // MASTER_PORT (0: not set): rank 0's rendezvous port
+  bool store_hosted = false;  // POLLUX_STORE_HOSTED=1: the step's store runs apart (StoreHost)
 };
 
 // The variables a step on `nodes` must see (those Slurm's own resize script sets, and the
@@ -92,6 +93,7 @@ class Launcher {
   std::vector<std::string> hostnamesOf(const std::string& list);  // throws where it fails
   int minReplicas();
   int masterPortOnThisHost();
+  bool hostsStore() const;
   Rank0End rank0End();
 
   Options options_;

@@ -43,8 +43,10 @@ TEST(Launcher, StepSeesTheShrunkJobAndKnowsItIsLaunched) {
   EXPECT_EQ(env.count("POLLUX_MIN_REPLICAS"), 0u);
   EXPECT_EQ(env.count(kStepStatusVariable), 0u);
   EXPECT_EQ(env.count("MASTER_PORT"), 0u);  // the job script's, else the one derived on each node
+  EXPECT_EQ(env.count("POLLUX_STORE_HOSTED"), 0u);  // rank 0 hosts the store
   const auto with_settings = stepEnvironment({"n1"}, 1, {"abc", 4, "/tmp/pollux-step-x", 20043});
   EXPECT_EQ(with_settings.at("MASTER_PORT"), "20043");
+  EXPECT_EQ(stepEnvironment({"n1"}, 1, {"", 0, "", 20043, true}).at("POLLUX_STORE_HOSTED"), "1");
   EXPECT_EQ(with_settings.at("POLLUX_JOIN_TOKEN"), "abc");
   EXPECT_EQ(with_settings.at("POLLUX_MIN_REPLICAS"), "4");
   EXPECT_EQ(with_settings.at(kStepStatusVariable), "/tmp/pollux-step-x");

@@ -85,9 +85,9 @@ std::map<std::string, std::string> partStepEnvironment(
 }
 
 PartLauncher::PartLauncher(Options options, std::string job_id, ReporterSettings plugin,
-                           StepSettings step)
+                           const StepSettings& step)
     : options_(std::move(options)), job_id_(std::move(job_id)), plugin_(std::move(plugin)),
-      step_(std::move(step)) {}
+      step_(step) {}
 
 PartLauncher::~PartLauncher() {
   if (!submitted_.empty()) {

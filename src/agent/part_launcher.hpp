@@ -48,7 +48,9 @@ std::map<std::string, std::string> partStepEnvironment(
 
 class PartLauncher {
  public:
-  PartLauncher(Options options, std::string job_id, ReporterSettings plugin, StepSettings step);
+  // `step`: the launcher's, read at each start (the job's store is hosted apart or not per step).
+  PartLauncher(Options options, std::string job_id, ReporterSettings plugin,
+               const StepSettings& step);
   // Cancels every part submitted or started and reaps the steps started in them.
   ~PartLauncher();
   PartLauncher(const PartLauncher&) = delete;
@@ -71,7 +73,7 @@ class PartLauncher {
   Options options_;
   std::string job_id_;
   ReporterSettings plugin_;
-  StepSettings step_;
+  const StepSettings& step_;
   Clock::time_point next_poll_ = Clock::now();
   std::optional<Clock::time_point> submitted_at_;  // of a part the plugin has not seen yet
   std::set<uint32_t> submitted_;

@@ -68,8 +68,10 @@ TEST(PartLauncher, WorkersInThePartJoinTheJobsRendezvous) {
   EXPECT_EQ(given.at("MASTER_ADDR"), "head");
   EXPECT_EQ(given.at("MASTER_PORT"), "29500");
   settings.master_port = 20008;  // the launcher's choice for the job's own step
+  settings.store_hosted = true;  // the job's store runs apart: the joiners know it
   const auto chosen = partStepEnvironment("7", 12, {"n2"}, 2, {"n1"}, settings, fakeEnv({}));
   EXPECT_EQ(chosen.at("MASTER_PORT"), "20008");
+  EXPECT_EQ(chosen.at("POLLUX_STORE_HOSTED"), "1");
 }
 
 // srun and scancel on PATH: srun records the part it starts in and runs until scancel cancels
@@ -127,9 +129,9 @@ schema::PartStatus running(uint32_t part, const std::string& node) {
 
 TEST(PartLauncher, WorkersStartOnceInEachRunningPartAndEndWithTheJob) {
   FakeSlurm slurm;
+  const StepSettings step;
   {
-    PartLauncher parts(Options{}, "7", ReporterSettings{"", "", "", 1, false, false},
-                       StepSettings{});
+    PartLauncher parts(Options{}, "7", ReporterSettings{"", "", "", 1, false, false}, step);
     parts.follow(running(12, "n2"), {"n1"});
     EXPECT_EQ(slurm.appended("started", 1), "12\n");
     parts.follow(running(13, "n3"), {"n1"});  // while part 12's workers still run

@@ -120,16 +120,16 @@ def main(argv):
                 examples_log.flush()
             if model.stop_requested:  # the agent asked for a checkpoint: every rank stops
                 model.checkpoint(args.checkpoint)
-                if rank == 0:
+                if model.rank == 0:
                     print(f"checkpointed at epoch {epoch}, example "
                           f"{loader.batch_sampler.position}", flush=True)
                 return 143
-        if rank == 0:
+        if model.rank == 0:  # the current rank 0: live changes may move it
             print(f"epoch {epoch}: batch {loader.global_batch_size}, loss "
                   f"{float(loss_sum) / max(examples, 1):.4g}, test accuracy "
                   f"{accuracy(net, test_set, device):.4f}", flush=True)
     model.checkpoint(args.checkpoint)
-    if rank == 0:
+    if model.rank == 0:
         print(f"final accuracy: {accuracy(net, test_set, device):.4f}", flush=True)
     return 0
 

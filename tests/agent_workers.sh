@@ -3,8 +3,9 @@
 # pollux-agent as the node's launcher, without Slurm: one worker per GPU of the node with
 # torchrun's environment contract, CUDA_VISIBLE_DEVICES narrowed to each worker's GPU; a
 # failing worker stops its siblings at once and the agent exits with its status; a bad
-# --nproc-per-node is refused with a message. The plugin is unreachable here: the agent only
-# logs that its reports fail.
+# --nproc-per-node is refused with a message; an agent whose worker becomes the job's rank 0
+# at a live change leads the job from then on (it writes the step's status). The plugin is
+# unreachable here: the agent only logs that its reports fail.
 set -eu
 agent="${POLLUX_BUILDDIR:-..}/src/agent/pollux-agent"
 work=$(mktemp -d)
@@ -55,6 +56,28 @@ elapsed=$(($(date +%s) - start))
 grep -q "worker 2 exited with status 3; stopping the others" agent.log || fail "$(cat agent.log)"
 for pid in $(cat pid.* 2> /dev/null); do
   ! kill -0 "$pid" 2> /dev/null || fail "worker $pid survived its agent"
+done
+
+echo "== a worker that becomes the job's rank 0 makes its agent the job's lead"
+cat > heir.py <<'PY'
+import os, socket, sys, time
+channel = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+channel.connect(os.environ["POLLUX_AGENT_SOCKET"])
+channel.send(b"hello init_batch_size=32 max_batch_size=64 min_local_bsz=8 max_local_bsz=64 "
+             b"accumulation=0 elastic=1\n")
+if len(sys.argv) > 1:
+    channel.send(b"resized from=2 to=1 stall=0.5 rank=" + sys.argv[1].encode() + b"\n")
+time.sleep(1)  # trains on: the agent reads its channel every 20 ms
+PY
+for rank in 1 0; do
+  rm -f status
+  run_agent SLURM_PROCID=1 POLLUX_STEP_STATUS_FILE="$work/status" "$agent" $options \
+    -- python3 heir.py $rank > agent.log 2>&1 || { cat agent.log; fail "the agent failed"; }
+  took_lead=0
+  grep -q "this node's worker is the job's rank 0 now" agent.log && took_lead=1
+  [ "$took_lead" = $((1 - rank)) ] || { cat agent.log; fail "rank $rank: took the lead: $took_lead"; }
+  [ "$rank" = 1 ] && [ -e status ] && fail "an agent that never led wrote the step's status"
+  [ "$rank" = 1 ] || [ "$(cat status)" = 0 ] || fail "the new lead wrote status '$(cat status)'"
 done
 
 echo "== bad input"

@@ -21,7 +21,9 @@
 # restarted), every example once per epoch, and the accuracy of the script alone. A fourth,
 # under --launch on both a100 nodes, loses n2 (an admin sets it DOWN, which kills its tasks
 # there): Slurm keeps the job on n1 (job_submit/pollux makes adaptive jobs --no-kill), its
-# workers there re-form live, and the job completes with Restarts 0.
+# workers there re-form live, and the job completes with Restarts 0. A fifth, likewise, loses
+# its workers on n1 (killed), rank 0's among them: those on n2 re-form live around a new rank
+# 0, whose agent reports for the job from then on, and the job completes with Restarts 0.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster/lib.sh"
@@ -223,4 +225,38 @@ state=$(job_field "$failing" JobState)
 ! grep -q "^resumed from" "job-$failing.out" || fail "job $failing restarted from its checkpoint"
 grep "after its rank 0 completed the training" "job-$failing.out" | sed 's/^/   /' || true
 echo "   rank 0 (pid $leader) went on to the end: $(grep '^final accuracy' "job-$failing.out")"
+
+step "a --launch job on both a100 nodes loses its workers on n1, rank 0's: n2's go on live"
+heir_job=$(POLLUX_MIN_REPLICAS=2 sbatch --parsable \
+  --comment=adaptive:gpu_type=a100,min_gpus=4,max_gpus=4 --open-mode=append \
+  -o "$run/job-%j.out" ddp_launch.sh $EPOCHS)
+wait_until 120 "job $heir_job on both a100 nodes" runs_on "$heir_job" "n[1-2]"
+wait_until 90 "job $heir_job training" grep -q "^epoch 1:" "job-$heir_job.out"
+# Ranks 0 and 1 run on n1, the batch host (whose launcher hosts the job's store), 2 and 3 on n2.
+killed= heir=
+for pid in $(workers_of "$heir_job"); do
+  rank=$(tr '\0' '\n' < "/proc/$pid/environ" 2> /dev/null | sed -n 's/^RANK=//p')
+  case $rank in 0|1) killed="$killed $pid" ;; 2) heir=$pid ;; esac
+done
+[ -n "$heir" ] && [ "$(echo $killed | wc -w)" = 2 ] || fail "no ranks 0, 1 and 2 of job $heir_job"
+kill -KILL $killed
+wait_until 120 "job $heir_job's workers on n2 re-formed live" changed_live "$heir_job" 4 2
+grep "pollux: live change to generation .*: 4 -> 2 replicas" "job-$heir_job.out" | sed 's/^/   /'
+took_lead() {
+  grep -q "pollux-agent\[$heir_job.1\]: this node's worker is the job's rank 0 now" \
+    "job-$heir_job.out"
+}
+wait_until 30 "n2's agent taking the lead of job $heir_job" took_lead
+kill -0 "$heir" 2> /dev/null || fail "rank 2's process $heir did not outlive the change"
+n2_reports() { grep -q "pollux-agent\[$heir_job.1\]: report accepted" "job-$heir_job.out"; }
+wait_until 30 "a report of job $heir_job from n2's agent" n2_reports
+wait_until 400 "job $heir_job ended" all_finished "$heir_job"
+state=$(job_field "$heir_job" JobState)
+[ "$state" = COMPLETED ] || { tail -20 "job-$heir_job.out"; fail "job $heir_job ended $state"; }
+[ "$(job_field "$heir_job" Restarts)" = 0 ] || fail "job $heir_job was requeued"
+! grep -q "^resumed from" "job-$heir_job.out" || fail "job $heir_job restarted from its checkpoint"
+grep -q "^final accuracy: " "job-$heir_job.out" || fail "job $heir_job did not finish its training"
+grep "after its rank 0 completed the training" "job-$heir_job.out" | sed 's/^/   /' || true
+echo "   rank 2 (pid $heir), rank 0 from the change on, went on to the end:" \
+  "$(grep '^final accuracy' "job-$heir_job.out")"
 echo "PASS"

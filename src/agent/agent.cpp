@@ -7,6 +7,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -50,10 +51,11 @@ Agent::Agent(Options options, StepEnvironment step, NodeWorkers workers,
   if (wake_fd_ < 0) throw std::system_error(errno, std::generic_category(), "eventfd");
   state_path_ = !options_.state_file.empty()
                     ? options_.state_file
-                    : step_.submit_dir + "/.pollux-agent-" + step_.job_id + ".json";
+                    : step_.submit_dir + "/.pollux-agent-" + step_.trainingJob() + ".json";
   state_.gpu_type = options_.gpu_type;
   state_.placement = step_.placement;
-  if (step_.leadsJob()) restoreState();
+  state_.leads = step_.leadsJob();
+  if (state_.leads) restoreState();
   reporter_ = std::make_unique<Reporter>(
       std::move(reporter), step_, state_,
       [this] {
@@ -71,9 +73,14 @@ Agent::~Agent() {
 void Agent::restoreState() {
   try {
     if (const auto saved = io::loadState(state_path_)) {
-      state_.measurements = Measurements::fromJson(*saved);
-      logLine("measurements restored from " + state_path_ + " (" +
-              std::to_string(state_.measurements.distinctSamples()) + " placements measured)");
+      Measurements restored = Measurements::fromJson(*saved);
+      const int placements = restored.distinctSamples();
+      {
+        std::lock_guard<std::mutex> guard(state_.mutex);
+        state_.measurements = std::move(restored);
+      }
+      logLine("measurements restored from " + state_path_ + " (" + std::to_string(placements) +
+              " placements measured)");
     }
   } catch (const std::exception& error) {
     const std::string kept = state_path_ + ".corrupt";
@@ -85,10 +92,10 @@ void Agent::restoreState() {
 }
 
 void Agent::saveState() {
-  if (!step_.leadsJob()) return;
   Json::Value state;
   {
     std::lock_guard<std::mutex> guard(state_.mutex);
+    if (!state_.leads) return;
     state = state_.measurements.toJson();
   }
   try {
@@ -240,6 +247,7 @@ void Agent::handleMessage(const std::string& text) {
     logLine("the trainer changed its world size live: " + std::to_string(resized->from) +
             " -> " + std::to_string(resized->to) + " replicas, stall " +
             std::to_string(resized->stall_s) + " s");
+    if (resized->rank == 0) takeLead(resized->to);
     std::lock_guard<std::mutex> guard(state_.mutex);
     state_.measurements.recordResizeStall(resized->stall_s);
     state_.placement.num_replicas = resized->to;
@@ -289,6 +297,20 @@ void Agent::handleMessage(const std::string& text) {
     logLine("trainer checkpointed " + std::to_string(secondsSince(*checkpoint_requested_)) +
             " s after the request");
   }
+}
+
+// The job's rank 0 left or failed, and one of this node's workers is rank 0 now: this agent
+// reports for the job from here on, with the measurements the lead before it saved.
+void Agent::takeLead(int replicas) {
+  {
+    std::lock_guard<std::mutex> guard(state_.mutex);
+    if (state_.leads) return;
+  }
+  logLine("this node's worker is the job's rank 0 now: its agent reports for the job");
+  restoreState();
+  std::lock_guard<std::mutex> guard(state_.mutex);
+  state_.leads = true;
+  state_.placement.num_nodes = std::max(replicas / std::max(node_workers_.per_node, 1), 1);
 }
 
 void Agent::declareLength(const LengthMessage& length) {
@@ -393,7 +415,7 @@ void Agent::shrinkJobWhenDue() {
   for (const auto& node : shrink_due_->kept) nodes += (nodes.empty() ? "" : ",") + node;
   shrink_due_.reset();
   const CommandOutput result =
-      runCommand({"scontrol", "update", "JobId=" + step_.job_id, "NodeList=" + nodes});
+      runCommand({"scontrol", "update", "JobId=" + step_.trainingJob(), "NodeList=" + nodes});
   logLine(result.status == 0 ? "live in-place shrink: the job now holds " + nodes
                              : "scontrol could not shrink the job to " + nodes + " (status " +
                                    std::to_string(result.status) + "): " + result.output);
@@ -417,10 +439,16 @@ int Agent::finish(int trainer_status) {
   return withStatusWritten(trainer_status, resume);
 }
 
-// The step's rank 0 tells its launcher how it ended (see Launcher, stepStatus).
-int Agent::withStatusWritten(int status, bool resume) const {
+// The job's lead tells its launcher how it ended (see Launcher, stepStatus). An agent that led
+// before a live change may have written first: the lead at the end writes last.
+int Agent::withStatusWritten(int status, bool resume) {
   const char* file = std::getenv(kStepStatusVariable);
-  if (step_.leadsJob() && file && *file) {
+  bool leads;
+  {
+    std::lock_guard<std::mutex> guard(state_.mutex);
+    leads = state_.leads;
+  }
+  if (leads && file && *file) {
     std::ofstream(file, std::ios::trunc) << status << (resume ? std::string(" ") + kResumeMark : "")
                                          << "\n";
   }

@@ -49,10 +49,12 @@ class Agent {
   void shrinkJobWhenDue();
   void signalWorkers(int signal_number);
   void followLiveJoin(const ResizedMessage& resized);
+  // One of this node's workers became the job's rank 0 at a live change to `replicas`.
+  void takeLead(int replicas);
   // Reaps exited workers; a failure stops the others. The status once all have exited.
   std::optional<int> pollWorkers();
   int finish(int trainer_status);
-  int withStatusWritten(int status, bool resume = false) const;
+  int withStatusWritten(int status, bool resume = false);
   void stopLaunchedStep();
 
   Options options_;

@@ -24,11 +24,15 @@ struct JobState {
   std::optional<Decision> decision;   // the latest one that fits the job's current GPUs
   model::Placement placement;         // the step's nodes and workers, as live changes leave it
   bool elastic = false;               // the trainer changes its world size live
+  // One of this node's workers is the job's rank 0: this agent reports for the job, keeps its
+  // measurements and carries out its live changes. Rank 0 of the job's own step at first;
+  // the agent of the worker that becomes rank 0 after a live change that rank 0 left.
+  bool leads = false;
   // This run's trainer said hello: until then a report (from the measurements a restarted
   // run restores) could not say what the trainer is, elastic or not.
   bool trainer_said_hello = false;
-  std::optional<LiveShrink> live_shrink;  // rank 0: the step's in-place shrink
-  // Rank 0: the growths through the job's parts, oldest first (a stack: parts leave newest
+  std::optional<LiveShrink> live_shrink;  // the lead: the step's in-place shrink
+  // The lead: the growths through the job's parts, oldest first (a stack: parts leave newest
   // first). A part that left stays, marked left, so that it is not joined again.
   std::vector<LiveJoin> live_joins;
   bool report_now = false;

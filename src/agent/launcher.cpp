@@ -43,13 +43,16 @@ int tasksPerNode() {
   return count > 0 ? count : 1;
 }
 
-// A file for the exit status of each step's rank 0 (POLLUX_STEP_STATUS_FILE), private to the
-// job's user, removed with the launcher. Empty where it cannot be made.
+// A file for how each step's training ended (POLLUX_STEP_STATUS_FILE), written by the job's
+// lead agent, private to the job's user, removed with the launcher. In the job's submit
+// directory, which the agents' measurements already take to be shared by the job's nodes: a
+// worker that becomes rank 0 may run on any of them. Empty where it cannot be made.
 class StatusFile {
  public:
-  StatusFile() {
-    const char* dir = std::getenv("TMPDIR");
-    std::string name = std::string(dir && *dir ? dir : "/tmp") + "/pollux-step-XXXXXX";
+  explicit StatusFile(const std::string& job_id) {
+    const char* dir = std::getenv("SLURM_SUBMIT_DIR");
+    std::string name =
+        std::string(dir && *dir ? dir : ".") + "/.pollux-step-" + job_id + "-XXXXXX";
     const int fd = mkstemp(name.data());
     if (fd < 0) return;
     close(fd);
@@ -176,7 +179,7 @@ int Launcher::run() {
   step_.join_token = given && *given ? given : newJoinToken();
   step_.min_replicas = minReplicas();
   step_.master_port = masterPortOnThisHost();
-  const StatusFile status_file;
+  const StatusFile status_file(job_id_);
   step_.status_file = status_file.path();
   int restarts_left = kRestartsAfterFailedChange;
   PartLauncher parts(options_, job_id_, plugin_, step_);

@@ -97,7 +97,7 @@ void Reporter::awaitReport(std::unique_lock<std::mutex>& lock,
                            std::chrono::steady_clock::time_point due, double tick_s) {
   const auto woken = [&] { return state_.stopping || state_.report_now; };
   const auto holds_parts = [&] {
-    return step_.leadsJob() &&
+    return state_.leads &&
            std::any_of(state_.live_joins.begin(), state_.live_joins.end(),
                        [](const LiveJoin& join) { return join.done && !join.left; });
   };
@@ -121,7 +121,12 @@ void Reporter::awaitReport(std::unique_lock<std::mutex>& lock,
 
 bool Reporter::exchange() {
   try {
-    return step_.leadsJob() ? postReport() : readStatus(client_);
+    bool leads;
+    {
+      std::lock_guard<std::mutex> guard(state_.mutex);
+      leads = state_.leads;
+    }
+    return leads ? postReport() : readStatus(client_);
   } catch (const client::TransportError& error) {
     logLine("sched/pollux unreachable (" + std::string(error.what()) + "), retry " +
             std::to_string(backoff_.failures() + 1) + "; training goes on with the last decision");
@@ -139,17 +144,19 @@ bool Reporter::postReport() {
     std::lock_guard<std::mutex> guard(state_.mutex);
     if (state_.trainer_said_hello) {
       report = state_.measurements.buildReport(
-          step_.job_id, state_.gpu_type.empty() ? "unknown" : state_.gpu_type, state_.placement);
+          step_.trainingJob(), state_.gpu_type.empty() ? "unknown" : state_.gpu_type,
+          state_.placement);
     }
     if (report) report->elastic = state_.elastic;
   }
   if (!report) return readStatus(client_);  // no hello from this run's trainer yet
   report->in_place_resize = step_.launched;
   const std::string body = compactJson(schema::reportToJson(*report));
+  const std::string job = step_.trainingJob();
   const std::string credential =
-      auth::encodeCredential(auth::reportPayload(step_.job_id, body), settings_.munge_socket);
+      auth::encodeCredential(auth::reportPayload(job, body), settings_.munge_socket);
   const client::HttpResponse response =
-      client_.post(settings_.rest_url + "/v1/jobs/" + step_.job_id + "/report", body,
+      client_.post(settings_.rest_url + "/v1/jobs/" + job + "/report", body,
                    {"Content-Type: application/json", "X-Munge-Cred: " + credential});
   if (response.status != 200) {
     logLine("report refused: " + refusal(response));
@@ -202,7 +209,7 @@ void Reporter::applyReply(const schema::ReportReply& reply) {
   if (startPartLeave(reply)) changed = true;
   {
     std::lock_guard<std::mutex> guard(state_.mutex);
-    part_in_flight_ = step_.leadsJob() && partInFlight(reply.part, state_.live_joins);
+    part_in_flight_ = state_.leads && partInFlight(reply.part, state_.live_joins);
   }
   if (changed) notify_();
 }
@@ -214,7 +221,7 @@ bool Reporter::startLiveShrink(const schema::ReportReply& reply) {
     const bool shrunk_before =
         state_.live_shrink && (!state_.live_shrink->part || !state_.live_shrink->done);
     if (!reply.shrink_in_place || !reply.allocation || !state_.elastic || shrunk_before ||
-        !step_.leadsJob() || !step_.launched) {
+        !state_.leads || !step_.launched) {
       return false;
     }
     placement = state_.placement;
@@ -236,7 +243,7 @@ bool Reporter::startLiveShrink(const schema::ReportReply& reply) {
 bool Reporter::startLiveJoin(const schema::ReportReply& reply) {
   if (!reply.part || reply.part->state != schema::PartStatus::State::kRunning) return false;
   const auto joins = [&] {  // called with state_.mutex held
-    return state_.elastic && step_.leadsJob() && step_.launched &&
+    return state_.elastic && state_.leads && step_.launched &&
            mayJoin(state_.live_joins, reply.part->job_id);
   };
   {
@@ -260,7 +267,7 @@ bool Reporter::startPartLeave(const schema::ReportReply& reply) {
   if (!reply.part || reply.part->state != schema::PartStatus::State::kLeaving) return false;
   std::lock_guard<std::mutex> guard(state_.mutex);
   const bool leaving_now = state_.live_shrink && !state_.live_shrink->done;
-  if (!step_.leadsJob() || leaving_now) return false;
+  if (!state_.leads || leaving_now) return false;
   LiveShrink leave =
       partLeaveOf(state_.live_joins, reply.part->job_id, state_.placement.num_replicas);
   if (leave.leaving.empty()) return false;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// The agent's thread that talks to sched/pollux: the first task POSTs goodput reports (with a
-// MUNGE credential) at a bounded rate; the other tasks only read the job's decision. Failed
-// requests are retried with exponential backoff and jitter; training goes on meanwhile on the
-// last decision.
+// The agent's thread that talks to sched/pollux: the job's lead (JobState::leads) POSTs goodput
+// reports (with a MUNGE credential) at a bounded rate; the other agents only read the job's
+// decision. Failed requests are retried with exponential backoff and jitter; training goes on
+// meanwhile on the last decision.
 #pragma once
 
 #include <atomic>
@@ -33,7 +33,7 @@ struct ReporterSettings {
 class Reporter {
  public:
   using Notify = std::function<void()>;  // called when a new decision is in JobState
-  using SaveState = std::function<void()>;  // called after each report (rank 0)
+  using SaveState = std::function<void()>;  // called after each report (the lead)
 
   Reporter(ReporterSettings settings, StepEnvironment step, JobState& state, Notify notify,
            SaveState save);
@@ -53,14 +53,14 @@ class Reporter {
   // One exchange with the plugin; returns true if it answered with a usable decision.
   bool exchange();
   // Waits, `lock` held, until a report is `due` or asked for. While the job holds parts whose
-  // workers joined (rank 0), reads its status every `tick_s` meanwhile: the plugin may ask
+  // workers joined (the lead), reads its status every `tick_s` meanwhile: the plugin may ask
   // its newest part's workers to leave at any time, and says so in the status.
   void awaitReport(std::unique_lock<std::mutex>& lock, std::chrono::steady_clock::time_point due,
                    double tick_s);
   bool postReport();
   bool readStatus(client::HttpClient& client);
   void applyReply(const schema::ReportReply& reply);
-  // Rank 0 of an elastic trainer under `--launch`: an in-place shrink the plugin decided
+  // The lead of an elastic trainer under `--launch`: an in-place shrink the plugin decided
   // becomes a live one (JobState::live_shrink); true if one was started.
   bool startLiveShrink(const schema::ReportReply& reply);
   bool startLiveJoin(const schema::ReportReply& reply);

@@ -13,7 +13,7 @@ namespace pollux::agent {
 
 struct StepEnvironment {
   std::string job_id;     // SLURM_JOB_ID
-  int rank;               // SLURM_PROCID: only rank 0 reports
+  int rank;               // SLURM_PROCID: rank 0 of the job's own step reports at first
   std::string node_name;  // SLURMD_NODENAME
   model::Placement placement;  // step nodes x GPUs per node
   std::string submit_dir;  // SLURM_SUBMIT_DIR, else "."
@@ -25,15 +25,15 @@ struct StepEnvironment {
 
   // The job the step trains for: its own, or the one it is a part of.
   const std::string& trainingJob() const { return part_of.empty() ? job_id : part_of; }
-  // Whether this task is the job's rank 0, which reports and keeps the measurements.
+  // Whether this task starts as the job's lead (JobState::leads): rank 0 of its own step.
   bool leadsJob() const { return rank == 0 && part_of.empty(); }
 };
 
 // Set to "1" by `pollux-agent --launch` in the environment of the step it starts.
 inline constexpr const char* kLaunchedVariable = "POLLUX_AGENT_LAUNCHED";
-// Set by the launcher: the file where the agent of the step's rank 0 writes its exit status,
-// followed by kResumeMark where its trainer stopped itself at a checkpoint because a live
-// change failed (nobody asked it to stop: the launcher starts the step again).
+// Set by the launcher: the file where the job's lead agent (JobState::leads) writes its exit
+// status, followed by kResumeMark where its trainer stopped itself at a checkpoint because a
+// live change failed (nobody asked it to stop: the launcher starts the step again).
 inline constexpr const char* kStepStatusVariable = "POLLUX_STEP_STATUS_FILE";
 inline constexpr const char* kResumeMark = "resume";
 // Set by the launcher in a step it starts in a part of its job: that job's id.

@@ -52,10 +52,11 @@ import hmac
 import json
 import math
 import os
+import socket
 import time
 import uuid
 import weakref
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
 import torch.distributed as dist
@@ -112,6 +113,10 @@ class ElasticGroup:
         self._seen_joiners = 0
         self._ready: List[str] = []   # rank 0: joiners proven and waiting, by member id
         self.collective_timeout = datetime.timedelta(minutes=30)
+        # Where this process runs, which every generation records for a change that lets
+        # workers go by where they run (ranks_of).
+        self.place = {"job": os.environ.get("SLURM_JOB_ID", ""),
+                      "node": os.environ.get("SLURMD_NODENAME") or socket.gethostname()}
 
     # -- rendezvous -----------------------------------------------------------------------
 
@@ -123,6 +128,7 @@ class ElasticGroup:
             raise ResizeError("rendezvous failed (forced by a test)")
         if _FAULT == "die" and generation > 0:
             os._exit(9)
+        self.store.set(f"{PREFIX}g{generation}/who/{rank}", json.dumps(self.place))
         key = f"{PREFIX}g{generation}/arrived"
         self.store.add(key, 1)
         deadline = time.monotonic() + (timeout_s or self.resize_timeout_s)
@@ -136,6 +142,16 @@ class ElasticGroup:
                                 rank=rank, world_size=world)
         self.generation, self.rank, self.world = generation, rank, world
         self._next = max(self._next, generation + 1)
+
+    def ranks_of(self, job: str, nodes: Sequence[str] = ()) -> List[int]:
+        """The ranks of this generation whose workers run in Slurm job `job`, on `nodes`
+        only where given (each member recorded where it runs when it formed the generation)."""
+        ranks = []
+        for rank in range(self.world):
+            place = json.loads(self.store.get(f"{PREFIX}g{self.generation}/who/{rank}"))
+            if place.get("job") == job and (not nodes or place.get("node") in nodes):
+                ranks.append(rank)
+        return ranks
 
     # -- rank 0: joiners and plans --------------------------------------------------------
 

@@ -72,7 +72,7 @@ from pollux.data import AdaptiveBatchSampler, AdaptiveDataLoader
 from pollux.log import log
 from pollux.lr import LR_RULES, lr_scale
 from pollux.noise import NoiseAverage, noise_from_norms
-from pollux.protocol import Decision, Trainer
+from pollux.protocol import Decision, Leavers, Trainer
 
 __all__ = ["AdaptiveDataParallel", "AGREE_EVERY"]
 
@@ -582,12 +582,17 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
         if self._group is None:
             return 0
         trainer_request = getattr(self.trainer, "resize_request", None)
-        if trainer_request is not None:  # the agent's (an in-place shrink)
+        if trainer_request is not None:  # the agent's (an in-place shrink, a part's leave)
             wanted = trainer_request()
             if wanted is not None:
+                leave, join = wanted
                 try:
-                    self.request_resize(*wanted)
-                except ValueError as error:
+                    if isinstance(leave, Leavers):
+                        leave = self._group.ranks_of(leave.job, leave.nodes)
+                        if not leave and not join:
+                            raise ValueError(f"no worker of {wanted[0]} in this generation")
+                    self.request_resize(leave, join)
+                except (ValueError, RuntimeError) as error:
                     log(f"resize request refused: {error}")
         if self._request is None:
             return 0

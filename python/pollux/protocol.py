@@ -53,7 +53,7 @@ from typing import Any, Dict, Optional, Tuple
 from pollux.limits import BatchSizeLimits
 from pollux.log import log
 
-__all__ = ["Decision", "Trainer", "MAX_LINE", "MAX_DECLARED"]
+__all__ = ["Decision", "Leavers", "Trainer", "MAX_LINE", "MAX_DECLARED"]
 
 MAX_LINE = 1024  # POLLUX_MAX_LINE: the longest message either side sends
 MAX_DECLARED = 1e18  # POLLUX_MAX_DECLARED: the largest declared examples, epochs or data set
@@ -61,6 +61,7 @@ MAX_DECLARED = 1e18  # POLLUX_MAX_DECLARED: the largest declared examples, epoch
 _SEND_FLAGS = socket.MSG_DONTWAIT | socket.MSG_NOSIGNAL
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+_NAME = re.compile(r"[A-Za-z0-9._-]+")  # a Slurm job id or node name
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,6 +76,16 @@ class Decision:
     local_bsz: int
     accum_steps: int
     lr_scale: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Leavers:
+    """The workers a live change lets go, by where they run rather than by rank (ranks move
+    with every change): those of Slurm job `job` (the training job's own step, or one of its
+    parts), on `nodes` only where given (SLURM_JOB_ID and SLURMD_NODENAME of each worker)."""
+
+    job: str
+    nodes: Tuple[str, ...] = ()
 
 
 class Trainer:
@@ -185,11 +196,12 @@ class Trainer:
         self._drain()
         return self._checkpoint_requested
 
-    def resize_request(self) -> Optional[Tuple[list, int]]:
-        """The agent's latest live-change request, once: (ranks that leave, joiners), from
-        the optional `resize leave=R,R... join=N` message (an in-place shrink: the ranks on
-        the leaving nodes leave at the next agreeing step); None if there is none.
-        pollux.AdaptiveDataParallel asks for it on rank 0."""
+    def resize_request(self) -> Optional[Tuple[Any, int]]:
+        """The agent's latest live-change request, once: (who leaves, joiners), from the
+        optional `resize [leave=R,R...] [leave_job=J [leave_nodes=N,N...]] [join=N]` message;
+        who leaves is a list of ranks (leave=) or a Leavers (leave_job=: the workers of that
+        Slurm job, on those nodes where given: an in-place shrink or a part's leave); None if
+        there is none. pollux.AdaptiveDataParallel asks for it on rank 0."""
         self._drain()
         request, self._resize = self._resize, None
         return request
@@ -335,12 +347,25 @@ def _decision(fields):
 
 
 def _resize(fields):
-    """(ranks that leave, joiners) of a `resize` message, None if malformed."""
-    leave_text, join_text = fields.get("leave", ""), fields.get("join", "0")
-    ranks = [word for word in leave_text.split(",") if word]
-    if not all(_INTEGER.fullmatch(word) for word in ranks) or not _INTEGER.fullmatch(join_text):
+    """(who leaves, joiners) of a `resize` message, None if malformed: who leaves is a list
+    of ranks (leave=) or a Leavers (leave_job=, leave_nodes=)."""
+    join_text = fields.get("join", "0")
+    if not _INTEGER.fullmatch(join_text) or int(join_text) < 0:
         return None
-    leave, join = [int(word) for word in ranks], int(join_text)
-    if any(rank < 1 for rank in leave) or join < 0 or (not leave and not join):
+    join = int(join_text)
+    if "leave_job" in fields:
+        job = fields["leave_job"]
+        nodes = tuple(word for word in fields.get("leave_nodes", "").split(",") if word)
+        if "leave" in fields or not _NAME.fullmatch(job) or \
+                not all(_NAME.fullmatch(node) for node in nodes):
+            return None
+        return Leavers(job, nodes), join
+    if "leave_nodes" in fields:
+        return None
+    ranks = [word for word in fields.get("leave", "").split(",") if word]
+    if not all(_INTEGER.fullmatch(word) for word in ranks):
+        return None
+    leave = [int(word) for word in ranks]
+    if any(rank < 0 for rank in leave) or (not leave and not join):
         return None
     return leave, join

@@ -9,11 +9,13 @@ import ports
 class FakeTrainer:
     """pollux.Trainer's interface, with a decision and a checkpoint request at set steps."""
 
-    def __init__(self, decide_at=None, decision=None, stop_at=None):
+    def __init__(self, decide_at=None, decision=None, stop_at=None, resize_at=None,
+                 resize=None):
         self.steps = []
         self.declared = []
         self.checkpoints = 0
         self.decide_at, self._decision, self.stop_at = decide_at, decision, stop_at
+        self.resize_at, self._resize = resize_at, resize  # the agent's resize request, once
 
     def declare_target(self, epochs=None, examples=None, examples_per_epoch=None):
         self.declared.append((epochs, examples, examples_per_epoch))
@@ -27,6 +29,12 @@ class FakeTrainer:
     def decision(self):
         ready = self.decide_at is not None and len(self.steps) >= self.decide_at
         return self._decision if ready else None
+
+    def resize_request(self):
+        if self.resize_at is None or len(self.steps) < self.resize_at:
+            return None
+        request, self._resize = self._resize, None
+        return request
 
     def checkpoint_requested(self):
         return self.stop_at is not None and len(self.steps) >= self.stop_at

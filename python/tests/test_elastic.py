@@ -9,6 +9,8 @@ world size without restarting the ranks that stay.
 - The job's store hosted apart (pollux.store, POLLUX_STORE_HOSTED=1): rank 0 leaves, or is
   SIGKILLed, and the others go on with the first of them as rank 0; a new rank 0 does not
   admit a joiner that an earlier one answered; where rank 0 hosts the store, it may not leave.
+- The agent names the leavers by where they run (a part's Slurm job; the job's workers on
+  some nodes, rank 0's among them): those ranks leave, whatever their numbers.
 - Every fallback (a joiner not ready, a joiner with the wrong token, a rendezvous error, a
   rank dying during the change, a broadcast error, below the minimum): the ranks left stop
   for a checkpoint (exit 143), rank 0 writes it, and it holds the state of the last step.
@@ -86,6 +88,8 @@ def worker(role, rank, world, port, scenario, directory, results):
                        "RANK": str(rank), "WORLD_SIZE": str(world), "OMP_NUM_THREADS": "1"})
     if scenario.get("hosted_store"):
         os.environ["POLLUX_STORE_HOSTED"] = "1"
+    if role == "rank" and "places" in scenario:  # where Slurm runs it: job and node
+        os.environ["SLURM_JOB_ID"], os.environ["SLURMD_NODENAME"] = scenario["places"][rank]
     torch.set_num_threads(1)
     key = f"{role}{rank}"
     if role == "joiner":
@@ -110,7 +114,10 @@ def worker(role, rank, world, port, scenario, directory, results):
     loader = pollux.AdaptiveDataLoader(dataset(torch, 512), pollux.BatchSizeLimits(16, 64),
                                        seed=3, num_workers=scenario.get("num_workers", 0))
     wrapped = pollux.AdaptiveDataParallel(net, optimizer, scheduler, loader=loader,
-                                          scaler=scaler, trainer=FakeTrainer(),
+                                          scaler=scaler,
+                                          trainer=FakeTrainer(
+                                              resize_at=scenario["request_at"],
+                                              resize=scenario.get("agent_request")),
                                           agree_every=AGREE_EVERY,
                                           min_replicas=scenario.get("min_replicas"))
     wrapped.restore(os.path.join(directory, "never-read.pt"))
@@ -314,6 +321,24 @@ class LiveChange(unittest.TestCase):
                          [(0, "rank1"), (1, "rank2"), (2, "rank3")])
         for key in ("rank1", "rank2", "rank3"):  # the same processes went on
             self.assertEqual(got[key][3], got[key][4])
+
+    def test_the_agent_names_the_leavers_by_their_job_and_nodes(self):
+        from pollux.protocol import Leavers
+        places = [("7", "n1"), ("7", "n1"), ("8", "n2"), ("7", "n2")]  # job 8: a part
+        scenario = {"request_at": 3, "agent_request": (Leavers("8"), 0), "check_at": 12,
+                    "world_after": 3, "places": places}
+        got, codes, _ = run_scenario(scenario, world=4)
+        self.assertEqual(codes, {"rank0": 0, "rank1": 0, "rank2": 0, "rank3": 0}, codes)
+        self.assertNotIn("rank2", got, "the part's worker exits at the change")
+        self.assert_same_state(got, ["rank0", "rank1", "rank3"], 3)
+        # job 7's workers on n1, rank 0 among them: the first that stays becomes rank 0
+        scenario = {"request_at": 3, "agent_request": (Leavers("7", ("n1",)), 0),
+                    "check_at": 12, "world_after": 2, "places": places, "hosted_store": True}
+        got, codes, _ = run_scenario(scenario, world=4)
+        self.assertEqual(codes, {"rank0": 0, "rank1": 0, "rank2": 0, "rank3": 0}, codes)
+        self.assert_same_state(got, ["rank2", "rank3"], 2)
+        self.assertEqual(sorted((got[k][1], k) for k in ("rank2", "rank3")),
+                         [(0, "rank2"), (1, "rank3")])
 
     def test_survivors_reform_after_rank_0_is_killed_where_the_store_is_hosted_apart(self):
         scenario = {"request_at": 10 ** 9, "check_at": 14, "kill_at": 5, "killed": "rank0",

@@ -335,11 +335,23 @@ class FromAgentTest(AgentTestCase):
         self.agent.send("resize leave=2,3\n")
         self.assertEqual(self.trainer.resize_request(), ([2, 3], 0))
         self.assertIsNone(self.trainer.resize_request())
-        for bad in ("resize leave=0", "resize leave=a", "resize", "resize join=-1"):
+        for bad in ("resize leave=-1", "resize leave=a", "resize", "resize join=-1",
+                    "resize leave_nodes=n2", "resize leave_job=7 leave=1",
+                    "resize leave_job=7;rm", "resize leave_job=7 leave_nodes=n2,n[3]"):
             self.agent.send(bad + "\n")
             self.assertIsNone(self.trainer.resize_request(), bad)
         self.agent.send("resize leave=1 join=2\n")
         self.assertEqual(self.trainer.resize_request(), ([1], 2))
+        # rank 0 too: whether it may leave is the group's to say (its store hosted apart)
+        self.agent.send("resize leave=0\n")
+        self.assertEqual(self.trainer.resize_request(), ([0], 0))
+
+    def test_resize_request_names_the_leavers_by_where_they_run(self):
+        self.agent.send("resize leave_job=42\n")  # a part's workers
+        self.assertEqual(self.trainer.resize_request(), (protocol.Leavers("42"), 0))
+        self.agent.send("resize leave_job=7 leave_nodes=n2,n3\n")  # an in-place shrink
+        self.assertEqual(self.trainer.resize_request(),
+                         (protocol.Leavers("7", ("n2", "n3")), 0))
 
     def test_report_resize_sends_the_stall(self):
         self.assertTrue(self.trainer.report_resize(4, 3, 0.25))

@@ -7,26 +7,21 @@
 namespace pollux::agent {
 
 LiveShrink liveShrinkOf(const std::vector<std::string>& step_nodes, int per_node,
-                        const std::set<std::string>& decided) {
+                        const std::set<std::string>& decided, const std::string& job) {
   LiveShrink shrink;
   if (step_nodes.empty() || per_node < 1 || !decided.count(step_nodes.front())) return shrink;
-  for (std::size_t node = 0; node < step_nodes.size(); ++node) {
-    if (decided.count(step_nodes[node])) {
-      shrink.kept.push_back(step_nodes[node]);
-      continue;
-    }
-    for (int local = 0; local < per_node; ++local) {
-      shrink.leaving.push_back(static_cast<int>(node) * per_node + local);
-    }
+  shrink.job = job;
+  for (const auto& node : step_nodes) {
+    (decided.count(node) ? shrink.kept : shrink.nodes).push_back(node);
   }
+  shrink.leavers = static_cast<int>(shrink.nodes.size()) * per_node;
   return shrink;
 }
 
-std::string resizeRequest(const std::vector<int>& leaving) {
-  std::string message = "resize leave=";
-  for (std::size_t i = 0; i < leaving.size(); ++i) {
-    if (i > 0) message += ',';
-    message += std::to_string(leaving[i]);
+std::string resizeRequest(const LiveShrink& shrink) {
+  std::string message = "resize leave_job=" + shrink.job;
+  for (std::size_t i = 0; i < shrink.nodes.size(); ++i) {
+    message += (i == 0 ? " leave_nodes=" : ",") + shrink.nodes[i];
   }
   return message + "\n";
 }
@@ -89,7 +84,9 @@ LiveShrink partLeaveOf(const std::vector<LiveJoin>& joins, uint32_t part, int re
   leave.part = part;
   const LiveJoin* newest = newestActiveJoin(joins);
   if (!newest || newest->part != part || !newest->done) return leave;
-  for (int rank = newest->replicas_before; rank < replicas; ++rank) leave.leaving.push_back(rank);
+  if (replicas <= newest->replicas_before) return leave;
+  leave.job = std::to_string(part);
+  leave.leavers = replicas - newest->replicas_before;
   return leave;
 }
 
@@ -118,7 +115,7 @@ std::optional<int> followResize(std::vector<LiveJoin>& joins, int from, int to) 
 std::string pendingRequest(const std::optional<LiveShrink>& shrink,
                            const std::vector<LiveJoin>& joins) {
   const LiveJoin* join = newestActiveJoin(joins);
-  if (shrink && !shrink->requested) return resizeRequest(shrink->leaving);
+  if (shrink && !shrink->requested) return resizeRequest(*shrink);
   if (join && !join->requested) return joinRequest(join->joiners);
   return {};
 }
@@ -127,7 +124,7 @@ void markRequested(std::optional<LiveShrink>& shrink, std::vector<LiveJoin>& joi
                    const std::string& received) {
   LiveJoin* join = newestActiveJoin(joins);
   // By the message: either may have changed since it was sent.
-  if (shrink && !shrink->requested && resizeRequest(shrink->leaving) == received) {
+  if (shrink && !shrink->requested && resizeRequest(*shrink) == received) {
     shrink->requested = true;
   } else if (join && !join->requested && joinRequest(join->joiners) == received) {
     join->requested = true;

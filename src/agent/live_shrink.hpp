@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // A live in-place shrink (pollux.elastic): sched/pollux keeps some of the job's nodes; the
 // workers on the others leave at an agreeing step, the rest re-form without a restart, and
-// the rank-0 agent then shrinks the job to the kept nodes.
+// the job's lead agent then shrinks the job to the kept nodes.
 #pragma once
 
 #include <cstdint>
@@ -17,20 +17,24 @@ namespace pollux::agent {
 
 struct LiveShrink {
   std::vector<std::string> kept;  // the nodes the job keeps, in the step's order
-  std::vector<int> leaving;       // the global ranks of the workers on the other nodes
-  bool requested = false;         // `resize leave=...` sent to the trainer
+  // The workers that leave, by where they run (their ranks move with every change): those
+  // of Slurm job `job` (the job's own step, or its part), on `nodes` where not empty.
+  std::string job;
+  std::vector<std::string> nodes;
+  int leavers = 0;                // how many workers that is
+  bool requested = false;         // `resize leave_job=...` sent to the trainer
   bool done = false;              // the trainer re-formed without the leavers
   uint32_t part = 0;              // the leavers are the workers of this part of the job
 };
 
-// The shrink of a step on `step_nodes` (in SLURM_NODEID order, `per_node` workers each:
-// node i holds ranks i*per_node ... (i+1)*per_node-1) to the nodes in `decided`. Empty
-// `leaving` where nothing would leave or rank 0's node would (no live shrink then).
+// The shrink of job `job`'s step on `step_nodes` (in SLURM_NODEID order, `per_node` workers
+// each) to the nodes in `decided`: the workers of the others leave. No leavers where nothing
+// would leave or the first node (the batch host) would (no live shrink then).
 LiveShrink liveShrinkOf(const std::vector<std::string>& step_nodes, int per_node,
-                        const std::set<std::string>& decided);
+                        const std::set<std::string>& decided, const std::string& job);
 
-// The trainer's message: `resize leave=R,R,...` (pollux.protocol).
-std::string resizeRequest(const std::vector<int>& leaving);
+// The trainer's message: `resize leave_job=J [leave_nodes=N,N...]` (pollux.protocol).
+std::string resizeRequest(const LiveShrink& shrink);
 
 // A live growth through a part of the job (sched/pollux places the part on the nodes the job
 // grows to, or on its own nodes where it doubles the job's GPUs; the launcher starts workers
@@ -73,14 +77,14 @@ LiveJoin joinOf(uint32_t part, const std::vector<std::string>& part_nodes, int n
 std::string joinRequest(int joiners);
 
 // Whether the job's part, as the plugin shows it, is still to be acted on: wanted, pending,
-// to leave, or running with its workers not (yet) joined. The agent of rank 0 then reports
+// to leave, or running with its workers not (yet) joined. The job's lead agent then reports
 // as often as it may, since the plugin and the agent move a part on by reports and their
 // replies.
 bool partInFlight(const std::optional<schema::PartStatus>& part,
                   const std::vector<LiveJoin>& joins);
 
 // The leave of part `part`'s workers, the job now `replicas` in all: only the newest active
-// join's, once joined (ranks replicas_before ... replicas-1). Empty `leaving` otherwise.
+// join's, once joined (its replicas - replicas_before workers). No leavers otherwise.
 LiveShrink partLeaveOf(const std::vector<LiveJoin>& joins, uint32_t part, int replicas);
 
 // Follows the trainer's live change from `from` to `to` replicas: a growth completes the join

@@ -6,18 +6,20 @@
 namespace pollux::agent {
 namespace {
 
-TEST(LiveShrink, TheWorkersOnTheNodesNotKeptLeave) {
-  const LiveShrink shrink = liveShrinkOf({"n1", "n2", "n3"}, 2, {"n1", "n3"});
+// Named by their job and nodes: the trainer finds their ranks, which live changes move.
+TEST(LiveShrink, TheJobsWorkersOnTheNodesNotKeptLeave) {
+  const LiveShrink shrink = liveShrinkOf({"n1", "n2", "n3", "n4"}, 2, {"n1", "n3"}, "7");
   EXPECT_EQ(shrink.kept, (std::vector<std::string>{"n1", "n3"}));
-  EXPECT_EQ(shrink.leaving, (std::vector<int>{2, 3}));
+  EXPECT_EQ(shrink.nodes, (std::vector<std::string>{"n2", "n4"}));
+  EXPECT_EQ(shrink.leavers, 4);
   EXPECT_FALSE(shrink.requested);
-  EXPECT_EQ(resizeRequest(shrink.leaving), "resize leave=2,3\n");
+  EXPECT_EQ(resizeRequest(shrink), "resize leave_job=7 leave_nodes=n2,n4\n");
 }
 
-TEST(LiveShrink, NothingLeavesWhenRankZerosNodeWouldOrAllStay) {
-  EXPECT_TRUE(liveShrinkOf({"n1", "n2"}, 1, {"n2"}).leaving.empty());
-  EXPECT_TRUE(liveShrinkOf({"n1", "n2"}, 1, {"n1", "n2"}).leaving.empty());
-  EXPECT_TRUE(liveShrinkOf({}, 1, {"n1"}).leaving.empty());
+TEST(LiveShrink, NothingLeavesWhenTheBatchHostWouldOrAllStay) {
+  EXPECT_EQ(liveShrinkOf({"n1", "n2"}, 1, {"n2"}, "7").leavers, 0);
+  EXPECT_EQ(liveShrinkOf({"n1", "n2"}, 1, {"n1", "n2"}, "7").leavers, 0);
+  EXPECT_EQ(liveShrinkOf({}, 1, {"n1"}, "7").leavers, 0);
 }
 
 TEST(LiveShrink, JoinersAreAskedForByCount) { EXPECT_EQ(joinRequest(4), "resize join=4\n"); }
@@ -33,15 +35,16 @@ void joinAndGrow(std::vector<LiveJoin>& joins, uint32_t part, model::Placement& 
   placement.num_replicas = to;
 }
 
-TEST(LiveShrink, ThePartsWorkersAreTheLastRanks) {
+TEST(LiveShrink, ThePartsWorkersLeave) {
   std::vector<LiveJoin> joins = {joinOf(12, {"p12"}, 1, {1, 2})};
-  EXPECT_TRUE(partLeaveOf(joins, 12, 4).leaving.empty());  // not joined yet
+  EXPECT_EQ(partLeaveOf(joins, 12, 4).leavers, 0);  // not joined yet
   joins.back().done = true;
   const LiveShrink leave = partLeaveOf(joins, 12, 4);
-  EXPECT_EQ(leave.leaving, (std::vector<int>{2, 3}));
+  EXPECT_EQ(leave.leavers, 2);
   EXPECT_EQ(leave.part, 12u);
+  EXPECT_EQ(resizeRequest(leave), "resize leave_job=12\n");
   joins.back().left = true;
-  EXPECT_TRUE(partLeaveOf(joins, 12, 2).leaving.empty());
+  EXPECT_EQ(partLeaveOf(joins, 12, 2).leavers, 0);
 }
 
 TEST(LiveShrink, PartsJoinOneAfterTheOtherAndLeaveNewestFirst) {
@@ -53,13 +56,13 @@ TEST(LiveShrink, PartsJoinOneAfterTheOtherAndLeaveNewestFirst) {
   EXPECT_EQ(joins[1].replicas_before, 4);  // the first join's total
   EXPECT_EQ(joins[1].nodes_before, 2);
   EXPECT_EQ(placement.num_nodes, 3);
-  EXPECT_TRUE(partLeaveOf(joins, 12, 6).leaving.empty());  // not the newest
-  EXPECT_EQ(partLeaveOf(joins, 13, 6).leaving, (std::vector<int>{4, 5}));
+  EXPECT_EQ(partLeaveOf(joins, 12, 6).leavers, 0);  // not the newest
+  EXPECT_EQ(partLeaveOf(joins, 13, 6).leavers, 2);
   EXPECT_EQ(followResize(joins, 6, 4), 2);
   EXPECT_TRUE(joins[1].left);
   EXPECT_FALSE(joins[0].left);
   EXPECT_FALSE(mayJoin(joins, 13));  // still shown running a moment: not joined again
-  EXPECT_EQ(partLeaveOf(joins, 12, 4).leaving, (std::vector<int>{2, 3}));
+  EXPECT_EQ(partLeaveOf(joins, 12, 4).leavers, 2);
   EXPECT_EQ(followResize(joins, 4, 2), 1);
   EXPECT_TRUE(joins[0].left);
   EXPECT_EQ(newestActiveJoin(joins), nullptr);
@@ -82,7 +85,7 @@ TEST(LiveShrink, APartOnNodesTheJobsWorkersHoldAddsNone) {
   EXPECT_EQ(joins.back().joiners, 2);
   markRequested(no_shrink, joins, "resize join=2\n");
   EXPECT_EQ(followResize(joins, 2, 4), 2);
-  EXPECT_EQ(partLeaveOf(joins, 13, 4).leaving, (std::vector<int>{2, 3}));
+  EXPECT_EQ(partLeaveOf(joins, 13, 4).leavers, 2);
   // Step nodes that cannot be listed: only joined parts' nodes are known to be the job's.
   EXPECT_EQ(nodesNewToJob({"n1", "n3"}, std::nullopt, joins), 1);
 }
@@ -139,7 +142,7 @@ TEST(LiveShrink, AJoinInFlightWhenAnOlderPartFailsJoinsAfterTheSurvivors) {
   EXPECT_TRUE(joins[0].left);
   EXPECT_FALSE(joins[1].left);
   EXPECT_EQ(followResize(joins, 2, 4), 2);
-  EXPECT_EQ(partLeaveOf(joins, 13, 4).leaving, (std::vector<int>{2, 3}));
+  EXPECT_EQ(partLeaveOf(joins, 13, 4).leavers, 2);
 }
 
 TEST(LiveShrink, ARequestStaysPendingUntilATrainerReceivedIt) {
@@ -154,14 +157,13 @@ TEST(LiveShrink, ARequestStaysPendingUntilATrainerReceivedIt) {
 }
 
 TEST(LiveShrink, AShrinkIsAskedForBeforeAJoinAndMarkedByItsMessage) {
-  std::optional<LiveShrink> shrink = LiveShrink{};
-  shrink->leaving = {1};
+  std::optional<LiveShrink> shrink = liveShrinkOf({"n1", "n2"}, 1, {"n1"}, "7");
   std::vector<LiveJoin> joins = {joinOf(12, {"p12"}, 1, {1, 1})};
-  EXPECT_EQ(pendingRequest(shrink, joins), "resize leave=1\n");
+  EXPECT_EQ(pendingRequest(shrink, joins), "resize leave_job=7 leave_nodes=n2\n");
   markRequested(shrink, joins, "resize join=1\n");  // the join, sent before the shrink came
   EXPECT_FALSE(shrink->requested);
   EXPECT_TRUE(joins.back().requested);
-  markRequested(shrink, joins, "resize leave=1\n");
+  markRequested(shrink, joins, "resize leave_job=7 leave_nodes=n2\n");
   EXPECT_TRUE(shrink->requested);
 }
 

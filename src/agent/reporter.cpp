@@ -231,8 +231,8 @@ bool Reporter::startLiveShrink(const schema::ReportReply& reply) {
   std::set<std::string> decided;
   for (const auto& [node, gpus] : reply.allocation->nodes) decided.insert(node);
   const int per_node = placement.num_replicas / std::max(placement.num_nodes, 1);
-  LiveShrink shrink = liveShrinkOf(*nodes, per_node, decided);
-  if (shrink.leaving.empty()) return false;
+  LiveShrink shrink = liveShrinkOf(*nodes, per_node, decided, step_.trainingJob());
+  if (shrink.leavers == 0) return false;
   std::lock_guard<std::mutex> guard(state_.mutex);
   state_.live_shrink = std::move(shrink);
   return true;
@@ -270,9 +270,9 @@ bool Reporter::startPartLeave(const schema::ReportReply& reply) {
   if (!state_.leads || leaving_now) return false;
   LiveShrink leave =
       partLeaveOf(state_.live_joins, reply.part->job_id, state_.placement.num_replicas);
-  if (leave.leaving.empty()) return false;
+  if (leave.leavers == 0) return false;
   logLine("the job shrinks off its part " + std::to_string(leave.part) + ": " +
-          std::to_string(leave.leaving.size()) + " worker(s) leave live");
+          std::to_string(leave.leavers) + " worker(s) leave live");
   state_.live_shrink = std::move(leave);
   return true;
 }

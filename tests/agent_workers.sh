@@ -4,7 +4,8 @@
 # torchrun's environment contract, CUDA_VISIBLE_DEVICES narrowed to each worker's GPU; a
 # failing worker stops its siblings at once and the agent exits with its status; a bad
 # --nproc-per-node is refused with a message; an agent whose worker becomes the job's rank 0
-# at a live change leads the job from then on (it writes the step's status). The plugin is
+# at a live change leads the job from then on (it writes the step's status), and one whose
+# workers all leave the job live leads no more. The plugin is
 # unreachable here: the agent only logs that its reports fail.
 set -eu
 agent="${POLLUX_BUILDDIR:-..}/src/agent/pollux-agent"
@@ -79,6 +80,21 @@ for rank in 1 0; do
   [ "$rank" = 1 ] && [ -e status ] && fail "an agent that never led wrote the step's status"
   [ "$rank" = 1 ] || [ "$(cat status)" = 0 ] || fail "the new lead wrote status '$(cat status)'"
 done
+
+echo "== the lead's only worker leaves the job live: the agent leads no more, writes no status"
+cat > leaver.py <<'PY'
+import os, socket
+channel = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+channel.connect(os.environ["POLLUX_AGENT_SOCKET"])
+channel.send(b"hello init_batch_size=32 max_batch_size=64 min_local_bsz=8 max_local_bsz=64 "
+             b"accumulation=0 elastic=1\n")
+channel.send(b"leaving\n")  # and exits 0 at once, as pollux.elastic's leavers do
+PY
+rm -f status
+run_agent SLURM_PROCID=0 POLLUX_STEP_STATUS_FILE="$work/status" "$agent" $options \
+  -- python3 leaver.py > agent.log 2>&1 || { cat agent.log; fail "the agent failed"; }
+grep -q "this node's workers left the job live" agent.log || { cat agent.log; fail "no leave"; }
+[ ! -e status ] || fail "an agent whose workers left wrote the step's status: $(cat status)"
 
 echo "== bad input"
 status=0

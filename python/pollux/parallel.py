@@ -761,7 +761,10 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
             f"a restart")
 
     def _leave(self) -> None:
-        """A leaver: its DDP wrapper and group are already gone; exit 0."""
+        """A leaver: its DDP wrapper and group are already gone; tell the agent, exit 0."""
+        report = getattr(self.trainer, "report_leaving", None)
+        if report is not None:
+            report()
         self.trainer.close()
         sys.stdout.flush()
         sys.stderr.flush()

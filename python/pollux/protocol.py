@@ -217,6 +217,11 @@ class Trainer:
             message += b" rank=%d" % rank
         return self._socket is None or self._send(message + b"\n")
 
+    def report_leaving(self) -> bool:
+        """Tells the agent this worker leaves the job at a live change and exits 0 next (the
+        optional `leaving`; the job goes on without it). False if it could not be sent."""
+        return self._socket is None or self._send(b"leaving\n")
+
     def checkpointed(self) -> bool:
         """Tells the agent a checkpoint has been written. False if it could not be sent."""
         return self._socket is None or self._send(b"checkpointed\n")

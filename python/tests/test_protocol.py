@@ -359,6 +359,10 @@ class FromAgentTest(AgentTestCase):
         self.assertTrue(self.trainer.report_resize(4, 3, 0.25, rank=0))
         self.assertEqual(self.agent.receive(), b"resized from=4 to=3 stall=0.25 rank=0\n")
 
+    def test_report_leaving(self):
+        self.assertTrue(self.trainer.report_leaving())
+        self.assertEqual(self.agent.receive(), b"leaving\n")
+
     def test_report_step_picks_up_decision_and_checkpoint(self):
         self.agent.send("decision batch_size=128 local_bsz=32 accum_steps=3 lr_scale=1\n")
         self.agent.send("checkpoint\n")

@@ -129,7 +129,10 @@ int Agent::run() {
   }
   reporter_->start();
   for (;;) {
-    if (const auto status = pollWorkers()) return finish(*status);
+    if (const auto status = pollWorkers()) {
+      drainChannel();  // what they sent before they exited (a leaver's `leaving`)
+      return finish(*status);
+    }
     for (auto* since : {&checkpoint_requested_, &stopping_failed_}) {
       if (*since && secondsSince(**since) > options_.grace_s) {
         logLine("workers did not exit within the grace time; killing them");
@@ -221,6 +224,12 @@ void Agent::serveOnce(int timeout_ms) {
   last_drain_ = Clock::now();
 }
 
+void Agent::drainChannel() {
+  while (channel_.acceptConnection()) continue;  // workers that connected since the last poll
+  const auto fds = channel_.pollDescriptors();
+  for (std::size_t i = 1; i < fds.size(); ++i) drainConnection(fds[i]);  // [0]: the listener
+}
+
 void Agent::drainConnection(int fd) {
   std::string message;
   while (channel_.receive(fd, message) && !message.empty()) handleMessage(message);
@@ -293,6 +302,8 @@ void Agent::handleMessage(const std::string& text) {
       state_.report_now = true;
       state_.wake_reporter.notify_all();
     }
+  } else if (std::holds_alternative<LeavingMessage>(message)) {
+    noteLeaving();
   } else if (checkpoint_requested_) {
     logLine("trainer checkpointed " + std::to_string(secondsSince(*checkpoint_requested_)) +
             " s after the request");
@@ -311,6 +322,16 @@ void Agent::takeLead(int replicas) {
   std::lock_guard<std::mutex> guard(state_.mutex);
   state_.leads = true;
   state_.placement.num_nodes = std::max(replicas / std::max(node_workers_.per_node, 1), 1);
+}
+
+// A worker of this node leaves the job at a live change. Once all of them do, the job goes on
+// without this agent: it saves the measurements for the next lead and leads no longer.
+void Agent::noteLeaving() {
+  if (++workers_leaving_ != workers_.size()) return;
+  logLine("this node's workers leave the job live; it goes on without them");
+  saveState();
+  std::lock_guard<std::mutex> guard(state_.mutex);
+  state_.leads = false;
 }
 
 void Agent::declareLength(const LengthMessage& length) {
@@ -430,6 +451,10 @@ int Agent::finish(int trainer_status) {
     saveState();
     logLine("training stopped for the requeue or resize (status " + std::to_string(trainer_status) + ")");
     return withStatusWritten(kExitAfterCheckpoint);
+  }
+  if (trainer_status == 0 && !workers_.empty() && workers_leaving_ >= workers_.size()) {
+    logLine("this node's workers left the job live");
+    return 0;
   }
   saveState();
   logLine("training exited with status " + std::to_string(trainer_status) + " after " +

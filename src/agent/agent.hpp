@@ -38,6 +38,7 @@ class Agent {
   void saveState();
   void serveOnce(int timeout_ms);
   void drainConnection(int fd);
+  void drainChannel();
   void handleMessage(const std::string& text);
   void declareLength(const LengthMessage& length);
   void handleSignal();
@@ -51,6 +52,7 @@ class Agent {
   void followLiveJoin(const ResizedMessage& resized);
   // One of this node's workers became the job's rank 0 at a live change to `replicas`.
   void takeLead(int replicas);
+  void noteLeaving();
   // Reaps exited workers; a failure stops the others. The status once all have exited.
   std::optional<int> pollWorkers();
   int finish(int trainer_status);
@@ -77,6 +79,7 @@ class Agent {
   std::vector<std::optional<int>> exit_statuses_;
   std::optional<int> failure_;  // the first non-zero exit status
   bool elastic_workers_ = false;  // a trainer said `hello ... elastic=1` (pollux.elastic)
+  std::size_t workers_leaving_ = 0;  // `leaving` messages: workers that leave the job live
   std::optional<int> lost_;       // an elastic worker's failure, which the others outlived
   struct DueShrink {
     Clock::time_point at;

@@ -130,6 +130,7 @@ TrainerMessage parseTrainerMessage(std::string_view text) {
   if (kind == "step") return parseStep(fields);
   if (kind == "hello") return parseHello(fields);
   if (kind == "checkpointed") return CheckpointedMessage{};
+  if (kind == "leaving") return LeavingMessage{};
   if (kind == "length") return parseLength(fields);
   if (kind == "resized") {
     ResizedMessage resized{static_cast<int>(requiredInteger(fields, "from", 1, kMaxCount)),

@@ -55,8 +55,12 @@ struct ResizedMessage {
   std::optional<int> rank;
 };
 
-using TrainerMessage =
-    std::variant<HelloMessage, StepMessage, CheckpointedMessage, LengthMessage, ResizedMessage>;
+// `leaving`: the worker leaves the job at a live change (pollux.elastic) and exits 0 next;
+// the job goes on without it. Optional: older agents log it as an unknown message.
+struct LeavingMessage {};
+
+using TrainerMessage = std::variant<HelloMessage, StepMessage, CheckpointedMessage,
+                                    LengthMessage, ResizedMessage, LeavingMessage>;
 
 // Parses one message (a trailing newline is allowed). Throws pollux::InvalidInput saying what
 // is wrong: unknown kind, missing or malformed key, value out of range.

@@ -76,6 +76,10 @@ TEST(ChannelMessage, SingleStepGradientEstimatesMayBeNegative) {
   EXPECT_DOUBLE_EQ(step.per_example_grad->sqr, -0.25);
 }
 
+TEST(ChannelMessage, Leaving) {
+  EXPECT_TRUE(std::holds_alternative<LeavingMessage>(parseTrainerMessage("leaving\n")));
+}
+
 TEST(ChannelMessage, Checkpointed) {
   EXPECT_TRUE(std::holds_alternative<CheckpointedMessage>(parseTrainerMessage("checkpointed\n")));
 }

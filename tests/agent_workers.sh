@@ -59,40 +59,40 @@ for pid in $(cat pid.* 2> /dev/null); do
   ! kill -0 "$pid" 2> /dev/null || fail "worker $pid survived its agent"
 done
 
-echo "== a worker that becomes the job's rank 0 makes its agent the job's lead"
-cat > heir.py <<'PY'
+# trainer.py MESSAGE...: a pollux trainer's channel: hello (elastic), then each message; it then
+# trains on for $LINGER seconds (the agent reads its channel every 20 ms), or exits at once.
+cat > trainer.py <<'PY'
 import os, socket, sys, time
 channel = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
 channel.connect(os.environ["POLLUX_AGENT_SOCKET"])
 channel.send(b"hello init_batch_size=32 max_batch_size=64 min_local_bsz=8 max_local_bsz=64 "
              b"accumulation=0 elastic=1\n")
-if len(sys.argv) > 1:
-    channel.send(b"resized from=2 to=1 stall=0.5 rank=" + sys.argv[1].encode() + b"\n")
-time.sleep(1)  # trains on: the agent reads its channel every 20 ms
+for message in sys.argv[1:]:
+    channel.send(message.encode() + b"\n")
+time.sleep(float(os.environ.get("LINGER", "0")))
 PY
+
+echo "== a worker that becomes the job's rank 0 makes its agent the job's lead"
 for rank in 1 0; do
   rm -f status
-  run_agent SLURM_PROCID=1 POLLUX_STEP_STATUS_FILE="$work/status" "$agent" $options \
-    -- python3 heir.py $rank > agent.log 2>&1 || { cat agent.log; fail "the agent failed"; }
-  took_lead=0
-  grep -q "this node's worker is the job's rank 0 now" agent.log && took_lead=1
-  [ "$took_lead" = $((1 - rank)) ] || { cat agent.log; fail "rank $rank: took the lead: $took_lead"; }
-  [ "$rank" = 1 ] && [ -e status ] && fail "an agent that never led wrote the step's status"
-  [ "$rank" = 1 ] || [ "$(cat status)" = 0 ] || fail "the new lead wrote status '$(cat status)'"
+  run_agent SLURM_PROCID=1 POLLUX_STEP_STATUS_FILE="$work/status" LINGER=1 "$agent" $options \
+    -- python3 trainer.py "resized from=2 to=1 stall=0.5 rank=$rank" > agent.log 2>&1 ||
+    { cat agent.log; fail "the agent failed"; }
+  if [ "$rank" = 0 ]; then
+    grep -q "this node's worker is the job's rank 0 now" agent.log ||
+      { cat agent.log; fail "the agent of the new rank 0 did not take the lead"; }
+    [ "$(cat status)" = 0 ] || fail "the new lead wrote status '$(cat status)'"
+  else
+    ! grep -q "rank 0 now" agent.log || fail "the agent of rank 1 took the lead"
+    [ ! -e status ] || fail "an agent that never led wrote the step's status"
+  fi
 done
 
 echo "== the lead's only worker leaves the job live: the agent leads no more, writes no status"
-cat > leaver.py <<'PY'
-import os, socket
-channel = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-channel.connect(os.environ["POLLUX_AGENT_SOCKET"])
-channel.send(b"hello init_batch_size=32 max_batch_size=64 min_local_bsz=8 max_local_bsz=64 "
-             b"accumulation=0 elastic=1\n")
-channel.send(b"leaving\n")  # and exits 0 at once, as pollux.elastic's leavers do
-PY
 rm -f status
+# It exits at once after `leaving`, as pollux.elastic's leavers do.
 run_agent SLURM_PROCID=0 POLLUX_STEP_STATUS_FILE="$work/status" "$agent" $options \
-  -- python3 leaver.py > agent.log 2>&1 || { cat agent.log; fail "the agent failed"; }
+  -- python3 trainer.py leaving > agent.log 2>&1 || { cat agent.log; fail "the agent failed"; }
 grep -q "this node's workers left the job live" agent.log || { cat agent.log; fail "no leave"; }
 [ ! -e status ] || fail "an agent whose workers left wrote the step's status: $(cat status)"
 

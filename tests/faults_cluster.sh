@@ -86,7 +86,9 @@ rest_answers() { "$build/src/cli/scontrol" show pollux --json | grep -q '"jobs"'
 wait_until 10 "the REST endpoint answering after the restart" rest_answers
 echo "   $(grep -o "state file .*unusable.*" log/slurmctld.log | tail -n 1 | cut -c1-110)"
 second=$(submit_adaptive ncf 20 0.3)
-start_waits() { grep -q "JobId=$second: start waits until slurmctld has settled" log/slurmctld.log; }
+start_waits() {
+  grep -q "JobId=$second: start waits until slurmctld has settled" log/slurmctld.log
+}
 wait_until 30 "job $second's start waiting for slurmctld to settle" start_waits
 echo "   job $second waits for slurmctld to settle: $(squeue -h -j "$second" -o %T)"
 

@@ -7,8 +7,8 @@ rank 0, or, with POLLUX_STORE_HOSTED=1, by a process of its own (pollux.store, s
 job's launcher) that every rank opens as a client. Each size of the job is a generation g whose
 process group is initialised on PrefixStore("pollux/g<g>/pg/") of that store. A change is
 decided by rank 0 and carried, as a generation number, in pollux.AdaptiveDataParallel's
-agreeing all-reduce (no extra collective); its details (the old ranks that stay, in their new order, and the joiners) are
-in the store under pollux/plan/<g>. At the agreeing step every rank drops its DDP wrapper and
+agreeing all-reduce (no extra collective); its details (the old ranks that stay, in their
+new order, and the joiners) are in the store under pollux/plan/<g>. At the agreeing step every rank drops its DDP wrapper and
 destroys the group; the leavers exit 0; the rest, and the joiners admitted to g, meet at
 pollux/g<g>/arrived (a rendezvous with a timeout), initialise the group at the new size and
 rebuild DDP (whose constructor broadcasts the parameters from rank 0); when there are

@@ -245,8 +245,8 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
         """Rank 0: change the world size live at the next agreeing step at which `join`
         joiners (processes started with POLLUX_JOIN=1) are ready: the ranks in `leave` exit
         0, the others keep running (rank 0 may leave only where the job's store is hosted
-        apart, POLLUX_STORE_HOSTED=1: the first rank that stays becomes rank 0). A joiner not ready within POLLUX_JOIN_TIMEOUT seconds
-        makes the job stop for a checkpoint instead (resize_failed says so). Other ranks'
+        apart, POLLUX_STORE_HOSTED=1: the first rank that stays becomes rank 0). A joiner not
+        ready within POLLUX_JOIN_TIMEOUT seconds makes the job stop for a checkpoint instead (resize_failed says so). Other ranks'
         requests are ignored; without pollux.elastic, a RuntimeError."""
         if self._group is None:
             raise RuntimeError("live changes need pollux.init_process_group(elastic=True) "

@@ -327,11 +327,15 @@ void Agent::takeLead(int replicas) {
 // A worker of this node leaves the job at a live change. Once all of them do, the job goes on
 // without this agent: it saves the measurements for the next lead and leads no longer.
 void Agent::noteLeaving() {
-  if (++workers_leaving_ != workers_.size()) return;
+  if (++workers_leaving_ != workers_.size()) return;  // once, at the last of them
   logLine("this node's workers leave the job live; it goes on without them");
   saveState();
   std::lock_guard<std::mutex> guard(state_.mutex);
   state_.leads = false;
+}
+
+bool Agent::allWorkersLeft() const {
+  return !workers_.empty() && workers_leaving_ >= workers_.size();
 }
 
 void Agent::declareLength(const LengthMessage& length) {
@@ -452,7 +456,7 @@ int Agent::finish(int trainer_status) {
     logLine("training stopped for the requeue or resize (status " + std::to_string(trainer_status) + ")");
     return withStatusWritten(kExitAfterCheckpoint);
   }
-  if (trainer_status == 0 && !workers_.empty() && workers_leaving_ >= workers_.size()) {
+  if (trainer_status == 0 && allWorkersLeft()) {
     logLine("this node's workers left the job live");
     return 0;
   }

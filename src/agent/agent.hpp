@@ -53,6 +53,7 @@ class Agent {
   // One of this node's workers became the job's rank 0 at a live change to `replicas`.
   void takeLead(int replicas);
   void noteLeaving();
+  bool allWorkersLeft() const;  // every worker of this node said `leaving`
   // Reaps exited workers; a failure stops the others. The status once all have exited.
   std::optional<int> pollWorkers();
   int finish(int trainer_status);

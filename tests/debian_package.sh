@@ -150,7 +150,7 @@ for file in "$plugindir/sched_pollux.so" "$plugindir/job_submit_pollux.so" \
     /usr/share/doc/slurm-pollux/examples/pollux.conf.example \
     /usr/bin/pollux-agent /usr/libexec/pollux-slurm/scontrol /usr/include/pollux/pollux_train.h \
     /usr/lib/python3/dist-packages/pollux/__init__.py /usr/lib/python3/dist-packages/pollux/parallel.py \
-    /usr/share/man/man7/pollux-python.7.gz \
+    /usr/lib/python3/dist-packages/pollux/store.py /usr/share/man/man7/pollux-python.7.gz \
     /usr/share/doc/pollux-agent/examples/train_ddp.sbatch /usr/share/man/man1/pollux-agent.1.gz \
     /usr/bin/pollux-sim /usr/bin/pollux-policy /usr/bin/pollux-replay /usr/bin/pollux-fit \
     /usr/bin/pollux-emulate /usr/share/pollux-slurm/data/adaptdl/traces/cifar10/placements.csv \

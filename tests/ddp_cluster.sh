@@ -47,10 +47,7 @@ JOB
 write_ddp_launch_script
 
 step "the same script alone, $EPOCHS epochs, beside the first job: the reference accuracy"
-PYTHONPATH="$pythonpath" OMP_NUM_THREADS=1 "$python" "$example" --checkpoint alone.pt \
-  --epochs $EPOCHS > alone.out 2>&1 &
-alone_pid=$!
-background_pids=$alone_pid
+start_reference $EPOCHS
 
 step "rigid jobs leave one free GPU on each a100 node and none elsewhere"
 blockers=
@@ -89,8 +86,7 @@ grep -q "pollux-agent\[$job\.1\]" "job-$job.out" ||
 every_example_once "$job" $EPOCHS
 
 step "the same final accuracy as alone (within 1 point)"
-wait "$alone_pid" || { tail alone.out; fail "the script failed alone"; }
-alone=$(sed -n 's/^final accuracy: //p' alone.out)
+reference_accuracy
 final=$(sed -n 's/^final accuracy: //p' "job-$job.out" | tail -n 1)
 echo "   adaptive $final, alone $alone"
 "$python" -c "import sys; sys.exit(abs($final - $alone) > 0.01)" ||

@@ -15,8 +15,9 @@
 # A second job grown the same way loses its part's node (DOWN): it goes on live on n1 and
 # completes. A third, on one GPU of n1, grows live to both of n1's through a part
 # on n1 itself, then to n2's through a second part (the first keeps running); a rigid job
-# needing n2 shrinks it live off that newest part; it is cancelled: nothing of it or its parts
-# is left running or pending.
+# needing n2 shrinks it live off that newest part; its own worker is killed and its training
+# goes on live in the first part; it is cancelled: nothing of it or its parts is left running
+# or pending.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster/lib.sh"
@@ -39,10 +40,7 @@ parts_of() { squeue -h -o "%i %k" | awk -v c="adaptive:part_of=$1" '$2 == c { pr
 has_running_part() { part=$(running_parts_of "$1"); [ -n "$part" ]; }
 
 step "the same script alone, $EPOCHS epochs, beside the first job: the reference accuracy"
-PYTHONPATH="$pythonpath" OMP_NUM_THREADS=1 "$python" "$example" --checkpoint alone.pt \
-  --epochs $EPOCHS > alone.out 2>&1 &
-alone_pid=$!
-background_pids=$alone_pid
+start_reference $EPOCHS
 
 # starts_on_n1 EPOCHS: a job that starts on n1 (a rigid job holds n2 until it trains), in $job.
 starts_on_n1() {
@@ -91,8 +89,7 @@ state=$(job_field "$job" JobState)
 ! grep -q "^resumed from" "job-$job.out" || fail "job $job restarted from its checkpoint"
 [ -z "$(parts_of "$job")" ] || fail "parts of job $job left: $(parts_of "$job")"
 every_example_once "$job" $EPOCHS
-wait "$alone_pid" || { tail alone.out; fail "the script failed alone"; }
-alone=$(sed -n 's/^final accuracy: //p' alone.out)
+reference_accuracy
 final=$(sed -n 's/^final accuracy: //p' "job-$job.out" | tail -n 1)
 echo "   adaptive $final, alone $alone"
 "$python" -c "import sys; sys.exit(abs($final - $alone) > 0.01)" ||
@@ -187,6 +184,30 @@ wait_until 60 "rigid job $rigid running on n2" runs_on "$rigid" n2
 is_running "$own_part" || fail "part $own_part ended with the newest part"
 [ "$(job_field "$stacked" Restarts)" = 0 ] || fail "job $stacked was requeued to shrink"
 outlive "$first" "the shrink"
+
+step "the job's own worker is killed: its training goes on live in part $own_part, then scancel"
+# The job's own step (the batch script's) then has no worker left: the launcher follows the
+# part's, whose agent leads (the store runs apart, in the launcher).
+home_worker=
+for pid in $(workers_of "$stacked"); do
+  in_job=$(tr '\0' '\n' < "/proc/$pid/environ" 2> /dev/null | sed -n 's/^SLURM_JOB_ID=//p')
+  [ "$in_job" = "$stacked" ] && home_worker=$pid
+done
+[ -n "$home_worker" ] || fail "no worker of job $stacked in its own allocation"
+kill -KILL "$home_worker"
+wait_until 120 "job $stacked's worker in part $own_part going on alone" changed_live "$stacked" 2 1
+goes_on_in_parts() { grep -q "before its training did: the training goes on in the job's parts" \
+  "job-$stacked.out"; }
+wait_until 60 "job $stacked's launcher following its part" goes_on_in_parts
+part_leads() { grep -q "pollux-agent\[$own_part\..*this node's worker is the job's rank 0 now" \
+  "job-$stacked.out"; }
+wait_until 30 "the agent in part $own_part taking the lead" part_leads
+wait_until 30 "a report of job $stacked since the change" reported_live_change "$stacked" 2 1
+grep -e "the training goes on in the job's parts" -e "rank 0 now" "job-$stacked.out" |
+  sed 's/^/   /'
+is_running "$stacked" ||
+  fail "job $stacked ended with its own step: $(job_field "$stacked" JobState)"
+[ "$(job_field "$stacked" Restarts)" = 0 ] || fail "job $stacked was requeued"
 scancel "$stacked"
 wait_until 60 "job $stacked and its parts ended" sh -c \
   "[ -z \"\$(squeue -h -o '%i %k' | grep -e '^$stacked ' -e 'adaptive:part_of=$stacked\$')\" ]"

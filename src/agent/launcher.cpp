@@ -227,27 +227,54 @@ int Launcher::runStep(const std::vector<std::string>& nodes, PartLauncher& parts
   ChildProcess srun(stepCommand(self, options_, nodes.size(), per_node),
                     stepEnvironment(nodes, per_node, step_));
   for (;;) {
-    if (const auto status = srun.poll()) return *status;
+    if (const auto status = srun.poll()) {
+      if (stopping_ || !parts.hasSteps()) return *status;
+      // Rank 0's worker completed the training, or every worker stopped at a checkpoint.
+      const Rank0End end = rank0End();
+      if (end.status == 0 || end.resume) return *status;
+      return followParts(*status, nodes, parts);
+    }
     parts.poll(nodes);
     pollfd ready{signal_fd_, POLLIN, 0};
-    if (poll(&ready, 1, 200) > 0) handleSignal(&srun);
+    if (poll(&ready, 1, 200) > 0) handleSignal(&srun, nullptr);
   }
+}
+
+// The job's own step ended before its training did while workers of the job train on in its
+// parts (pollux.elastic went on without those lost; a lead among the lost wrote its worker's
+// failure, and the next lead writes the training's end): the step is theirs until they end.
+int Launcher::followParts(int srun_status, const std::vector<std::string>& nodes,
+                          PartLauncher& parts) {
+  logLine("the job's own step ended (status " + std::to_string(srun_status) +
+          ") before its training did: the training goes on in the job's parts");
+  while (parts.hasSteps()) {
+    parts.poll(nodes);
+    pollfd ready{signal_fd_, POLLIN, 0};
+    if (poll(&ready, 1, 200) > 0) handleSignal(nullptr, &parts);
+  }
+  return srun_status;
 }
 
 void Launcher::drainSignals() {
   pollfd ready{signal_fd_, POLLIN, 0};
-  while (poll(&ready, 1, 0) > 0) handleSignal(nullptr);
+  while (poll(&ready, 1, 0) > 0) handleSignal(nullptr, nullptr);
 }
 
 // SIGTERM and SIGINT (the job ends or is requeued: Slurm signals the step too) and the
-// trainer's own signals go on to srun (while it runs), which passes them to every task.
-void Launcher::handleSignal(ChildProcess* srun) {
+// trainer's own signals go on to srun (while it runs), which passes them to every task. Once
+// the job's own step has ended, they go on to the steps in its parts, which Slurm does not
+// signal with the job: there, the lead checkpoints the training.
+void Launcher::handleSignal(ChildProcess* srun, PartLauncher* parts) {
   signalfd_siginfo info;
   if (read(signal_fd_, &info, sizeof info) != sizeof info) return;
   const int number = static_cast<int>(info.ssi_signo);
   if (number == SIGCHLD) return;
   if (number == SIGTERM || number == SIGINT) stopping_ = true;
-  if (srun) srun->signal(number);
+  if (srun) {
+    srun->signal(number);
+  } else if (parts) {
+    parts->signalSteps(number);
+  }
 }
 
 // What sched/pollux decided for the job, if that is an in-place shrink of `nodes`.

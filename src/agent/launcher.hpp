@@ -84,7 +84,8 @@ class Launcher {
 
  private:
   int runStep(const std::vector<std::string>& nodes, PartLauncher& parts);
-  void handleSignal(ChildProcess* srun);
+  int followParts(int srun_status, const std::vector<std::string>& nodes, PartLauncher& parts);
+  void handleSignal(ChildProcess* srun, PartLauncher* parts);
   void drainSignals();
   std::optional<std::vector<std::string>> decidedShrink(const std::vector<std::string>& nodes);
   bool shrinkJob(const std::vector<std::string>& nodes);

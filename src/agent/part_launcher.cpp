@@ -71,9 +71,9 @@ std::map<std::string, std::string> partStepEnvironment(
     const std::string& job_id, uint32_t part, const std::vector<std::string>& part_nodes,
     int tasks_per_node, const std::vector<std::string>& job_nodes, const StepSettings& settings,
     const GetEnv& getenv) {
-  StepSettings joiners = settings;
-  joiners.status_file.clear();  // the job's rank 0 writes it, not a joiner
-  auto env = stepEnvironment(part_nodes, tasks_per_node, joiners);
+  // The status file too: a joiner's agent writes it once it leads the job (its worker is the
+  // job's rank 0).
+  auto env = stepEnvironment(part_nodes, tasks_per_node, settings);
   env["SLURM_JOB_ID"] = env["SLURM_JOBID"] = std::to_string(part);
   env["MASTER_ADDR"] = getenv("MASTER_ADDR").value_or(job_nodes.empty() ? "" : job_nodes.front());
   if (settings.master_port == 0) {
@@ -171,6 +171,10 @@ void PartLauncher::start(const schema::PartStatus& part, const std::vector<std::
   for (const auto& node : part.nodes) nodes += (nodes.empty() ? "" : ",") + node;
   logLine("part " + std::to_string(part.job_id) + " runs on " + nodes +
           ": starting the job's workers there, to join live");
+}
+
+void PartLauncher::signalSteps(int number) {
+  for (const auto& [part, srun] : steps_) srun->signal(number);
 }
 
 void PartLauncher::reapSteps() {

@@ -38,9 +38,9 @@ std::vector<std::string> partSubmitCommand(const std::string& job_id, const GetE
 std::vector<std::string> partStepCommand(const std::string& agent_path, const Options& options,
                                          uint32_t part, size_t nodes, int tasks_per_node);
 
-// The environment of that step: as in the part's own allocation (stepEnvironment), and the
-// job's rendezvous (MASTER_ADDR, the first of the job's step nodes; MASTER_PORT), its join
-// token and POLLUX_JOIN=1, POLLUX_PART_OF=JOB.
+// The environment of that step: as in the part's own allocation (stepEnvironment, with the
+// job's step status file), and the job's rendezvous (MASTER_ADDR, the first of the job's step
+// nodes; MASTER_PORT), its join token and POLLUX_JOIN=1, POLLUX_PART_OF=JOB.
 std::map<std::string, std::string> partStepEnvironment(
     const std::string& job_id, uint32_t part, const std::vector<std::string>& part_nodes,
     int tasks_per_node, const std::vector<std::string>& job_nodes, const StepSettings& settings,
@@ -62,6 +62,10 @@ class PartLauncher {
   // What poll() does with the plugin's answer: submits a wanted part, or starts the workers
   // in a running part whose workers were not started yet.
   void follow(const schema::PartStatus& part, const std::vector<std::string>& job_nodes);
+  // Whether the job's workers run in a part: a step started in one has not ended yet.
+  bool hasSteps() const { return !steps_.empty(); }
+  // Sends `number` to the steps started in the parts (srun passes it to every task).
+  void signalSteps(int number);
 
  private:
   using Clock = std::chrono::steady_clock;

@@ -62,7 +62,8 @@ TEST(PartLauncher, WorkersInThePartJoinTheJobsRendezvous) {
   EXPECT_EQ(env.at("POLLUX_JOIN"), "1");
   EXPECT_EQ(env.at("POLLUX_JOIN_TOKEN"), "token");
   EXPECT_EQ(env.at("POLLUX_PART_OF"), "7");
-  EXPECT_EQ(env.count(kStepStatusVariable), 0u);  // the job's rank 0 writes it
+  // Its agent writes the job's status once it leads (its worker is the job's rank 0).
+  EXPECT_EQ(env.at(kStepStatusVariable), settings.status_file);
   const auto given = partStepEnvironment("7", 12, {"n2"}, 2, {"n1"}, settings,
                                          fakeEnv({{"MASTER_ADDR", "head"}, {"MASTER_PORT", "29500"}}));
   EXPECT_EQ(given.at("MASTER_ADDR"), "head");

@@ -206,6 +206,40 @@ use_ddp_example() {
     fail "$python lacks torch or sklearn (scripts/install-deps installs them)"
 }
 
+# start_reference EPOCHS: the example alone for EPOCHS epochs, in the background beside the
+# test's first job; reference_accuracy then waits for it and sets $alone to its final
+# accuracy, which the jobs that train the example must reach (within 1 point). It depends on
+# the example, the pollux package and the epochs, not on Slurm: within one scripts/test run
+# (POLLUX_TEST_REFERENCES, a directory of it) each is computed once, by the first release's
+# run of the test, and read by the next.
+start_reference() {
+  reference_file=
+  if [ -n "${POLLUX_TEST_REFERENCES:-}" ]; then
+    reference_file=$POLLUX_TEST_REFERENCES/accuracy-$(cat "$example" "$pythonpath"/pollux/*.py |
+      sha256sum | cut -c1-16)-$1
+    if [ -s "$reference_file" ]; then
+      echo "   computed earlier in this run: $(cat "$reference_file")"
+      return
+    fi
+  fi
+  PYTHONPATH="$pythonpath" OMP_NUM_THREADS=1 "$python" "$example" --checkpoint alone.pt \
+    --epochs "$1" > alone.out 2>&1 &
+  alone_pid=$!
+  background_pids="$background_pids $alone_pid"
+}
+reference_accuracy() {
+  if [ -n "$reference_file" ] && [ -s "$reference_file" ]; then
+    alone=$(cat "$reference_file")
+    return
+  fi
+  wait "$alone_pid" || { tail alone.out; fail "the script failed alone"; }
+  alone=$(sed -n 's/^final accuracy: //p' alone.out)
+  [ -n "$alone" ] || { tail alone.out; fail "the script alone printed no final accuracy"; }
+  if [ -n "$reference_file" ]; then
+    echo "$alone" > "$reference_file.$$" && mv "$reference_file.$$" "$reference_file"
+  fi
+}
+
 # Writes ddp_launch.sh in the run dir: the example under `pollux-agent --launch` (one worker
 # per GPU, reports every second), its checkpoint and example logs named by the job id.
 write_ddp_launch_script() {

@@ -146,12 +146,17 @@ int Agent::run() {
 }
 
 // The step's nodes as live growths through the job's parts change them: a part's join adds
-// its nodes, the loss of its workers (a leave, or the part's failure, maybe with newer parts)
-// takes them away again. Called with state_.mutex held.
+// its nodes, the loss of its workers (the leave asked of them, or the part's failure, maybe
+// with newer parts) takes them away again. Called with state_.mutex held.
 void Agent::followLiveJoin(const ResizedMessage& resized) {
-  if (const auto nodes = followResize(state_.live_joins, resized.from, resized.to)) {
-    state_.placement.num_nodes = *nodes;
+  const auto& shrink = state_.live_shrink;
+  std::optional<int> nodes;
+  if (shrink && shrink->part && shrink->requested && !shrink->done) {
+    nodes = followPartLeave(state_.live_joins, shrink->part, resized.from, resized.to,
+                            state_.placement.num_nodes);
   }
+  if (!nodes) nodes = followResize(state_.live_joins, resized.from, resized.to);
+  if (nodes) state_.placement.num_nodes = *nodes;
 }
 
 void Agent::signalWorkers(int signal_number) {

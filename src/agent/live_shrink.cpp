@@ -79,15 +79,42 @@ bool partInFlight(const std::optional<schema::PartStatus>& part,
   });
 }
 
+namespace {
+
+// The join of part `part` whose workers joined and have not left; nullptr where none is.
+const LiveJoin* activeJoinOf(const std::vector<LiveJoin>& joins, uint32_t part) {
+  const auto join = std::find_if(joins.begin(), joins.end(), [&](const LiveJoin& join) {
+    return join.part == part && join.done && !join.left;
+  });
+  return join == joins.end() ? nullptr : &*join;
+}
+
+}  // namespace
+
 LiveShrink partLeaveOf(const std::vector<LiveJoin>& joins, uint32_t part, int replicas) {
   LiveShrink leave;
   leave.part = part;
   const LiveJoin* newest = newestActiveJoin(joins);
-  if (!newest || newest->part != part || !newest->done) return leave;
-  if (replicas <= newest->replicas_before) return leave;
-  leave.job = std::to_string(part);
-  leave.leavers = replicas - newest->replicas_before;
+  if (!newest || !newest->done) return leave;  // none joined, or a join in flight
+  if (newest->part == part) {
+    leave.leavers = std::max(replicas - newest->replicas_before, 0);
+  } else if (const LiveJoin* join = activeJoinOf(joins, part)) {
+    leave.leavers = std::min(join->joiners, replicas - 1);
+  }
+  if (leave.leavers > 0) leave.job = std::to_string(part);
   return leave;
+}
+
+std::optional<int> followPartLeave(std::vector<LiveJoin>& joins, uint32_t part, int from,
+                                   int to, int nodes) {
+  auto* left = const_cast<LiveJoin*>(activeJoinOf(std::as_const(joins), part));
+  if (!left || to >= from) return std::nullopt;
+  left->left = true;
+  for (LiveJoin* later = left + 1; later != joins.data() + joins.size(); ++later) {
+    later->replicas_before -= from - to;
+    later->nodes_before -= left->part_nodes;
+  }
+  return nodes - left->part_nodes;
 }
 
 std::optional<int> followResize(std::vector<LiveJoin>& joins, int from, int to) {

@@ -38,10 +38,9 @@ std::string resizeRequest(const LiveShrink& shrink);
 
 // A live growth through a part of the job (sched/pollux places the part on the nodes the job
 // grows to, or on its own nodes where it doubles the job's GPUs; the launcher starts workers
-// in it, which join at an agreeing step). A job holds several parts at once, a stack, newest
-// last: a part is joined once the one before it has joined, and the job shrinks off its parts
-// newest first (their workers are the last ranks: joiners take the ranks after those that
-// stay).
+// in it, which join at an agreeing step). A job holds several parts at once, newest last: a
+// part is joined once the one before it has joined, and the job shrinks off any of them (its
+// workers leave by name, whatever their ranks).
 struct LiveJoin {
   uint32_t part = 0;        // the part's job id
   int joiners = 0;          // workers to join: its nodes x the step's workers per node
@@ -83,9 +82,17 @@ std::string joinRequest(int joiners);
 bool partInFlight(const std::optional<schema::PartStatus>& part,
                   const std::vector<LiveJoin>& joins);
 
-// The leave of part `part`'s workers, the job now `replicas` in all: only the newest active
-// join's, once joined (its replicas - replicas_before workers). No leavers otherwise.
+// The leave of part `part`'s workers, the job now `replicas` in all, once they joined and
+// while no newer join is in flight: the newest active join's replicas - replicas_before
+// workers, an older one's joiners. No leavers otherwise.
 LiveShrink partLeaveOf(const std::vector<LiveJoin>& joins, uint32_t part, int replicas);
+
+// Follows the trainer's live change from `from` to `to` replicas that the leave of part
+// `part`'s workers asked for: its join is left, and the joins after it count their replicas
+// and nodes before them without its own. The step's nodes after it, from `nodes` before;
+// nullopt where that part has no active join (followResize then follows the change).
+std::optional<int> followPartLeave(std::vector<LiveJoin>& joins, uint32_t part, int from,
+                                   int to, int nodes);
 
 // Follows the trainer's live change from `from` to `to` replicas: a growth completes the join
 // in flight; a shrink to no more than a joined part's replicas_before took that part's workers

@@ -47,7 +47,7 @@ TEST(LiveShrink, ThePartsWorkersLeave) {
   EXPECT_EQ(partLeaveOf(joins, 12, 2).leavers, 0);
 }
 
-TEST(LiveShrink, PartsJoinOneAfterTheOtherAndLeaveNewestFirst) {
+TEST(LiveShrink, PartsJoinOneAfterTheOther) {
   model::Placement placement{1, 2};
   std::vector<LiveJoin> joins;
   joinAndGrow(joins, 12, placement);
@@ -56,7 +56,7 @@ TEST(LiveShrink, PartsJoinOneAfterTheOtherAndLeaveNewestFirst) {
   EXPECT_EQ(joins[1].replicas_before, 4);  // the first join's total
   EXPECT_EQ(joins[1].nodes_before, 2);
   EXPECT_EQ(placement.num_nodes, 3);
-  EXPECT_EQ(partLeaveOf(joins, 12, 6).leavers, 0);  // not the newest
+  EXPECT_EQ(partLeaveOf(joins, 14, 6).leavers, 0);  // no part of the job
   EXPECT_EQ(partLeaveOf(joins, 13, 6).leavers, 2);
   EXPECT_EQ(followResize(joins, 6, 4), 2);
   EXPECT_TRUE(joins[1].left);
@@ -66,6 +66,34 @@ TEST(LiveShrink, PartsJoinOneAfterTheOtherAndLeaveNewestFirst) {
   EXPECT_EQ(followResize(joins, 4, 2), 1);
   EXPECT_TRUE(joins[0].left);
   EXPECT_EQ(newestActiveJoin(joins), nullptr);
+}
+
+TEST(LiveShrink, AnOlderPartLeavesAndTheNewerOnesCountWithoutIt) {
+  model::Placement placement{1, 2};
+  std::vector<LiveJoin> joins;
+  joinAndGrow(joins, 12, placement);
+  joinAndGrow(joins, 13, placement);
+  const LiveShrink leave = partLeaveOf(joins, 12, 6);
+  EXPECT_EQ(leave.leavers, 2);
+  EXPECT_EQ(resizeRequest(leave), "resize leave_job=12\n");
+  EXPECT_EQ(followPartLeave(joins, 12, 6, 4, placement.num_nodes), 2);
+  EXPECT_TRUE(joins[0].left);
+  EXPECT_FALSE(joins[1].left);
+  EXPECT_EQ(joins[1].replicas_before, 2);  // the step's own workers only
+  EXPECT_EQ(joins[1].nodes_before, 1);
+  // The newer part leaves as the newest, or goes with a failure, from the counts it keeps.
+  EXPECT_EQ(partLeaveOf(joins, 13, 4).leavers, 2);
+  EXPECT_EQ(followResize(joins, 4, 2), 1);
+  EXPECT_TRUE(joins[1].left);
+  EXPECT_EQ(followPartLeave(joins, 12, 4, 2, 1), std::nullopt);  // left already
+}
+
+TEST(LiveShrink, NoPartLeavesWhileAJoinIsInFlight) {
+  model::Placement placement{1, 2};
+  std::vector<LiveJoin> joins;
+  joinAndGrow(joins, 12, placement);
+  joins.push_back(joinOf(13, {"p13"}, 1, placement));
+  EXPECT_EQ(partLeaveOf(joins, 12, 4).leavers, 0);
 }
 
 TEST(LiveShrink, APartOnNodesTheJobsWorkersHoldAddsNone) {

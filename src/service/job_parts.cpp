@@ -133,10 +133,19 @@ std::optional<std::vector<std::string>> partGrowthNodes(
   return nodes;
 }
 
-bool dropsNewestPart(const policy::Allocation& current, const policy::Allocation& target,
-                     const JobParts& parts) {
-  if (parts.running.empty()) return false;
-  return target == policy::withoutPart(current, parts.running.back().allocation(current.gpu_type));
+const RunningPart* droppedRunningPart(const policy::Allocation& current,
+                                      const policy::Allocation& target, const JobParts& parts) {
+  const auto dropped =
+      policy::droppedPart(current, target, parts.runningAllocations(current.gpu_type));
+  return dropped ? &parts.running[*dropped] : nullptr;
+}
+
+const RunningPart* JobParts::leaving(const PartLeave& leave) const {
+  if (running.empty()) return nullptr;
+  if (!leave.part) return &running.back();
+  const auto part = std::find_if(running.begin(), running.end(),
+                                 [&](const RunningPart& mine) { return mine.id == leave.part; });
+  return part == running.end() ? nullptr : &*part;
 }
 
 std::vector<Action> planPartActions(std::vector<Action> actions,
@@ -146,30 +155,29 @@ std::vector<Action> planPartActions(std::vector<Action> actions,
   for (const auto& job : folded) by_id[job.id] = &job;
   std::vector<Action> planned;
   std::set<uint32_t> settled;  // jobs whose part this round already acted on
-  // The newest running part's workers leave (or have left: the report no longer counts them).
-  const auto leave = [&](uint32_t job_id, const RunningPart& newest) {
+  // A running part's workers leave (or have left: the report no longer counts them).
+  const auto leave = [&](uint32_t job_id, const RunningPart& part) {
     settled.insert(job_id);
     const auto asked = round.leaving_since.find(job_id);
-    const double since = asked == round.leaving_since.end() ? round.now : asked->second;
+    const double since = asked == round.leaving_since.end() ? round.now : asked->second.since;
     const std::string job = "JobId=" + std::to_string(job_id);
     if (!round.joined.count(job_id)) {
-      planned.push_back(cancelOf(newest.id, job_id, "live shrink of " + job + ": its part on " +
-                                                        describe(newest.nodes) +
-                                                        " ends, its workers left"));
+      planned.push_back(cancelOf(part.id, job_id, "live shrink of " + job + ": its part on " +
+                                                      describe(part.nodes) +
+                                                      " ends, its workers left"));
     } else if (round.now - since > kPartLeaveTimeoutS) {
-      planned.push_back(cancelOf(newest.id, job_id,
+      planned.push_back(cancelOf(part.id, job_id,
                                  "live shrink of " + job + ": its part's workers did not leave "
                                  "within " + std::to_string(int(kPartLeaveTimeoutS)) +
                                  " s; the part ends with them"));
     } else {
-      round.leaving[job_id] = since;  // asked (again): the job's agent has them leave
+      round.leaving[job_id] = {part.id, since};  // asked (again): the job's agent has them leave
     }
   };
-  for (const auto& [job_id, since] : round.leaving_since) {
+  for (const auto& [job_id, asked] : round.leaving_since) {
     const auto mine = parts.find(job_id);
-    if (mine != parts.end() && !mine->second.running.empty()) {
-      leave(job_id, mine->second.running.back());
-    }
+    const RunningPart* part = mine == parts.end() ? nullptr : mine->second.leaving(asked);
+    if (part) leave(job_id, *part);
   }
   for (auto& action : actions) {
     const uint32_t job_id = action.job_id;
@@ -188,12 +196,12 @@ std::vector<Action> planPartActions(std::vector<Action> actions,
     const auto added =
         partGrowthNodes(*current, target, mine.runningAllocations(current->gpu_type));
     const bool joining = !mine.running.empty() && !round.joined.count(job_id);
-    const bool drops_newest = dropsNewestPart(*current, target, mine);
-    // One part joins at a time, and its workers leave only once joined (a join that ends
+    const RunningPart* dropped = droppedRunningPart(*current, target, mine);
+    // One part joins at a time, and workers leave only once all joined (a join that ends
     // after the last report would lose its workers as in a failure): the change waits.
-    if (joining && (added || drops_newest)) continue;
-    if (drops_newest) {
-      leave(job_id, mine.running.back());
+    if (joining && (added || dropped)) continue;
+    if (dropped) {
+      leave(job_id, *dropped);
     } else if (added && round.now - round.growing_since.try_emplace(job_id, round.now).first->second >
                             kPartStartTimeoutS) {
       round.growth_failed.insert(job_id);

@@ -7,8 +7,8 @@
 // that join J's trainer live. A job holds several running parts, one per live growth, and
 // grows through one at a time: a further growth waits until every running part's workers
 // have joined. The policy sees J holding its own nodes and its running parts'; a shrink that
-// drops the newest part cancels it (its workers' loss is a live shrink); a part whose job no
-// longer runs is cancelled.
+// drops one of them has its workers leave, then cancels it; a part whose job no longer runs
+// is cancelled.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +36,16 @@ inline constexpr double kPartStartTimeoutS = 90;
 // change as a failure is).
 inline constexpr double kPartLeaveTimeoutS = 60;
 
+// A job's part whose workers are asked to leave, since when (0: its newest running part, as
+// a state file saved before the part was named says).
+struct PartLeave {
+  uint32_t part = 0;
+  double since = 0;
+  bool operator==(const PartLeave& other) const {
+    return part == other.part && since == other.since;
+  }
+};
+
 // A part of a job that runs.
 struct RunningPart {
   uint32_t id = 0;
@@ -54,6 +64,8 @@ struct JobParts {
 
   // What each running part holds, oldest first.
   std::vector<policy::Allocation> runningAllocations(const std::string& gpu_type) const;
+  // The running part `leave` names; nullptr where it runs no more.
+  const RunningPart* leaving(const PartLeave& leave) const;
 };
 
 // Slurm's jobs as the policy sees them: parts folded into their jobs.
@@ -80,28 +92,29 @@ std::optional<std::vector<std::string>> partGrowthNodes(
     const policy::Allocation& current, const policy::Allocation& target,
     const std::vector<policy::Allocation>& parts = {});
 
-// Whether `target` is `current` without exactly what its newest running part holds.
-bool dropsNewestPart(const policy::Allocation& current, const policy::Allocation& target,
-                     const JobParts& parts);
+// The running part whose workers leave when the job moves from `current` to `target`:
+// `target` is `current` without exactly what it holds (policy::droppedPart); nullptr if none.
+const RunningPart* droppedRunningPart(const policy::Allocation& current,
+                                      const policy::Allocation& target, const JobParts& parts);
 
 // What a round knows of the jobs that have parts, and what it decides of them besides actions.
 struct PartRound {
   std::set<uint32_t> grows_live;  // jobs whose workers can join them live
   std::set<uint32_t> joined;      // jobs whose last report counts all their running parts' GPUs
   std::map<uint32_t, double> growing_since;  // jobs that wanted a growth through a part
-  std::map<uint32_t, double> leaving_since;  // jobs whose part's workers were asked to leave
+  std::map<uint32_t, PartLeave> leaving_since;  // jobs whose part's workers were asked to leave
   double now = 0;
   // Decided:
   std::set<uint32_t> wanted;        // jobs whose launcher is to submit a part
   std::set<uint32_t> growth_failed;  // jobs whose part did not start or join in time
   std::map<uint32_t, double> growing;  // jobs that wait for their part to run, since when
-  std::map<uint32_t, double> leaving;  // jobs whose part's workers are to leave, since when
+  std::map<uint32_t, PartLeave> leaving;  // jobs whose part's workers are to leave
 };
 
 // Turns the round's resizes of jobs that grow live into parts' actions: a growth a part can
 // carry places the job's pending part on the added nodes (or, with none pending, asks the
 // launcher for one); it waits (no action) while a running part's workers have not joined, as
-// does a shrink that drops the newest running part, which then has them leave at an agreeing
+// does a shrink that drops a running part, which then has its workers leave at an agreeing
 // step and cancels the part once they have (or kPartLeaveTimeoutS after asking). A growth
 // whose part does not run within kPartStartTimeoutS is a requeue (its pending part cancelled),
 // and so is every later growth of the job; so is a running part whose workers did not join

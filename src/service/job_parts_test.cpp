@@ -76,8 +76,10 @@ TEST(JobPartsTest, RunningPartOnItsJobsNodesDoublesItsGpusThere) {
   EXPECT_EQ(folded.jobs[0].gpus_per_node->count, 4);
   EXPECT_EQ(folded.parts.at(7).running[0].gpus_per_node, 2);
   // Dropping it is dropping its GPUs there.
-  EXPECT_TRUE(dropsNewestPart(onNodes({{"n1", 4}}), onNodes({{"n1", 2}}), folded.parts.at(7)));
-  EXPECT_FALSE(dropsNewestPart(onNodes({{"n1", 4}}), onNodes({{"n1", 1}}), folded.parts.at(7)));
+  const JobParts& parts = folded.parts.at(7);
+  EXPECT_EQ(droppedRunningPart(onNodes({{"n1", 4}}), onNodes({{"n1", 2}}), parts),
+            &parts.running[0]);
+  EXPECT_EQ(droppedRunningPart(onNodes({{"n1", 4}}), onNodes({{"n1", 1}}), parts), nullptr);
 }
 
 TEST(JobPartsTest, ThePolicySeesWhatTheRunningPartsHold) {
@@ -151,7 +153,7 @@ TEST(JobPartsTest, APartOnTheNodesOfTheJobAndOfItsEarlierPartDoublesItsGpusThere
 }
 
 PartRound roundAt(double now, std::set<uint32_t> joined = {},
-                  std::map<uint32_t, double> leaving_since = {}) {
+                  std::map<uint32_t, PartLeave> leaving_since = {}) {
   PartRound round;
   round.grows_live = {7};
   round.joined = std::move(joined);
@@ -253,13 +255,13 @@ TEST(JobPartsTest, ShrinkOffThePartHasItsWorkersLeaveThenCancelsIt) {
   const std::vector<SlurmJob> jobs = {runningOn(7, {"n1", "n2"})};
   PartRound round = roundAt(200, {7});
   EXPECT_TRUE(planPartActions({requeueTo(7, {"n1"})}, jobs, {{7, runningPart()}}, round).empty());
-  EXPECT_EQ(round.leaving, (std::map<uint32_t, double>{{7, 200.0}}));
+  EXPECT_EQ(round.leaving, (std::map<uint32_t, PartLeave>{{7, {8, 200.0}}}));
   // Asked again while they have not left, whatever the round decides now.
-  round = roundAt(210, {7}, {{7, 200.0}});
+  round = roundAt(210, {7}, {{7, {8, 200.0}}});
   EXPECT_TRUE(planPartActions({}, jobs, {{7, runningPart()}}, round).empty());
-  EXPECT_EQ(round.leaving, (std::map<uint32_t, double>{{7, 200.0}}));
+  EXPECT_EQ(round.leaving, (std::map<uint32_t, PartLeave>{{7, {8, 200.0}}}));
   // Left (the report no longer counts n2): the part is cancelled.
-  round = roundAt(211, {}, {{7, 200.0}});
+  round = roundAt(211, {}, {{7, {8, 200.0}}});
   const auto actions = planPartActions({}, jobs, {{7, runningPart()}}, round);
   ASSERT_EQ(actions.size(), 1u);
   EXPECT_EQ(actions[0].kind, ActionKind::kCancel);
@@ -268,7 +270,7 @@ TEST(JobPartsTest, ShrinkOffThePartHasItsWorkersLeaveThenCancelsIt) {
   EXPECT_NE(actions[0].why.find("live shrink of JobId=7"), std::string::npos);
   EXPECT_TRUE(round.leaving.empty());
   // Not left in time: cancelled all the same.
-  round = roundAt(201 + kPartLeaveTimeoutS, {7}, {{7, 200.0}});
+  round = roundAt(201 + kPartLeaveTimeoutS, {7}, {{7, {8, 200.0}}});
   ASSERT_EQ(planPartActions({}, jobs, {{7, runningPart()}}, round).size(), 1u);
   EXPECT_TRUE(round.growth_failed.empty());
 }
@@ -283,7 +285,7 @@ TEST(JobPartsTest, ShrinkOffAPartNotJoinedYetWaitsForTheJoin) {
   // Joined: they are asked to leave.
   round = roundAt(130, {7});
   EXPECT_TRUE(planPartActions({requeueTo(7, {"n1"})}, jobs, {{7, runningPart()}}, round).empty());
-  EXPECT_EQ(round.leaving, (std::map<uint32_t, double>{{7, 130.0}}));
+  EXPECT_EQ(round.leaving, (std::map<uint32_t, PartLeave>{{7, {8, 130.0}}}));
   // Never joined: the part is cancelled as late, as without the shrink.
   round = roundAt(101 + kPartJoinTimeoutS);
   const auto actions =
@@ -338,25 +340,41 @@ TEST(JobPartsTest, AJobWithRunningPartsGrowsThroughAnotherOnceTheyJoined) {
   EXPECT_EQ(actions[0].kind, ActionKind::kRequeue);
 }
 
-TEST(JobPartsTest, AShrinkDropsTheNewestPartOnly) {
+TEST(JobPartsTest, AShrinkDropsAnyOneRunningPart) {
   const std::vector<SlurmJob> jobs = {runningOn(7, {"n1", "n2", "n3"})};
   PartRound round = roundAt(400, {7});
   const auto drop_newest =
       planPartActions({requeueTo(7, {"n1", "n2"})}, jobs, {{7, twoRunningParts()}}, round);
   EXPECT_TRUE(drop_newest.empty());
-  EXPECT_EQ(round.leaving, (std::map<uint32_t, double>{{7, 400.0}}));
+  EXPECT_EQ(round.leaving, (std::map<uint32_t, PartLeave>{{7, {11, 400.0}}}));
   // Left: the newest part is cancelled, the older one stays.
-  round = roundAt(410, {}, {{7, 400.0}});
+  round = roundAt(410, {}, {{7, {11, 400.0}}});
   auto actions = planPartActions({}, jobs, {{7, twoRunningParts()}}, round);
   ASSERT_EQ(actions.size(), 1u);
   EXPECT_EQ(actions[0].kind, ActionKind::kCancel);
   EXPECT_EQ(actions[0].job_id, 11u);
-  // Dropping the older part but keeping the newest: by requeue.
+  // Dropping the older part and keeping the newest: its workers leave the same way.
   round = roundAt(400, {7});
   actions = planPartActions({requeueTo(7, {"n1", "n3"})}, jobs, {{7, twoRunningParts()}}, round);
+  EXPECT_TRUE(actions.empty());
+  EXPECT_EQ(round.leaving, (std::map<uint32_t, PartLeave>{{7, {8, 400.0}}}));
+  round = roundAt(410, {}, {{7, {8, 400.0}}});
+  actions = planPartActions({}, jobs, {{7, twoRunningParts()}}, round);
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].job_id, 8u);
+  // Dropping both parts at once, or the job's own node: by requeue.
+  round = roundAt(400, {7});
+  actions = planPartActions({requeueTo(7, {"n2", "n3"})}, jobs, {{7, twoRunningParts()}}, round);
   ASSERT_EQ(actions.size(), 1u);
   EXPECT_EQ(actions[0].kind, ActionKind::kRequeue);
   EXPECT_TRUE(round.leaving.empty());
+}
+
+TEST(JobPartsTest, ALeaveSavedWithoutItsPartIsTheNewestPartsLeave) {
+  const std::vector<SlurmJob> jobs = {runningOn(7, {"n1", "n2", "n3"})};
+  PartRound round = roundAt(410, {7}, {{7, {0, 400.0}}});
+  EXPECT_TRUE(planPartActions({}, jobs, {{7, twoRunningParts()}}, round).empty());
+  EXPECT_EQ(round.leaving, (std::map<uint32_t, PartLeave>{{7, {11, 400.0}}}));
 }
 
 TEST(JobPartsTest, TheNewestPartNotJoinedInTimeIsCancelled) {

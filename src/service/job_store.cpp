@@ -126,7 +126,10 @@ Json::Value recordToJson(const JobRecord& record) {
   }
   if (record.user_begin_time > 0) job["user_begin_time"] = record.user_begin_time;
   if (record.report) job["report"] = schema::reportToJson(*record.report);
-  if (record.part_leaving_since) job["part_leaving_since"] = *record.part_leaving_since;
+  if (record.part_leave) {
+    job["part_leaving_since"] = record.part_leave->since;
+    if (record.part_leave->part) job["part_leaving"] = record.part_leave->part;
+  }
   return job;
 }
 
@@ -218,17 +221,17 @@ void JobStore::recordDecision(const std::string& id,
 
 void JobStore::recordParts(const std::map<std::string, schema::PartStatus>& parts,
                            const std::map<uint32_t, double>& growing,
-                           const std::map<uint32_t, double>& leaving) {
+                           const std::map<uint32_t, PartLeave>& leaving) {
   std::lock_guard<std::mutex> guard(mutex_);
-  const auto since = [](const std::map<uint32_t, double>& times, const std::string& id) {
-    const auto found = times.find(static_cast<uint32_t>(std::stoul(id)));
-    return found == times.end() ? std::nullopt : std::optional<double>(found->second);
+  const auto since = [](const auto& values, const std::string& id) {
+    const auto found = values.find(static_cast<uint32_t>(std::stoul(id)));
+    return found == values.end() ? std::nullopt : std::optional(found->second);
   };
   for (auto& [id, record] : jobs_) {
     const auto part = parts.find(id);
     record.part = part == parts.end() ? std::nullopt : std::optional(part->second);
     record.part_growing_since = since(growing, id);
-    record.part_leaving_since = since(leaving, id);
+    record.part_leave = since(leaving, id);
   }
 }
 
@@ -335,7 +338,12 @@ void JobStore::restore(const Json::Value& saved) {
       record.user_begin_time = job["user_begin_time"].nonNegativeNumber();
     }
     if (job.has("part_leaving_since")) {
-      record.part_leaving_since = job["part_leaving_since"].nonNegativeNumber();
+      PartLeave leave;
+      leave.since = job["part_leaving_since"].nonNegativeNumber();
+      if (job.has("part_leaving")) {
+        leave.part = static_cast<uint32_t>(job["part_leaving"].integer(1, UINT32_MAX));
+      }
+      record.part_leave = leave;
     }
     if (job.has("report")) {
       Json::StreamWriterBuilder writer;

@@ -15,6 +15,7 @@
 
 #include "actions.hpp"
 #include "job_lifecycle.hpp"
+#include "job_parts.hpp"
 #include "common/policy/policy.hpp"
 #include "common/schema/goodput_report.hpp"
 #include "slurm_view.hpp"
@@ -55,7 +56,7 @@ struct JobRecord {
   // for its part to run (not saved) and since when the part's workers are asked to leave.
   std::optional<schema::PartStatus> part;
   std::optional<double> part_growing_since;
-  std::optional<double> part_leaving_since;
+  std::optional<PartLeave> part_leave;
 };
 
 // How long the nodes of a run that ended are remembered (Slurm keeps finished jobs MinJobAge,
@@ -97,7 +98,7 @@ class JobStore {
   // `growing`, `leaving`).
   void recordParts(const std::map<std::string, schema::PartStatus>& parts,
                    const std::map<uint32_t, double>& growing,
-                   const std::map<uint32_t, double>& leaving);
+                   const std::map<uint32_t, PartLeave>& leaving);
   // The jobs' parts did not run or join in time: each grows by requeue from now on.
   void refuseLiveGrowth(const std::set<uint32_t>& jobs);
   // Slurm took `action` at `now`: the job's status, last change, restarts and lifecycle follow.

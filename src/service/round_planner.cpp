@@ -237,26 +237,31 @@ std::set<uint32_t> joinedParts(const std::vector<SlurmJob>& jobs,
   return joined;
 }
 
-// The jobs whose record has a time in `field` (JobRecord::part_growing_since, say), with it.
-std::map<uint32_t, double> timesOf(const std::map<std::string, JobRecord>& records,
-                                   std::optional<double> JobRecord::*field) {
-  std::map<uint32_t, double> times;
+// The jobs whose record has a value in `field` (JobRecord::part_growing_since, say), with it.
+template <typename Value>
+std::map<uint32_t, Value> valuesOf(const std::map<std::string, JobRecord>& records,
+                                   std::optional<Value> JobRecord::*field) {
+  std::map<uint32_t, Value> values;
   for (const auto& [id, record] : records) {
-    if (record.*field) times[static_cast<uint32_t>(std::stoul(id))] = *(record.*field);
+    if (record.*field) values[static_cast<uint32_t>(std::stoul(id))] = *(record.*field);
   }
-  return times;
+  return values;
 }
 
-// What a job's launcher and agent are told of its parts, the one they act on first: its
-// newest running part when its workers are to leave or have not joined yet, else its pending
-// part or the one it wants, else its newest running part.
+// What a job's launcher and agent are told of its parts, the one they act on first: the
+// running part whose workers are to leave, else its newest running part when its workers
+// have not joined yet, else its pending part or the one it wants, else its newest running
+// part.
 std::optional<schema::PartStatus> partStatus(uint32_t job_id, const JobParts* mine,
                                              const PartRound& round) {
   using State = schema::PartStatus::State;
   const RunningPart* newest = mine && !mine->running.empty() ? &mine->running.back() : nullptr;
-  if (newest && (round.leaving.count(job_id) || !round.joined.count(job_id))) {
-    const State state = round.leaving.count(job_id) ? State::kLeaving : State::kRunning;
-    return schema::PartStatus{state, newest->id, newest->nodes};
+  const auto leave = round.leaving.find(job_id);
+  const RunningPart* leaving =
+      mine && leave != round.leaving.end() ? mine->leaving(leave->second) : nullptr;
+  if (leaving) return schema::PartStatus{State::kLeaving, leaving->id, leaving->nodes};
+  if (newest && !round.joined.count(job_id)) {
+    return schema::PartStatus{State::kRunning, newest->id, newest->nodes};
   }
   if (mine && mine->pending) return schema::PartStatus{State::kPending, mine->pending, {}};
   if (round.wanted.count(job_id)) return schema::PartStatus{};
@@ -398,8 +403,8 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
   PartRound parts;
   parts.grows_live = growingLive(to_plan, records);
   parts.joined = joinedParts(jobs, folded.parts, records);
-  parts.growing_since = timesOf(records, &JobRecord::part_growing_since);
-  parts.leaving_since = timesOf(records, &JobRecord::part_leaving_since);
+  parts.growing_since = valuesOf(records, &JobRecord::part_growing_since);
+  parts.leaving_since = valuesOf(records, &JobRecord::part_leave);
   parts.now = round.now;
   actions = planPartActions(std::move(actions), to_plan, folded.parts, parts);
   store.recordParts(partStatuses(folded.parts, parts), parts.growing, parts.leaving);

@@ -78,11 +78,6 @@ void SimJob::applyChange(Change change, const Assignment& next) {
     joining_from_.reset();
     join_left_ = 0;
   }
-  if (change == Change::kLiveShrink && !parts_.empty()) {
-    parts_.pop_back();
-  } else if (change != Change::kNone && change != Change::kLiveGrowth) {
-    parts_.clear();
-  }
   double stall = 0;
   switch (change) {
     case Change::kNone:
@@ -130,6 +125,25 @@ void SimJob::setTiming(const Assignment& next, const Cluster& cluster) {
   }
 }
 
+void SimJob::followParts(Change change, const std::optional<Assignment>& next,
+                         const Cluster& cluster) {
+  if (change == Change::kNone) return;
+  if (change == Change::kLiveGrowth) {
+    parts_.push_back(
+        policy::addedTo(allocationOf(*assignment_, cluster), allocationOf(*next, cluster)));
+    return;
+  }
+  const auto dropped = change == Change::kLiveShrink
+                           ? policy::droppedPart(allocationOf(*assignment_, cluster),
+                                                 allocationOf(*next, cluster), parts_)
+                           : std::nullopt;
+  if (dropped) {
+    parts_.erase(parts_.begin() + static_cast<std::ptrdiff_t>(*dropped));
+  } else {
+    parts_.clear();  // a restart, a stop, or a shrink in place (a job without parts)
+  }
+}
+
 void SimJob::countFlipBack() {
   const std::pair<std::string, int> shape{gpu_type_, assignment_ ? assignment_->totalGpus() : 0};
   if (shape != round_shape_ && shape == last_round_shape_) ++flip_backs_;
@@ -140,11 +154,8 @@ void SimJob::countFlipBack() {
 bool SimJob::assign(const std::optional<Assignment>& next, const Cluster& cluster, double now) {
   const Change change = changeTo(next, cluster);
   if (change != Change::kNone) last_change_time_ = now;
+  followParts(change, next, cluster);
   applyChange(change, next.value_or(Assignment{}));
-  if (change == Change::kLiveGrowth) {
-    parts_.push_back(
-        policy::addedTo(allocationOf(*assignment_, cluster), allocationOf(*next, cluster)));
-  }
   assignment_ = next;
   gpu_type_.clear();
   if (next) {

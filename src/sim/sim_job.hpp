@@ -36,7 +36,7 @@ class SimJob {
   // (policy::changesInPlace): a growth that keeps its GPUs and adds as many on each node it
   // adds to (a part) trains on at its old allocation while the joiners start (its restart
   // cost), then stalls for the live growth; a shrink to some of its nodes, or one that drops
-  // its newest part, stalls for the live shrink (live_resize.hpp); any other change restarts.
+  // one of its parts, stalls for the live shrink (live_resize.hpp); any other change restarts.
   SimJob(trace::WorkloadJob spec, const trace::Application& app, double restart_cost_s,
          std::optional<double> live_model_parameters = std::nullopt);
 
@@ -56,8 +56,7 @@ class SimJob {
   // The stall of its last live change; nullopt before its first.
   std::optional<double> lastLiveStall() const { return last_live_stall_s_; }
   // The GPUs each of its live growths added (its parts on Slurm), oldest first, until it
-  // drops them (newest first) or restarts: it shrinks live meanwhile only by dropping the
-  // newest.
+  // drops them or restarts: it shrinks live meanwhile only by dropping one of them.
   const std::vector<policy::Allocation>& parts() const { return parts_; }
   // Seconds its changes stopped it (restarts and stalls; not its first start).
   double pausedSeconds() const { return paused_s_; }
@@ -93,6 +92,9 @@ class SimJob {
 
   Change changeTo(const std::optional<Assignment>& next, const Cluster& cluster) const;
   void applyChange(Change change, const Assignment& next);
+  // Its parts as the change moves them: a live growth adds one, a live shrink drops the one
+  // it drops; any other change ends them all.
+  void followParts(Change change, const std::optional<Assignment>& next, const Cluster& cluster);
   void countFlipBack();
   void setTiming(const Assignment& next, const Cluster& cluster);
   // What it trains on: the old allocation while joiners start, else the one it holds.

@@ -89,10 +89,18 @@ bool keeps(const Allocation& inner, const Allocation& outer, bool exactly) {
 
 }  // namespace
 
+std::optional<std::size_t> droppedPart(const Allocation& from, const Allocation& to,
+                                       const std::vector<Allocation>& parts) {
+  for (std::size_t part = parts.size(); part-- > 0;) {
+    if (to == withoutPart(from, parts[part])) return part;
+  }
+  return std::nullopt;
+}
+
 bool changesInPlace(const Allocation& from, const Allocation& to,
                     const std::vector<Allocation>& parts) {
   if (from.gpu_type != to.gpu_type || to.nodes.empty()) return false;
-  if (!parts.empty() && to == withoutPart(from, parts.back())) return true;
+  if (droppedPart(from, to, parts)) return true;
   const int per_node = uniformPerNode(from);
   if (to.totalGpus() > from.totalGpus()) {
     const Allocation added = addedTo(from, to);

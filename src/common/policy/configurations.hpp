@@ -40,11 +40,15 @@ int uniformPerNode(const Allocation& allocation);
 // Whether Slurm moves a job from `from` to `to` without a requeue: the same GPU type, as many
 // GPUs on each of `from`'s nodes, and either `to` adds a part with as many GPUs on each of
 // its nodes (a job of their own, as Slurm's GRES are per node: on new nodes, or on each of
-// `from`'s nodes, doubling them), or `to` drops the newest of `parts`
-// (the running parts, oldest first), or, without parts, keeps some of `from`'s nodes (a
-// shrink in place).
+// `from`'s nodes, doubling them), or `to` drops one of `parts` (the running parts, oldest
+// first; droppedPart), or, without parts, keeps some of `from`'s nodes (a shrink in place).
 bool changesInPlace(const Allocation& from, const Allocation& to,
                     const std::vector<Allocation>& parts = {});
+
+// The index in `parts` of the part whose workers leave when the job moves from `from` to
+// `to`: `to` is `from` without exactly what it holds (the newest such); nullopt if none is.
+std::optional<std::size_t> droppedPart(const Allocation& from, const Allocation& to,
+                                       const std::vector<Allocation>& parts);
 
 // What `larger` holds beyond `smaller`, node by node (nodes where it holds no more left out).
 Allocation addedTo(const Allocation& smaller, const Allocation& larger);

@@ -88,15 +88,19 @@ TEST(ConfigurationsTest, AJobDoubledOnItsNodeByAPartDoublesAgainByAnotherAndDrop
   const std::vector<Allocation> both{{"t4", {{"n0", 1}}}, {"t4", {{"n0", 2}}}};
   EXPECT_TRUE(changesInPlace(again, doubled, both));
   EXPECT_FALSE(changesInPlace(again, {"t4", {{"n0", 1}}}, both));  // two parts at once
-  EXPECT_FALSE(changesInPlace(again, {"t4", {{"n0", 3}}}, both));
+  EXPECT_TRUE(changesInPlace(again, {"t4", {{"n0", 3}}}, both));  // the first part only
 }
 
-TEST(ConfigurationsTest, AJobWithSeveralPartsShrinksLiveByItsNewestOnly) {
+TEST(ConfigurationsTest, AJobWithSeveralPartsShrinksLiveByAnyOneOfThem) {
   const Allocation three_nodes{"t4", {{"n0", 2}, {"n1", 2}, {"n2", 2}}};
   const std::vector<Allocation> parts{{"t4", {{"n1", 2}}}, {"t4", {{"n2", 2}}}};
   EXPECT_TRUE(changesInPlace(three_nodes, {"t4", {{"n0", 2}, {"n1", 2}}}, parts));
-  EXPECT_FALSE(changesInPlace(three_nodes, {"t4", {{"n0", 2}, {"n2", 2}}}, parts));
+  EXPECT_EQ(droppedPart(three_nodes, {"t4", {{"n0", 2}, {"n1", 2}}}, parts), 1u);
+  EXPECT_TRUE(changesInPlace(three_nodes, {"t4", {{"n0", 2}, {"n2", 2}}}, parts));
+  EXPECT_EQ(droppedPart(three_nodes, {"t4", {{"n0", 2}, {"n2", 2}}}, parts), 0u);
+  EXPECT_FALSE(changesInPlace(three_nodes, {"t4", {{"n1", 2}, {"n2", 2}}}, parts));  // its own
   EXPECT_FALSE(changesInPlace(three_nodes, {"t4", {{"n0", 2}}}, parts));  // two at once
+  EXPECT_EQ(droppedPart(three_nodes, {"t4", {{"n0", 2}}}, parts), std::nullopt);
   EXPECT_TRUE(changesInPlace(three_nodes, {"t4", {{"n0", 2}, {"n1", 2}, {"n2", 2}, {"n3", 2}}},
                              parts));
 }

@@ -142,10 +142,10 @@ bool changesLive(const Job& job, const Config& config) {
   if (!job.current || config.gpu_type != job.current->gpu_type) return false;
   const bool shrinks_live = job.grows_live || job.live_resize_cost_s;
   const bool has_parts = !job.parts.empty();
-  if (has_parts && shrinks_live &&
-      config == configOf(withoutPart(*job.current, job.parts.back()))) {
-    return true;
-  }
+  const auto drops = [&](const Allocation& part) {
+    return config == configOf(withoutPart(*job.current, part));
+  };
+  if (shrinks_live && std::any_of(job.parts.begin(), job.parts.end(), drops)) return true;
   const int nodes = static_cast<int>(job.current->nodes.size());
   const int per_node = uniformPerNode(*job.current);
   if (per_node <= 0) return false;

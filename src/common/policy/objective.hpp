@@ -49,7 +49,7 @@ double changeCost(const Job& job, const Config& config);
 // as the placement makes it where the job's nodes still have the room (configurations.hpp,
 // changesInPlace): with as many GPUs per node as it has on each now, more nodes (grows_live);
 // twice its GPUs on as many nodes (grows_live and room_to_double: a part on its own nodes);
-// with parts, dropping the newest; without, fewer nodes (grows_live or a live change
+// with parts, dropping one of them; without, fewer nodes (grows_live or a live change
 // measured).
 bool changesLive(const Job& job, const Config& config);
 

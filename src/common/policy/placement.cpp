@@ -218,8 +218,8 @@ std::optional<Allocation> placeWithFallbacks(const NodePool& pool,
                                              const PlacementRequest& request) {
   const NodeDemand& demand = request.demand;
   const NodeSet* allowed = request.allowed_nodes;
-  if (request.live && !request.parts.empty()) {
-    const Allocation kept = withoutPart(*request.current, request.parts.back());
+  for (auto part = request.parts.rbegin(); request.live && part != request.parts.rend(); ++part) {
+    const Allocation kept = withoutPart(*request.current, *part);
     if (configOf(kept) == request.config && pool.fits(kept, demand)) return kept;
   }
   if (auto allocation = pool.find(request.config, request.current, demand, allowed)) {

@@ -57,6 +57,10 @@ TEST(PlacementTest, ALiveChangeIsPlacedFirstOnItsNodes) {
   drops.parts = {Allocation{"t4", {{"n0", 4}}}, Allocation{"t4", {{"n1", 4}}}};
   result = place(nodes, {}, {drops});
   EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n0", 4}, {"n2", 4}}}));
+  // An older part when the rest of the job without the newest cannot stay (n0 is gone).
+  const auto without_n0 = decltype(nodes)(nodes.begin() + 1, nodes.end());
+  result = place(without_n0, {}, {drops});
+  EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n1", 4}, {"n2", 4}}}));
 }
 
 TEST(PlacementTest, BestFitAvoidsFragmentation) {

@@ -99,7 +99,7 @@ struct Job {
   // shrink to some of its nodes (configurations.hpp, changesInPlace).
   bool grows_live = false;
   // What its running parts hold (its live growths through parts), oldest first, within
-  // `current`: it shrinks live only by dropping the newest, and grows live through another.
+  // `current`: it shrinks live by dropping one of them, and grows live through another.
   std::vector<Allocation> parts;
   // Whether each of its nodes has as many GPUs free as it holds there: a growth that doubles
   // it on its own nodes is live only then (else the placement moves it, a restart).

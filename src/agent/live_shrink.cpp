@@ -91,15 +91,23 @@ const LiveJoin* activeJoinOf(const std::vector<LiveJoin>& joins, uint32_t part) 
 
 }  // namespace
 
-LiveShrink partLeaveOf(const std::vector<LiveJoin>& joins, uint32_t part, int replicas) {
+bool seen(const std::vector<LiveJoin>& joins, uint32_t part) {
+  return std::any_of(joins.begin(), joins.end(),
+                     [&](const LiveJoin& join) { return join.part == part; });
+}
+
+LiveShrink partLeaveOf(const std::vector<LiveJoin>& joins, uint32_t part, int replicas,
+                       int unknown_leavers) {
   LiveShrink leave;
   leave.part = part;
   const LiveJoin* newest = newestActiveJoin(joins);
-  if (!newest || !newest->done) return leave;  // none joined, or a join in flight
-  if (newest->part == part) {
+  if (newest && !newest->done) return leave;  // a join in flight
+  if (newest && newest->part == part) {
     leave.leavers = std::max(replicas - newest->replicas_before, 0);
   } else if (const LiveJoin* join = activeJoinOf(joins, part)) {
     leave.leavers = std::min(join->joiners, replicas - 1);
+  } else if (!seen(joins, part)) {
+    leave.leavers = std::min(unknown_leavers, replicas - 1);
   }
   if (leave.leavers > 0) leave.job = std::to_string(part);
   return leave;
@@ -107,8 +115,10 @@ LiveShrink partLeaveOf(const std::vector<LiveJoin>& joins, uint32_t part, int re
 
 std::optional<int> followPartLeave(std::vector<LiveJoin>& joins, uint32_t part, int from,
                                    int to, int nodes) {
+  if (to >= from || from <= 0) return std::nullopt;
+  if (!seen(joins, part)) return std::max(nodes - (from - to) * nodes / from, 1);
   auto* left = const_cast<LiveJoin*>(activeJoinOf(std::as_const(joins), part));
-  if (!left || to >= from) return std::nullopt;
+  if (!left) return std::nullopt;
   left->left = true;
   for (LiveJoin* later = left + 1; later != joins.data() + joins.size(); ++later) {
     later->replicas_before -= from - to;

@@ -82,15 +82,22 @@ std::string joinRequest(int joiners);
 bool partInFlight(const std::optional<schema::PartStatus>& part,
                   const std::vector<LiveJoin>& joins);
 
+// Whether `joins` has ever had a join of part `part`.
+bool seen(const std::vector<LiveJoin>& joins, uint32_t part);
+
 // The leave of part `part`'s workers, the job now `replicas` in all, once they joined and
-// while no newer join is in flight: the newest active join's replicas - replicas_before
-// workers, an older one's joiners. No leavers otherwise.
-LiveShrink partLeaveOf(const std::vector<LiveJoin>& joins, uint32_t part, int replicas);
+// while no join is in flight: the newest active join's replicas - replicas_before workers,
+// an older one's joiners; `unknown_leavers` for a part these joins never had (its workers
+// joined under an earlier lead: the part's nodes times the workers per node). None for a part
+// that left, and never all of the job's workers.
+LiveShrink partLeaveOf(const std::vector<LiveJoin>& joins, uint32_t part, int replicas,
+                       int unknown_leavers = 0);
 
 // Follows the trainer's live change from `from` to `to` replicas that the leave of part
 // `part`'s workers asked for: its join is left, and the joins after it count their replicas
-// and nodes before them without its own. The step's nodes after it, from `nodes` before;
-// nullopt where that part has no active join (followResize then follows the change).
+// and nodes before them without its own. The step's nodes after it, from `nodes` before (for
+// a part these joins never had, in proportion to the workers that left); nullopt where that
+// part's join left already (followResize then follows the change).
 std::optional<int> followPartLeave(std::vector<LiveJoin>& joins, uint32_t part, int from,
                                    int to, int nodes);
 

@@ -88,6 +88,17 @@ TEST(LiveShrink, AnOlderPartLeavesAndTheNewerOnesCountWithoutIt) {
   EXPECT_EQ(followPartLeave(joins, 12, 4, 2, 1), std::nullopt);  // left already
 }
 
+TEST(LiveShrink, APartThatJoinedUnderAnEarlierLeadLeavesByItsNodes) {
+  // This lead took over after the join: it has no record of part 12's workers.
+  const std::vector<LiveJoin> none;
+  const LiveShrink leave = partLeaveOf(none, 12, 4, 2);
+  EXPECT_EQ(leave.leavers, 2);
+  EXPECT_EQ(resizeRequest(leave), "resize leave_job=12\n");
+  std::vector<LiveJoin> joins;
+  EXPECT_EQ(followPartLeave(joins, 12, 4, 2, 2), 1);
+  EXPECT_EQ(partLeaveOf(none, 12, 2, 2).leavers, 1);  // never all of the job's workers
+}
+
 TEST(LiveShrink, NoPartLeavesWhileAJoinIsInFlight) {
   model::Placement placement{1, 2};
   std::vector<LiveJoin> joins;

@@ -261,15 +261,18 @@ bool Reporter::startLiveJoin(const schema::ReportReply& reply) {
   return true;
 }
 
-// The job shrinks off its newest part: the workers that joined from it leave at an agreeing
-// step, then the agent cancels the part (see Agent::shrinkJobWhenDue).
+// The job shrinks off one of its parts: the workers that joined from it leave at an agreeing
+// step, then the agent cancels the part (see Agent::shrinkJobWhenDue). A lead that took over
+// from another knows no joins: the part's nodes tell it how many leave.
 bool Reporter::startPartLeave(const schema::ReportReply& reply) {
   if (!reply.part || reply.part->state != schema::PartStatus::State::kLeaving) return false;
   std::lock_guard<std::mutex> guard(state_.mutex);
   const bool leaving_now = state_.live_shrink && !state_.live_shrink->done;
   if (!state_.leads || leaving_now) return false;
-  LiveShrink leave =
-      partLeaveOf(state_.live_joins, reply.part->job_id, state_.placement.num_replicas);
+  const model::Placement& placement = state_.placement;
+  const int per_node = placement.num_replicas / std::max(placement.num_nodes, 1);
+  LiveShrink leave = partLeaveOf(state_.live_joins, reply.part->job_id, placement.num_replicas,
+                                 static_cast<int>(reply.part->nodes.size()) * per_node);
   if (leave.leavers == 0) return false;
   logLine("the job shrinks off its part " + std::to_string(leave.part) + ": " +
           std::to_string(leave.leavers) + " worker(s) leave live");

@@ -89,12 +89,13 @@ const LiveJoin* activeJoinOf(const std::vector<LiveJoin>& joins, uint32_t part) 
   return join == joins.end() ? nullptr : &*join;
 }
 
-}  // namespace
-
-bool seen(const std::vector<LiveJoin>& joins, uint32_t part) {
+// Whether `joins` ever had a join of part `part`.
+bool hasJoinOf(const std::vector<LiveJoin>& joins, uint32_t part) {
   return std::any_of(joins.begin(), joins.end(),
                      [&](const LiveJoin& join) { return join.part == part; });
 }
+
+}  // namespace
 
 LiveShrink partLeaveOf(const std::vector<LiveJoin>& joins, uint32_t part, int replicas,
                        int unknown_leavers) {
@@ -106,7 +107,7 @@ LiveShrink partLeaveOf(const std::vector<LiveJoin>& joins, uint32_t part, int re
     leave.leavers = std::max(replicas - newest->replicas_before, 0);
   } else if (const LiveJoin* join = activeJoinOf(joins, part)) {
     leave.leavers = std::min(join->joiners, replicas - 1);
-  } else if (!seen(joins, part)) {
+  } else if (!hasJoinOf(joins, part)) {
     leave.leavers = std::min(unknown_leavers, replicas - 1);
   }
   if (leave.leavers > 0) leave.job = std::to_string(part);
@@ -116,7 +117,7 @@ LiveShrink partLeaveOf(const std::vector<LiveJoin>& joins, uint32_t part, int re
 std::optional<int> followPartLeave(std::vector<LiveJoin>& joins, uint32_t part, int from,
                                    int to, int nodes) {
   if (to >= from || from <= 0) return std::nullopt;
-  if (!seen(joins, part)) return std::max(nodes - (from - to) * nodes / from, 1);
+  if (!hasJoinOf(joins, part)) return std::max(nodes - (from - to) * nodes / from, 1);
   auto* left = const_cast<LiveJoin*>(activeJoinOf(std::as_const(joins), part));
   if (!left) return std::nullopt;
   left->left = true;

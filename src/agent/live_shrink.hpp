@@ -82,9 +82,6 @@ std::string joinRequest(int joiners);
 bool partInFlight(const std::optional<schema::PartStatus>& part,
                   const std::vector<LiveJoin>& joins);
 
-// Whether `joins` has ever had a join of part `part`.
-bool seen(const std::vector<LiveJoin>& joins, uint32_t part);
-
 // The leave of part `part`'s workers, the job now `replicas` in all, once they joined and
 // while no join is in flight: the newest active join's replicas - replicas_before workers,
 // an older one's joiners; `unknown_leavers` for a part these joins never had (its workers

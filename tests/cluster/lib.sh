@@ -132,6 +132,10 @@ start_pollux_cluster() {  # start_pollux_cluster [EXTRA]
 setup_test_cluster() {  # setup_test_cluster NAME
   build="${POLLUX_BUILDDIR:?}"
   run=$(mktemp -d "/tmp/pollux-$1-test-XXXXXX")
+  # Temporary files of the test, its daemons and its jobs (sbatch passes the environment on)
+  # go with the run directory: an agent that a test kills leaves its channel directory.
+  mkdir "$run/tmp"
+  export TMPDIR="$run/tmp"
   plugins="$build/src/plugins/sched/pollux/.libs:$build/src/plugins/job_submit/pollux/.libs:$("$here/cluster/cluster.sh" plugindir)"
   port=$(free_port)
   api="http://127.0.0.1:$port"

@@ -199,8 +199,9 @@ step "a --launch job on both a100 nodes loses n2 (set DOWN): its workers on n1 g
 wait_until 60 "the earlier jobs ended" all_finished "$rigid"
 # min_gpus=4 places the job on both nodes at once; POLLUX_MIN_REPLICAS=2 (the job's own,
 # exported to it by sbatch) lets 2 workers go on where the default, its min_gpus, would not.
+# It trains fewer epochs: what is checked is that it completes, not its accuracy.
 failing=$(POLLUX_MIN_REPLICAS=2 sbatch --parsable --comment=adaptive:gpu_type=a100,min_gpus=4,max_gpus=4 \
-  --open-mode=append -o "$run/job-%j.out" ddp_launch.sh $EPOCHS)
+  --open-mode=append -o "$run/job-%j.out" ddp_launch.sh $((EPOCHS * 2 / 5)))
 wait_until 120 "job $failing on both a100 nodes" runs_on "$failing" "n[1-2]"
 wait_until 60 "job $failing's rank 0 of 4 workers" has_leader "$failing"
 wait_until 90 "job $failing training" grep -q "^epoch 1:" "job-$failing.out"
@@ -223,9 +224,10 @@ grep "after its rank 0 completed the training" "job-$failing.out" | sed 's/^/   
 echo "   rank 0 (pid $leader) went on to the end: $(grep '^final accuracy' "job-$failing.out")"
 
 step "a --launch job on both a100 nodes loses its workers on n1, rank 0's: n2's go on live"
+# It too trains fewer epochs.
 heir_job=$(POLLUX_MIN_REPLICAS=2 sbatch --parsable \
   --comment=adaptive:gpu_type=a100,min_gpus=4,max_gpus=4 --open-mode=append \
-  -o "$run/job-%j.out" ddp_launch.sh $EPOCHS)
+  -o "$run/job-%j.out" ddp_launch.sh $((EPOCHS * 2 / 5)))
 wait_until 120 "job $heir_job on both a100 nodes" runs_on "$heir_job" "n[1-2]"
 wait_until 90 "job $heir_job training" grep -q "^epoch 1:" "job-$heir_job.out"
 # Ranks 0 and 1 run on n1, the batch host (whose launcher hosts the job's store), 2 and 3 on n2.

@@ -11,7 +11,7 @@
 #
 # scripts/test runs it after `make check`. It is not one of tests/Makefile.am's TESTS: it
 # needs the git checkout (not a dist tarball or a build dir), installs into the system, and
-# its build would compete with the cluster tests that make check runs two at a time.
+# its build would compete with the cluster tests that make check runs side by side.
 # POLLUX_DEB_KEEP=DIR copies the built .deb files to DIR.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)

@@ -198,9 +198,9 @@ void addModel(const JobRecord& record, policy::Job& job) {
   // worker does, less the checkpoint it need not read.
   job.grows_live = report.in_place_resize && report.elastic && !record.lifecycle.grows_by_requeue;
   if (job.grows_live) job.join_startup_s = job.restart_cost_s;
-  // A declared length whose work is done is no declaration the policy can use: the job
-  // trains on (its trainer misjudged it) and is scheduled as undeclared.
-  if (report.length && report.length->progress < report.length->target) job.length = report.length;
+  // A job past its declared length (its trainer misjudged it) is scheduled with the length
+  // doubled (policy::DeclaredLength::remaining).
+  job.length = report.length;
 }
 
 policy::Job adaptiveJob(const SlurmJob& slurm, const JobRecord* record, int cluster_gpus) {

@@ -115,10 +115,10 @@ TEST(SnapshotBuilderTest, DeclaredLengthFromTheReportUntilItsWorkIsDone) {
   ASSERT_TRUE(build().length.has_value());
   EXPECT_DOUBLE_EQ(build().length->progress, 2500);
   EXPECT_DOUBLE_EQ(build().length->target, 10000);
-  record.report->length = policy::DeclaredLength{10000, 10000};  // reached: undeclared
-  EXPECT_FALSE(build().length.has_value());
+  // Past its target: the policy doubles it (policy::DeclaredLength::remaining).
   record.report->length = policy::DeclaredLength{12000, 10000};
-  EXPECT_FALSE(build().length.has_value());
+  ASSERT_TRUE(build().length.has_value());
+  EXPECT_DOUBLE_EQ(build().length->remaining(), 8000);
 }
 
 TEST(SnapshotBuilderTest, ObjectiveSettingsReachTheSnapshot) {

@@ -47,8 +47,7 @@ Json::Value lengthStatus(const policy::DeclaredLength& length, std::optional<dou
   Json::Value out(Json::objectValue);
   out["progress"] = length.progress;
   out["target_progress"] = length.target;
-  const bool usable = remaining_s && std::isfinite(*remaining_s) && *remaining_s >= 0 &&
-                      length.progress < length.target;
+  const bool usable = remaining_s && std::isfinite(*remaining_s) && *remaining_s >= 0;
   out["remaining_s"] = usable ? Json::Value(*remaining_s) : Json::Value(Json::nullValue);
   return out;
 }

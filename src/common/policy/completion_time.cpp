@@ -7,7 +7,7 @@
 namespace pollux::policy {
 
 bool declaresLength(const Job& job) {
-  return job.adaptive && job.length && job.length->remaining() > 0;
+  return job.adaptive && job.length && job.length->target > 0;
 }
 
 std::optional<double> remainingSeconds(const Job& job, JobGoodput& goodput, const Config& config) {

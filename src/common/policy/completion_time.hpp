@@ -5,7 +5,8 @@
 // goodput round gave them together plus what it left free. For such a job, an option's
 // speedup is how much sooner the job completes there than at its baseline (min_gpus on its
 // fastest type):
-//   remaining_s(option) = remaining declared work / goodput at the option (statistical
+//   remaining_s(option) = remaining declared work (past the declared length, the length
+//                         doubled: DeclaredLength::remaining) / goodput at the option (statistical
 //                         efficiency included) + the restart cost if the option changes GPUs
 //   speedup(option)     = remaining_s(baseline, no restart) / remaining_s(option)
 // and its weight is the power-mean utility of that speedup (objective.hpp) times
@@ -36,7 +37,7 @@ namespace pollux::policy {
 // at the cost of more restarts of long ones.
 inline constexpr double kRankExponent = 1.5;
 
-// Whether the job is re-decided by completion time: adaptive, length declared and not reached.
+// Whether the job is re-decided by completion time: adaptive and its length declared.
 bool declaresLength(const Job& job);
 
 // Seconds the job needs to complete at `config`, the change's cost (changeCost) included;

@@ -32,14 +32,20 @@ int gpusOf(const Decision& decision, const std::string& id) {
   return found == decision.allocations.end() ? 0 : found->second.allocation.totalGpus();
 }
 
-TEST(CompletionTimeTest, OnlyAdaptiveJobsWithWorkLeftDeclare) {
+TEST(CompletionTimeTest, OnlyAdaptiveJobsDeclare) {
   EXPECT_FALSE(declaresLength(adaptiveJob("a", 1, 8, "t4")));
   EXPECT_TRUE(declaresLength(declaredJob("a", 0, 100)));
-  EXPECT_FALSE(declaresLength(declaredJob("a", 100, 100)));  // reached: undeclared
-  EXPECT_FALSE(declaresLength(declaredJob("a", 150, 100)));  // beyond: undeclared
+  EXPECT_TRUE(declaresLength(declaredJob("a", 150, 100)));  // beyond: its length doubled
   Job rigid = testing::rigidJob("r", 2);
   rigid.length = DeclaredLength{0, 100};
   EXPECT_FALSE(declaresLength(rigid));
+}
+
+TEST(CompletionTimeTest, PastItsDeclaredLengthAJobIsGuessedToRunAsLongAgain) {
+  EXPECT_DOUBLE_EQ((DeclaredLength{25, 100}.remaining()), 75);
+  EXPECT_DOUBLE_EQ((DeclaredLength{100, 100}.remaining()), 100);  // reached: 200 now
+  EXPECT_DOUBLE_EQ((DeclaredLength{150, 100}.remaining()), 50);
+  EXPECT_DOUBLE_EQ((DeclaredLength{450, 100}.remaining()), 350);  // 800 now
 }
 
 TEST(CompletionTimeTest, RemainingSecondsIsWorkOverGoodputPlusAnyRestart) {
@@ -277,11 +283,10 @@ TEST(CompletionTimeTest, WithoutDeclarationsBothObjectivesDecideAlike) {
   Snapshot snapshot;
   snapshot.nodes = nodesOf("t4", 2, 8, "n");
   for (const char* id : {"a", "b", "c"}) snapshot.jobs.push_back(adaptiveJob(id, 1, 16, "t4"));
-  snapshot.jobs.push_back(declaredJob("done", 5e5, 5e5));  // reached its target: undeclared
   const Decision by_jct = schedule(snapshot);
   snapshot.params.objective = Objective::kGoodput;
   const Decision by_goodput = schedule(snapshot);
-  for (const char* id : {"a", "b", "c", "done"}) {
+  for (const char* id : {"a", "b", "c"}) {
     EXPECT_EQ(gpusOf(by_jct, id), gpusOf(by_goodput, id)) << id;
   }
 }

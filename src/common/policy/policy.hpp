@@ -75,7 +75,13 @@ struct Allocation {
 struct DeclaredLength {
   double progress = 0;  // done so far
   double target = 0;    // done at completion
-  double remaining() const { return target - progress; }
+  // Left to do. Past its target (the declaration was too short), the target doubles until it
+  // lies ahead: a job that ran past its declared length is guessed to run as long again.
+  double remaining() const {
+    double ahead = target;
+    while (ahead > 0 && ahead <= progress) ahead *= 2;
+    return ahead - progress;
+  }
 };
 
 struct Job {
@@ -115,8 +121,9 @@ struct Job {
   std::map<std::string, model::PerfParams> models;  // measured throughput model per GPU type
   model::GradParams grad{0, 0};
   model::BatchLimits limits{1, 1, 1, 1, false};
-  // Declared length; absent: undeclared. A length with progress at or beyond its target is
-  // scheduled as undeclared (validate() refuses negative or non-finite values).
+  // Declared length; absent: undeclared. Progress at or beyond its target is scheduled with
+  // the target doubled (DeclaredLength::remaining; validate() refuses negative or non-finite
+  // values).
   std::optional<DeclaredLength> length;
   // The snapshot's budgets its GPUs count against, each once (empty: none).
   std::vector<BudgetUse> budgets;

@@ -99,7 +99,7 @@ TEST(SnapshotBuilderTest, ReportsAndRecordsFeedTheModel) {
   EXPECT_EQ(built.models.count("a100"), 1u);
 }
 
-TEST(SnapshotBuilderTest, DeclaredLengthFromTheReportUntilItsWorkIsDone) {
+TEST(SnapshotBuilderTest, DeclaredLengthFromTheReportPastItsTargetToo) {
   JobRecord record;
   schema::GoodputReport report;
   report.grad = {1, 3};

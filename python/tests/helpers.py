@@ -72,10 +72,18 @@ def _rank_main(rank, world, port, target, arguments, results):
         dist.destroy_process_group()
 
 
-def run_ranks(target, arguments=(), world=2, timeout=120):
-    """target(rank, world, *arguments) in `world` spawned gloo processes; its results by rank."""
+def process_context():
+    """The multiprocessing context of the tests' gloo processes: each starts clean (not a fork
+    of the test, whose gloo state it must not share), from a server that imported torch once."""
     import torch.multiprocessing as mp
-    context = mp.get_context("spawn")
+    context = mp.get_context("forkserver")
+    context.set_forkserver_preload(["torch", "torch.distributed"])
+    return context
+
+
+def run_ranks(target, arguments=(), world=2, timeout=120):
+    """target(rank, world, *arguments) in `world` gloo processes; its results by rank."""
+    context = process_context()
     results = context.Queue()
     port = ports.rendezvous_port()
     processes = [context.Process(target=_rank_main,

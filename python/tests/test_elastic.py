@@ -35,7 +35,7 @@ sys.path.insert(0, HERE)
 
 import pollux  # noqa: E402
 import ports  # noqa: E402
-from helpers import FakeTrainer, dataset, model  # noqa: E402
+from helpers import FakeTrainer, dataset, model, process_context  # noqa: E402
 
 AGREE_EVERY = 2
 TOKEN = "a-secret-only-the-job-sees"
@@ -172,8 +172,7 @@ def tearDownModule():
 
 def run_scenario(scenario, world, joiners=0, timeout=90):
     """The scenario's processes; returns ({key: result}, {key: exit code}, directory)."""
-    import torch.multiprocessing as mp
-    context = mp.get_context("spawn")
+    context = process_context()
     results = context.Queue()
     port = ports.rendezvous_port()
     directory = tempfile.mkdtemp(dir=SCRATCH.name)

@@ -20,6 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import pollux
 import ports
+from helpers import process_context
 
 if torch is not None:
 
@@ -277,8 +278,7 @@ class ProcessGroupTest(unittest.TestCase):
 
     def test_two_gloo_processes_join_reduce_and_share_a_checkpoint(self):
         import tempfile
-        import torch.multiprocessing as mp
-        context = mp.get_context("spawn")
+        context = process_context()
         results = context.Queue()
         port = ports.rendezvous_port()
         with tempfile.TemporaryDirectory() as directory:

@@ -12,8 +12,8 @@
 # (4 -> 2), the plugin cancels the part, and the job completes with every example once per
 # epoch and the accuracy of the script alone (within 1 point); slurmdbd (a real MariaDB)
 # accounts the part to the job's user, account and name, with its GPUs, within the job's time.
-# A second job grown the same way loses its part's node (DOWN): it goes on live on n1 and
-# completes. A third, on one GPU of n1, grows live to both of n1's through a part
+# A second job, grown onto n2 the same way once its minimum is raised to 4 GPUs, loses its
+# part's node (DOWN): it goes on live on n1 and completes. A third, on one GPU of n1, grows live to both of n1's through a part
 # on n1 itself, then to n2's through a second part (the first keeps running); a rigid job
 # needing n2 shrinks it live off that newest part; its own worker is killed and its training
 # goes on live in the first part; it is cancelled: nothing of it or its parts is left running
@@ -120,11 +120,14 @@ echo "   GPU-seconds: job $(gpu_s "$job"), part $(gpu_s "$part")"
 
 step "a job grown live loses its part's node (DOWN): it goes on live on n1"
 wait_until 60 "rigid job $rigid ended" all_finished "$rigid"
-# Twice as long as the first: a growth must pay for its joiners' start-up in the time the job
-# has left, and this one may run on an idle machine (its accuracy is not checked).
-starts_on_n1 $((2 * EPOCHS))
+starts_on_n1 $EPOCHS
 failing=$job
+# Its minimum raised to grow it at once: the goodput policy's own choice depends on how fast
+# this machine trains it; lowered again once grown, so that losing the part leaves it a size
+# it may have.
+scontrol update JobId="$failing" Comment=adaptive:gpu_type=a100,min_gpus=4,max_gpus=4
 wait_until 180 "job $failing grown live to 4 workers" changed_live "$failing" 2 4
+scontrol update JobId="$failing" Comment=adaptive:gpu_type=a100,min_gpus=2,max_gpus=4
 scontrol update NodeName=n2 State=DOWN Reason=pollux-test
 scontrol update NodeName=n2 State=DRAIN Reason=pollux-test
 wait_until 120 "job $failing back to 2 workers live" changed_live "$failing" 4 2

@@ -3,12 +3,13 @@
 # A live growth onto a node the job does not hold, on the real test cluster with sched/pollux:
 # examples/train_ddp.py (the pollux package, CPU/gloo) under `pollux-agent --launch`, one
 # worker per fake GPU, 2 GPUs a node. Rigid jobs hold the v100 nodes and, at first, n2, so the
-# job (max_gpus=4) starts on n1 with 2 workers; once n2 is free Pollux grows it there through
-# a part: the launcher submits a job of the same user with the comment
-# adaptive:part_of=JOB, the plugin places it on n2, the launcher starts 2 workers in it, and
-# they join the job's trainer live (2 -> 4 replicas): the job stays RUNNING with Restarts 0
-# and its first workers keep their process ids. A rigid job that needs n2, submitted as soon as
-# the part runs, shrinks the job off the part once its workers have joined: they leave live
+# job (max_gpus=4) starts on n1 with 2 workers; once n2 is free and its minimum is raised to 4
+# GPUs, Pollux grows it there through a part: the launcher submits a job of the same user
+# with the comment adaptive:part_of=JOB, the plugin places it on n2, the launcher starts 2
+# workers in it, and they join the job's trainer live (2 -> 4 replicas): the job stays RUNNING
+# with Restarts 0 and its first workers keep their process ids. Its minimum lowered to 2 and a
+# rigid job that needs n2 submitted as soon as the part runs, the job shrinks off the part
+# once its workers have joined: they leave live
 # (4 -> 2), the plugin cancels the part, and the job completes with every example once per
 # epoch and the accuracy of the script alone (within 1 point); slurmdbd (a real MariaDB)
 # accounts the part to the job's user, account and name, with its GPUs, within the job's time.
@@ -22,7 +23,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster/lib.sh"
 use_ddp_example
-EPOCHS=2000
+EPOCHS=1000
 setup_test_cluster live-growth
 
 step "start MariaDB, slurmdbd and a cluster with sched/pollux, 2 fake GPUs per node"
@@ -41,6 +42,12 @@ has_running_part() { part=$(running_parts_of "$1"); [ -n "$part" ]; }
 
 step "the same script alone, $EPOCHS epochs, beside the first job: the reference accuracy"
 start_reference $EPOCHS
+
+# needs GPUS JOB: JOB's minimum set to GPUS (of at most 4): a growth to 4 GPUs is then the
+# policy's only choice, whatever this machine's speed makes the job's goodput.
+needs() {
+  scontrol update JobId="$2" Comment="adaptive:gpu_type=a100,min_gpus=$1,max_gpus=4"
+}
 
 # starts_on_n1 EPOCHS: a job that starts on n1 (a rigid job holds n2 until it trains), in $job.
 starts_on_n1() {
@@ -63,11 +70,13 @@ done
 for blocker in $blockers; do wait_until 60 "rigid job $blocker running" is_running "$blocker"; done
 starts_on_n1 $EPOCHS
 first=$(workers_of "$job")
+needs 4 "$job"
 wait_until 180 "a part of job $job running" has_running_part "$job"
 echo "   part $part on $(job_field "$part" NodeList), comment $(job_field "$part" Comment)"
 [ "$(job_field "$part" UserId)" = "$(job_field "$job" UserId)" ] || fail "part $part of another user"
 # Before the part's workers have joined: the shrink waits for the join, which may end after
 # the job's last report (a part cancelled then would take them from the trainer mid-join).
+needs 2 "$job"
 rigid=$(sbatch --parsable -w n2 --gres=gpu:2 -t 10 -o /dev/null --wrap "sleep 900")
 wait_until 120 "job $job grown live to 4 workers" changed_live "$job" 2 4
 grep "pollux: live change to generation .*: 2 -> 4 replicas" "job-$job.out" | sed 's/^/   /'
@@ -122,12 +131,10 @@ step "a job grown live loses its part's node (DOWN): it goes on live on n1"
 wait_until 60 "rigid job $rigid ended" all_finished "$rigid"
 starts_on_n1 $EPOCHS
 failing=$job
-# Its minimum raised to grow it at once: the goodput policy's own choice depends on how fast
-# this machine trains it; lowered again once grown, so that losing the part leaves it a size
-# it may have.
-scontrol update JobId="$failing" Comment=adaptive:gpu_type=a100,min_gpus=4,max_gpus=4
+# Lowered again once grown, so that losing the part leaves it a size it may have.
+needs 4 "$failing"
 wait_until 180 "job $failing grown live to 4 workers" changed_live "$failing" 2 4
-scontrol update JobId="$failing" Comment=adaptive:gpu_type=a100,min_gpus=2,max_gpus=4
+needs 2 "$failing"
 scontrol update NodeName=n2 State=DOWN Reason=pollux-test
 scontrol update NodeName=n2 State=DRAIN Reason=pollux-test
 wait_until 120 "job $failing back to 2 workers live" changed_live "$failing" 4 2
@@ -152,17 +159,14 @@ wait_until 90 "job $stacked training" grep -q "^epoch 1:" "job-$stacked.out"
 wait_until 60 "job $stacked reported" grep -q "report accepted" "job-$stacked.out"
 first=$(workers_of "$stacked")
 # Its minimum raised at each step: the goodput policy's own choice would wait for its model.
-at_least() {  # at_least GPUS
-  scontrol update JobId="$stacked" Comment="adaptive:gpu_type=a100,min_gpus=$1,max_gpus=4"
-}
 scancel "$n1_holder"
-at_least 2
+needs 2 "$stacked"
 wait_until 180 "job $stacked grown live to 2 workers" changed_live "$stacked" 1 2
 own_part=$(running_parts_of "$stacked")
 show_part "$own_part"
 [ "$(job_field "$own_part" NodeList)" = n1 ] || fail "part $own_part is not on the job's node n1"
 scancel "$n2_holder"
-at_least 4
+needs 4 "$stacked"
 wait_until 180 "job $stacked grown live to 4 workers through a second part" \
   changed_live "$stacked" 2 4
 wait_until 30 "a report of job $stacked since its growth" reported_live_change "$stacked" 2 4
@@ -180,7 +184,7 @@ shows_n2() {
 wait_until 30 "scontrol show pollux shows job $stacked with n2's GPUs" shows_n2
 
 step "a rigid job needing n2 shrinks the job off its newest part, live; then it is cancelled"
-at_least 2
+needs 2 "$stacked"
 rigid=$(sbatch --parsable -w n2 --gres=gpu:2 -t 10 -o /dev/null --wrap "sleep 900")
 wait_until 150 "job $stacked back to 2 workers live" changed_live "$stacked" 4 2
 grep "JobId=$new_part cancel: live shrink of JobId=$stacked" log/slurmctld.log |

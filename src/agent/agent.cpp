@@ -378,9 +378,16 @@ void Agent::handleSignal() {
   if (read(signal_fd_, &info, sizeof info) != sizeof info) return;
   const int number = static_cast<int>(info.ssi_signo);
   if ((number == SIGTERM || number == SIGINT) && failure_) return;  // already stopping
-  if ((number == SIGTERM || number == SIGINT) && !step_.part_of.empty()) {
+  bool leads;
+  {
+    std::lock_guard<std::mutex> guard(state_.mutex);
+    leads = state_.leads;
+  }
+  if ((number == SIGTERM || number == SIGINT) && !step_.part_of.empty() && !leads) {
     // The part ends (shrunk off, cancelled, preempted): its workers leave, and the job's
-    // others re-form live without them; a checkpoint request would stop them all.
+    // others re-form live without them; a checkpoint request would stop them all. The
+    // lead's part has its workers leave first (a live shrink moves the lead): a lead
+    // signalled here is signalled by its job's launcher, as the job ends or is requeued.
     logLine("the part of job " + step_.part_of + " ends: its workers leave the job");
     signalWorkers(SIGKILL);
     return;

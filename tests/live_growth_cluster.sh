@@ -9,16 +9,15 @@
 # workers in it, and they join the job's trainer live (2 -> 4 replicas): the job stays RUNNING
 # with Restarts 0 and its first workers keep their process ids. Its minimum lowered to 2 and a
 # rigid job that needs n2 submitted as soon as the part runs, the job shrinks off the part
-# once its workers have joined: they leave live
-# (4 -> 2), the plugin cancels the part, and the job completes with every example once per
-# epoch and the accuracy of the script alone (within 1 point); slurmdbd (a real MariaDB)
-# accounts the part to the job's user, account and name, with its GPUs, within the job's time.
-# A second job, grown onto n2 the same way once its minimum is raised to 4 GPUs, loses its
-# part's node (DOWN): it goes on live on n1 and completes. A third, on one GPU of n1, grows live to both of n1's through a part
-# on n1 itself, then to n2's through a second part (the first keeps running); a rigid job
-# needing n2 shrinks it live off that newest part; its own worker is killed and its training
-# goes on live in the first part; it is cancelled: nothing of it or its parts is left running
-# or pending.
+# once its workers have joined: they leave live (4 -> 2), the plugin cancels the part, and the
+# job completes with every example once per epoch and the accuracy of the script alone
+# (within 1 point); slurmdbd (a real MariaDB) accounts the part to the job's user, account and
+# name, with its GPUs, within the job's time. A second job, grown onto n2 the same way, loses
+# its part's node (DOWN): it goes on live on n1 and completes. A third, on one GPU of n1,
+# grows live to both of n1's through a part on n1 itself, then to n2's through a second part
+# (the first keeps running); a rigid job needing n2 shrinks it live off that newest part; its
+# own worker is killed and its training goes on live in the first part; it is cancelled:
+# nothing of it or its parts is left running or pending.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster/lib.sh"

@@ -153,6 +153,10 @@ stop_test_cluster() {
     grep -E "pollux|backfill|error" "$run/log/slurmctld.log" |
       grep -Ev "sched/pollux: round [0-9.]+ ms|_attempt_backfill: (beginning|no jobs)" |
       tail -n 60 >&2 || true
+    # Where a wait timed out: the jobs and nodes as Slurm shows them at the end.
+    echo "--- squeue and sinfo at the end ---" >&2
+    squeue -o "%i %T %r %N %k" >&2 || true
+    sinfo -N -o "%N %T %E" >&2 || true
     for out in "$run"/job-*.out; do
       [ -e "$out" ] || continue
       # What the agents and the trainer said besides their reports, then the end.

@@ -378,12 +378,7 @@ void Agent::handleSignal() {
   if (read(signal_fd_, &info, sizeof info) != sizeof info) return;
   const int number = static_cast<int>(info.ssi_signo);
   if ((number == SIGTERM || number == SIGINT) && failure_) return;  // already stopping
-  bool leads;
-  {
-    std::lock_guard<std::mutex> guard(state_.mutex);
-    leads = state_.leads;
-  }
-  if ((number == SIGTERM || number == SIGINT) && !step_.part_of.empty() && !leads) {
+  if ((number == SIGTERM || number == SIGINT) && !step_.part_of.empty() && !state_.leadsNow()) {
     // The part ends (shrunk off, cancelled, preempted): its workers leave, and the job's
     // others re-form live without them; a checkpoint request would stop them all. The
     // lead's part has its workers leave first (a live shrink moves the lead): a lead
@@ -484,12 +479,7 @@ int Agent::finish(int trainer_status) {
 // before a live change may have written first: the lead at the end writes last.
 int Agent::withStatusWritten(int status, bool resume) {
   const char* file = std::getenv(kStepStatusVariable);
-  bool leads;
-  {
-    std::lock_guard<std::mutex> guard(state_.mutex);
-    leads = state_.leads;
-  }
-  if (leads && file && *file) {
+  if (state_.leadsNow() && file && *file) {
     std::ofstream(file, std::ios::trunc) << status << (resume ? std::string(" ") + kResumeMark : "")
                                          << "\n";
   }

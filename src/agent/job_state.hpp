@@ -37,6 +37,12 @@ struct JobState {
   std::vector<LiveJoin> live_joins;
   bool report_now = false;
   bool stopping = false;
+
+  // `leads`, read under the mutex by a caller that does not hold it.
+  bool leadsNow() {
+    std::lock_guard<std::mutex> guard(mutex);
+    return leads;
+  }
 };
 
 }  // namespace pollux::agent

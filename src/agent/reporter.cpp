@@ -121,12 +121,7 @@ void Reporter::awaitReport(std::unique_lock<std::mutex>& lock,
 
 bool Reporter::exchange() {
   try {
-    bool leads;
-    {
-      std::lock_guard<std::mutex> guard(state_.mutex);
-      leads = state_.leads;
-    }
-    return leads ? postReport() : readStatus(client_);
+    return state_.leadsNow() ? postReport() : readStatus(client_);
   } catch (const client::TransportError& error) {
     logLine("sched/pollux unreachable (" + std::string(error.what()) + "), retry " +
             std::to_string(backoff_.failures() + 1) + "; training goes on with the last decision");

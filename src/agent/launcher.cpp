@@ -262,8 +262,8 @@ void Launcher::drainSignals() {
 
 // SIGTERM and SIGINT (the job ends or is requeued: Slurm signals the step too) and the
 // trainer's own signals go on to srun (while it runs), which passes them to every task. Once
-// the job's own step has ended, they go on to the steps in its parts, which Slurm does not
-// signal with the job: there, the lead checkpoints the training.
+// the job's own step has ended, they go on to the srun of each step in its parts, which Slurm
+// does not signal with the job (srun ends its step on SIGTERM: no checkpoint is written).
 void Launcher::handleSignal(ChildProcess* srun, PartLauncher* parts) {
   signalfd_siginfo info;
   if (read(signal_fd_, &info, sizeof info) != sizeof info) return;

@@ -13,7 +13,8 @@ constexpr std::string_view kKeyword = "adaptive";
 
 [[noreturn]] void reject(const std::string& problem) {
   throw InvalidInput("--comment=adaptive: " + problem +
-                     " (syntax: adaptive[:min_gpus=N,max_gpus=N,gpu_type=TYPE,part_of=JOBID])");
+                     " (syntax: adaptive[:min_gpus=N,max_gpus=N,gpu_type=TYPE,resize=live|requeue,"
+                     "part_of=JOBID])");
 }
 
 int parseGpuCount(std::string_view key, std::string_view text) {
@@ -65,6 +66,11 @@ void applyOption(std::string_view option, AdaptiveRequest& request) {
     request.gpu_type = parseGpuType(value);
   } else if (key == "part_of") {
     request.part_of = parseJobId(value);
+  } else if (key == "resize") {
+    if (value != "live" && value != "requeue") {
+      reject("resize needs live or requeue, got '" + std::string(value) + "'");
+    }
+    request.gpus_in_parts = value == "live";
   } else {
     reject("unknown option '" + std::string(key) + "'");
   }
@@ -95,6 +101,7 @@ std::optional<AdaptiveRequest> parseAdaptiveComment(std::string_view comment) {
   if (request.max_gpus && *request.max_gpus < request.min_gpus) {
     reject("max_gpus is below min_gpus");
   }
+  if (request.part_of && request.gpus_in_parts) reject("a part has no parts (resize=live)");
   return request;
 }
 

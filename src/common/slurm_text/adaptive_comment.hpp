@@ -15,12 +15,16 @@ namespace pollux::schema {
 //   gpu_type=T   only this GPU type
 //   part_of=J    a part of adaptive job J: more nodes for J's workers, which join J live
 //                (submitted by J's `pollux-agent --launch`, placed by sched/pollux)
+//   resize=live  every GPU of the job in its parts: the job itself holds one CPU, where its
+//                `pollux-agent --launch` runs, so that every resize on a GPU type is live
+//                (resize=requeue, the default: the job holds its first GPUs itself)
 // e.g. "adaptive:min_gpus=2,max_gpus=16,gpu_type=a100".
 struct AdaptiveRequest {
   int min_gpus = 1;
   std::optional<int> max_gpus;
   std::optional<std::string> gpu_type;
   std::optional<uint32_t> part_of = std::nullopt;
+  bool gpus_in_parts = false;  // resize=live
 };
 
 inline constexpr int kMaxRequestGpus = 1 << 20;

@@ -31,6 +31,12 @@ TEST(AdaptiveCommentTest, ReadsThePartOfAJob) {
   EXPECT_EQ(*request->part_of, 4294967294u);
 }
 
+TEST(AdaptiveCommentTest, ResizeLivePutsEveryGpuInParts) {
+  EXPECT_TRUE(parseAdaptiveComment("adaptive:resize=live,max_gpus=8")->gpus_in_parts);
+  EXPECT_FALSE(parseAdaptiveComment("adaptive:resize=requeue")->gpus_in_parts);
+  EXPECT_FALSE(parseAdaptiveComment("adaptive")->gpus_in_parts);
+}
+
 TEST(AdaptiveCommentTest, OtherCommentsAreNotAdaptive) {
   EXPECT_FALSE(parseAdaptiveComment("").has_value());
   EXPECT_FALSE(parseAdaptiveComment("my experiment").has_value());
@@ -65,6 +71,9 @@ TEST(AdaptiveCommentTest, MalformedOptionsAreRejectedWithTheReason) {
       {"adaptive:part_of=0", "part_of needs a job id"},
       {"adaptive:part_of=4294967295", "part_of needs a job id"},
       {"adaptive:part_of=12a", "part_of needs a job id"},
+      {"adaptive:resize=", "resize needs live or requeue"},
+      {"adaptive:resize=grow", "resize needs live or requeue, got 'grow'"},
+      {"adaptive:part_of=7,resize=live", "a part has no parts"},
   };
   for (const auto& [comment, reason] : cases) {
     try {

@@ -164,6 +164,15 @@ std::optional<int> minReplicasOf(const std::string& comment) {
   return std::nullopt;
 }
 
+bool gpusInPartsOf(const std::string& comment) {
+  try {
+    const auto request = schema::parseAdaptiveComment(comment);
+    return request && request->gpus_in_parts;
+  } catch (const InvalidInput&) {
+    return false;
+  }
+}
+
 int stepStatus(int srun_status, std::optional<int> rank0_status) {
   return srun_status != 0 && rank0_status == 0 ? 0 : srun_status;
 }
@@ -177,12 +186,15 @@ int Launcher::run() {
   std::vector<std::string> nodes = jobNodes();
   const char* given = std::getenv("POLLUX_JOIN_TOKEN");
   step_.join_token = given && *given ? given : newJoinToken();
-  step_.min_replicas = minReplicas();
+  const std::string comment = jobComment();
+  step_.min_replicas = minReplicas(comment);
   step_.master_port = masterPortOnThisHost();
   const StatusFile status_file(job_id_);
   step_.status_file = status_file.path();
   int restarts_left = kRestartsAfterFailedChange;
-  PartLauncher parts(options_, job_id_, plugin_, step_);
+  const bool in_parts = gpusInPartsOf(comment);
+  PartLauncher parts(options_, job_id_, plugin_, step_, in_parts);
+  if (in_parts) return runInParts(parts);
   for (;;) {
     const int srun_status = runStep(nodes, parts);
     drainSignals();  // a requeue's SIGTERM may not have been read when srun ended
@@ -210,11 +222,9 @@ int Launcher::run() {
   }
 }
 
-int Launcher::runStep(const std::vector<std::string>& nodes, PartLauncher& parts) {
-  const int per_node = tasksPerNode();
-  if (!step_.status_file.empty()) std::ofstream(step_.status_file, std::ios::trunc);
-  const std::string self = std::filesystem::read_symlink("/proc/self/exe");
-  std::optional<StoreHost> store;
+// Starts the job's store on this host in `store`, where the launcher hosts it (hostsStore);
+// the steps' rank 0 hosts it otherwise. StepSettings::store_hosted says which to the steps.
+void Launcher::startStore(std::optional<StoreHost>& store) {
   if (hostsStore()) {
     store.emplace(options_.command.front(), step_.master_port, kStoreStartTimeout);
     if (!store->ready()) {
@@ -224,6 +234,14 @@ int Launcher::runStep(const std::vector<std::string>& nodes, PartLauncher& parts
     }
   }
   step_.store_hosted = store.has_value();  // the parts' steps read it too
+}
+
+int Launcher::runStep(const std::vector<std::string>& nodes, PartLauncher& parts) {
+  const int per_node = tasksPerNode();
+  if (!step_.status_file.empty()) std::ofstream(step_.status_file, std::ios::trunc);
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe");
+  std::optional<StoreHost> store;
+  startStore(store);
   ChildProcess srun(stepCommand(self, options_, nodes.size(), per_node),
                     stepEnvironment(nodes, per_node, step_));
   for (;;) {
@@ -238,6 +256,29 @@ int Launcher::runStep(const std::vector<std::string>& nodes, PartLauncher& parts
     pollfd ready{signal_fd_, POLLIN, 0};
     if (poll(&ready, 1, 200) > 0) handleSignal(&srun, nullptr);
   }
+}
+
+// A job whose GPUs are all in its parts runs no step of its own: the launcher asks for its
+// parts, starts the training in the first that runs (its store hosted here, this host its
+// MASTER_ADDR) and the job's workers in each later one, and ends once the steps in its parts
+// have, with the status its lead wrote.
+int Launcher::runInParts(PartLauncher& parts) {
+  if (!step_.status_file.empty()) std::ofstream(step_.status_file, std::ios::trunc);
+  std::optional<StoreHost> store;
+  startStore(store);
+  const std::vector<std::string> home = {batch_host_};
+  logLine("the job's GPUs are all in its parts (adaptive:resize=live): waiting for the first");
+  while (!stopping_ || parts.hasSteps()) {
+    if (parts.startedAny() && !parts.hasSteps()) break;
+    parts.poll(home);
+    pollfd ready{signal_fd_, POLLIN, 0};
+    if (poll(&ready, 1, 200) > 0) handleSignal(nullptr, &parts);
+  }
+  if (!parts.startedAny()) return 143;  // stopped before its training started
+  const Rank0End end = rank0End();
+  logLine("the steps in the job's parts ended; its lead wrote status " +
+          (end.status ? std::to_string(*end.status) : std::string("none")));
+  return end.status.value_or(1);
 }
 
 // The job's own step ended before its training did while workers of the job train on in its
@@ -309,17 +350,26 @@ bool Launcher::shrinkJob(const std::vector<std::string>& nodes) {
   return true;
 }
 
-// POLLUX_MIN_REPLICAS for the step, unless the job sets it: the min_gpus of its comment.
-int Launcher::minReplicas() {
-  if (std::getenv("POLLUX_MIN_REPLICAS")) return 0;
+// The job's comment as Slurm shows it ("" where squeue fails).
+std::string Launcher::jobComment() {
   const CommandOutput result = runCommand({"squeue", "-h", "-j", job_id_, "-o", "%k"});
+  if (result.status != 0) {
+    logLine("cannot read the job's comment (squeue status " + std::to_string(result.status) +
+            ")");
+    return "";
+  }
   std::string comment = result.output;
   while (!comment.empty() && std::isspace(static_cast<unsigned char>(comment.back()))) {
     comment.pop_back();
   }
-  const auto replicas = result.status == 0 ? minReplicasOf(comment) : std::nullopt;
-  if (!replicas) logLine("cannot read the job's min_gpus (squeue status " +
-                         std::to_string(result.status) + "); POLLUX_MIN_REPLICAS left unset");
+  return comment;
+}
+
+// POLLUX_MIN_REPLICAS for the step, unless the job sets it: the min_gpus of its comment.
+int Launcher::minReplicas(const std::string& comment) {
+  if (std::getenv("POLLUX_MIN_REPLICAS")) return 0;
+  const auto replicas = minReplicasOf(comment);
+  if (!replicas) logLine("cannot read the job's min_gpus; POLLUX_MIN_REPLICAS left unset");
   return replicas.value_or(0);
 }
 

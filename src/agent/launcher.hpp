@@ -16,6 +16,7 @@
 
 #include "child_process.hpp"
 #include "options.hpp"
+#include "store_host.hpp"
 #include "common/policy/policy.hpp"
 #include "reporter.hpp"
 
@@ -54,6 +55,9 @@ std::map<std::string, std::string> stepEnvironment(const std::vector<std::string
 // nullopt when the comment is not an adaptive one.
 std::optional<int> minReplicasOf(const std::string& comment);
 
+// Whether an adaptive job's comment puts all its GPUs in parts (adaptive:resize=live).
+bool gpusInPartsOf(const std::string& comment);
+
 // The step's status: srun's, or its rank 0's where srun failed but rank 0 completed (0): the
 // workers that were left trained to the end after a node or agent of the step was lost.
 int stepStatus(int srun_status, std::optional<int> rank0_status);
@@ -84,7 +88,9 @@ class Launcher {
 
  private:
   int runStep(const std::vector<std::string>& nodes, PartLauncher& parts);
+  int runInParts(PartLauncher& parts);
   int followParts(int srun_status, const std::vector<std::string>& nodes, PartLauncher& parts);
+  void startStore(std::optional<StoreHost>& store);
   void handleSignal(ChildProcess* srun, PartLauncher* parts);
   void drainSignals();
   std::optional<std::vector<std::string>> decidedShrink(const std::vector<std::string>& nodes);
@@ -92,7 +98,8 @@ class Launcher {
   std::vector<std::string> jobNodes();
   std::vector<std::string> currentJobNodes();
   std::vector<std::string> hostnamesOf(const std::string& list);  // throws where it fails
-  int minReplicas();
+  std::string jobComment();
+  int minReplicas(const std::string& comment);
   int masterPortOnThisHost();
   bool hostsStore() const;
   Rank0End rank0End();

@@ -52,6 +52,13 @@ TEST(Launcher, StepSeesTheShrunkJobAndKnowsItIsLaunched) {
   EXPECT_EQ(with_settings.at(kStepStatusVariable), "/tmp/pollux-step-x");
 }
 
+TEST(Launcher, ResizeLivePutsTheJobsGpusInItsParts) {
+  EXPECT_TRUE(gpusInPartsOf("adaptive:resize=live,max_gpus=8"));
+  EXPECT_FALSE(gpusInPartsOf("adaptive:max_gpus=8"));
+  EXPECT_FALSE(gpusInPartsOf("adaptive:resize=sometimes"));
+  EXPECT_FALSE(gpusInPartsOf("a rigid job"));
+}
+
 TEST(Launcher, TheFewestWorkersAreTheJobsMinGpus) {
   EXPECT_EQ(minReplicasOf("adaptive:min_gpus=4,max_gpus=8"), 4);
   EXPECT_EQ(minReplicasOf("adaptive"), 1);

@@ -70,7 +70,7 @@ std::vector<std::string> partStepCommand(const std::string& agent_path, const Op
 std::map<std::string, std::string> partStepEnvironment(
     const std::string& job_id, uint32_t part, const std::vector<std::string>& part_nodes,
     int tasks_per_node, const std::vector<std::string>& job_nodes, const StepSettings& settings,
-    const GetEnv& getenv) {
+    const GetEnv& getenv, bool leads) {
   // The status file too: a joiner's agent writes it once it leads the job (its worker is the
   // job's rank 0).
   auto env = stepEnvironment(part_nodes, tasks_per_node, settings);
@@ -79,15 +79,15 @@ std::map<std::string, std::string> partStepEnvironment(
   if (settings.master_port == 0) {
     env["MASTER_PORT"] = getenv("MASTER_PORT").value_or(std::to_string(masterPort(job_id)));
   }
-  env["POLLUX_JOIN"] = "1";
+  env[leads ? kPartLeadsVariable : "POLLUX_JOIN"] = "1";
   env[kPartOfVariable] = job_id;
   return env;
 }
 
 PartLauncher::PartLauncher(Options options, std::string job_id, ReporterSettings plugin,
-                           const StepSettings& step)
+                           const StepSettings& step, bool gpus_in_parts)
     : options_(std::move(options)), job_id_(std::move(job_id)), plugin_(std::move(plugin)),
-      step_(step) {}
+      step_(step), gpus_in_parts_(gpus_in_parts) {}
 
 PartLauncher::~PartLauncher() {
   if (!submitted_.empty()) {
@@ -162,15 +162,18 @@ void PartLauncher::start(const schema::PartStatus& part, const std::vector<std::
   submitted_.insert(part.job_id);  // cancelled with the job's step, whoever submitted it
   const int per_node = countVariable(processEnv, "SLURM_NTASKS_PER_NODE", 1, 1);
   const std::string self = std::filesystem::read_symlink("/proc/self/exe");
+  const bool leads = gpus_in_parts_ && steps_.empty();  // no worker of the job runs
   auto srun = std::make_unique<ChildProcess>(
       partStepCommand(self, options_, part.job_id, part.nodes.size(), per_node),
-      partStepEnvironment(job_id_, part.job_id, part.nodes, per_node, job_nodes, step_, processEnv));
+      partStepEnvironment(job_id_, part.job_id, part.nodes, per_node, job_nodes, step_, processEnv,
+                          leads));
   steps_.emplace(part.job_id, std::move(srun));
   started_.insert(part.job_id);
   std::string nodes;
   for (const auto& node : part.nodes) nodes += (nodes.empty() ? "" : ",") + node;
   logLine("part " + std::to_string(part.job_id) + " runs on " + nodes +
-          ": starting the job's workers there, to join live");
+          (leads ? ": starting the job's training there" :
+                   ": starting the job's workers there, to join live"));
 }
 
 void PartLauncher::signalSteps(int number) {

@@ -40,17 +40,21 @@ std::vector<std::string> partStepCommand(const std::string& agent_path, const Op
 
 // The environment of that step: as in the part's own allocation (stepEnvironment, with the
 // job's step status file), and the job's rendezvous (MASTER_ADDR, the first of the job's step
-// nodes; MASTER_PORT), its join token and POLLUX_JOIN=1, POLLUX_PART_OF=JOB.
+// nodes; MASTER_PORT), its join token and POLLUX_JOIN=1, POLLUX_PART_OF=JOB. A step that
+// `leads` starts the training instead of joining it: POLLUX_PART_LEADS=1, no POLLUX_JOIN.
 std::map<std::string, std::string> partStepEnvironment(
     const std::string& job_id, uint32_t part, const std::vector<std::string>& part_nodes,
     int tasks_per_node, const std::vector<std::string>& job_nodes, const StepSettings& settings,
-    const GetEnv& getenv);
+    const GetEnv& getenv, bool leads = false);
 
 class PartLauncher {
  public:
-  // `step`: the launcher's, read at each start (the job's store is hosted apart or not per step).
+  // `step`: the launcher's, read at each start (the job's store is hosted apart or not per
+  // step). `gpus_in_parts`: the job's GPUs are all in its parts (adaptive:resize=live): a
+  // part started while no step of the job runs starts the training (partStepEnvironment's
+  // `leads`).
   PartLauncher(Options options, std::string job_id, ReporterSettings plugin,
-               const StepSettings& step);
+               const StepSettings& step, bool gpus_in_parts = false);
   // Cancels every part submitted or started and reaps the steps started in them.
   ~PartLauncher();
   PartLauncher(const PartLauncher&) = delete;
@@ -64,6 +68,8 @@ class PartLauncher {
   void follow(const schema::PartStatus& part, const std::vector<std::string>& job_nodes);
   // Whether the job's workers run in a part: a step started in one has not ended yet.
   bool hasSteps() const { return !steps_.empty(); }
+  // Whether a step was ever started in a part.
+  bool startedAny() const { return !started_.empty(); }
   // Sends `number` to the steps started in the parts (srun passes it to every task).
   void signalSteps(int number);
 
@@ -78,6 +84,7 @@ class PartLauncher {
   std::string job_id_;
   ReporterSettings plugin_;
   const StepSettings& step_;
+  bool gpus_in_parts_;
   Clock::time_point next_poll_ = Clock::now();
   std::optional<Clock::time_point> submitted_at_;  // of a part the plugin has not seen yet
   std::set<uint32_t> submitted_;

@@ -73,6 +73,13 @@ TEST(PartLauncher, WorkersInThePartJoinTheJobsRendezvous) {
   const auto chosen = partStepEnvironment("7", 12, {"n2"}, 2, {"n1"}, settings, fakeEnv({}));
   EXPECT_EQ(chosen.at("MASTER_PORT"), "20008");
   EXPECT_EQ(chosen.at("POLLUX_STORE_HOSTED"), "1");
+  // The step that starts the training of a job whose GPUs are all in parts joins nothing.
+  const auto first =
+      partStepEnvironment("7", 12, {"n2"}, 2, {"n9"}, settings, fakeEnv({}), true);
+  EXPECT_EQ(first.count("POLLUX_JOIN"), 0u);
+  EXPECT_EQ(first.at(kPartLeadsVariable), "1");
+  EXPECT_EQ(first.at("POLLUX_PART_OF"), "7");
+  EXPECT_EQ(first.at("MASTER_ADDR"), "n9");  // the job's home, where its store runs
 }
 
 // srun and scancel on PATH: srun records the part it starts in and runs until scancel cancels
@@ -88,6 +95,7 @@ class FakeSlurm {
           "for word; do case $word in --jobid=*) part=${word#--jobid=};; esac; done\n"
           "echo $$ > \"" + dir_ + "/srun-$part\"\n"
           "echo $part >> \"" + dir_ + "/started\"\n"
+          "echo \"$part ${POLLUX_PART_LEADS:-joins}\" >> \"" + dir_ + "/roles\"\n"
           "exec sleep 30\n");
     write("scancel",
           "for part; do echo $part >> \"" + dir_ + "/cancelled\"; "
@@ -140,6 +148,22 @@ TEST(PartLauncher, WorkersStartOnceInEachRunningPartAndEndWithTheJob) {
     parts.follow(running(12, "n2"), {"n1"});
   }  // cancels both parts and reaps both steps
   EXPECT_EQ(slurm.appended("started", 2), "12\n13\n");
+  EXPECT_EQ(slurm.appended("cancelled", 2), "12\n13\n");
+  EXPECT_EQ(slurm.appended("roles", 2), "12 joins\n13 joins\n");
+}
+
+// A job whose GPUs are all in parts: its first part starts the training, the next joins it.
+TEST(PartLauncher, APartStartedWhileNoStepRunsStartsTheTrainingOfAJobWhoseGpusAreInParts) {
+  FakeSlurm slurm;
+  const StepSettings step;
+  {
+    PartLauncher parts(Options{}, "7", ReporterSettings{"", "", "", 1, false, false}, step, true);
+    parts.follow(running(12, "n2"), {"n9"});
+    EXPECT_EQ(slurm.appended("roles", 1), "12 1\n");
+    parts.follow(running(13, "n3"), {"n9"});
+    EXPECT_EQ(slurm.appended("roles", 2), "12 1\n13 joins\n");
+    EXPECT_TRUE(parts.startedAny());
+  }
   EXPECT_EQ(slurm.appended("cancelled", 2), "12\n13\n");
 }
 

@@ -60,6 +60,7 @@ StepEnvironment readStepEnvironment(const GetEnv& getenv, int replicas_override)
   step.submit_dir = getenv("SLURM_SUBMIT_DIR").value_or(".");
   step.launched = getenv(kLaunchedVariable).value_or("") == "1";
   step.part_of = getenv(kPartOfVariable).value_or("");
+  step.part_leads = !step.part_of.empty() && getenv(kPartLeadsVariable).value_or("") == "1";
   if (!step.part_of.empty() &&
       step.part_of.find_first_not_of("0123456789") != std::string::npos) {
     throw InvalidInput(std::string(kPartOfVariable) + " must be a job id, got '" + step.part_of + "'");

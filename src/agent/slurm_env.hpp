@@ -22,11 +22,15 @@ struct StepEnvironment {
   // POLLUX_PART_OF: the adaptive job whose part this step runs in (its workers join that
   // job live); empty in the job's own steps.
   std::string part_of;
+  // POLLUX_PART_LEADS=1: this step in a part starts the job's training (the job's GPUs are
+  // all in parts, and no other step of it runs): its rank 0 leads.
+  bool part_leads = false;
 
   // The job the step trains for: its own, or the one it is a part of.
   const std::string& trainingJob() const { return part_of.empty() ? job_id : part_of; }
-  // Whether this task starts as the job's lead (JobState::leads): rank 0 of its own step.
-  bool leadsJob() const { return rank == 0 && part_of.empty(); }
+  // Whether this task starts as the job's lead (JobState::leads): rank 0 of its own step, or
+  // of the step in a part that starts the training.
+  bool leadsJob() const { return rank == 0 && (part_of.empty() || part_leads); }
 };
 
 // Set to "1" by `pollux-agent --launch` in the environment of the step it starts.
@@ -38,6 +42,8 @@ inline constexpr const char* kStepStatusVariable = "POLLUX_STEP_STATUS_FILE";
 inline constexpr const char* kResumeMark = "resume";
 // Set by the launcher in a step it starts in a part of its job: that job's id.
 inline constexpr const char* kPartOfVariable = "POLLUX_PART_OF";
+// Set to "1" by the launcher in a step in a part that starts the job's training.
+inline constexpr const char* kPartLeadsVariable = "POLLUX_PART_LEADS";
 
 using GetEnv = std::function<std::optional<std::string>(const char* name)>;
 

@@ -36,6 +36,25 @@ TEST(SlurmEnv, StepStartedByTheLauncher) {
                    .launched);
 }
 
+TEST(SlurmEnv, RankZeroOfItsOwnStepOrOfAPartsStepThatStartsTheTrainingLeads) {
+  const auto step = [](std::map<std::string, std::string> env) {
+    env["SLURM_JOB_ID"] = "12";
+    return readStepEnvironment(fakeEnv(env), 0);
+  };
+  EXPECT_TRUE(step({}).leadsJob());
+  EXPECT_FALSE(step({{"SLURM_PROCID", "1"}}).leadsJob());
+  const StepEnvironment joiner = step({{kPartOfVariable, "7"}});
+  EXPECT_FALSE(joiner.leadsJob());
+  EXPECT_EQ(joiner.trainingJob(), "7");
+  const StepEnvironment first = step({{kPartOfVariable, "7"}, {kPartLeadsVariable, "1"}});
+  EXPECT_TRUE(first.part_leads);
+  EXPECT_TRUE(first.leadsJob());
+  EXPECT_EQ(first.trainingJob(), "7");
+  EXPECT_FALSE(step({{kPartOfVariable, "7"}, {kPartLeadsVariable, "1"}, {"SLURM_PROCID", "2"}})
+                   .leadsJob());
+  EXPECT_FALSE(step({{kPartLeadsVariable, "1"}}).part_leads);  // only in a part
+}
+
 TEST(SlurmEnv, FallsBackToVisibleDevicesThenOneGpu) {
   EXPECT_EQ(readStepEnvironment(fakeEnv({{"SLURM_JOB_ID", "1"}, {"CUDA_VISIBLE_DEVICES", "0,1,2"}}), 0)
                 .placement.num_replicas,

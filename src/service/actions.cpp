@@ -122,6 +122,7 @@ const char* toString(ActionKind kind) {
 }
 
 std::string tresPerNode(const Action& action) {
+  if (action.gpus_per_node == 0) return "";  // clears the request: a home holds no GPU
   return "gres:gpu:" + std::to_string(action.gpus_per_node);
 }
 

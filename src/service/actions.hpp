@@ -36,7 +36,8 @@ const char* toString(ActionKind kind);
 // asked for (Action::live), the why says so.
 void makeLive(Action& shrink);
 
-// "gres:gpu:N" for an action that places a job: untyped, the nodes decide the type.
+// "gres:gpu:N" for an action that places a job: untyped, the nodes decide the type; "" for
+// a home (no GPU), which clears the job's GPU request.
 std::string tresPerNode(const Action& action);
 
 // Adaptive jobs only (rigid jobs are Slurm's backfill's). Pending: start where placed (unless

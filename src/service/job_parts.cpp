@@ -38,8 +38,15 @@ std::string uselessBecause(const SlurmJob& part, const std::map<uint32_t, const 
   return "";
 }
 
-// The part's GPUs on the job's own nodes (it doubles them there), else its nodes beside them.
+// The part's GPUs on the job's own nodes (it doubles them there), else its nodes beside them;
+// a job holding none yet (a home) takes the part's.
 void addPart(SlurmJob& job, const RunningPart& part) {
+  if (job.nodes.empty()) {
+    job.nodes = part.nodes;
+    job.num_nodes = static_cast<int>(job.nodes.size());
+    job.gpus_per_node = GpuGres{"", part.gpus_per_node};  // typed by resolveGpuTypes
+    return;
+  }
   const auto on_job_node = [&](const std::string& node) {
     return std::find(job.nodes.begin(), job.nodes.end(), node) != job.nodes.end();
   };
@@ -53,6 +60,28 @@ void addPart(SlurmJob& job, const RunningPart& part) {
   job.num_nodes = static_cast<int>(job.nodes.size());
 }
 
+// A running home holds none of its job's GPUs: the job holds what its running parts hold.
+// With none running, the job is pending to the policy, placed as its pending part is.
+void foldIntoHome(SlurmJob& home, const JobParts* parts, const SlurmJob* pending_part,
+                  std::set<uint32_t>& homes) {
+  home.nodes.clear();
+  home.num_nodes = 0;
+  home.gpus_per_node.reset();
+  if (parts && !parts->running.empty()) {
+    for (const auto& part : parts->running) addPart(home, part);
+    return;
+  }
+  homes.insert(home.id);
+  home.state = JobState::kPending;
+  home.requested_nodes.clear();
+  if (!pending_part) return;
+  home.requested_nodes = pending_part->requested_nodes;
+  home.gpus_per_node = pending_part->gpus_per_node;
+  home.eligible_time = pending_part->eligible_time;
+  home.held = pending_part->held;
+  home.state_reason = pending_part->state_reason;
+}
+
 Action cancelOf(uint32_t part, uint32_t owner, std::string why) {
   Action cancel;
   cancel.job_id = part;
@@ -62,7 +91,49 @@ Action cancelOf(uint32_t part, uint32_t owner, std::string why) {
   return cancel;
 }
 
+std::string jobName(uint32_t id) { return "JobId=" + std::to_string(id); }
+
+// What a round does with an action on a job whose GPUs are all in parts and that has no
+// running part: nullopt where the action stands as it is. The start of a pending home puts
+// it on the placement's first node with no GPU and asks its launcher for a part; a running
+// home's start places its pending part (or asks for one), its hold holds that part.
+std::optional<std::vector<Action>> planHomeAction(Action action, const JobParts* mine,
+                                                  PartRound& round) {
+  const uint32_t job_id = action.job_id;
+  const uint32_t pending = mine ? mine->pending : 0;
+  if (action.kind == ActionKind::kHold && round.homes.count(job_id)) {
+    if (!pending) return std::vector<Action>{};
+    action.job_id = pending;
+    action.owner = job_id;
+    return std::vector<Action>{action};
+  }
+  if (action.kind != ActionKind::kStart || action.nodes.empty()) return std::nullopt;
+  round.growing[job_id] = round.growing_since.try_emplace(job_id, round.now).first->second;
+  if (!round.homes.count(job_id)) {
+    round.wanted.insert(job_id);
+    action.why = "home on " + action.nodes.front() + ", its first part to be placed (" +
+                 action.why + ")";
+    action.nodes.resize(1);
+    action.gpus_per_node = 0;
+    return std::vector<Action>{action};
+  }
+  if (!pending) {
+    round.wanted.insert(job_id);
+    return std::vector<Action>{};
+  }
+  Action start = action;
+  start.job_id = pending;
+  start.owner = job_id;
+  start.why = "first part of " + jobName(job_id) + " on " + describe(action.nodes) + " (" +
+              action.why + ")";
+  return std::vector<Action>{start};
+}
+
 }  // namespace
+
+bool gpusInParts(const SlurmJob& job) {
+  return job.adaptive && job.adaptive->gpus_in_parts && !job.adaptive->part_of;
+}
 
 FoldedJobs foldParts(std::vector<SlurmJob> jobs) {
   std::map<uint32_t, const SlurmJob*> by_id;
@@ -89,11 +160,20 @@ FoldedJobs foldParts(std::vector<SlurmJob> jobs) {
               [](const RunningPart& a, const RunningPart& b) { return a.id < b.id; });
     it = it->second.pending || !running.empty() ? std::next(it) : folded.parts.erase(it);
   }
+  std::map<uint32_t, SlurmJob> pending_parts;  // copies: `jobs` is moved from below
+  for (const auto& [job_id, parts] : folded.parts) {
+    if (parts.pending) pending_parts[job_id] = *by_id.at(parts.pending);
+  }
   for (auto& job : jobs) {
     if (partOf(job)) continue;
     const auto parts = folded.parts.find(job.id);
-    if (parts != folded.parts.end()) {
-      for (const auto& part : parts->second.running) addPart(job, part);
+    const JobParts* mine = parts == folded.parts.end() ? nullptr : &parts->second;
+    if (gpusInParts(job) && job.state == JobState::kRunning) {
+      const auto pending = pending_parts.find(job.id);
+      foldIntoHome(job, mine, pending == pending_parts.end() ? nullptr : &pending->second,
+                   folded.homes);
+    } else if (mine) {
+      for (const auto& part : mine->running) addPart(job, part);
     }
     folded.jobs.push_back(std::move(job));
   }
@@ -183,6 +263,16 @@ std::vector<Action> planPartActions(std::vector<Action> actions,
     const uint32_t job_id = action.job_id;
     const auto job = by_id.find(job_id);
     const auto own = parts.find(job_id);
+    const bool in_parts = job != by_id.end() && gpusInParts(*job->second);
+    if (in_parts && (own == parts.end() || own->second.running.empty())) {
+      auto home_actions =
+          planHomeAction(action, own == parts.end() ? nullptr : &own->second, round);
+      if (home_actions) {
+        for (auto& home_action : *home_actions) planned.push_back(std::move(home_action));
+        settled.insert(job_id);
+        continue;
+      }
+    }
     const bool movable = action.kind == ActionKind::kRequeue || action.kind == ActionKind::kShrink;
     const auto current = job == by_id.end() ? std::nullopt : currentAllocation(*job->second);
     if (!movable || !current || !round.grows_live.count(job_id) || action.nodes.empty() ||

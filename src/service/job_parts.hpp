@@ -68,17 +68,26 @@ struct JobParts {
   const RunningPart* leaving(const PartLeave& leave) const;
 };
 
+// Whether every GPU of the job is in its parts (adaptive:resize=live): the job itself, its
+// home, holds none.
+bool gpusInParts(const SlurmJob& job);
+
 // Slurm's jobs as the policy sees them: parts folded into their jobs.
 struct FoldedJobs {
   std::vector<SlurmJob> jobs;           // every job but parts; a job with its running part's GPUs
   std::map<uint32_t, JobParts> parts;   // by their job's id
   std::map<uint32_t, std::string> to_cancel;  // parts with no use, and why
+  // Jobs whose GPUs are all in parts, whose home runs without a running part: folded as
+  // pending, their first part's placement theirs.
+  std::set<uint32_t> homes;
 };
 
 // Folds each part into its job: each running part of a running job of the same user adds its
 // nodes to the job's, or, on the job's own nodes, its GPUs to the job's there; one pending
 // part per job is kept for its next growth. Any other part (its job not running, another
-// user's, a second pending one) is to be cancelled.
+// user's, a second pending one) is to be cancelled. A running job whose GPUs are all in parts
+// holds what its running parts hold (not its home's node); with none running it is pending,
+// placed where its pending part is placed (FoldedJobs::homes).
 FoldedJobs foldParts(std::vector<SlurmJob> jobs);
 
 // Tells the policy what each job's running parts hold (policy::Job::parts).
@@ -100,6 +109,7 @@ const RunningPart* droppedRunningPart(const policy::Allocation& current,
 // What a round knows of the jobs that have parts, and what it decides of them besides actions.
 struct PartRound {
   std::set<uint32_t> grows_live;  // jobs whose workers can join them live
+  std::set<uint32_t> homes;       // FoldedJobs::homes
   std::set<uint32_t> joined;      // jobs whose last report counts all their running parts' GPUs
   std::map<uint32_t, double> growing_since;  // jobs that wanted a growth through a part
   std::map<uint32_t, PartLeave> leaving_since;  // jobs whose part's workers were asked to leave
@@ -119,7 +129,10 @@ struct PartRound {
 // whose part does not run within kPartStartTimeoutS is a requeue (its pending part cancelled),
 // and so is every later growth of the job; so is a running part whose workers did not join
 // within kPartJoinTimeoutS (the part cancelled). Other actions pass as they are (any other
-// change of a job with running parts is a requeue).
+// change of a job with running parts is a requeue). A job whose GPUs are all in parts grows
+// live from its first report on; its start is its home's, on the placement's first node with
+// no GPU (the launcher is then asked for a part); while its home runs without a running part,
+// a start places its pending part (or asks for one) and a hold holds that part.
 std::vector<Action> planPartActions(std::vector<Action> actions,
                                     const std::vector<SlurmJob>& folded,
                                     const std::map<uint32_t, JobParts>& parts, PartRound& round);

@@ -68,6 +68,71 @@ TEST(JobPartsTest, SeveralRunningPartsAddTheirNodesInTheOrderOfTheirGrowths) {
   EXPECT_TRUE(folded.to_cancel.empty());
 }
 
+// A job whose GPUs are all in parts, its home running on n9 with no GPU.
+SlurmJob homeOn(uint32_t id, const std::string& node = "n9") {
+  SlurmJob home = runningOn(id, {node});
+  home.adaptive->gpus_in_parts = true;
+  home.gpus_per_node.reset();
+  return home;
+}
+
+TEST(JobPartsTest, AJobWhoseGpusAreAllInPartsHoldsWhatItsRunningPartsHold) {
+  FoldedJobs folded = foldParts({homeOn(7), partOf(8, 7, JobState::kRunning, {"n1", "n2"}),
+                                 partOf(9, 7, JobState::kRunning, {"n3"})});
+  ASSERT_EQ(folded.jobs.size(), 1u);
+  const SlurmJob& job = folded.jobs[0];
+  EXPECT_EQ(job.state, JobState::kRunning);
+  EXPECT_EQ(job.nodes, (std::vector<std::string>{"n1", "n2", "n3"}));  // not its home's n9
+  EXPECT_EQ(job.num_nodes, 3);
+  ASSERT_TRUE(job.gpus_per_node.has_value());
+  EXPECT_EQ(job.gpus_per_node->count, 2);
+  EXPECT_TRUE(job.gpus_per_node->type.empty());  // resolveGpuTypes types it by its nodes
+  EXPECT_TRUE(folded.homes.empty());
+  SlurmNode n1;
+  n1.name = "n1";
+  n1.gpus = GpuGres{"a100", 2};
+  resolveGpuTypes(folded.jobs, {n1});
+  EXPECT_EQ(currentAllocation(folded.jobs[0]), onNodes({{"n1", 2}, {"n2", 2}, {"n3", 2}}));
+}
+
+TEST(JobPartsTest, AHomeWithoutARunningPartIsPendingWhereItsPartIsPlaced) {
+  SlurmJob placed = partOf(8, 7, JobState::kPending);
+  placed.requested_nodes = {"n1", "n2"};
+  placed.gpus_per_node = GpuGres{"", 2};
+  placed.eligible_time = 150;
+  placed.state_reason = "Resources";
+  FoldedJobs folded = foldParts({homeOn(7), placed});
+  ASSERT_EQ(folded.jobs.size(), 1u);
+  const SlurmJob& job = folded.jobs[0];
+  EXPECT_EQ(job.state, JobState::kPending);
+  EXPECT_TRUE(job.nodes.empty());
+  EXPECT_EQ(job.requested_nodes, (std::vector<std::string>{"n1", "n2"}));
+  ASSERT_TRUE(job.gpus_per_node.has_value());
+  EXPECT_EQ(job.gpus_per_node->count, 2);
+  EXPECT_EQ(job.eligible_time, 150);
+  EXPECT_EQ(job.state_reason, "Resources");
+  EXPECT_EQ(folded.homes, std::set<uint32_t>{7});
+  EXPECT_EQ(folded.parts.at(7).pending, 8u);
+}
+
+TEST(JobPartsTest, AHomeWithNoPartIsPendingUnplaced) {
+  FoldedJobs folded = foldParts({homeOn(7)});
+  ASSERT_EQ(folded.jobs.size(), 1u);
+  EXPECT_EQ(folded.jobs[0].state, JobState::kPending);
+  EXPECT_TRUE(folded.jobs[0].requested_nodes.empty());
+  EXPECT_FALSE(folded.jobs[0].gpus_per_node.has_value());
+  EXPECT_EQ(folded.homes, std::set<uint32_t>{7});
+}
+
+TEST(JobPartsTest, APendingHomeStaysAsItIs) {
+  SlurmJob home = homeOn(7);
+  home.state = JobState::kPending;
+  home.nodes.clear();
+  FoldedJobs folded = foldParts({home});
+  EXPECT_EQ(folded.jobs[0].state, JobState::kPending);
+  EXPECT_TRUE(folded.homes.empty());
+}
+
 TEST(JobPartsTest, RunningPartOnItsJobsNodesDoublesItsGpusThere) {
   const FoldedJobs folded =
       foldParts({runningOn(7, {"n1"}), partOf(8, 7, JobState::kRunning, {"n1"})});
@@ -193,6 +258,91 @@ TEST(JobPartsTest, GrowthPlacesThePendingPartOrAsksForOne) {
   EXPECT_EQ(actions[0].nodes, std::vector<std::string>{"n2"});
   EXPECT_EQ(actions[0].gpus_per_node, 2);
   EXPECT_TRUE(round.wanted.empty());
+}
+
+Action startOn(uint32_t id, std::vector<std::string> nodes, int per_node = 2) {
+  Action start = requeueTo(id, std::move(nodes), per_node);
+  start.kind = ActionKind::kStart;
+  start.why = "placed";
+  return start;
+}
+
+TEST(JobPartsTest, APendingHomeStartsOnThePlacementsFirstNodeWithNoGpu) {
+  SlurmJob home = homeOn(7);
+  home.state = JobState::kPending;
+  PartRound round = roundAt(200);
+  const auto actions = planPartActions({startOn(7, {"n1", "n2"})}, {home}, {}, round);
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kStart);
+  EXPECT_EQ(actions[0].job_id, 7u);
+  EXPECT_EQ(actions[0].nodes, std::vector<std::string>{"n1"});
+  EXPECT_EQ(actions[0].gpus_per_node, 0);
+  EXPECT_EQ(tresPerNode(actions[0]), "");
+  EXPECT_EQ(actions[0].why, "home on n1, its first part to be placed (placed)");
+  EXPECT_EQ(round.wanted, std::set<uint32_t>{7});  // its launcher submits the part at once
+  EXPECT_EQ(round.growing, (std::map<uint32_t, double>{{7, 200.0}}));
+}
+
+TEST(JobPartsTest, ARunningHomesStartPlacesItsPendingPartOrAsksForOne) {
+  FoldedJobs folded = foldParts({homeOn(7)});
+  PartRound round = roundAt(200);
+  round.homes = folded.homes;
+  auto actions = planPartActions({startOn(7, {"n1", "n2"})}, folded.jobs, {}, round);
+  EXPECT_TRUE(actions.empty());
+  EXPECT_EQ(round.wanted, std::set<uint32_t>{7});
+
+  folded = foldParts({homeOn(7), partOf(8, 7, JobState::kPending)});
+  round = roundAt(210);
+  round.homes = folded.homes;
+  round.growing_since = {{7, 200.0}};
+  actions = planPartActions({startOn(7, {"n1", "n2"})}, folded.jobs, folded.parts, round);
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kStart);
+  EXPECT_EQ(actions[0].job_id, 8u);
+  EXPECT_EQ(actions[0].owner, 7u);
+  EXPECT_EQ(actions[0].nodes, (std::vector<std::string>{"n1", "n2"}));
+  EXPECT_EQ(actions[0].gpus_per_node, 2);
+  EXPECT_EQ(actions[0].why, "first part of JobId=7 on n1,n2 (placed)");
+  EXPECT_TRUE(round.wanted.empty());
+  EXPECT_EQ(round.growing, (std::map<uint32_t, double>{{7, 200.0}}));
+}
+
+TEST(JobPartsTest, ARunningHomesHoldHoldsItsPendingPart) {
+  Action hold;
+  hold.job_id = 7;
+  hold.kind = ActionKind::kHold;
+  hold.why = "waiting for GPUs";
+  FoldedJobs folded = foldParts({homeOn(7)});
+  PartRound round = roundAt(200);
+  round.homes = folded.homes;
+  EXPECT_TRUE(planPartActions({hold}, folded.jobs, folded.parts, round).empty());
+
+  folded = foldParts({homeOn(7), partOf(8, 7, JobState::kPending)});
+  round = roundAt(200);
+  round.homes = folded.homes;
+  const auto actions = planPartActions({hold}, folded.jobs, folded.parts, round);
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kHold);
+  EXPECT_EQ(actions[0].job_id, 8u);
+  EXPECT_EQ(actions[0].owner, 7u);
+}
+
+TEST(JobPartsTest, AJobWhoseGpusAreInPartsGrowsThroughAPartAsAnyJobThatGrowsLive) {
+  FoldedJobs folded = foldParts({homeOn(7), partOf(8, 7, JobState::kRunning, {"n1"}),
+                                 partOf(9, 7, JobState::kPending)});
+  SlurmNode n1;
+  n1.name = "n1";
+  n1.gpus = GpuGres{"a100", 4};
+  resolveGpuTypes(folded.jobs, {n1});
+  PartRound round = roundAt(200, {7});
+  round.homes = folded.homes;
+  round.joined = {7};
+  const auto actions =
+      planPartActions({requeueTo(7, {"n1", "n2"})}, folded.jobs, folded.parts, round);
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kStart);
+  EXPECT_EQ(actions[0].job_id, 9u);
+  EXPECT_EQ(actions[0].nodes, std::vector<std::string>{"n2"});
 }
 
 TEST(JobPartsTest, GrowthOnItsOwnNodePlacesThePartThereWithTheJobsGpus) {

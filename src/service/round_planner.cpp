@@ -206,18 +206,19 @@ int timeLimitAfterRequeue(const SlurmJob& job, const JobRecord* record, double n
   return std::max(1, static_cast<int>(std::ceil(left_s / 60.0)));
 }
 
-// Jobs whose workers can join them live (their launcher and trainer say so) and whose parts
-// have not failed to join before: they grow live through a part.
+// Jobs whose workers can join them live (their launcher and trainer say so, or the job put
+// its GPUs in parts) and whose parts have not failed to join before: they grow live through
+// a part.
 std::set<uint32_t> growingLive(const std::vector<SlurmJob>& jobs,
                                const std::map<std::string, JobRecord>& records) {
   std::set<uint32_t> live;
   for (const auto& job : jobs) {
     const auto record = records.find(std::to_string(job.id));
-    if (record == records.end() || !record->second.report) continue;
-    const schema::GoodputReport& report = *record->second.report;
-    if (report.in_place_resize && report.elastic && !record->second.lifecycle.grows_by_requeue) {
-      live.insert(job.id);
-    }
+    const JobRecord* known = record == records.end() ? nullptr : &record->second;
+    const bool says_so = gpusInParts(job) || (known && known->report &&
+                                              known->report->in_place_resize &&
+                                              known->report->elastic);
+    if (says_so && !(known && known->lifecycle.grows_by_requeue)) live.insert(job.id);
   }
   return live;
 }
@@ -355,8 +356,9 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
       job.nodes = nodeNames(*record->second.lifecycle.shrink_target);
     } else if (treatment != Treatment::kRequeueAgain) {
       to_plan.push_back(job);
+      // A job whose GPUs are all in parts shrinks by dropping a part, never its home.
       const bool launcher_resizes = record != records.end() && record->second.report &&
-                                    record->second.report->in_place_resize;
+                                    record->second.report->in_place_resize && !gpusInParts(job);
       if (launcher_resizes && mayShrinkInPlace(record->second.lifecycle)) {
         resizes_in_place.insert(job.id);
         if (record->second.report->elastic) resizes_live.insert(job.id);
@@ -402,6 +404,7 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
   }
   PartRound parts;
   parts.grows_live = growingLive(to_plan, records);
+  parts.homes = folded.homes;
   parts.joined = joinedParts(jobs, folded.parts, records);
   parts.growing_since = valuesOf(records, &JobRecord::part_growing_since);
   parts.leaving_since = valuesOf(records, &JobRecord::part_leave);

@@ -1,0 +1,65 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# A job whose GPUs are all in parts (sbatch --comment=adaptive:resize=live), on the real test
+# cluster with sched/pollux: examples/train_ddp.py (the pollux package, CPU/gloo) under
+# `pollux-agent --launch`, one worker per fake GPU, 2 GPUs a node. Rigid jobs hold the v100
+# nodes. The job's home starts on an a100 node with no GPU (Slurm shows no GPU in its
+# request or its allocation), its launcher submits its first part, the plugin places it on
+# the a100 node it chose with 2 GPUs, and the launcher starts the training there: that part's
+# rank 0's agent leads the job (it reports for the job), the job's store runs in the home.
+# The job completes in its part with Restarts 0, every example once per epoch and the
+# accuracy of the script alone (within 1 point), and no part of it is left.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/cluster/lib.sh"
+use_ddp_example
+EPOCHS=1000
+setup_test_cluster resize-live
+
+step "start a cluster with sched/pollux, 2 fake GPUs per node"
+CLUSTER_GPUS_PER_NODE=2 POLLUX_TEST_PARAMS=pollux_objective=goodput start_pollux_cluster
+write_ddp_launch_script
+
+step "the same script alone, $EPOCHS epochs, beside the job: the reference accuracy"
+start_reference $EPOCHS
+
+step "rigid jobs hold the v100 nodes: the job's home starts with no GPU, its part with 2"
+blockers=
+for node in n3 n4; do
+  blockers="$blockers $(sbatch --parsable -w $node --gres=gpu:2 -o /dev/null --wrap "sleep 900")"
+done
+for blocker in $blockers; do wait_until 60 "rigid job $blocker running" is_running "$blocker"; done
+job=$(sbatch --parsable --comment=adaptive:resize=live,gpu_type=a100,min_gpus=2,max_gpus=2 \
+  -o "$run/job-%j.out" ddp_launch.sh $EPOCHS)
+wait_until 60 "job $job's home running" is_running "$job"
+home=$(job_field "$job" NodeList)
+# Its allocation: TRES= (22.05) or AllocTRES= (later releases).
+held=$(scontrol show job "$job" | grep -oE '(Alloc)?TRES=[^ ]*' | head -n 1)
+echo "   home on $home: $held"
+[ -n "$held" ] || fail "scontrol shows no allocation of job $job"
+! echo "$held" | grep -q gpu || fail "job $job's home holds GPUs: $held"
+[ -z "$(job_field "$job" TresPerNode)" ] || fail "job $job's home asks for $(job_field "$job" TresPerNode)"
+has_running_part() { part=$(running_parts_of "$job"); [ -n "$part" ]; }
+wait_until 90 "job $job's first part running" has_running_part
+show_part "$part"
+grep "JobId=$part start: first part of JobId=$job" log/slurmctld.log | sed 's/.*sched\/pollux: /   /'
+wait_until 90 "job $job training" grep -q "^epoch 1:" "job-$job.out"
+leads_in_part() { grep -q "pollux-agent\[$part\.0\]: report accepted" "job-$job.out"; }
+wait_until 60 "the agent in part $part reporting for job $job" leads_in_part
+grep "starting the job's training there" "job-$job.out" | sed 's/^/   /'
+
+step "it completes in its part: every example once per epoch, the accuracy of the script alone"
+wait_until 600 "job $job ended" all_finished "$job"
+state=$(job_field "$job" JobState)
+[ "$state" = COMPLETED ] || { tail -20 "job-$job.out"; fail "job $job ended $state"; }
+[ "$(job_field "$job" Restarts)" = 0 ] || fail "job $job was requeued"
+wait_until 60 "no part of job $job left" sh -c \
+  "[ -z \"\$(squeue -h -o '%k' | grep -x 'adaptive:part_of=$job')\" ]"
+every_example_once "$job" $EPOCHS
+reference_accuracy
+final=$(sed -n 's/^final accuracy: //p' "job-$job.out" | tail -n 1)
+echo "   in parts $final, alone $alone"
+"$python" -c "import sys; sys.exit(abs($final - $alone) > 0.01)" ||
+  fail "job $job reached $final, the script alone $alone"
+scancel $blockers
+echo "PASS"

@@ -8,7 +8,11 @@
 # the a100 node it chose with 2 GPUs, and the launcher starts the training there: that part's
 # rank 0's agent leads the job (it reports for the job), the job's store runs in the home.
 # The job completes in its part with Restarts 0, every example once per epoch and the
-# accuracy of the script alone (within 1 point), and no part of it is left.
+# accuracy of the script alone (within 1 point), and no part of it is left. A second job
+# grows through a second part on the other a100 node (scontrol show pollux shows it on both;
+# its lead admits the second part's workers only, its own part's having started the
+# training), then, for a rigid job that needs that node, drops that part live; it stays
+# RUNNING with Restarts 0 and is cancelled: nothing of it or its parts is left.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster/lib.sh"
@@ -61,5 +65,48 @@ final=$(sed -n 's/^final accuracy: //p' "job-$job.out" | tail -n 1)
 echo "   in parts $final, alone $alone"
 "$python" -c "import sys; sys.exit(abs($final - $alone) > 0.01)" ||
   fail "job $job reached $final, the script alone $alone"
-scancel $blockers
+step "a second job grows through a second part, then drops it live"
+# Its minimum raised, then lowered: the goodput policy's own choice depends on how fast this
+# machine trains it. It is cancelled once it has shrunk.
+needs() {  # needs GPUS JOB
+  scontrol update JobId="$2" Comment="adaptive:resize=live,gpu_type=a100,min_gpus=$1,max_gpus=4"
+}
+job=$(sbatch --parsable --comment=adaptive:resize=live,gpu_type=a100,min_gpus=2,max_gpus=4 \
+  -o "$run/job-%j.out" ddp_launch.sh $((8 * EPOCHS)))
+wait_until 90 "job $job's first part running" has_running_part
+first_part=$part
+first_node=$(job_field "$first_part" NodeList)
+wait_until 90 "job $job training" grep -q "^epoch 1:" "job-$job.out"
+wait_until 60 "job $job reported" grep -q "pollux-agent\[$first_part\.0\]: report accepted" \
+  "job-$job.out"
+first=$(workers_of "$job")
+needs 4 "$job"
+wait_until 180 "job $job grown live to 4 workers through a second part" changed_live "$job" 2 4
+wait_until 30 "a report of job $job since its growth" reported_live_change "$job" 2 4
+outlive "$first" "the growth"
+second_part=$(running_parts_of "$job" | grep -vx "$first_part")
+show_part "$second_part"
+shows_both() {
+  "$build/src/cli/scontrol" show pollux "job=$job" > pollux-job.txt &&
+    grep -q "$(job_field "$second_part" NodeList)" pollux-job.txt && grep -q "$first_node" pollux-job.txt
+}
+wait_until 30 "scontrol show pollux shows job $job on both parts' nodes" shows_both
+sed 's/^/   /' pollux-job.txt
+needs 2 "$job"
+second_node=$(job_field "$second_part" NodeList)
+rigid=$(sbatch --parsable -w "$second_node" --gres=gpu:2 -t 10 -o /dev/null --wrap "sleep 900")
+wait_until 150 "job $job back to 2 workers live" changed_live "$job" 4 2
+grep "JobId=$second_part cancel: live shrink of JobId=$job" log/slurmctld.log |
+  sed 's/.*sched\/pollux: /   /'
+wait_until 60 "rigid job $rigid running on $second_node" runs_on "$rigid" "$second_node"
+outlive "$first" "the shrink"
+wait_until 30 "a report of job $job since the change" reported_live_change "$job" 4 2
+is_running "$job" || fail "job $job ended with its first part: $(job_field "$job" JobState)"
+[ "$(job_field "$job" Restarts)" = 0 ] || fail "job $job was requeued"
+scancel "$job"
+wait_until 60 "job $job and its parts ended" sh -c \
+  "[ -z \"\$(squeue -h -o '%i %k' | grep -e '^$job ' -e 'adaptive:part_of=$job\$')\" ]"
+gone() { [ -z "$(workers_of "$job")" ]; }
+wait_until 60 "its workers gone" gone
+scancel "$rigid" $blockers
 echo "PASS"

@@ -235,8 +235,10 @@ bool Reporter::startLiveShrink(const schema::ReportReply& reply) {
 
 // A part of the job runs: the trainer is asked to admit its workers (the launcher starts them
 // there) at an agreeing step, once for each part, and once the part before it has joined.
+// The part this agent runs in has no workers to admit: its step started the training.
 bool Reporter::startLiveJoin(const schema::ReportReply& reply) {
   if (!reply.part || reply.part->state != schema::PartStatus::State::kRunning) return false;
+  if (std::to_string(reply.part->job_id) == step_.job_id) return false;
   const auto joins = [&] {  // called with state_.mutex held
     return state_.elastic && state_.leads && step_.launched &&
            mayJoin(state_.live_joins, reply.part->job_id);

@@ -80,10 +80,6 @@ is_running "$first_part" || fail "part $first_part ended with the newest part"
 outlive "$first" "the shrink"
 
 step "scancel of the job ends it, its part and its workers"
-scancel "$job"
-wait_until 60 "job $job and its parts ended" sh -c \
-  "[ -z \"\$(squeue -h -o '%i %k' | grep -e '^$job ' -e 'adaptive:part_of=$job\$')\" ]"
-gone() { [ -z "$(workers_of "$job")" ]; }
-wait_until 60 "its workers gone" gone
+cancel_with_parts "$job"
 scancel "$rigid" $holders
 echo "PASS"

@@ -216,11 +216,7 @@ grep -e "the training goes on in the job's parts" -e "rank 0 now" "job-$stacked.
 is_running "$stacked" ||
   fail "job $stacked ended with its own step: $(job_field "$stacked" JobState)"
 [ "$(job_field "$stacked" Restarts)" = 0 ] || fail "job $stacked was requeued"
-scancel "$stacked"
-wait_until 60 "job $stacked and its parts ended" sh -c \
-  "[ -z \"\$(squeue -h -o '%i %k' | grep -e '^$stacked ' -e 'adaptive:part_of=$stacked\$')\" ]"
-gone() { [ -z "$(workers_of "$stacked")" ]; }
-wait_until 60 "its workers gone" gone
+cancel_with_parts "$stacked"
 scancel "$rigid"
 scancel $blockers
 echo "PASS"

@@ -103,10 +103,6 @@ outlive "$first" "the shrink"
 wait_until 30 "a report of job $job since the change" reported_live_change "$job" 4 2
 is_running "$job" || fail "job $job ended with its first part: $(job_field "$job" JobState)"
 [ "$(job_field "$job" Restarts)" = 0 ] || fail "job $job was requeued"
-scancel "$job"
-wait_until 60 "job $job and its parts ended" sh -c \
-  "[ -z \"\$(squeue -h -o '%i %k' | grep -e '^$job ' -e 'adaptive:part_of=$job\$')\" ]"
-gone() { [ -z "$(workers_of "$job")" ]; }
-wait_until 60 "its workers gone" gone
+cancel_with_parts "$job"
 scancel "$rigid" $blockers
 echo "PASS"

@@ -280,4 +280,13 @@ reported_live_change() {
 running_parts_of() {
   squeue -h -t R -o "%i %k" | awk -v c="adaptive:part_of=$1" '$2 == c { print $1 }'
 }
+# cancel_with_parts JOB: scancel JOB; fails unless it and its parts end within 60 s, and its
+# workers then.
+cancel_with_parts() {
+  scancel "$1"
+  wait_until 60 "job $1 and its parts ended" sh -c \
+    "[ -z \"\$(squeue -h -o '%i %k' | grep -e '^$1 ' -e 'adaptive:part_of=$1\$')\" ]"
+  wait_until 60 "its workers gone" has_no_workers "$1"
+}
+has_no_workers() { [ -z "$(workers_of "$1")" ]; }
 show_part() { echo "   part $1 on $(job_field "$1" NodeList) with $(job_field "$1" TresPerNode)"; }

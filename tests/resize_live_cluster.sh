@@ -42,11 +42,13 @@ held=$(scontrol show job "$job" | grep -oE '(Alloc)?TRES=[^ ]*' | head -n 1)
 echo "   home on $home: $held"
 [ -n "$held" ] || fail "scontrol shows no allocation of job $job"
 ! echo "$held" | grep -q gpu || fail "job $job's home holds GPUs: $held"
-[ -z "$(job_field "$job" TresPerNode)" ] || fail "job $job's home asks for $(job_field "$job" TresPerNode)"
+asks=$(job_field "$job" TresPerNode)
+[ -z "$asks" ] || fail "job $job's home asks for $asks"
 has_running_part() { part=$(running_parts_of "$job"); [ -n "$part" ]; }
 wait_until 90 "job $job's first part running" has_running_part
 show_part "$part"
-grep "JobId=$part start: first part of JobId=$job" log/slurmctld.log | sed 's/.*sched\/pollux: /   /'
+grep "JobId=$part start: first part of JobId=$job" log/slurmctld.log |
+  sed 's/.*sched\/pollux: /   /'
 wait_until 90 "job $job training" grep -q "^epoch 1:" "job-$job.out"
 leads_in_part() { grep -q "pollux-agent\[$part\.0\]: report accepted" "job-$job.out"; }
 wait_until 60 "the agent in part $part reporting for job $job" leads_in_part
@@ -88,7 +90,8 @@ second_part=$(running_parts_of "$job" | grep -vx "$first_part")
 show_part "$second_part"
 shows_both() {
   "$build/src/cli/scontrol" show pollux "job=$job" > pollux-job.txt &&
-    grep -q "$(job_field "$second_part" NodeList)" pollux-job.txt && grep -q "$first_node" pollux-job.txt
+    grep -q "$(job_field "$second_part" NodeList)" pollux-job.txt &&
+    grep -q "$first_node" pollux-job.txt
 }
 wait_until 30 "scontrol show pollux shows job $job on both parts' nodes" shows_both
 sed 's/^/   /' pollux-job.txt

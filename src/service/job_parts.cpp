@@ -129,6 +129,26 @@ std::optional<std::vector<Action>> planHomeAction(Action action, const JobParts*
   return std::vector<Action>{start};
 }
 
+// A running home whose first part has not run within kPartStartTimeoutS goes back to
+// pending, its part cancelled: a home holds a node and its time limit runs for a part that
+// Slurm does not start (a QOS limit that counts parts, say). True when it does.
+bool requeueUnplacedHome(uint32_t job_id, const JobParts* mine, PartRound& round,
+                         std::vector<Action>& planned) {
+  const double since = round.growing_since.try_emplace(job_id, round.now).first->second;
+  if (round.now - since <= kPartStartTimeoutS) {
+    round.growing[job_id] = since;
+    return false;
+  }
+  const std::string why = "its first part did not run within " +
+                          std::to_string(int(kPartStartTimeoutS)) + " s";
+  if (mine && mine->pending) {
+    planned.push_back(cancelOf(mine->pending, job_id, jobName(job_id) + "'s home is requeued: " +
+                                                          why));
+  }
+  planned.push_back(Action{job_id, ActionKind::kRequeue, "", 0, {}, "home requeued: " + why});
+  return true;
+}
+
 }  // namespace
 
 bool gpusInParts(const SlurmJob& job) {
@@ -259,12 +279,19 @@ std::vector<Action> planPartActions(std::vector<Action> actions,
     const RunningPart* part = mine == parts.end() ? nullptr : mine->second.leaving(asked);
     if (part) leave(job_id, *part);
   }
+  for (const uint32_t home : round.homes) {
+    const auto own = parts.find(home);
+    if (requeueUnplacedHome(home, own == parts.end() ? nullptr : &own->second, round, planned)) {
+      settled.insert(home);
+    }
+  }
   for (auto& action : actions) {
     const uint32_t job_id = action.job_id;
     const auto job = by_id.find(job_id);
     const auto own = parts.find(job_id);
     const bool in_parts = job != by_id.end() && gpusInParts(*job->second);
     if (in_parts && (own == parts.end() || own->second.running.empty())) {
+      if (settled.count(job_id)) continue;
       auto home_actions =
           planHomeAction(action, own == parts.end() ? nullptr : &own->second, round);
       if (home_actions) {

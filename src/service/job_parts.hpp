@@ -132,7 +132,9 @@ struct PartRound {
 // change of a job with running parts is a requeue). A job whose GPUs are all in parts grows
 // live from its first report on; its start is its home's, on the placement's first node with
 // no GPU (the launcher is then asked for a part); while its home runs without a running part,
-// a start places its pending part (or asks for one) and a hold holds that part.
+// a start places its pending part (or asks for one) and a hold holds that part; one whose
+// first part has not run within kPartStartTimeoutS of its start is requeued (pending again),
+// its pending part cancelled.
 std::vector<Action> planPartActions(std::vector<Action> actions,
                                     const std::vector<SlurmJob>& folded,
                                     const std::map<uint32_t, JobParts>& parts, PartRound& round);

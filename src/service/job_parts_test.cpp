@@ -327,6 +327,32 @@ TEST(JobPartsTest, ARunningHomesHoldHoldsItsPendingPart) {
   EXPECT_EQ(actions[0].owner, 7u);
 }
 
+TEST(JobPartsTest, AHomeWhoseFirstPartDoesNotRunInTimeIsRequeuedItsPartCancelled) {
+  Action hold;
+  hold.job_id = 7;
+  hold.kind = ActionKind::kHold;
+  hold.why = "waiting: Reason=QOSMaxGRESPerUser";
+  const FoldedJobs folded = foldParts({homeOn(7), partOf(8, 7, JobState::kPending)});
+  PartRound round = roundAt(200 + kPartStartTimeoutS);
+  round.homes = folded.homes;
+  round.growing_since = {{7, 200.0}};
+  EXPECT_EQ(planPartActions({hold}, folded.jobs, folded.parts, round).size(), 1u);
+  EXPECT_EQ(round.growing, (std::map<uint32_t, double>{{7, 200.0}}));  // its clock runs on
+
+  round = roundAt(201 + kPartStartTimeoutS);
+  round.homes = folded.homes;
+  round.growing_since = {{7, 200.0}};
+  const auto actions = planPartActions({hold}, folded.jobs, folded.parts, round);
+  ASSERT_EQ(actions.size(), 2u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kCancel);
+  EXPECT_EQ(actions[0].job_id, 8u);
+  EXPECT_EQ(actions[1].kind, ActionKind::kRequeue);
+  EXPECT_EQ(actions[1].job_id, 7u);
+  EXPECT_TRUE(actions[1].nodes.empty());
+  EXPECT_EQ(actions[1].why, "home requeued: its first part did not run within 90 s");
+  EXPECT_TRUE(round.growing.empty());  // pending again, its next start starts the clock anew
+}
+
 TEST(JobPartsTest, AJobWhoseGpusAreInPartsGrowsThroughAPartAsAnyJobThatGrowsLive) {
   FoldedJobs folded = foldParts({homeOn(7), partOf(8, 7, JobState::kRunning, {"n1"}),
                                  partOf(9, 7, JobState::kPending)});

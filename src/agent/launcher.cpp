@@ -303,8 +303,9 @@ void Launcher::drainSignals() {
 
 // SIGTERM and SIGINT (the job ends or is requeued: Slurm signals the step too) and the
 // trainer's own signals go on to srun (while it runs), which passes them to every task. Once
-// the job's own step has ended, they go on to the srun of each step in its parts, which Slurm
-// does not signal with the job (srun ends its step on SIGTERM: no checkpoint is written).
+// the job's own step has ended (or where it has none), they go on to the srun of each step
+// in its parts. (A cancel or requeue of the job has Slurm signal those sruns too, and srun
+// ends its step on SIGTERM: no checkpoint is written there.)
 void Launcher::handleSignal(ChildProcess* srun, PartLauncher* parts) {
   signalfd_siginfo info;
   if (read(signal_fd_, &info, sizeof info) != sizeof info) return;

@@ -117,6 +117,7 @@ const char* toString(ActionKind kind) {
     case ActionKind::kRequeue: return "requeue";
     case ActionKind::kShrink: return "shrink";
     case ActionKind::kCancel: return "cancel";
+    case ActionKind::kCheckpoint: return "checkpoint";
   }
   return "unknown";
 }

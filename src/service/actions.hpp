@@ -13,7 +13,9 @@
 
 namespace pollux::service {
 
-enum class ActionKind { kHold, kStart, kRequeue, kShrink, kCancel };
+// kCheckpoint: SIGTERM to the steps of a part of a job whose GPUs are all in parts, whose
+// lead then checkpoints the training (see planPartActions).
+enum class ActionKind { kHold, kStart, kRequeue, kShrink, kCancel, kCheckpoint };
 
 struct Action {
   uint32_t job_id = 0;

@@ -9,8 +9,8 @@ namespace pollux::service {
 
 namespace {
 
-constexpr const char* kPhaseNames[] = {"waiting",  "running",        "shrinking", "shrunk",
-                                       "requeued", "requeued_again", "ended"};
+constexpr const char* kPhaseNames[] = {"waiting",  "running",        "shrinking",     "shrunk",
+                                       "requeued", "requeued_again", "checkpointing", "ended"};
 
 bool requeuedByPollux(Phase phase) {
   return phase == Phase::kRequeued || phase == Phase::kRequeuedAgain;
@@ -52,6 +52,17 @@ Observed observeRequeued(const Lifecycle& current, const SlurmJob& job, double n
   return {current};
 }
 
+// A job asked to checkpoint in its parts: done once none runs (its home alone shows as
+// pending, see foldParts).
+Observed observeCheckpointing(const Lifecycle& current, const SlurmJob& job) {
+  switch (job.state) {
+    case JobState::kPending: return {entering(Phase::kWaiting, current), Transition::kCheckpointDone};
+    case JobState::kRunning: return {current};
+    case JobState::kOther: return {entering(Phase::kEnded, current)};
+  }
+  return {current};
+}
+
 Observed observeShrinking(const Lifecycle& current, const SlurmJob& job, double now) {
   if (job.state == JobState::kPending) return {entering(Phase::kWaiting, current)};
   if (job.state != JobState::kRunning) return {entering(Phase::kEnded, current)};
@@ -78,6 +89,7 @@ std::optional<Phase> phaseNamed(const std::string& name) {
 Observed observe(const Lifecycle& current, const SlurmJob& job, double now) {
   if (requeuedByPollux(current.phase)) return observeRequeued(current, job, now);
   if (current.phase == Phase::kShrinking) return observeShrinking(current, job, now);
+  if (current.phase == Phase::kCheckpointing) return observeCheckpointing(current, job);
   switch (job.state) {
     case JobState::kPending: return {entering(Phase::kWaiting, current)};
     case JobState::kRunning:
@@ -97,6 +109,10 @@ Lifecycle afterAction(const Lifecycle& current, const Action& action, double now
       next.shrink_target = targetOf(action);
       return next;
     }
+    case ActionKind::kCheckpoint:
+      return current.phase == Phase::kCheckpointing
+                 ? current
+                 : entering(Phase::kCheckpointing, current, now);
     case ActionKind::kStart:
     case ActionKind::kHold:
     case ActionKind::kCancel: return current;
@@ -113,6 +129,7 @@ Treatment treatmentOf(const Lifecycle& lifecycle, const SlurmJob& job, const Rou
     if (ended_failed || stopped_run_shown) return Treatment::kRequeueAgain;
   }
   if (lifecycle.phase == Phase::kShrinking) return Treatment::kAwaitShrink;
+  if (lifecycle.phase == Phase::kCheckpointing) return Treatment::kAwaitCheckpoint;
   if (job.state == JobState::kPending && job.completing && !job.held &&
       !job.requested_nodes.empty()) {
     return Treatment::kAwaitLastRun;

@@ -22,6 +22,8 @@ enum class Phase {
                     // resized job until it is requeued, so its next resize is a requeue
   kRequeued,        // Pollux requeued it; until its next run has lasted kRunAfterRequeueS
   kRequeuedAgain,   // Pollux requeued it once more, the first requeue having not restarted it
+  kCheckpointing,   // its GPUs all in parts, asked to checkpoint there for a restart in new
+                    // parts; until no part of it runs
   kEnded            // finished: forgotten
 };
 
@@ -36,6 +38,10 @@ inline constexpr double kRunAfterRequeueS = 30;
 // A job asked to shrink in place has this long to checkpoint and shrink itself (the agent's
 // grace time, 25 s by default, plus its launcher's start); after that it is requeued.
 inline constexpr double kShrinkTimeoutS = 120;
+
+// A job asked to checkpoint in its parts has this long (the agent's grace time and its
+// launcher's cancel of the parts); after that its parts are cancelled.
+inline constexpr double kCheckpointTimeoutS = 120;
 
 // Seconds after slurmctld restarts with jobs during which no job is started, nor any running
 // job requeued or shrunk: Slurm's view of a job may come from its state file and predate its
@@ -61,6 +67,7 @@ enum class Transition {
   kNone,
   kShrinkDone,      // Slurm shows the job on its shrink target
   kShrinkTimedOut,  // not on its target kShrinkTimeoutS after the request: resized by requeue
+  kCheckpointDone,  // no part of a checkpointing job runs any more
 };
 
 struct Observed {
@@ -82,6 +89,7 @@ enum class Treatment {
                       // predate its last requeue (slurmctld just started, or one of its
                       // nodes has not registered since)
   kAwaitShrink,       // shrinking: the round sees it on its target and leaves it alone
+  kAwaitCheckpoint,   // checkpointing: the round sees it on its parts and leaves it alone
   kAwaitLastRun,      // requeued and placed while its last run still releases its nodes:
                       // Slurm starts it there once they are free, so it is not re-decided
   kRequeueAgain,      // Pollux's requeue did not restart it: requeued once more to resume

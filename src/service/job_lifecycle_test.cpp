@@ -88,6 +88,12 @@ TEST(JobLifecycleTest, ObserveFollowsWhatSlurmShows) {
        Phase::kEnded, Transition::kNone},
       {"requeued again, the next run lasted", in(Phase::kRequeuedAgain, kAsked), running(kAsked),
        kAsked + kRunAfterRequeueS, Phase::kRunning, Transition::kNone},
+      {"its parts still running", in(Phase::kCheckpointing, kAsked), running(5), kAsked + 10,
+       Phase::kCheckpointing, Transition::kNone},
+      {"no part of it running", in(Phase::kCheckpointing, kAsked), pending(), kAsked + 10,
+       Phase::kWaiting, Transition::kCheckpointDone},
+      {"ended while checkpointing", in(Phase::kCheckpointing, kAsked), ended(false), kAsked + 10,
+       Phase::kEnded, Transition::kNone},
   };
   for (const auto& c : cases) {
     const Observed observed = observe(c.from, c.job, c.now);
@@ -113,6 +119,7 @@ TEST(JobLifecycleTest, ActionsMoveTheJobOn) {
   Action requeue{7, ActionKind::kRequeue, "a100", 4, {"n1"}, "grow"};
   Action shrink{7, ActionKind::kShrink, "a100", 4, {"n1"}, "shrink"};
   Action start{7, ActionKind::kStart, "a100", 4, {"n1"}, "start"};
+  Action checkpoint{8, ActionKind::kCheckpoint, "", 0, {}, "move", false, 7};
   struct {
     Lifecycle from;
     const Action& action;
@@ -125,6 +132,8 @@ TEST(JobLifecycleTest, ActionsMoveTheJobOn) {
       {in(Phase::kRunning), shrink, Phase::kShrinking},
       {in(Phase::kWaiting), start, Phase::kWaiting},
       {in(Phase::kRequeued, 10), start, Phase::kRequeued},
+      {in(Phase::kRunning), checkpoint, Phase::kCheckpointing},
+      {in(Phase::kCheckpointing, 10), checkpoint, Phase::kCheckpointing},
   };
   for (const auto& c : cases) {
     const Lifecycle next = afterAction(c.from, c.action, kAsked);
@@ -135,6 +144,8 @@ TEST(JobLifecycleTest, ActionsMoveTheJobOn) {
   ASSERT_TRUE(shrinking.shrink_target.has_value());
   EXPECT_EQ(shrinking.shrink_target->nodes.at("n1"), 4);
   EXPECT_DOUBLE_EQ(afterAction(in(Phase::kRunning), requeue, kAsked).since, kAsked);
+  // Its second part's checkpoint action in the same round keeps the first one's time.
+  EXPECT_DOUBLE_EQ(afterAction(in(Phase::kCheckpointing, 10), checkpoint, kAsked).since, 10);
 }
 
 TEST(JobLifecycleTest, TreatmentFollowsThePhaseAndTheRound) {
@@ -156,6 +167,8 @@ TEST(JobLifecycleTest, TreatmentFollowsThePhaseAndTheRound) {
       {"running", in(Phase::kRunning), running(5), steady, Treatment::kDecide},
       {"pending", in(Phase::kWaiting), pending(), steady, Treatment::kDecide},
       {"shrinking", in(Phase::kShrinking, kAsked), running(5), steady, Treatment::kAwaitShrink},
+      {"checkpointing", in(Phase::kCheckpointing, kAsked), running(5), steady,
+       Treatment::kAwaitCheckpoint},
       {"placed while its last run releases its nodes", in(Phase::kRequeued, kAsked), releasing,
        steady, Treatment::kAwaitLastRun},
       {"held while its last run releases its nodes", in(Phase::kRequeued, kAsked),
@@ -187,7 +200,8 @@ TEST(JobLifecycleTest, TreatmentFollowsThePhaseAndTheRound) {
 
 TEST(JobLifecycleTest, PhasesAreNamedBothWays) {
   for (Phase phase : {Phase::kWaiting, Phase::kRunning, Phase::kShrinking, Phase::kShrunk,
-                      Phase::kRequeued, Phase::kRequeuedAgain, Phase::kEnded}) {
+                      Phase::kRequeued, Phase::kRequeuedAgain, Phase::kCheckpointing,
+                      Phase::kEnded}) {
     EXPECT_EQ(phaseNamed(toString(phase)), phase);
   }
   EXPECT_EQ(phaseNamed("sleeping"), std::nullopt);

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "common/policy/configurations.hpp"
+#include "job_lifecycle.hpp"
 
 namespace pollux::service {
 
@@ -149,6 +150,24 @@ bool requeueUnplacedHome(uint32_t job_id, const JobParts* mine, PartRound& round
   return true;
 }
 
+// A change of a job whose GPUs are all in parts that no part can carry live: SIGTERM to its
+// running parts' steps, whose lead checkpoints; its launcher then cancels its parts, and the
+// job, its home alone, is placed anew (its first part starts the training from the
+// checkpoint). Slurm never requeues the job: a requeue would have Slurm signal the parts'
+// srun in the home, which ends their steps before the checkpoint.
+void restartInNewParts(uint32_t job_id, const JobParts& mine, const std::string& why,
+                       std::vector<Action>& planned) {
+  for (const auto& part : mine.running) {
+    Action checkpoint;
+    checkpoint.job_id = part.id;
+    checkpoint.kind = ActionKind::kCheckpoint;
+    checkpoint.owner = job_id;
+    checkpoint.why = "restart of " + jobName(job_id) + " in new parts: its part on " +
+                     describe(part.nodes) + " checkpoints (" + why + ")";
+    planned.push_back(std::move(checkpoint));
+  }
+}
+
 }  // namespace
 
 bool gpusInParts(const SlurmJob& job) {
@@ -290,7 +309,13 @@ std::vector<Action> planPartActions(std::vector<Action> actions,
     const auto job = by_id.find(job_id);
     const auto own = parts.find(job_id);
     const bool in_parts = job != by_id.end() && gpusInParts(*job->second);
-    if (in_parts && (own == parts.end() || own->second.running.empty())) {
+    const bool in_running_parts = in_parts && own != parts.end() && !own->second.running.empty();
+    if (in_running_parts && action.kind == ActionKind::kRequeue && action.nodes.empty()) {
+      restartInNewParts(job_id, own->second, action.why, planned);  // it gets no GPU
+      settled.insert(job_id);
+      continue;
+    }
+    if (in_parts && !in_running_parts) {
       if (settled.count(job_id)) continue;
       auto home_actions =
           planHomeAction(action, own == parts.end() ? nullptr : &own->second, round);
@@ -345,6 +370,8 @@ std::vector<Action> planPartActions(std::vector<Action> actions,
     } else if (added) {
       round.growing[job_id] = round.growing_since.at(job_id);
       round.wanted.insert(job_id);  // the launcher submits a part; a later round places it
+    } else if (in_parts) {
+      restartInNewParts(job_id, mine, action.why, planned);
     } else {
       if (!mine.running.empty() && action.kind == ActionKind::kShrink) {
         // Its step spans the parts' workers: only a requeue (which ends them) moves it.
@@ -356,6 +383,19 @@ std::vector<Action> planPartActions(std::vector<Action> actions,
       continue;
     }
     settled.insert(job_id);
+  }
+  for (const auto& [job_id, since] : round.checkpointing_since) {
+    const auto mine = parts.find(job_id);
+    if (mine == parts.end() || round.now - since <= kCheckpointTimeoutS) continue;
+    settled.insert(job_id);
+    for (const auto& part : mine->second.running) {
+      planned.push_back(cancelOf(part.id, job_id, "restart of " + jobName(job_id) +
+                                                      " in new parts: its part on " +
+                                                      describe(part.nodes) +
+                                                      " did not checkpoint within " +
+                                                      std::to_string(int(kCheckpointTimeoutS)) +
+                                                      " s"));
+    }
   }
   for (const auto& [job_id, mine] : parts) {
     const bool late = !mine.running.empty() && !round.joined.count(job_id) &&

@@ -113,6 +113,7 @@ struct PartRound {
   std::set<uint32_t> joined;      // jobs whose last report counts all their running parts' GPUs
   std::map<uint32_t, double> growing_since;  // jobs that wanted a growth through a part
   std::map<uint32_t, PartLeave> leaving_since;  // jobs whose part's workers were asked to leave
+  std::map<uint32_t, double> checkpointing_since;  // jobs asked to checkpoint in their parts
   double now = 0;
   // Decided:
   std::set<uint32_t> wanted;        // jobs whose launcher is to submit a part
@@ -134,7 +135,10 @@ struct PartRound {
 // no GPU (the launcher is then asked for a part); while its home runs without a running part,
 // a start places its pending part (or asks for one) and a hold holds that part; one whose
 // first part has not run within kPartStartTimeoutS of its start is requeued (pending again),
-// its pending part cancelled.
+// its pending part cancelled. Any other change of such a job with running parts (a move, a
+// preemption) is a restart in new parts: a checkpoint action for each running part, whose
+// lead checkpoints; the parts of one that has not checkpointed within kCheckpointTimeoutS
+// (PartRound::checkpointing_since) are cancelled.
 std::vector<Action> planPartActions(std::vector<Action> actions,
                                     const std::vector<SlurmJob>& folded,
                                     const std::map<uint32_t, JobParts>& parts, PartRound& round);

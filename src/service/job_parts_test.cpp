@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "job_lifecycle.hpp"
+
 namespace pollux::service {
 namespace {
 
@@ -351,6 +353,60 @@ TEST(JobPartsTest, AHomeWhoseFirstPartDoesNotRunInTimeIsRequeuedItsPartCancelled
   EXPECT_TRUE(actions[1].nodes.empty());
   EXPECT_EQ(actions[1].why, "home requeued: its first part did not run within 90 s");
   EXPECT_TRUE(round.growing.empty());  // pending again, its next start starts the clock anew
+}
+
+// Job 7's GPUs all in parts: parts 8 on n1 and 9 on n2, both joined.
+FoldedJobs inTwoParts() {
+  FoldedJobs folded = foldParts({homeOn(7), partOf(8, 7, JobState::kRunning, {"n1"}),
+                                 partOf(9, 7, JobState::kRunning, {"n2"})});
+  SlurmNode n1;
+  n1.name = "n1";
+  n1.gpus = GpuGres{"a100", 4};
+  resolveGpuTypes(folded.jobs, {n1});
+  return folded;
+}
+
+TEST(JobPartsTest, AMoveOfAJobWhoseGpusAreInPartsIsARestartInNewPartsNotARequeue) {
+  const FoldedJobs folded = inTwoParts();
+  PartRound round = roundAt(200, {7});
+  const auto actions =
+      planPartActions({requeueTo(7, {"n3", "n4"})}, folded.jobs, folded.parts, round);
+  ASSERT_EQ(actions.size(), 2u);
+  for (const auto& action : actions) {
+    EXPECT_EQ(action.kind, ActionKind::kCheckpoint);
+    EXPECT_EQ(action.owner, 7u);
+  }
+  EXPECT_EQ(actions[0].job_id, 8u);
+  EXPECT_EQ(actions[1].job_id, 9u);
+  EXPECT_EQ(actions[0].why, "restart of JobId=7 in new parts: its part on n1 checkpoints (resize)");
+}
+
+TEST(JobPartsTest, APreemptionOfAJobWhoseGpusAreInPartsIsACheckpointInItsParts) {
+  const FoldedJobs folded = inTwoParts();
+  PartRound round = roundAt(200, {7});
+  const Action preempted{7, ActionKind::kRequeue, "", 0, {}, "preempted: its GPUs go elsewhere"};
+  const auto actions = planPartActions({preempted}, folded.jobs, folded.parts, round);
+  ASSERT_EQ(actions.size(), 2u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kCheckpoint);
+  EXPECT_EQ(actions[1].kind, ActionKind::kCheckpoint);
+  EXPECT_TRUE(round.homes.empty());
+}
+
+TEST(JobPartsTest, PartsThatDoNotCheckpointInTimeAreCancelled) {
+  const FoldedJobs folded = inTwoParts();
+  PartRound round = roundAt(200 + kCheckpointTimeoutS, {7});
+  round.checkpointing_since = {{7, 200.0}};
+  EXPECT_TRUE(planPartActions({}, folded.jobs, folded.parts, round).empty());
+
+  round = roundAt(201 + kCheckpointTimeoutS, {7});
+  round.checkpointing_since = {{7, 200.0}};
+  const auto actions = planPartActions({}, folded.jobs, folded.parts, round);
+  ASSERT_EQ(actions.size(), 2u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kCancel);
+  EXPECT_EQ(actions[0].job_id, 8u);
+  EXPECT_EQ(actions[1].job_id, 9u);
+  EXPECT_EQ(actions[1].why,
+            "restart of JobId=7 in new parts: its part on n2 did not checkpoint within 120 s");
 }
 
 TEST(JobPartsTest, AJobWhoseGpusAreInPartsGrowsThroughAPartAsAnyJobThatGrowsLive) {

@@ -107,7 +107,9 @@ void applyAction(std::map<std::string, JobRecord>& jobs, const Action& action, d
     record.previous = record.running_on;
   }
   const bool restarts = action.kind == ActionKind::kRequeue ||
-                        (action.kind == ActionKind::kShrink && !action.live);
+                        (action.kind == ActionKind::kShrink && !action.live) ||
+                        (action.kind == ActionKind::kCheckpoint &&
+                         record.lifecycle.phase != Phase::kCheckpointing);
   if (restarts) ++record.restarts;
   record.lifecycle = afterAction(record.lifecycle, action, now);
 }

@@ -259,6 +259,7 @@ int cKind(const pollux::service::Action& action) {
     case pollux::service::ActionKind::kShrink:
       return action.live ? POLLUX_ACTION_SHRINK_LIVE : POLLUX_ACTION_SHRINK;
     case pollux::service::ActionKind::kCancel: return POLLUX_ACTION_CANCEL;
+    case pollux::service::ActionKind::kCheckpoint: return POLLUX_ACTION_CHECKPOINT;
   }
   return POLLUX_ACTION_HOLD;
 }

@@ -343,8 +343,11 @@ enum pollux_action_kind {
   POLLUX_ACTION_SHRINK_LIVE, /* running job whose trainer changes its world size live: nothing
                               * to send; its rank-0 agent has the workers on the nodes not in
                               * node_list leave and shrinks the job to node_list itself */
-  POLLUX_ACTION_CANCEL       /* a part of an adaptive job (comment adaptive:part_of=J): cancel
+  POLLUX_ACTION_CANCEL,      /* a part of an adaptive job (comment adaptive:part_of=J): cancel
                               * it, as scancel would; its workers' loss is a live shrink */
+  POLLUX_ACTION_CHECKPOINT   /* a running part of a job whose GPUs are all in parts: SIGTERM
+                              * to its steps (not its batch script), whose lead checkpoints
+                              * the training; the job's launcher then cancels its parts */
 };
 typedef struct {
   uint32_t job_id;

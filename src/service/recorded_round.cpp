@@ -229,7 +229,8 @@ int actionKindOf(const JsonField& action) {
                                               {ActionKind::kStart, POLLUX_ACTION_START},
                                               {ActionKind::kRequeue, POLLUX_ACTION_REQUEUE},
                                               {ActionKind::kShrink, POLLUX_ACTION_SHRINK},
-                                              {ActionKind::kCancel, POLLUX_ACTION_CANCEL}};
+                                              {ActionKind::kCancel, POLLUX_ACTION_CANCEL},
+                                              {ActionKind::kCheckpoint, POLLUX_ACTION_CHECKPOINT}};
   for (const auto& [kind, c_kind] : kinds) {
     if (field.string() == toString(kind)) return c_kind;
   }

@@ -45,6 +45,10 @@ void logChanges(const std::vector<ObservedChange>& changes, double now, const Lo
                 std::to_string(static_cast<int>(kShrinkTimeoutS)) +
                 " s (is its script running pollux-agent --launch?); resized by requeue from now on");
         break;
+      case Transition::kCheckpointDone:
+        log(LogLevel::kInfo, job + " checkpointed in its parts within " + std::to_string(after_s) +
+                                 " s: no part of it runs; placed anew");
+        break;
     }
   }
 }
@@ -354,7 +358,8 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
     const auto record = records.find(std::to_string(job.id));
     if (treatment == Treatment::kAwaitShrink) {
       job.nodes = nodeNames(*record->second.lifecycle.shrink_target);
-    } else if (treatment != Treatment::kRequeueAgain) {
+    } else if (treatment != Treatment::kRequeueAgain &&
+               treatment != Treatment::kAwaitCheckpoint) {
       to_plan.push_back(job);
       // A job whose GPUs are all in parts shrinks by dropping a part, never its home.
       const bool launcher_resizes = record != records.end() && record->second.report &&
@@ -408,6 +413,11 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
   parts.joined = joinedParts(jobs, folded.parts, records);
   parts.growing_since = valuesOf(records, &JobRecord::part_growing_since);
   parts.leaving_since = valuesOf(records, &JobRecord::part_leave);
+  for (const auto& [id, record] : records) {
+    if (record.lifecycle.phase == Phase::kCheckpointing) {
+      parts.checkpointing_since[static_cast<uint32_t>(std::stoul(id))] = record.lifecycle.since;
+    }
+  }
   parts.now = round.now;
   actions = planPartActions(std::move(actions), to_plan, folded.parts, parts);
   store.recordParts(partStatuses(folded.parts, parts), parts.growing, parts.leaving);

@@ -91,6 +91,8 @@ static int perform(const pollux_action_t *action, time_t begin)
   case POLLUX_ACTION_SHRINK_LIVE: return 0; /* the job's agent acts on the decision */
   case POLLUX_ACTION_CANCEL:
     return pollux_cancel(action->job_id) == SLURM_SUCCESS ? 0 : errno;
+  case POLLUX_ACTION_CHECKPOINT:
+    return pollux_signal_steps(action->job_id, SIGTERM) == SLURM_SUCCESS ? 0 : errno;
   default: return SLURM_ERROR;
   }
 }

@@ -12,7 +12,9 @@
 # grows through a second part on the other a100 node (scontrol show pollux shows it on both;
 # its lead admits the second part's workers only, its own part's having started the
 # training), then, for a rigid job that needs that node, drops that part live; it stays
-# RUNNING with Restarts 0 and is cancelled: nothing of it or its parts is left.
+# RUNNING with Restarts 0. Moved to a v100 node (its gpu_type changed), its training
+# checkpoints in its part, which ends, and resumes in a new part on that node: still RUNNING,
+# Restarts 0. It is cancelled: nothing of it or its parts is left.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster/lib.sh"
@@ -106,6 +108,24 @@ outlive "$first" "the shrink"
 wait_until 30 "a report of job $job since the change" reported_live_change "$job" 4 2
 is_running "$job" || fail "job $job ended with its first part: $(job_field "$job" JobState)"
 [ "$(job_field "$job" Restarts)" = 0 ] || fail "job $job was requeued"
+
+step "moved to a v100 node, it checkpoints in its part and restarts in a new one, not requeued"
+set -- $blockers
+scancel "$1"  # the one on n3
+blockers=$2
+scontrol update JobId="$job" Comment="adaptive:resize=live,gpu_type=v100,min_gpus=2,max_gpus=2"
+checkpointed() { grep -q "^checkpointed at" "job-$job.out"; }
+wait_until 90 "job $job's training checkpointed in part $first_part" checkpointed
+grep "JobId=$first_part checkpoint: restart of JobId=$job" log/slurmctld.log |
+  sed 's/.*sched\/pollux: /   /'
+on_v100() { part=$(running_parts_of "$job"); [ "$(job_field "$part" NodeList)" = n3 ]; }
+wait_until 120 "job $job's new first part running on n3" on_v100
+resumed() { grep -q "^resumed from" "job-$job.out"; }
+wait_until 120 "job $job's training resumed from its checkpoint in its new part" resumed
+grep -e "^checkpointed at" -e "^resumed from" -e "restart in new parts" "job-$job.out" |
+  sed 's/^/   /'
+is_running "$job" || fail "job $job ended in its move: $(job_field "$job" JobState)"
+[ "$(job_field "$job" Restarts)" = 0 ] || fail "job $job was requeued to move"
 cancel_with_parts "$job"
 scancel "$rigid" $blockers
 echo "PASS"

@@ -23,7 +23,6 @@
 namespace pollux::agent {
 namespace {
 
-constexpr int kExitAfterCheckpoint = 143;  // 128 + SIGTERM, as if the agent had been killed
 // Log the first garbage messages, then one in this many, so a broken trainer cannot flood.
 constexpr long kGarbageLogEvery = 1000;
 constexpr double kChannelBatchMs = 20;

@@ -261,24 +261,32 @@ int Launcher::runStep(const std::vector<std::string>& nodes, PartLauncher& parts
 // A job whose GPUs are all in its parts runs no step of its own: the launcher asks for its
 // parts, starts the training in the first that runs (its store hosted here, this host its
 // MASTER_ADDR) and the job's workers in each later one, and ends once the steps in its parts
-// have, with the status its lead wrote.
+// have, with the status its lead wrote. Where the lead checkpointed at sched/pollux's request
+// (a restart in new parts: the launcher itself was not signalled), it cancels the parts and
+// starts the training again, from the checkpoint, in the next first part (with a new store:
+// the last one holds the stopped training's group).
 int Launcher::runInParts(PartLauncher& parts) {
-  if (!step_.status_file.empty()) std::ofstream(step_.status_file, std::ios::trunc);
   std::optional<StoreHost> store;
-  startStore(store);
   const std::vector<std::string> home = {batch_host_};
-  logLine("the job's GPUs are all in its parts (adaptive:resize=live): waiting for the first");
-  while (!stopping_ || parts.hasSteps()) {
-    if (parts.startedAny() && !parts.hasSteps()) break;
-    parts.poll(home);
-    pollfd ready{signal_fd_, POLLIN, 0};
-    if (poll(&ready, 1, 200) > 0) handleSignal(nullptr, &parts);
+  for (;;) {
+    store.reset();
+    startStore(store);
+    if (!step_.status_file.empty()) std::ofstream(step_.status_file, std::ios::trunc);
+    logLine("the job's GPUs are all in its parts (adaptive:resize=live): waiting for the first");
+    while (!stopping_ || parts.hasSteps()) {
+      if (parts.startedAny() && !parts.hasSteps()) break;
+      parts.poll(home);
+      pollfd ready{signal_fd_, POLLIN, 0};
+      if (poll(&ready, 1, 200) > 0) handleSignal(nullptr, &parts);
+    }
+    if (!parts.startedAny()) return 143;  // stopped before its training started
+    const Rank0End end = rank0End();
+    logLine("the steps in the job's parts ended; its lead wrote status " +
+            (end.status ? std::to_string(*end.status) : std::string("none")));
+    if (stopping_ || end.status != kExitAfterCheckpoint) return end.status.value_or(1);
+    logLine("the training checkpointed for a restart in new parts: its parts end");
+    parts.endParts();
   }
-  if (!parts.startedAny()) return 143;  // stopped before its training started
-  const Rank0End end = rank0End();
-  logLine("the steps in the job's parts ended; its lead wrote status " +
-          (end.status ? std::to_string(*end.status) : std::string("none")));
-  return end.status.value_or(1);
 }
 
 // The job's own step ended before its training did while workers of the job train on in its

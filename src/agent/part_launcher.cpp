@@ -89,13 +89,20 @@ PartLauncher::PartLauncher(Options options, std::string job_id, ReporterSettings
     : options_(std::move(options)), job_id_(std::move(job_id)), plugin_(std::move(plugin)),
       step_(step), gpus_in_parts_(gpus_in_parts) {}
 
-PartLauncher::~PartLauncher() {
+void PartLauncher::endParts() {
   if (!submitted_.empty()) {
     std::vector<std::string> scancel = {"scancel"};
     for (const uint32_t part : submitted_) scancel.push_back(std::to_string(part));
     const CommandOutput result = runCommand(scancel);
     if (result.status != 0) logLine("scancel of the job's parts failed: " + result.output);
   }
+  submitted_.clear();
+  submitted_at_.reset();
+  training_started_ = false;
+}
+
+PartLauncher::~PartLauncher() {
+  endParts();
   const auto deadline = Clock::now() + kStepEndWait;
   for (reapSteps(); !steps_.empty(); reapSteps()) {
     if (Clock::now() > deadline) {
@@ -169,6 +176,7 @@ void PartLauncher::start(const schema::PartStatus& part, const std::vector<std::
                           leads));
   steps_.emplace(part.job_id, std::move(srun));
   started_.insert(part.job_id);
+  training_started_ = true;
   std::string nodes;
   for (const auto& node : part.nodes) nodes += (nodes.empty() ? "" : ",") + node;
   logLine("part " + std::to_string(part.job_id) + " runs on " + nodes +

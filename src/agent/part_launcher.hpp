@@ -68,8 +68,11 @@ class PartLauncher {
   void follow(const schema::PartStatus& part, const std::vector<std::string>& job_nodes);
   // Whether the job's workers run in a part: a step started in one has not ended yet.
   bool hasSteps() const { return !steps_.empty(); }
-  // Whether a step was ever started in a part.
-  bool startedAny() const { return !started_.empty(); }
+  // Whether a step was started in a part since the job's training last stopped (endParts).
+  bool startedAny() const { return training_started_; }
+  // Cancels every part submitted or used (their steps have ended: the training stopped at
+  // a checkpoint for a restart in new parts); the next part to run starts the training.
+  void endParts();
   // Sends `number` to the steps started in the parts (srun passes it to every task).
   void signalSteps(int number);
 
@@ -89,6 +92,7 @@ class PartLauncher {
   std::optional<Clock::time_point> submitted_at_;  // of a part the plugin has not seen yet
   std::set<uint32_t> submitted_;
   std::set<uint32_t> started_;  // the parts whose workers were started, once each
+  bool training_started_ = false;
   std::map<uint32_t, std::unique_ptr<ChildProcess>> steps_;  // by part, until its srun ends
 };
 

@@ -167,5 +167,28 @@ TEST(PartLauncher, APartStartedWhileNoStepRunsStartsTheTrainingOfAJobWhoseGpusAr
   EXPECT_EQ(slurm.appended("cancelled", 2), "12\n13\n");
 }
 
+// After the training checkpointed in its parts for a restart in new parts, the launcher ends
+// them; the next part to run starts the training again (from the checkpoint).
+TEST(PartLauncher, AfterItsPartsEndTheNextPartToRunStartsTheTrainingAgain) {
+  FakeSlurm slurm;
+  const StepSettings step;
+  PartLauncher parts(Options{}, "7", ReporterSettings{"", "", "", 1, false, false}, step, true);
+  parts.follow(running(12, "n2"), {"n9"});
+  EXPECT_EQ(slurm.appended("roles", 1), "12 1\n");
+  parts.endParts();
+  EXPECT_EQ(slurm.appended("cancelled", 1), "12\n");
+  EXPECT_FALSE(parts.startedAny());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (parts.hasSteps() && std::chrono::steady_clock::now() < deadline) {
+    parts.poll({"n9"});
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_FALSE(parts.hasSteps());
+  parts.follow(running(12, "n2"), {"n9"});  // shown running a moment longer: nothing starts
+  parts.follow(running(14, "n3"), {"n9"});
+  EXPECT_EQ(slurm.appended("roles", 2), "12 1\n14 1\n");
+  EXPECT_TRUE(parts.startedAny());
+}
+
 }  // namespace
 }  // namespace pollux::agent

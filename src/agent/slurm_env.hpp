@@ -40,6 +40,9 @@ inline constexpr const char* kLaunchedVariable = "POLLUX_AGENT_LAUNCHED";
 // live change failed (nobody asked it to stop: the launcher starts the step again).
 inline constexpr const char* kStepStatusVariable = "POLLUX_STEP_STATUS_FILE";
 inline constexpr const char* kResumeMark = "resume";
+// The status of an agent whose trainer checkpointed and stopped: 128 + SIGTERM, as if the
+// agent had been killed.
+inline constexpr int kExitAfterCheckpoint = 143;
 // Set by the launcher in a step it starts in a part of its job: that job's id.
 inline constexpr const char* kPartOfVariable = "POLLUX_PART_OF";
 // Set to "1" by the launcher in a step in a part that starts the job's training.

@@ -54,6 +54,16 @@ std::vector<Scored> pendingOptions(const std::vector<Config>& candidates,
   return options;
 }
 
+// The lowest of 1 (the job's baseline) and its speedups at every candidate, offered or not:
+// a running job is worth as much to keep as the same job pending is worth to start.
+double lowestSpeedup(const std::vector<Config>& candidates, const SpeedupOf& speedupOf) {
+  double lowest = 1.0;
+  for (const auto& config : candidates) {
+    if (const auto speedup = speedupOf(config)) lowest = std::min(lowest, *speedup);
+  }
+  return lowest;
+}
+
 // `shrinks_for_others`: whether fewer GPUs, to let others grow, are worth offering: only a
 // model tells what GPUs above min_gpus give the job (without one they seem worth nothing).
 std::vector<Scored> runningOptions(const Job& job, const std::vector<Config>& candidates,
@@ -61,12 +71,18 @@ std::vector<Scored> runningOptions(const Job& job, const std::vector<Config>& ca
                                    const Snapshot& snapshot,
                                    const WaitingRigidTypes& rigid_waiting) {
   const Config current = configOf(*job.current);
-  // Its minimum was raised while it ran (its comment updated): it keeps what it holds only
-  // where nothing within its bounds can be placed.
-  const bool below_minimum = current.gpus < job.min_gpus;
+  // Its minimum was raised or its GPU type changed while it ran (its comment updated): it
+  // keeps what it holds only where nothing within its bounds can be placed. What it holds is
+  // then worth less than any option within them, whose restart leaves it at least
+  // kMinRestartFactor of its speedup.
+  const bool out_of_bounds =
+      current.gpus < job.min_gpus || (job.gpu_type && *job.gpu_type != current.gpu_type);
   const double current_speedup = speedupOf(current).value_or(1.0);
-  std::vector<Scored> options{
-      {current, below_minimum ? kMinRestartFactor * current_speedup : current_speedup}};
+  const double kept_speedup =
+      out_of_bounds
+          ? 0.5 * kMinRestartFactor * std::min(current_speedup, lowestSpeedup(candidates, speedupOf))
+          : current_speedup;
+  std::vector<Scored> options{{current, kept_speedup}};
   const Params& params = snapshot.params;
   const bool may_change = snapshot.time - job.last_change_time >= params.min_change_interval_s;
   const bool rigid_wants_its_type =
@@ -75,7 +91,7 @@ std::vector<Scored> runningOptions(const Job& job, const std::vector<Config>& ca
     if (config == current) continue;
     const auto speedup = speedupOf(config);
     if (!speedup) continue;
-    const bool worth_it = below_minimum ||
+    const bool worth_it = out_of_bounds ||
                           *speedup > (1 + params.restart_threshold) * current_speedup ||
                           (shrinks_for_others && config.gpus < current.gpus);
     const bool yields_to_rigid = rigid_wants_its_type && config.gpus < current.gpus;
@@ -86,16 +102,6 @@ std::vector<Scored> runningOptions(const Job& job, const std::vector<Config>& ca
     }
   }
   return options;
-}
-
-// The lowest of 1 (the job's baseline) and its speedups at every candidate, offered or not:
-// a running job is worth as much to keep as the same job pending is worth to start.
-double lowestSpeedup(const std::vector<Config>& candidates, const SpeedupOf& speedupOf) {
-  double lowest = 1.0;
-  for (const auto& config : candidates) {
-    if (const auto speedup = speedupOf(config)) lowest = std::min(lowest, *speedup);
-  }
-  return lowest;
 }
 
 // Left without GPUs, a running job counts restart_threshold slower still than a pending one:

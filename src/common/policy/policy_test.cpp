@@ -386,6 +386,22 @@ TEST(PolicyTest, PreemptionMustBeatKeepingByTheRestartThreshold) {
   }
 }
 
+TEST(PolicyTest, ARunningJobWhoseTypeWasChangedMovesToIt) {
+  Snapshot snapshot = twoTypeSnapshot(4, 4);
+  snapshot.time = 10000;
+  Job job = adaptiveJob("a", 2, 2, "k80");
+  job.models["v100"] = job.models.at("k80");
+  job.current = Allocation{"v100", {{"v0", 2}}};
+  job.gpu_type = "k80";  // three times slower than what it holds: a move only its type makes
+  snapshot.jobs = {job};
+  EXPECT_EQ(schedule(snapshot).allocations.at("a").allocation.gpu_type, "k80");
+  // Where nothing of its type can be placed, it keeps what it holds.
+  Job rigid = rigidJob("r", 4);
+  rigid.current = Allocation{"k80", {{"k0", 4}}};
+  snapshot.jobs.push_back(rigid);
+  EXPECT_EQ(schedule(snapshot).allocations.at("a").allocation, *job.current);
+}
+
 TEST(PolicyTest, RunningJobWithoutModelMovesToTheFastestTypeOnlyAfterTheMinimumInterval) {
   Snapshot snapshot = twoTypeSnapshot(4, 4);
   snapshot.time = 10000;

@@ -12,7 +12,9 @@
 # grows through a second part on the other a100 node (scontrol show pollux shows it on both;
 # its lead admits the second part's workers only, its own part's having started the
 # training), then, for a rigid job that needs that node, drops that part live; it stays
-# RUNNING with Restarts 0. Moved to a v100 node (its gpu_type changed), its training
+# RUNNING with Restarts 0. With a reservation ahead on its node, it moves live to the other
+# a100 node: a part there joins, its first part leaves; no checkpoint, Restarts 0. Moved to
+# a v100 node (its gpu_type changed), its training
 # checkpoints in its part, which ends, and resumes in a new part on that node: still RUNNING,
 # Restarts 0. It is cancelled: nothing of it or its parts is left.
 set -eu
@@ -109,6 +111,27 @@ wait_until 30 "a report of job $job since the change" reported_live_change "$job
 is_running "$job" || fail "job $job ended with its first part: $(job_field "$job" JobState)"
 [ "$(job_field "$job" Restarts)" = 0 ] || fail "job $job was requeued"
 
+step "a reservation ahead on its node: it moves live to the other a100 node"
+scancel "$rigid"
+wait_until 60 "rigid job $rigid gone" all_finished "$rigid"
+scontrol create reservation ReservationName=away StartTime=now+3600 Duration=10 \
+  Nodes="$first_node" Users=root Flags=MAINT,IGNORE_JOBS
+moved_off() {
+  parts=$(running_parts_of "$job")
+  [ -n "$parts" ] && [ "$(for p in $parts; do job_field "$p" NodeList; done)" = "$second_node" ]
+}
+wait_until 180 "job $job moved live off $first_node to $second_node" moved_off
+grep "live move of JobId=$job" log/slurmctld.log | sed 's/.*sched\/pollux: /   /'
+grep "JobId=$job moved live" log/slurmctld.log | sed 's/.*sched\/pollux: /   /'
+# Its second growth to 4 workers and its second shrink back to 2: the move.
+twice() { [ "$(grep -c "world size live: $1 -> $2 replicas" "job-$job.out")" -ge 2 ]; }
+twice 2 4 || fail "job $job's workers in its new part did not join live"
+wait_until 30 "job $job's old part's workers gone live" twice 4 2
+! grep -q "^checkpointed at" "job-$job.out" || fail "job $job checkpointed to move"
+is_running "$job" || fail "job $job ended in its move: $(job_field "$job" JobState)"
+[ "$(job_field "$job" Restarts)" = 0 ] || fail "job $job was requeued to move"
+scontrol delete ReservationName=away
+
 step "moved to a v100 node, it checkpoints in its part and restarts in a new one, not requeued"
 set -- $blockers
 scancel "$1"  # the one on n3
@@ -127,5 +150,5 @@ grep -e "^checkpointed at" -e "^resumed from" -e "restart in new parts" "job-$jo
 is_running "$job" || fail "job $job ended in its move: $(job_field "$job" JobState)"
 [ "$(job_field "$job" Restarts)" = 0 ] || fail "job $job was requeued to move"
 cancel_with_parts "$job"
-scancel "$rigid" $blockers
+scancel $blockers
 echo "PASS"

@@ -30,6 +30,8 @@ struct Action {
   // An action on a part of a job (job_parts.hpp): that job's id; 0 where the action is on
   // the job itself.
   uint32_t owner = 0;
+  // The start of a part that moves its job there live (job_parts.hpp): the job's target.
+  std::optional<policy::Allocation> moves_to = std::nullopt;
 };
 
 const char* toString(ActionKind kind);

@@ -9,8 +9,9 @@ namespace pollux::service {
 
 namespace {
 
-constexpr const char* kPhaseNames[] = {"waiting",  "running",        "shrinking",     "shrunk",
-                                       "requeued", "requeued_again", "checkpointing", "ended"};
+constexpr const char* kPhaseNames[] = {"waiting",        "running",  "shrinking",
+                                       "shrunk",         "requeued", "requeued_again",
+                                       "checkpointing",  "moving",   "ended"};
 
 bool requeuedByPollux(Phase phase) {
   return phase == Phase::kRequeued || phase == Phase::kRequeuedAgain;
@@ -63,6 +64,17 @@ Observed observeCheckpointing(const Lifecycle& current, const SlurmJob& job) {
   return {current};
 }
 
+// A job moving live: done once it holds just its target (its part's GPUs there).
+Observed observeMoving(const Lifecycle& current, const SlurmJob& job, double now) {
+  if (job.state == JobState::kPending) return {entering(Phase::kWaiting, current)};
+  if (job.state != JobState::kRunning) return {entering(Phase::kEnded, current)};
+  if (onTarget(job, *current.move_target)) {
+    return {entering(Phase::kRunning, current), Transition::kMoveDone};
+  }
+  if (now - current.since <= kMoveTimeoutS) return {current};
+  return {entering(Phase::kRunning, current), Transition::kMoveTimedOut};
+}
+
 Observed observeShrinking(const Lifecycle& current, const SlurmJob& job, double now) {
   if (job.state == JobState::kPending) return {entering(Phase::kWaiting, current)};
   if (job.state != JobState::kRunning) return {entering(Phase::kEnded, current)};
@@ -90,6 +102,7 @@ Observed observe(const Lifecycle& current, const SlurmJob& job, double now) {
   if (requeuedByPollux(current.phase)) return observeRequeued(current, job, now);
   if (current.phase == Phase::kShrinking) return observeShrinking(current, job, now);
   if (current.phase == Phase::kCheckpointing) return observeCheckpointing(current, job);
+  if (current.phase == Phase::kMoving) return observeMoving(current, job, now);
   switch (job.state) {
     case JobState::kPending: return {entering(Phase::kWaiting, current)};
     case JobState::kRunning:
@@ -114,6 +127,12 @@ Lifecycle afterAction(const Lifecycle& current, const Action& action, double now
                  ? current
                  : entering(Phase::kCheckpointing, current, now);
     case ActionKind::kStart:
+      if (action.moves_to) {
+        Lifecycle next = entering(Phase::kMoving, current, now);
+        next.move_target = action.moves_to;
+        return next;
+      }
+      return current;
     case ActionKind::kHold:
     case ActionKind::kCancel: return current;
   }
@@ -130,6 +149,7 @@ Treatment treatmentOf(const Lifecycle& lifecycle, const SlurmJob& job, const Rou
   }
   if (lifecycle.phase == Phase::kShrinking) return Treatment::kAwaitShrink;
   if (lifecycle.phase == Phase::kCheckpointing) return Treatment::kAwaitCheckpoint;
+  if (lifecycle.phase == Phase::kMoving) return Treatment::kAwaitMove;
   if (job.state == JobState::kPending && job.completing && !job.held &&
       !job.requested_nodes.empty()) {
     return Treatment::kAwaitLastRun;

@@ -24,6 +24,8 @@ enum class Phase {
   kRequeuedAgain,   // Pollux requeued it once more, the first requeue having not restarted it
   kCheckpointing,   // its GPUs all in parts, asked to checkpoint there for a restart in new
                     // parts; until no part of it runs
+  kMoving,          // its GPUs all in parts, a part with its target started: until it holds
+                    // just its target (its old parts have left)
   kEnded            // finished: forgotten
 };
 
@@ -43,6 +45,10 @@ inline constexpr double kShrinkTimeoutS = 120;
 // launcher's cancel of the parts); after that its parts are cancelled.
 inline constexpr double kCheckpointTimeoutS = 120;
 
+// A live move has this long to hold just its target: its part's start and join, and its old
+// parts' leaving one after another. After that the policy decides the job again.
+inline constexpr double kMoveTimeoutS = 600;
+
 // Seconds after slurmctld restarts with jobs during which no job is started, nor any running
 // job requeued or shrunk: Slurm's view of a job may come from its state file and predate its
 // last requeue, and a node may still retry its report that a requeued run ended. On 22.05
@@ -54,6 +60,7 @@ struct Lifecycle {
   Phase phase = Phase::kWaiting;
   double since = 0;  // kRequeued*: when Pollux requeued it; kShrinking: when it asked
   std::optional<policy::Allocation> shrink_target;  // kShrinking
+  std::optional<policy::Allocation> move_target;    // kMoving
   // An in-place shrink of it timed out (its script does not run pollux-agent --launch, or
   // its launcher failed): every later resize of it is a requeue.
   bool shrinks_by_requeue = false;
@@ -68,6 +75,8 @@ enum class Transition {
   kShrinkDone,      // Slurm shows the job on its shrink target
   kShrinkTimedOut,  // not on its target kShrinkTimeoutS after the request: resized by requeue
   kCheckpointDone,  // no part of a checkpointing job runs any more
+  kMoveDone,        // a moving job holds just its target
+  kMoveTimedOut,    // a moving job did not hold just its target kMoveTimeoutS after its start
 };
 
 struct Observed {
@@ -90,6 +99,7 @@ enum class Treatment {
                       // nodes has not registered since)
   kAwaitShrink,       // shrinking: the round sees it on its target and leaves it alone
   kAwaitCheckpoint,   // checkpointing: the round sees it on its parts and leaves it alone
+  kAwaitMove,         // moving: the round sees it on its parts, and its parts move it on
   kAwaitLastRun,      // requeued and placed while its last run still releases its nodes:
                       // Slurm starts it there once they are free, so it is not re-decided
   kRequeueAgain,      // Pollux's requeue did not restart it: requeued once more to resume

@@ -15,6 +15,7 @@ Lifecycle in(Phase phase, double since = 0) {
   lifecycle.phase = phase;
   lifecycle.since = since;
   if (phase == Phase::kShrinking) lifecycle.shrink_target = kTarget;
+  if (phase == Phase::kMoving) lifecycle.move_target = kTarget;
   return lifecycle;
 }
 
@@ -94,6 +95,12 @@ TEST(JobLifecycleTest, ObserveFollowsWhatSlurmShows) {
        Phase::kWaiting, Transition::kCheckpointDone},
       {"ended while checkpointing", in(Phase::kCheckpointing, kAsked), ended(false), kAsked + 10,
        Phase::kEnded, Transition::kNone},
+      {"moving, its old part still there", in(Phase::kMoving, kAsked), running(5, {"n1", "n2"}),
+       kAsked + 10, Phase::kMoving, Transition::kNone},
+      {"moved: just its target", in(Phase::kMoving, kAsked), running(5, {"n1"}), kAsked + 10,
+       Phase::kRunning, Transition::kMoveDone},
+      {"not moved in time", in(Phase::kMoving, kAsked), running(5, {"n1", "n2"}),
+       kAsked + kMoveTimeoutS + 1, Phase::kRunning, Transition::kMoveTimedOut},
   };
   for (const auto& c : cases) {
     const Observed observed = observe(c.from, c.job, c.now);
@@ -120,6 +127,7 @@ TEST(JobLifecycleTest, ActionsMoveTheJobOn) {
   Action shrink{7, ActionKind::kShrink, "a100", 4, {"n1"}, "shrink"};
   Action start{7, ActionKind::kStart, "a100", 4, {"n1"}, "start"};
   Action checkpoint{8, ActionKind::kCheckpoint, "", 0, {}, "move", false, 7};
+  Action move_part{9, ActionKind::kStart, "a100", 4, {"n1"}, "move", false, 7, kTarget};
   struct {
     Lifecycle from;
     const Action& action;
@@ -134,6 +142,7 @@ TEST(JobLifecycleTest, ActionsMoveTheJobOn) {
       {in(Phase::kRequeued, 10), start, Phase::kRequeued},
       {in(Phase::kRunning), checkpoint, Phase::kCheckpointing},
       {in(Phase::kCheckpointing, 10), checkpoint, Phase::kCheckpointing},
+      {in(Phase::kRunning), move_part, Phase::kMoving},
   };
   for (const auto& c : cases) {
     const Lifecycle next = afterAction(c.from, c.action, kAsked);
@@ -144,6 +153,7 @@ TEST(JobLifecycleTest, ActionsMoveTheJobOn) {
   ASSERT_TRUE(shrinking.shrink_target.has_value());
   EXPECT_EQ(shrinking.shrink_target->nodes.at("n1"), 4);
   EXPECT_DOUBLE_EQ(afterAction(in(Phase::kRunning), requeue, kAsked).since, kAsked);
+  EXPECT_EQ(afterAction(in(Phase::kRunning), move_part, kAsked).move_target, kTarget);
   // Its second part's checkpoint action in the same round keeps the first one's time.
   EXPECT_DOUBLE_EQ(afterAction(in(Phase::kCheckpointing, 10), checkpoint, kAsked).since, 10);
 }
@@ -169,6 +179,7 @@ TEST(JobLifecycleTest, TreatmentFollowsThePhaseAndTheRound) {
       {"shrinking", in(Phase::kShrinking, kAsked), running(5), steady, Treatment::kAwaitShrink},
       {"checkpointing", in(Phase::kCheckpointing, kAsked), running(5), steady,
        Treatment::kAwaitCheckpoint},
+      {"moving", in(Phase::kMoving, kAsked), running(5), steady, Treatment::kAwaitMove},
       {"placed while its last run releases its nodes", in(Phase::kRequeued, kAsked), releasing,
        steady, Treatment::kAwaitLastRun},
       {"held while its last run releases its nodes", in(Phase::kRequeued, kAsked),
@@ -201,7 +212,7 @@ TEST(JobLifecycleTest, TreatmentFollowsThePhaseAndTheRound) {
 TEST(JobLifecycleTest, PhasesAreNamedBothWays) {
   for (Phase phase : {Phase::kWaiting, Phase::kRunning, Phase::kShrinking, Phase::kShrunk,
                       Phase::kRequeued, Phase::kRequeuedAgain, Phase::kCheckpointing,
-                      Phase::kEnded}) {
+                      Phase::kMoving, Phase::kEnded}) {
     EXPECT_EQ(phaseNamed(toString(phase)), phase);
   }
   EXPECT_EQ(phaseNamed("sleeping"), std::nullopt);

@@ -168,6 +168,55 @@ void restartInNewParts(uint32_t job_id, const JobParts& mine, const std::string&
   }
 }
 
+// A target on nodes the job does not hold, of its type, with as many GPUs on each: one part
+// carries it while the job's old parts run on.
+bool movesBeside(const policy::Allocation& current, const policy::Allocation& target) {
+  if (target.gpu_type != current.gpu_type || policy::uniformPerNode(target) <= 0) return false;
+  return std::none_of(target.nodes.begin(), target.nodes.end(),
+                      [&](const auto& node) { return current.nodes.count(node.first) > 0; });
+}
+
+std::vector<std::string> nodesOf(const policy::Allocation& allocation) {
+  std::vector<std::string> nodes;
+  for (const auto& [node, gpus] : allocation.nodes) nodes.push_back(node);
+  return nodes;
+}
+
+// Whether all of the part's nodes are in the allocation.
+bool within(const RunningPart& part, const policy::Allocation& allocation) {
+  return std::all_of(part.nodes.begin(), part.nodes.end(),
+                     [&](const std::string& node) { return allocation.nodes.count(node) > 0; });
+}
+
+// A live move under way: once its target's part has joined, its old parts leave, one per
+// round (`leave`); a part that has not run within kPartStartTimeoutS of the move's start
+// makes it a restart in new parts.
+template <typename Leave>
+void planMove(uint32_t job_id, const PartMove& move, const JobParts& mine, PartRound& round,
+              std::vector<Action>& planned, const Leave& leave) {
+  const RunningPart* joiner = nullptr;
+  const RunningPart* old = nullptr;
+  for (const auto& part : mine.running) {
+    if (within(part, move.target)) {
+      joiner = &part;
+    } else if (!old) {
+      old = &part;
+    }
+  }
+  if (!old) return;  // it holds just its target: the move is done
+  if (!joiner) {
+    if (round.now - move.since <= kPartStartTimeoutS) return;
+    if (mine.pending) {
+      planned.push_back(cancelOf(mine.pending, job_id,
+                                 jobName(job_id) + "'s part for a live move did not run within " +
+                                     std::to_string(int(kPartStartTimeoutS)) + " s"));
+    }
+    restartInNewParts(job_id, mine, "its live move's part did not run", planned);
+    return;
+  }
+  if (round.joined.count(job_id)) leave(job_id, *old);
+}
+
 }  // namespace
 
 bool gpusInParts(const SlurmJob& job) {
@@ -370,6 +419,30 @@ std::vector<Action> planPartActions(std::vector<Action> actions,
     } else if (added) {
       round.growing[job_id] = round.growing_since.at(job_id);
       round.wanted.insert(job_id);  // the launcher submits a part; a later round places it
+    } else if (in_parts && movesBeside(*current, target) &&
+               round.now - round.growing_since.try_emplace(job_id, round.now).first->second >
+                   kPartStartTimeoutS) {
+      if (mine.pending) {
+        planned.push_back(cancelOf(mine.pending, job_id,
+                                   jobName(job_id) + "'s part for a live move did not run within " +
+                                       std::to_string(int(kPartStartTimeoutS)) + " s"));
+      }
+      restartInNewParts(job_id, mine, action.why, planned);
+    } else if (in_parts && movesBeside(*current, target) && mine.pending) {
+      Action start = action;
+      start.job_id = mine.pending;
+      start.kind = ActionKind::kStart;
+      start.owner = job_id;
+      start.nodes = nodesOf(target);
+      start.gpus_per_node = policy::uniformPerNode(target);
+      start.moves_to = target;
+      start.why = "live move of " + jobName(job_id) + ": part on " + describe(start.nodes) +
+                  ", its parts on " + describe(job->second->nodes) + " leave once it has joined (" +
+                  action.why + ")";
+      planned.push_back(std::move(start));
+    } else if (in_parts && movesBeside(*current, target)) {
+      round.growing[job_id] = round.growing_since.at(job_id);
+      round.wanted.insert(job_id);  // the launcher submits a part; a later round places it
     } else if (in_parts) {
       restartInNewParts(job_id, mine, action.why, planned);
     } else {
@@ -383,6 +456,11 @@ std::vector<Action> planPartActions(std::vector<Action> actions,
       continue;
     }
     settled.insert(job_id);
+  }
+  for (const auto& [job_id, move] : round.moving) {
+    const auto own = parts.find(job_id);
+    if (settled.count(job_id) || own == parts.end()) continue;  // its old part is leaving
+    planMove(job_id, move, own->second, round, planned, leave);
   }
   for (const auto& [job_id, since] : round.checkpointing_since) {
     const auto mine = parts.find(job_id);

@@ -46,6 +46,13 @@ struct PartLeave {
   }
 };
 
+// A live move of a job whose GPUs are all in parts (lifecycle phase moving): where to, and
+// since when.
+struct PartMove {
+  policy::Allocation target;
+  double since = 0;
+};
+
 // A part of a job that runs.
 struct RunningPart {
   uint32_t id = 0;
@@ -114,6 +121,7 @@ struct PartRound {
   std::map<uint32_t, double> growing_since;  // jobs that wanted a growth through a part
   std::map<uint32_t, PartLeave> leaving_since;  // jobs whose part's workers were asked to leave
   std::map<uint32_t, double> checkpointing_since;  // jobs asked to checkpoint in their parts
+  std::map<uint32_t, PartMove> moving;             // jobs moving live
   double now = 0;
   // Decided:
   std::set<uint32_t> wanted;        // jobs whose launcher is to submit a part
@@ -138,7 +146,11 @@ struct PartRound {
 // its pending part cancelled. Any other change of such a job with running parts (a move, a
 // preemption) is a restart in new parts: a checkpoint action for each running part, whose
 // lead checkpoints; the parts of one that has not checkpointed within kCheckpointTimeoutS
-// (PartRound::checkpointing_since) are cancelled.
+// (PartRound::checkpointing_since) are cancelled. Such a job that grows live moves live
+// to a target on other nodes of its type with as many GPUs on each: its pending part is
+// started there (Action::moves_to), and once its workers have joined, its old parts leave
+// one after another (PartRound::moving); a move whose part has not run within
+// kPartStartTimeoutS is a restart in new parts.
 std::vector<Action> planPartActions(std::vector<Action> actions,
                                     const std::vector<SlurmJob>& folded,
                                     const std::map<uint32_t, JobParts>& parts, PartRound& round);

@@ -366,11 +366,11 @@ FoldedJobs inTwoParts() {
   return folded;
 }
 
-TEST(JobPartsTest, AMoveOfAJobWhoseGpusAreInPartsIsARestartInNewPartsNotARequeue) {
+TEST(JobPartsTest, AChangeNoPartCarriesIsARestartInNewPartsNotARequeue) {
   const FoldedJobs folded = inTwoParts();
   PartRound round = roundAt(200, {7});
-  const auto actions =
-      planPartActions({requeueTo(7, {"n3", "n4"})}, folded.jobs, folded.parts, round);
+  // 4 GPUs on n1, where it holds 2: no part can carry it while the job holds its own.
+  const auto actions = planPartActions({requeueTo(7, {"n1"}, 4)}, folded.jobs, folded.parts, round);
   ASSERT_EQ(actions.size(), 2u);
   for (const auto& action : actions) {
     EXPECT_EQ(action.kind, ActionKind::kCheckpoint);
@@ -379,6 +379,75 @@ TEST(JobPartsTest, AMoveOfAJobWhoseGpusAreInPartsIsARestartInNewPartsNotARequeue
   EXPECT_EQ(actions[0].job_id, 8u);
   EXPECT_EQ(actions[1].job_id, 9u);
   EXPECT_EQ(actions[0].why, "restart of JobId=7 in new parts: its part on n1 checkpoints (resize)");
+}
+
+TEST(JobPartsTest, AMoveBesideWhatItHoldsStartsItsPendingPartThereOrAsksForOne) {
+  FoldedJobs folded = foldParts({homeOn(7), partOf(8, 7, JobState::kRunning, {"n1"}),
+                                 partOf(9, 7, JobState::kPending)});
+  SlurmNode n1;
+  n1.name = "n1";
+  n1.gpus = GpuGres{"a100", 4};
+  resolveGpuTypes(folded.jobs, {n1});
+  PartRound round = roundAt(200, {7});
+  auto actions = planPartActions({requeueTo(7, {"n2"})}, folded.jobs, folded.parts, round);
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kStart);
+  EXPECT_EQ(actions[0].job_id, 9u);
+  EXPECT_EQ(actions[0].owner, 7u);
+  EXPECT_EQ(actions[0].nodes, std::vector<std::string>{"n2"});
+  EXPECT_EQ(actions[0].gpus_per_node, 2);
+  EXPECT_EQ(actions[0].moves_to, onNodes({{"n2", 2}}));
+  EXPECT_EQ(actions[0].why,
+            "live move of JobId=7: part on n2, its parts on n1 leave once it has joined (resize)");
+
+  folded = foldParts({homeOn(7), partOf(8, 7, JobState::kRunning, {"n1"})});
+  resolveGpuTypes(folded.jobs, {n1});
+  round = roundAt(200, {7});
+  actions = planPartActions({requeueTo(7, {"n2"})}, folded.jobs, folded.parts, round);
+  EXPECT_TRUE(actions.empty());
+  EXPECT_EQ(round.wanted, std::set<uint32_t>{7});
+  EXPECT_EQ(round.growing, (std::map<uint32_t, double>{{7, 200.0}}));
+}
+
+// Job 7 moving from n1 to n2: its part 10 on n2 runs beside its old part 8 on n1.
+FoldedJobs moving() {
+  FoldedJobs folded = foldParts({homeOn(7), partOf(8, 7, JobState::kRunning, {"n1"}),
+                                 partOf(10, 7, JobState::kRunning, {"n2"})});
+  SlurmNode n1;
+  n1.name = "n1";
+  n1.gpus = GpuGres{"a100", 4};
+  resolveGpuTypes(folded.jobs, {n1});
+  return folded;
+}
+
+TEST(JobPartsTest, AMovingJobsOldPartsLeaveOnceItsTargetsPartHasJoined) {
+  const FoldedJobs folded = moving();
+  PartRound round = roundAt(230);
+  round.moving = {{7, PartMove{onNodes({{"n2", 2}}), 200}}};
+  EXPECT_TRUE(planPartActions({}, folded.jobs, folded.parts, round).empty());
+  EXPECT_TRUE(round.leaving.empty());  // not joined yet
+
+  round = roundAt(240, {7});
+  round.moving = {{7, PartMove{onNodes({{"n2", 2}}), 200}}};
+  EXPECT_TRUE(planPartActions({}, folded.jobs, folded.parts, round).empty());
+  EXPECT_EQ(round.leaving, (std::map<uint32_t, PartLeave>{{7, PartLeave{8, 240}}}));
+}
+
+TEST(JobPartsTest, AMoveWhosePartDoesNotRunInTimeIsARestartInNewParts) {
+  const FoldedJobs folded = foldParts({homeOn(7), partOf(8, 7, JobState::kRunning, {"n1"}),
+                                       partOf(9, 7, JobState::kPending)});
+  PartRound round = roundAt(200 + kPartStartTimeoutS, {7});
+  round.moving = {{7, PartMove{onNodes({{"n2", 2}}), 200}}};
+  EXPECT_TRUE(planPartActions({}, folded.jobs, folded.parts, round).empty());
+
+  round = roundAt(201 + kPartStartTimeoutS, {7});
+  round.moving = {{7, PartMove{onNodes({{"n2", 2}}), 200}}};
+  const auto actions = planPartActions({}, folded.jobs, folded.parts, round);
+  ASSERT_EQ(actions.size(), 2u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kCancel);
+  EXPECT_EQ(actions[0].job_id, 9u);
+  EXPECT_EQ(actions[1].kind, ActionKind::kCheckpoint);
+  EXPECT_EQ(actions[1].job_id, 8u);
 }
 
 TEST(JobPartsTest, APreemptionOfAJobWhoseGpusAreInPartsIsACheckpointInItsParts) {

@@ -21,6 +21,7 @@ void lifecycleToJson(const Lifecycle& lifecycle, Json::Value& job) {
   if (lifecycle.shrink_target) {
     job["shrink_target"] = schema::allocationToJson(*lifecycle.shrink_target);
   }
+  if (lifecycle.move_target) job["move_target"] = schema::allocationToJson(*lifecycle.move_target);
   if (lifecycle.shrinks_by_requeue) job["shrinks_by_requeue"] = true;
   if (lifecycle.grows_by_requeue) job["grows_by_requeue"] = true;
 }
@@ -80,6 +81,10 @@ Lifecycle lifecycleFromJson(const schema::JsonField& job) {
   }
   if (lifecycle.phase == Phase::kShrinking && !lifecycle.shrink_target) {
     throw InvalidInput("jobs: phase \"shrinking\" without shrink_target");
+  }
+  if (job.has("move_target")) lifecycle.move_target = schema::parseAllocation(job["move_target"]);
+  if (lifecycle.phase == Phase::kMoving && !lifecycle.move_target) {
+    throw InvalidInput("jobs: phase \"moving\" without move_target");
   }
   lifecycle.shrinks_by_requeue = flagged(job, "shrinks_by_requeue");
   lifecycle.grows_by_requeue = flagged(job, "grows_by_requeue");

@@ -45,6 +45,15 @@ void logChanges(const std::vector<ObservedChange>& changes, double now, const Lo
                 std::to_string(static_cast<int>(kShrinkTimeoutS)) +
                 " s (is its script running pollux-agent --launch?); resized by requeue from now on");
         break;
+      case Transition::kMoveDone:
+        log(LogLevel::kInfo, job + " moved live within " + std::to_string(after_s) +
+                                 " s: its old parts have left");
+        break;
+      case Transition::kMoveTimedOut:
+        log(LogLevel::kError, job + " did not move live within " +
+                                  std::to_string(static_cast<int>(kMoveTimeoutS)) +
+                                  " s; decided again");
+        break;
       case Transition::kCheckpointDone:
         log(LogLevel::kInfo, job + " checkpointed in its parts within " + std::to_string(after_s) +
                                  " s: no part of it runs; placed anew");
@@ -359,7 +368,7 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
     if (treatment == Treatment::kAwaitShrink) {
       job.nodes = nodeNames(*record->second.lifecycle.shrink_target);
     } else if (treatment != Treatment::kRequeueAgain &&
-               treatment != Treatment::kAwaitCheckpoint) {
+               treatment != Treatment::kAwaitCheckpoint && treatment != Treatment::kAwaitMove) {
       to_plan.push_back(job);
       // A job whose GPUs are all in parts shrinks by dropping a part, never its home.
       const bool launcher_resizes = record != records.end() && record->second.report &&
@@ -414,8 +423,11 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
   parts.growing_since = valuesOf(records, &JobRecord::part_growing_since);
   parts.leaving_since = valuesOf(records, &JobRecord::part_leave);
   for (const auto& [id, record] : records) {
+    const auto job_id = static_cast<uint32_t>(std::stoul(id));
     if (record.lifecycle.phase == Phase::kCheckpointing) {
-      parts.checkpointing_since[static_cast<uint32_t>(std::stoul(id))] = record.lifecycle.since;
+      parts.checkpointing_since[job_id] = record.lifecycle.since;
+    } else if (record.lifecycle.phase == Phase::kMoving) {
+      parts.moving[job_id] = {*record.lifecycle.move_target, record.lifecycle.since};
     }
   }
   parts.now = round.now;

@@ -6,6 +6,7 @@
 #include <set>
 #include <tuple>
 
+#include "job_parts.hpp"
 #include "site_limits.hpp"
 #include "site_policy.hpp"
 
@@ -218,6 +219,7 @@ policy::Job adaptiveJob(const SlurmJob& slurm, const JobRecord* record, int clus
     if (record->last_change_time > 0) job.last_change_time = record->last_change_time;
     job.previous = record->previous;
     addModel(*record, job);
+    job.moves_live = job.grows_live && gpusInParts(slurm);
   }
   return job;
 }

@@ -15,8 +15,10 @@ namespace fs = std::filesystem;
 std::vector<SimJob> Experiment::jobs(Resize resize) const {
   std::vector<SimJob> jobs;
   for (const auto& spec : workload) {
+    const bool live = resize == Resize::kLive || resize == Resize::kParts;
     jobs.emplace_back(spec, apps.at(spec.application), restart_cost_s.at(spec.application),
-                      resize == Resize::kLive ? modelParameters(spec.application) : std::nullopt);
+                      live ? modelParameters(spec.application) : std::nullopt,
+                      resize == Resize::kParts);
   }
   return jobs;
 }

@@ -22,7 +22,7 @@ const char* const kUsage =
     "                  [--restart-cost APP=S,...] [--jobs FILE.csv]\n"
     "                  [--params pollux_KEY=VALUE,...]\n"
     "                  [--declare-factor F] [--undeclared-share S]\n"
-    "                  [--resize live|restart]\n";
+    "                  [--resize live|parts|restart]\n";
 
 namespace {
 
@@ -57,8 +57,9 @@ double parseBounded(const std::string& text, const std::string& what, double min
 
 Resize parseResize(const std::string& text) {
   if (text == "live") return Resize::kLive;
+  if (text == "parts") return Resize::kParts;
   if (text == "restart") return Resize::kRestart;
-  throw std::invalid_argument("--resize expects live or restart, got '" + text + "'");
+  throw std::invalid_argument("--resize expects live, parts or restart, got '" + text + "'");
 }
 
 }  // namespace

@@ -110,6 +110,7 @@ policy::Job PolluxScheduler::snapshotJob(const SimJob& job) {
   if (job.growsLive()) snapshot_job.join_startup_s = job.restartCost();
   snapshot_job.live_resize_cost_s = job.lastLiveStall();
   snapshot_job.parts = job.parts();
+  snapshot_job.moves_live = job.movesLive();
   const auto previous = previous_.find(job.name());
   if (previous != previous_.end()) snapshot_job.previous = previous->second;
   snapshot_job.models = fittedModels(job);

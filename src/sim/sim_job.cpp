@@ -17,11 +17,12 @@ int Assignment::totalGpus() const {
 }
 
 SimJob::SimJob(trace::WorkloadJob spec, const trace::Application& app, double restart_cost_s,
-               std::optional<double> live_model_parameters)
+               std::optional<double> live_model_parameters, bool gpus_in_parts)
     : spec_(std::move(spec)),
       app_(&app),
       restart_cost_s_(restart_cost_s),
-      live_parameters_(live_model_parameters) {}
+      live_parameters_(live_model_parameters),
+      gpus_in_parts_(gpus_in_parts) {}
 
 long SimJob::currentBatchSize() const {
   return assignment_ ? assignment_->batchSize() : app_->curves.initBatchSize();
@@ -52,6 +53,13 @@ std::string typesOf(const Assignment& assignment, const Cluster& cluster) {
   return joined;
 }
 
+// Onto other nodes with as many GPUs on each: a part of its own (a live move).
+bool movesBeside(const policy::Allocation& from, const policy::Allocation& to) {
+  if (policy::uniformPerNode(to) <= 0) return false;
+  return std::none_of(to.nodes.begin(), to.nodes.end(),
+                      [&](const auto& node) { return from.nodes.count(node.first) > 0; });
+}
+
 }  // namespace
 
 SimJob::Change SimJob::changeTo(const std::optional<Assignment>& next,
@@ -66,9 +74,10 @@ SimJob::Change SimJob::changeTo(const std::optional<Assignment>& next,
       typesOf(*next, cluster) != gpu_type_) {
     return Change::kRestart;
   }
-  if (!policy::changesInPlace(allocationOf(*assignment_, cluster), allocationOf(*next, cluster),
-                              parts_)) {
-    return Change::kRestart;
+  const policy::Allocation from = allocationOf(*assignment_, cluster);
+  const policy::Allocation to = allocationOf(*next, cluster);
+  if (!policy::changesInPlace(from, to, parts_)) {
+    return movesLive() && movesBeside(from, to) ? Change::kLiveMove : Change::kRestart;
   }
   return next->totalGpus() > assignment_->totalGpus() ? Change::kLiveGrowth : Change::kLiveShrink;
 }
@@ -97,6 +106,17 @@ void SimJob::applyChange(Change change, const Assignment& next) {
       stall = liveShrinkStall(*live_parameters_);
       delay_left_ = stall;
       break;
+    case Change::kLiveMove: {
+      const int held = assignment_->totalGpus();
+      joining_from_ = Running{*assignment_, timing_};
+      join_left_ = restart_cost_s_;
+      gpu_seconds_ += restart_cost_s_ * held;  // it holds its old GPUs too meanwhile
+      stall = liveGrowthStall(*live_parameters_, held + next.totalGpus()) +
+              liveShrinkStall(*live_parameters_);
+      stall_after_join_ = stall;
+      lost_s_ += restart_cost_s_ * next.totalGpus() / (held + next.totalGpus());
+      break;
+    }
     case Change::kLiveGrowth: {
       if (!joining_from_) joining_from_ = Running{*assignment_, timing_};
       stall = liveGrowthStall(*live_parameters_, next.totalGpus());
@@ -141,6 +161,7 @@ void SimJob::followParts(Change change, const std::optional<Assignment>& next,
     parts_.erase(parts_.begin() + static_cast<std::ptrdiff_t>(*dropped));
   } else {
     parts_.clear();  // a restart, a stop, or a shrink in place (a job without parts)
+    if (gpus_in_parts_ && next) parts_.push_back(allocationOf(*next, cluster));
   }
 }
 

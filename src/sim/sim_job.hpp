@@ -27,8 +27,10 @@ struct Assignment {
   long batchSize() const { return static_cast<long>(totalGpus()) * local_bsz * (accum_steps + 1); }
 };
 
-// How a job changes its GPUs: by checkpoint-restart, or live where it can (pollux-sim --resize).
-enum class Resize { kRestart, kLive };
+// How a job changes its GPUs (pollux-sim --resize): by checkpoint-restart; live where it
+// can, growing through parts; or, its GPUs all in parts (adaptive:resize=live), moving live
+// too.
+enum class Resize { kRestart, kLive, kParts };
 
 class SimJob {
  public:
@@ -36,9 +38,13 @@ class SimJob {
   // (policy::changesInPlace): a growth that keeps its GPUs and adds as many on each node it
   // adds to (a part) trains on at its old allocation while the joiners start (its restart
   // cost), then stalls for the live growth; a shrink to some of its nodes, or one that drops
-  // one of its parts, stalls for the live shrink (live_resize.hpp); any other change restarts.
+  // one of its parts, stalls for the live shrink (live_resize.hpp). With `gpus_in_parts`
+  // too, its first allocation is a part and it moves live to GPUs of its type on other nodes
+  // with as many on each: it trains on at its old allocation while the target's joiners start
+  // (holding both), then stalls for their join and for the old parts' leaving. Any other
+  // change restarts.
   SimJob(trace::WorkloadJob spec, const trace::Application& app, double restart_cost_s,
-         std::optional<double> live_model_parameters = std::nullopt);
+         std::optional<double> live_model_parameters = std::nullopt, bool gpus_in_parts = false);
 
   const trace::WorkloadJob& spec() const { return spec_; }
   const std::string& name() const { return spec_.name; }
@@ -53,6 +59,7 @@ class SimJob {
   const std::string& gpuType() const { return gpu_type_; }
   int restarts() const { return restarts_; }
   bool growsLive() const { return live_parameters_.has_value(); }
+  bool movesLive() const { return growsLive() && gpus_in_parts_; }
   // The stall of its last live change; nullopt before its first.
   std::optional<double> lastLiveStall() const { return last_live_stall_s_; }
   // The GPUs each of its live growths added (its parts on Slurm), oldest first, until it
@@ -88,12 +95,13 @@ class SimJob {
     Assignment assignment;
     trace::StepTiming timing;
   };
-  enum class Change { kNone, kStop, kStart, kRestart, kLiveGrowth, kLiveShrink };
+  enum class Change { kNone, kStop, kStart, kRestart, kLiveGrowth, kLiveShrink, kLiveMove };
 
   Change changeTo(const std::optional<Assignment>& next, const Cluster& cluster) const;
   void applyChange(Change change, const Assignment& next);
   // Its parts as the change moves them: a live growth adds one, a live shrink drops the one
-  // it drops; any other change ends them all.
+  // it drops; any other change ends them all (a job whose GPUs are all in parts then holds
+  // one: its new allocation).
   void followParts(Change change, const std::optional<Assignment>& next, const Cluster& cluster);
   void countFlipBack();
   void setTiming(const Assignment& next, const Cluster& cluster);
@@ -113,6 +121,7 @@ class SimJob {
   trace::StepTiming timing_{0, 0};  // of the current assignment, on its slowest GPU type
   double delay_left_ = 0;    // restart delay or stall still to wait before training resumes
   std::optional<double> live_parameters_;  // its model's size, if it changes live
+  bool gpus_in_parts_ = false;
   std::optional<Running> joining_from_;    // what it trains on while joiners start
   double join_left_ = 0;                   // until the joiners have started
   double stall_after_join_ = 0;

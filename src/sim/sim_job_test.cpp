@@ -137,6 +137,35 @@ TEST_F(SimJobTest, AJobHoldsSeveralPartsAndDropsTheNewestFirst) {
   EXPECT_NEAR(job.pausedSeconds(), 0.375 + 0.5 + 2 * 0.36, 1e-9);
 }
 
+TEST_F(SimJobTest, AJobWhoseGpusAreAllInPartsMovesLiveBesideWhatItHolds) {
+  SimJob job(spec, app, 10, 1e7, true);
+  ASSERT_TRUE(job.movesLive());
+  job.assign(on({{"t4-0", 1}}, 10), cluster, 0);
+  ASSERT_EQ(job.parts().size(), 1u);  // its first allocation is a part
+  job.advance(0, 60);
+  EXPECT_DOUBLE_EQ(job.progress(), 50);
+  // To t4-1: 10 s at 1 GPU on t4-0 while the joiner starts (holding both), then the join's
+  // stall at 2 replicas, 0.375 s, and the leave's, 0.36 s; then 1 GPU on t4-1.
+  job.assign(on({{"t4-1", 1}}, 10), cluster, 60);
+  job.advance(60, 20);
+  EXPECT_EQ(job.restarts(), 0);
+  EXPECT_NEAR(job.progress(), 50 + 10 + (20 - 10 - 0.375 - 0.36), 1e-9);
+  EXPECT_NEAR(job.pausedSeconds(), 0.375 + 0.36, 1e-9);
+  EXPECT_DOUBLE_EQ(job.gpuSeconds(), 60 + 20 + 10);  // t4-0 held too while the joiner starts
+  // Lost: the stalls and the joiner's GPU idle for 10 s, half of what it held: 5 s.
+  EXPECT_NEAR(job.lostSeconds(), 0.375 + 0.36 + 5, 1e-9);
+  ASSERT_EQ(job.parts().size(), 1u);
+  EXPECT_EQ(job.parts()[0].nodes, (std::map<std::string, int>{{"t4-1", 1}}));
+  // More GPUs on a node it holds: no part carries it beside what it holds, a restart.
+  job.assign(on({{"t4-1", 2}, {"t4-0", 1}}, 10), cluster, 80);
+  EXPECT_EQ(job.restarts(), 1);
+  // A job that does not hold its GPUs in parts restarts to move.
+  SimJob own(spec, app, 10, 1e7);
+  own.assign(on({{"t4-0", 1}}, 10), cluster, 0);
+  own.assign(on({{"t4-1", 1}}, 10), cluster, 60);
+  EXPECT_EQ(own.restarts(), 1);
+}
+
 TEST_F(SimJobTest, PendingJobsDoNotProgress) {
   SimJob job(spec, app, 0);
   job.advance(0, 60);

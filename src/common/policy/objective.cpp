@@ -144,8 +144,10 @@ double utility(double speedup, double fairness_p) {
   return std::log(speedup);
 }
 
-bool changesLive(const Job& job, const Config& config) {
-  if (!job.current || config.gpu_type != job.current->gpu_type) return false;
+namespace {
+
+// A live change that its parts make: one added, one dropped, or a shrink to some nodes.
+bool changesInItsParts(const Job& job, const Config& config) {
   const bool shrinks_live = job.grows_live || job.live_resize_cost_s;
   const bool has_parts = !job.parts.empty();
   const auto drops = [&](const Allocation& part) {
@@ -162,12 +164,24 @@ bool changesLive(const Job& job, const Config& config) {
          (shrinks_live && !has_parts && config.nodes < nodes);
 }
 
+}  // namespace
+
+bool changesLive(const Job& job, const Config& config) {
+  if (!job.current || config.gpu_type != job.current->gpu_type) return false;
+  return job.moves_live || changesInItsParts(job, config);
+}
+
 double changeCost(const Job& job, const Config& config) {
   if (!job.current) return job.restart_cost_s;
   const Config now = configOf(*job.current);
   if (now == config) return 0.0;
   if (!changesLive(job, config)) return job.restart_cost_s;
   const double stall = job.live_resize_cost_s.value_or(kUnmeasuredLiveStallS);
+  if (!changesInItsParts(job, config)) {
+    // A move: the target's part joins (a stall) while it holds both, its target's GPUs idle
+    // as they start; then its old parts leave (another stall).
+    return 2 * stall + job.join_startup_s * config.gpus / (config.gpus + now.gpus);
+  }
   if (config.gpus < now.gpus) return stall;
   const double idle_share = double(config.gpus - now.gpus) / config.gpus;
   return stall + job.join_startup_s * idle_share;

@@ -41,8 +41,9 @@ double utility(double speedup, double fairness_p);
 
 // What moving the job to `config` costs it, in seconds: nothing at its current config. Live
 // (changesLive): a shrink, its stall; a growth, its stall plus the joiners' start-up times
-// the share of the new GPUs held idle meanwhile. Else its restart cost (a pending job's start
-// too).
+// the share of the new GPUs held idle meanwhile; a move (moves_live), two stalls plus the
+// joiners' start-up times the target's share of the GPUs it holds meanwhile. Else its
+// restart cost (a pending job's start too).
 double changeCost(const Job& job, const Config& config);
 
 // Whether moving the running job to `config` is a live change, as changeCost prices it and
@@ -50,7 +51,7 @@ double changeCost(const Job& job, const Config& config);
 // changesInPlace): with as many GPUs per node as it has on each now, more nodes (grows_live);
 // twice its GPUs on as many nodes (grows_live and room_to_double: a part on its own nodes);
 // with parts, dropping one of them; without, fewer nodes (grows_live or a live change
-// measured).
+// measured); for a job whose GPUs are all in parts (moves_live), any config of its type.
 bool changesLive(const Job& job, const Config& config);
 
 // Whether `config` would undo the job's last change in the round after it: what it held

@@ -49,10 +49,14 @@ class NodePool {
     }
   }
 
+  // `kept`: GPUs the job goes on holding beside the result, on other nodes (none: it gives
+  // up `current`).
   std::optional<Allocation> find(const Config& config, const std::optional<Allocation>& current,
-                                 const NodeDemand& demand, const NodeSet* allowed) const {
-    if (config.nodes == 1) return singleNode(config, current, demand, allowed);
-    return wholeNodes(config, current, demand, allowed, largestNode(config.gpu_type, allowed));
+                                 const NodeDemand& demand, const NodeSet* allowed,
+                                 const Allocation* kept = nullptr) const {
+    if (config.nodes == 1) return singleNode(config, current, demand, allowed, kept);
+    return wholeNodes(config, current, demand, allowed, largestNode(config.gpu_type, allowed),
+                      kept);
   }
 
   // GPUs of the largest node of `type` (among `allowed`, if given).
@@ -86,17 +90,18 @@ class NodePool {
   }
 
   // Among nodes of `type` that take `gpus` GPUs with the job's demand, are allowed and are
-  // not in `excluded`: the one where the job holds most now, then the tightest fit, then the
-  // name.
+  // not in `excluded` nor `kept`: the one where the job holds most now, then the tightest
+  // fit, then the name.
   const FreeNode* bestFit(const std::string& type, int gpus, const NodeDemand& demand,
                           const std::optional<Allocation>& current, const NodeSet* allowed,
-                          const std::map<std::string, int>& excluded) const {
+                          const std::map<std::string, int>& excluded,
+                          const Allocation* kept) const {
     const FreeNode* best = nullptr;
     int best_held = 0;
     for (const FreeNode* entry : nodesOf(type)) {
       const std::string& name = entry->node->name;
       if (!entry->room.takes(gpus, demand) || excluded.count(name) ||
-          (allowed && !allowed->count(name))) {
+          (kept && kept->nodes.count(name)) || (allowed && !allowed->count(name))) {
         continue;
       }
       const int held = heldOn(current, type, name);
@@ -110,8 +115,10 @@ class NodePool {
 
   std::optional<Allocation> singleNode(const Config& config,
                                        const std::optional<Allocation>& current,
-                                       const NodeDemand& demand, const NodeSet* allowed) const {
-    const FreeNode* node = bestFit(config.gpu_type, config.gpus, demand, current, allowed, {});
+                                       const NodeDemand& demand, const NodeSet* allowed,
+                                       const Allocation* kept) const {
+    const FreeNode* node =
+        bestFit(config.gpu_type, config.gpus, demand, current, allowed, {}, kept);
     if (!node) return std::nullopt;
     return Allocation{config.gpu_type, {{node->node->name, config.gpus}}};
   }
@@ -119,19 +126,19 @@ class NodePool {
   std::optional<Allocation> wholeNodes(const Config& config,
                                        const std::optional<Allocation>& current,
                                        const NodeDemand& demand, const NodeSet* allowed,
-                                       int largest) const {
+                                       int largest, const Allocation* kept) const {
     Allocation allocation{config.gpu_type, {}};
     int remaining = config.gpus;
     while (remaining >= largest && largest > 0) {
       const FreeNode* node =
-          bestFit(config.gpu_type, largest, demand, current, allowed, allocation.nodes);
+          bestFit(config.gpu_type, largest, demand, current, allowed, allocation.nodes, kept);
       if (!node) return std::nullopt;  // `largest` GPUs free: an entirely free largest node
       allocation.nodes[node->node->name] = largest;
       remaining -= largest;
     }
     if (remaining > 0) {
       const FreeNode* node =
-          bestFit(config.gpu_type, remaining, demand, current, allowed, allocation.nodes);
+          bestFit(config.gpu_type, remaining, demand, current, allowed, allocation.nodes, kept);
       if (!node) return std::nullopt;
       allocation.nodes[node->node->name] = remaining;
     }
@@ -235,6 +242,34 @@ std::optional<Allocation> placeWithFallbacks(const NodePool& pool,
   return std::nullopt;
 }
 
+// Both allocations (of one type) at once.
+Allocation together(Allocation first, const Allocation& second) {
+  for (const auto& [node, gpus] : second.nodes) first.nodes[node] += gpus;
+  return first;
+}
+
+// A move of a job whose GPUs are all in parts: the target beside what it holds, on other
+// nodes, with as many GPUs on each (one part), where its GPUs are still free and its
+// budgets take both. Nullopt where the target is a change its parts make in place, or no such room
+// is left.
+std::optional<Allocation> placeBeside(const NodePool& pool, const std::vector<std::int64_t>& room,
+                                      const PlacementRequest& request,
+                                      const std::optional<Allocation>& in_place) {
+  if (!request.moves_live || !request.current ||
+      request.config.gpu_type != request.current->gpu_type) {
+    return std::nullopt;
+  }
+  if (in_place && changesInPlace(*request.current, *in_place, request.parts)) return std::nullopt;
+  if (!pool.fits(*request.current, request.demand)) return std::nullopt;
+  auto beside = pool.find(request.config, std::nullopt, request.demand, request.allowed_nodes,
+                          &*request.current);
+  if (!beside || uniformPerNode(*beside) <= 0 ||
+      !budgetsTake(room, request, together(*beside, *request.current))) {
+    return std::nullopt;
+  }
+  return beside;
+}
+
 }  // namespace
 
 // Nodes of each GPU type, one sample per combination of GPUs, CPUs and memory left: of all
@@ -333,8 +368,14 @@ PlacementResult place(const std::vector<Node>& nodes, const std::vector<Holding>
   }
   for (std::size_t i : placementOrder(requests)) {
     auto allocation = placeWithFallbacks(pool, budget_room, requests[i]);
+    std::optional<Allocation> held = allocation;  // what it holds once placed
+    if (auto beside = placeBeside(pool, budget_room, requests[i], allocation)) {
+      pool.take(*requests[i].current, requests[i].demand);  // held until the target joins
+      held = together(*beside, *requests[i].current);
+      allocation = std::move(beside);
+    }
     if (allocation) pool.take(*allocation, requests[i].demand);
-    takeFromBudgets(budget_room, requests[i], allocation);
+    takeFromBudgets(budget_room, requests[i], held);
     const bool as_chosen = allocation && configOf(*allocation) == requests[i].config;
     if (!as_chosen) ++result.fallbacks;
     result.allocations[i] = std::move(allocation);

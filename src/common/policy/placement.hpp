@@ -26,6 +26,9 @@ struct PlacementRequest {
   // newest that fits, keeps the rest of `current`).
   bool live = false;
   std::vector<Allocation> parts = {};
+  // Job::moves_live: a change that no part makes in place is placed beside `current`, which
+  // it holds until the target's part has joined (else anywhere, a restart).
+  bool moves_live = false;
 };
 
 // What a job the round does not move (a running rigid job) holds.

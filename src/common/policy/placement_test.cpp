@@ -63,6 +63,34 @@ TEST(PlacementTest, ALiveChangeIsPlacedFirstOnItsNodes) {
   EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n1", 4}, {"n2", 4}}}));
 }
 
+TEST(PlacementTest, AMoveOfAJobWhoseGpusAreAllInPartsIsPlacedBesideWhatItHolds) {
+  const auto nodes = nodesOf("t4", 3, 4, "n");
+  // 2 GPUs on each of n0 and n1 to 4 on one node: beside them, on n2, where it can hold
+  // both until the target's part has joined; the GPUs it leaves are not given away.
+  PlacementRequest moves{{"t4", 4, 1}, Allocation{"t4", {{"n0", 2}, {"n1", 2}}}, {}};
+  moves.live = true;
+  moves.moves_live = true;
+  moves.parts = {Allocation{"t4", {{"n0", 2}, {"n1", 2}}}};
+  PlacementRequest other{{"t4", 4, 1}, std::nullopt, {}};
+  auto result = place(nodes, {}, {moves, other});
+  EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n2", 4}}}));
+  EXPECT_FALSE(result.allocations[1].has_value());
+  // Without the flag it takes n0 (where it holds most), a restart; the other job gets n2.
+  moves.moves_live = false;
+  result = place(nodes, {}, {moves, other});
+  EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n0", 4}}}));
+  // With no room beside it, the move is placed as a restart would be.
+  moves.moves_live = true;
+  const Holding n2{Allocation{"t4", {{"n2", 4}}}, {}};
+  result = place(nodes, {n2}, {moves});
+  EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n0", 4}}}));
+  // A change its parts make in place stays in place: dropping its part on n1.
+  moves.config = {"t4", 2, 1};
+  moves.parts = {Allocation{"t4", {{"n0", 2}}}, Allocation{"t4", {{"n1", 2}}}};
+  result = place(nodes, {}, {moves});
+  EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n0", 2}}}));
+}
+
 TEST(PlacementTest, BestFitAvoidsFragmentation) {
   auto nodes = nodesOf("t4", 1, 8, "big");
   nodes.push_back({"small", "t4", 2});

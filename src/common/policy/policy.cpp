@@ -419,7 +419,7 @@ void placeChosen(const Snapshot& snapshot, const std::vector<Holding>& fixed,
     const Job& job = *contenders[i].job;
     requests.push_back({chosen, job.current, smallerConfigs(contenders[i], chosen), job.demand,
                         allowedNodes(job, snapshot), budgetsOf(input, i),
-                        changesLive(job, chosen), job.parts});
+                        changesLive(job, chosen), job.parts, job.moves_live});
     requesters.push_back(&contenders[i]);
   }
   const PlacementResult placed = place(snapshot.nodes, fixed, requests, input.budgets);

@@ -107,6 +107,10 @@ struct Job {
   // What its running parts hold (its live growths through parts), oldest first, within
   // `current`: it shrinks live by dropping one of them, and grows live through another.
   std::vector<Allocation> parts;
+  // Its GPUs are all in its parts (adaptive:resize=live) and its workers join live: any
+  // change on its GPU type is live, a move too: a part with the target joins while it trains
+  // on (the placement puts the target beside what it holds), then its old parts leave.
+  bool moves_live = false;
   // Whether each of its nodes has as many GPUs free as it holds there: a growth that doubles
   // it on its own nodes is live only then (else the placement moves it, a restart).
   // schedule() sets it from the snapshot's nodes less what every job holds.

@@ -114,14 +114,15 @@ is_running "$job" || fail "job $job ended with its first part: $(job_field "$job
 step "a reservation ahead on its node: it moves live to the other a100 node"
 scancel "$rigid"
 wait_until 60 "rigid job $rigid gone" all_finished "$rigid"
-scontrol create reservation ReservationName=away StartTime=now+3600 Duration=10 \
+scontrol create reservation ReservationName=away StartTime=now+100 Duration=10 \
   Nodes="$first_node" Users=root Flags=MAINT,IGNORE_JOBS
 moved_off() {
   parts=$(running_parts_of "$job")
   [ -n "$parts" ] && [ "$(for p in $parts; do job_field "$p" NodeList; done)" = "$second_node" ]
 }
 wait_until 180 "job $job moved live off $first_node to $second_node" moved_off
-grep "live move of JobId=$job" log/slurmctld.log | sed 's/.*sched\/pollux: /   /'
+grep "sched/pollux: JobId=[0-9]* start: live move of JobId=$job" log/slurmctld.log | sed 's/.*sched\/pollux: /   /'
+wait_until 30 "the move of job $job done" grep -q "JobId=$job moved live" log/slurmctld.log
 grep "JobId=$job moved live" log/slurmctld.log | sed 's/.*sched\/pollux: /   /'
 # Its second growth to 4 workers and its second shrink back to 2: the move.
 twice() { [ "$(grep -c "world size live: $1 -> $2 replicas" "job-$job.out")" -ge 2 ]; }

@@ -121,7 +121,8 @@ moved_off() {
   [ -n "$parts" ] && [ "$(for p in $parts; do job_field "$p" NodeList; done)" = "$second_node" ]
 }
 wait_until 180 "job $job moved live off $first_node to $second_node" moved_off
-grep "sched/pollux: JobId=[0-9]* start: live move of JobId=$job" log/slurmctld.log | sed 's/.*sched\/pollux: /   /'
+grep "sched/pollux: JobId=[0-9]* start: live move of JobId=$job" log/slurmctld.log |
+  sed 's/.*sched\/pollux: /   /'
 wait_until 30 "the move of job $job done" grep -q "JobId=$job moved live" log/slurmctld.log
 grep "JobId=$job moved live" log/slurmctld.log | sed 's/.*sched\/pollux: /   /'
 # Its second growth to 4 workers and its second shrink back to 2: the move.

@@ -57,7 +57,8 @@ Observed observeRequeued(const Lifecycle& current, const SlurmJob& job, double n
 // pending, see foldParts).
 Observed observeCheckpointing(const Lifecycle& current, const SlurmJob& job) {
   switch (job.state) {
-    case JobState::kPending: return {entering(Phase::kWaiting, current), Transition::kCheckpointDone};
+    case JobState::kPending:
+      return {entering(Phase::kWaiting, current), Transition::kCheckpointDone};
     case JobState::kRunning: return {current};
     case JobState::kOther: return {entering(Phase::kEnded, current)};
   }

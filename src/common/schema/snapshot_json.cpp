@@ -101,7 +101,7 @@ policy::Job parseJob(const JsonField& field) {
                          "local_bsz_bounds", "accumulation", "node_demand", "partition",
                          "progress", "target_progress", "budgets", "priority",
                          "live_resize_cost_s", "grows_live", "join_startup_s", "lost_s",
-                         "previous", "parts"});
+                         "previous", "parts", "moves_live"});
   policy::Job job;
   job.id = field["id"].idString();
   job.submit_time = field["submit_time"].nonNegativeNumber();
@@ -128,6 +128,7 @@ policy::Job parseJob(const JsonField& field) {
     job.live_resize_cost_s = field["live_resize_cost_s"].nonNegativeNumber();
   }
   if (field.has("grows_live")) job.grows_live = field["grows_live"].boolean();
+  if (field.has("moves_live")) job.moves_live = field["moves_live"].boolean();
   if (field.has("join_startup_s")) {
     job.join_startup_s = field["join_startup_s"].nonNegativeNumber();
   }
@@ -314,6 +315,7 @@ Json::Value jobToJson(const policy::Job& job) {
   out["restart_cost_s"] = job.restart_cost_s;
   if (job.live_resize_cost_s) out["live_resize_cost_s"] = *job.live_resize_cost_s;
   if (job.grows_live) out["grows_live"] = true;
+  if (job.moves_live) out["moves_live"] = true;
   if (job.join_startup_s > 0) out["join_startup_s"] = job.join_startup_s;
   if (job.lost_s) out["lost_s"] = *job.lost_s;
   if (job.previous) out["previous"] = allocationToJson(*job.previous);

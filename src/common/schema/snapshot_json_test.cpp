@@ -238,6 +238,7 @@ TEST(SnapshotJsonTest, LiveChangeFieldsAreOptionalAndRoundTrip) {
   // What the policy knows of a job's changes: whether it grows live, its joiners' start-up,
   // the seconds it lost, what it held before its last change and what its part holds.
   snapshot.jobs[0].grows_live = true;
+  snapshot.jobs[0].moves_live = true;
   snapshot.jobs[0].join_startup_s = 4;
   snapshot.jobs[0].lost_s = 12.5;
   snapshot.jobs[0].previous = policy::Allocation{"a100", {{"n1", 2}}};
@@ -246,6 +247,7 @@ TEST(SnapshotJsonTest, LiveChangeFieldsAreOptionalAndRoundTrip) {
                             policy::Allocation{"a100", {{"n3", 2}}}};
   const policy::Snapshot changes = parseSnapshot(written(snapshot));
   EXPECT_TRUE(changes.jobs[0].grows_live);
+  EXPECT_TRUE(changes.jobs[0].moves_live);
   EXPECT_EQ(changes.jobs[0].join_startup_s, 4);
   EXPECT_EQ(changes.jobs[0].lost_s, 12.5);
   EXPECT_EQ(changes.jobs[0].previous, snapshot.jobs[0].previous);

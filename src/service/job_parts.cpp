@@ -390,7 +390,8 @@ std::vector<Action> planPartActions(std::vector<Action> actions,
     const RunningPart* dropped = droppedRunningPart(*current, target, mine);
     // One part joins at a time, and workers leave only once all joined (a join that ends
     // after the last report would lose its workers as in a failure): the change waits.
-    if (joining && (added || dropped)) continue;
+    const bool moves = in_parts && !added && !dropped && movesBeside(*current, target);
+    if (joining && (added || dropped || moves)) continue;
     if (dropped) {
       leave(job_id, *dropped);
     } else if (added && round.now - round.growing_since.try_emplace(job_id, round.now).first->second >
@@ -419,16 +420,15 @@ std::vector<Action> planPartActions(std::vector<Action> actions,
     } else if (added) {
       round.growing[job_id] = round.growing_since.at(job_id);
       round.wanted.insert(job_id);  // the launcher submits a part; a later round places it
-    } else if (in_parts && movesBeside(*current, target) &&
-               round.now - round.growing_since.try_emplace(job_id, round.now).first->second >
-                   kPartStartTimeoutS) {
+    } else if (moves && round.now - round.growing_since.try_emplace(job_id, round.now)
+                                         .first->second > kPartStartTimeoutS) {
       if (mine.pending) {
         planned.push_back(cancelOf(mine.pending, job_id,
                                    jobName(job_id) + "'s part for a live move did not run within " +
                                        std::to_string(int(kPartStartTimeoutS)) + " s"));
       }
       restartInNewParts(job_id, mine, action.why, planned);
-    } else if (in_parts && movesBeside(*current, target) && mine.pending) {
+    } else if (moves && mine.pending) {
       Action start = action;
       start.job_id = mine.pending;
       start.kind = ActionKind::kStart;
@@ -440,7 +440,7 @@ std::vector<Action> planPartActions(std::vector<Action> actions,
                   ", its parts on " + describe(job->second->nodes) + " leave once it has joined (" +
                   action.why + ")";
       planned.push_back(std::move(start));
-    } else if (in_parts && movesBeside(*current, target)) {
+    } else if (moves) {
       round.growing[job_id] = round.growing_since.at(job_id);
       round.wanted.insert(job_id);  // the launcher submits a part; a later round places it
     } else if (in_parts) {

@@ -420,6 +420,13 @@ FoldedJobs moving() {
   return folded;
 }
 
+TEST(JobPartsTest, AMoveWaitsWhileAPartsWorkersJoin) {
+  const FoldedJobs folded = moving();  // its part on n2 has not joined
+  PartRound round = roundAt(230);
+  EXPECT_TRUE(planPartActions({requeueTo(7, {"n3"}, 4)}, folded.jobs, folded.parts, round).empty());
+  EXPECT_TRUE(round.wanted.empty());
+}
+
 TEST(JobPartsTest, AMovingJobsOldPartsLeaveOnceItsTargetsPartHasJoined) {
   const FoldedJobs folded = moving();
   PartRound round = roundAt(230);

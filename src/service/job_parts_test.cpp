@@ -355,15 +355,20 @@ TEST(JobPartsTest, AHomeWhoseFirstPartDoesNotRunInTimeIsRequeuedItsPartCancelled
   EXPECT_TRUE(round.growing.empty());  // pending again, its next start starts the clock anew
 }
 
-// Job 7's GPUs all in parts: parts 8 on n1 and 9 on n2, both joined.
-FoldedJobs inTwoParts() {
-  FoldedJobs folded = foldParts({homeOn(7), partOf(8, 7, JobState::kRunning, {"n1"}),
-                                 partOf(9, 7, JobState::kRunning, {"n2"})});
+// Slurm's jobs folded, their GPUs typed as on an a100 node (n1, 4 GPUs).
+FoldedJobs foldedOnA100(std::vector<SlurmJob> jobs) {
+  FoldedJobs folded = foldParts(std::move(jobs));
   SlurmNode n1;
   n1.name = "n1";
   n1.gpus = GpuGres{"a100", 4};
   resolveGpuTypes(folded.jobs, {n1});
   return folded;
+}
+
+// Job 7's GPUs all in parts: parts 8 on n1 and 9 on n2, both joined.
+FoldedJobs inTwoParts() {
+  return foldedOnA100({homeOn(7), partOf(8, 7, JobState::kRunning, {"n1"}),
+                       partOf(9, 7, JobState::kRunning, {"n2"})});
 }
 
 TEST(JobPartsTest, AChangeNoPartCarriesIsARestartInNewPartsNotARequeue) {
@@ -382,12 +387,8 @@ TEST(JobPartsTest, AChangeNoPartCarriesIsARestartInNewPartsNotARequeue) {
 }
 
 TEST(JobPartsTest, AMoveBesideWhatItHoldsStartsItsPendingPartThereOrAsksForOne) {
-  FoldedJobs folded = foldParts({homeOn(7), partOf(8, 7, JobState::kRunning, {"n1"}),
-                                 partOf(9, 7, JobState::kPending)});
-  SlurmNode n1;
-  n1.name = "n1";
-  n1.gpus = GpuGres{"a100", 4};
-  resolveGpuTypes(folded.jobs, {n1});
+  FoldedJobs folded = foldedOnA100({homeOn(7), partOf(8, 7, JobState::kRunning, {"n1"}),
+                                    partOf(9, 7, JobState::kPending)});
   PartRound round = roundAt(200, {7});
   auto actions = planPartActions({requeueTo(7, {"n2"})}, folded.jobs, folded.parts, round);
   ASSERT_EQ(actions.size(), 1u);
@@ -400,8 +401,7 @@ TEST(JobPartsTest, AMoveBesideWhatItHoldsStartsItsPendingPartThereOrAsksForOne) 
   EXPECT_EQ(actions[0].why,
             "live move of JobId=7: part on n2, its parts on n1 leave once it has joined (resize)");
 
-  folded = foldParts({homeOn(7), partOf(8, 7, JobState::kRunning, {"n1"})});
-  resolveGpuTypes(folded.jobs, {n1});
+  folded = foldedOnA100({homeOn(7), partOf(8, 7, JobState::kRunning, {"n1"})});
   round = roundAt(200, {7});
   actions = planPartActions({requeueTo(7, {"n2"})}, folded.jobs, folded.parts, round);
   EXPECT_TRUE(actions.empty());
@@ -411,13 +411,8 @@ TEST(JobPartsTest, AMoveBesideWhatItHoldsStartsItsPendingPartThereOrAsksForOne) 
 
 // Job 7 moving from n1 to n2: its part 10 on n2 runs beside its old part 8 on n1.
 FoldedJobs moving() {
-  FoldedJobs folded = foldParts({homeOn(7), partOf(8, 7, JobState::kRunning, {"n1"}),
-                                 partOf(10, 7, JobState::kRunning, {"n2"})});
-  SlurmNode n1;
-  n1.name = "n1";
-  n1.gpus = GpuGres{"a100", 4};
-  resolveGpuTypes(folded.jobs, {n1});
-  return folded;
+  return foldedOnA100({homeOn(7), partOf(8, 7, JobState::kRunning, {"n1"}),
+                       partOf(10, 7, JobState::kRunning, {"n2"})});
 }
 
 TEST(JobPartsTest, AMoveWaitsWhileAPartsWorkersJoin) {
@@ -486,12 +481,8 @@ TEST(JobPartsTest, PartsThatDoNotCheckpointInTimeAreCancelled) {
 }
 
 TEST(JobPartsTest, AJobWhoseGpusAreInPartsGrowsThroughAPartAsAnyJobThatGrowsLive) {
-  FoldedJobs folded = foldParts({homeOn(7), partOf(8, 7, JobState::kRunning, {"n1"}),
-                                 partOf(9, 7, JobState::kPending)});
-  SlurmNode n1;
-  n1.name = "n1";
-  n1.gpus = GpuGres{"a100", 4};
-  resolveGpuTypes(folded.jobs, {n1});
+  FoldedJobs folded = foldedOnA100({homeOn(7), partOf(8, 7, JobState::kRunning, {"n1"}),
+                                    partOf(9, 7, JobState::kPending)});
   PartRound round = roundAt(200, {7});
   round.homes = folded.homes;
   round.joined = {7};

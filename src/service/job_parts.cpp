@@ -168,14 +168,6 @@ void restartInNewParts(uint32_t job_id, const JobParts& mine, const std::string&
   }
 }
 
-// A target on nodes the job does not hold, of its type, with as many GPUs on each: one part
-// carries it while the job's old parts run on.
-bool movesBeside(const policy::Allocation& current, const policy::Allocation& target) {
-  if (target.gpu_type != current.gpu_type || policy::uniformPerNode(target) <= 0) return false;
-  return std::none_of(target.nodes.begin(), target.nodes.end(),
-                      [&](const auto& node) { return current.nodes.count(node.first) > 0; });
-}
-
 std::vector<std::string> nodesOf(const policy::Allocation& allocation) {
   std::vector<std::string> nodes;
   for (const auto& [node, gpus] : allocation.nodes) nodes.push_back(node);
@@ -186,6 +178,18 @@ std::vector<std::string> nodesOf(const policy::Allocation& allocation) {
 bool within(const RunningPart& part, const policy::Allocation& allocation) {
   return std::all_of(part.nodes.begin(), part.nodes.end(),
                      [&](const std::string& node) { return allocation.nodes.count(node) > 0; });
+}
+
+// A live move whose part did not run within kPartStartTimeoutS: its pending part cancelled,
+// a restart in new parts instead.
+void abandonMove(uint32_t job_id, const JobParts& mine, const std::string& why,
+                 std::vector<Action>& planned) {
+  if (mine.pending) {
+    planned.push_back(cancelOf(mine.pending, job_id,
+                               jobName(job_id) + "'s part for a live move did not run within " +
+                                   std::to_string(int(kPartStartTimeoutS)) + " s"));
+  }
+  restartInNewParts(job_id, mine, why, planned);
 }
 
 // A live move under way: once its target's part has joined, its old parts leave, one per
@@ -205,13 +209,9 @@ void planMove(uint32_t job_id, const PartMove& move, const JobParts& mine, PartR
   }
   if (!old) return;  // it holds just its target: the move is done
   if (!joiner) {
-    if (round.now - move.since <= kPartStartTimeoutS) return;
-    if (mine.pending) {
-      planned.push_back(cancelOf(mine.pending, job_id,
-                                 jobName(job_id) + "'s part for a live move did not run within " +
-                                     std::to_string(int(kPartStartTimeoutS)) + " s"));
+    if (round.now - move.since > kPartStartTimeoutS) {
+      abandonMove(job_id, mine, "its live move's part did not run", planned);
     }
-    restartInNewParts(job_id, mine, "its live move's part did not run", planned);
     return;
   }
   if (round.joined.count(job_id)) leave(job_id, *old);
@@ -390,7 +390,7 @@ std::vector<Action> planPartActions(std::vector<Action> actions,
     const RunningPart* dropped = droppedRunningPart(*current, target, mine);
     // One part joins at a time, and workers leave only once all joined (a join that ends
     // after the last report would lose its workers as in a failure): the change waits.
-    const bool moves = in_parts && !added && !dropped && movesBeside(*current, target);
+    const bool moves = in_parts && !added && !dropped && policy::movesBeside(*current, target);
     if (joining && (added || dropped || moves)) continue;
     if (dropped) {
       leave(job_id, *dropped);
@@ -422,12 +422,7 @@ std::vector<Action> planPartActions(std::vector<Action> actions,
       round.wanted.insert(job_id);  // the launcher submits a part; a later round places it
     } else if (moves && round.now - round.growing_since.try_emplace(job_id, round.now)
                                          .first->second > kPartStartTimeoutS) {
-      if (mine.pending) {
-        planned.push_back(cancelOf(mine.pending, job_id,
-                                   jobName(job_id) + "'s part for a live move did not run within " +
-                                       std::to_string(int(kPartStartTimeoutS)) + " s"));
-      }
-      restartInNewParts(job_id, mine, action.why, planned);
+      abandonMove(job_id, mine, action.why, planned);
     } else if (moves && mine.pending) {
       Action start = action;
       start.job_id = mine.pending;

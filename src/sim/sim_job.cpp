@@ -53,13 +53,6 @@ std::string typesOf(const Assignment& assignment, const Cluster& cluster) {
   return joined;
 }
 
-// Onto other nodes with as many GPUs on each: a part of its own (a live move).
-bool movesBeside(const policy::Allocation& from, const policy::Allocation& to) {
-  if (policy::uniformPerNode(to) <= 0) return false;
-  return std::none_of(to.nodes.begin(), to.nodes.end(),
-                      [&](const auto& node) { return from.nodes.count(node.first) > 0; });
-}
-
 }  // namespace
 
 SimJob::Change SimJob::changeTo(const std::optional<Assignment>& next,
@@ -77,7 +70,7 @@ SimJob::Change SimJob::changeTo(const std::optional<Assignment>& next,
   const policy::Allocation from = allocationOf(*assignment_, cluster);
   const policy::Allocation to = allocationOf(*next, cluster);
   if (!policy::changesInPlace(from, to, parts_)) {
-    return movesLive() && movesBeside(from, to) ? Change::kLiveMove : Change::kRestart;
+    return movesLive() && policy::movesBeside(from, to) ? Change::kLiveMove : Change::kRestart;
   }
   return next->totalGpus() > assignment_->totalGpus() ? Change::kLiveGrowth : Change::kLiveShrink;
 }

@@ -111,6 +111,12 @@ bool changesInPlace(const Allocation& from, const Allocation& to,
   return parts.empty() && to.nodes.size() < from.nodes.size() && keeps(to, from, true);
 }
 
+bool movesBeside(const Allocation& from, const Allocation& to) {
+  if (to.gpu_type != from.gpu_type || uniformPerNode(to) <= 0) return false;
+  return std::none_of(to.nodes.begin(), to.nodes.end(),
+                      [&](const auto& node) { return from.nodes.count(node.first) > 0; });
+}
+
 Config layout(const std::string& gpu_type, int gpus, const TypeShape& shape) {
   if (shape.largest_node <= 0) return {gpu_type, gpus, 0};
   if (gpus <= shape.largest_node) return {gpu_type, gpus, 1};

@@ -45,6 +45,11 @@ int uniformPerNode(const Allocation& allocation);
 bool changesInPlace(const Allocation& from, const Allocation& to,
                     const std::vector<Allocation>& parts = {});
 
+// Whether `to` is a live move's target for a job whose GPUs are all in parts: the same GPU
+// type, as many GPUs on each of its nodes (one part), none of them a node of `from` (the job
+// holds both until the target's part has joined).
+bool movesBeside(const Allocation& from, const Allocation& to);
+
 // The index in `parts` of the part whose workers leave when the job moves from `from` to
 // `to`: `to` is `from` without exactly what it holds (the newest such); nullopt if none is.
 std::optional<std::size_t> droppedPart(const Allocation& from, const Allocation& to,

@@ -78,11 +78,11 @@ std::vector<Scored> runningOptions(const Job& job, const std::vector<Config>& ca
   const bool out_of_bounds =
       current.gpus < job.min_gpus || (job.gpu_type && *job.gpu_type != current.gpu_type);
   const double current_speedup = speedupOf(current).value_or(1.0);
-  const double lowest = lowestSpeedup(candidates, speedupOf);
-  const double kept_speedup = out_of_bounds
-                                  ? 0.5 * kMinRestartFactor * std::min(current_speedup, lowest)
-                                  : current_speedup;
-  std::vector<Scored> options{{current, kept_speedup}};
+  std::vector<Scored> options{{current, current_speedup}};
+  if (out_of_bounds) {
+    options[0].speedup = 0.5 * kMinRestartFactor *
+                         std::min(current_speedup, lowestSpeedup(candidates, speedupOf));
+  }
   const Params& params = snapshot.params;
   const bool may_change = snapshot.time - job.last_change_time >= params.min_change_interval_s;
   const bool rigid_wants_its_type =

@@ -248,10 +248,9 @@ Allocation together(Allocation first, const Allocation& second) {
   return first;
 }
 
-// A move of a job whose GPUs are all in parts: the target beside what it holds, on other
-// nodes, with as many GPUs on each (one part), where its GPUs are still free and its
-// budgets take both. Nullopt where the target is a change its parts make in place, or no such room
-// is left.
+// A move of a job whose GPUs are all in parts: the target beside what it holds
+// (movesBeside), where its GPUs are still free and its budgets take both. Nullopt where the
+// target is a change its parts make in place, or no such room is left.
 std::optional<Allocation> placeBeside(const NodePool& pool, const std::vector<std::int64_t>& room,
                                       const PlacementRequest& request,
                                       const std::optional<Allocation>& in_place) {
@@ -263,7 +262,7 @@ std::optional<Allocation> placeBeside(const NodePool& pool, const std::vector<st
   if (!pool.fits(*request.current, request.demand)) return std::nullopt;
   auto beside = pool.find(request.config, std::nullopt, request.demand, request.allowed_nodes,
                           &*request.current);
-  if (!beside || uniformPerNode(*beside) <= 0 ||
+  if (!beside || !movesBeside(*request.current, *beside) ||
       !budgetsTake(room, request, together(*beside, *request.current))) {
     return std::nullopt;
   }

@@ -217,6 +217,23 @@ void planMove(uint32_t job_id, const PartMove& move, const JobParts& mine, PartR
   if (round.joined.count(job_id)) leave(job_id, *old);
 }
 
+// Gives `part`'s GPUs, CPUs and memory on each of its nodes back to `nodes`.
+void release(std::map<std::string, SlurmNode*>& nodes, const SlurmJob& part) {
+  const int gpus = part.gpus_per_node ? part.gpus_per_node->count : 0;
+  for (const auto& name : part.nodes) {
+    const auto found = nodes.find(name);
+    if (found == nodes.end()) continue;
+    SlurmNode& node = *found->second;
+    node.gpus_used = std::max(node.gpus_used - gpus, 0);
+    node.free_cpus += part.demand.cpusFor(gpus);
+    if (!node.free_memory_mb || !node.memory_mb) continue;
+    node.free_memory_mb = part.demand.whole_node_memory
+                              ? *node.memory_mb
+                              : std::min(*node.free_memory_mb + part.demand.memoryFor(gpus),
+                                         *node.memory_mb);
+  }
+}
+
 }  // namespace
 
 bool gpusInParts(const SlurmJob& job) {
@@ -278,6 +295,27 @@ std::vector<policy::Allocation> JobParts::runningAllocations(const std::string& 
   std::vector<policy::Allocation> allocations;
   for (const auto& part : running) allocations.push_back(part.allocation(gpu_type));
   return allocations;
+}
+
+std::vector<SlurmNode> nodesAfterMoves(std::vector<SlurmNode> nodes,
+                                       const std::vector<SlurmJob>& jobs,
+                                       const std::map<uint32_t, JobParts>& parts,
+                                       const std::map<uint32_t, PartMove>& moving) {
+  std::map<std::string, SlurmNode*> by_name;
+  for (auto& node : nodes) by_name[node.name] = &node;
+  std::map<uint32_t, const SlurmJob*> by_id;
+  for (const auto& job : jobs) by_id[job.id] = &job;
+  for (const auto& [job_id, move] : moving) {
+    const auto mine = parts.find(job_id);
+    if (mine == parts.end()) continue;
+    for (const RunningPart& part : mine->second.running) {
+      const bool outside = std::any_of(part.nodes.begin(), part.nodes.end(),
+                                       [&](const auto& node) { return !move.target.nodes.count(node); });
+      const auto slurm = by_id.find(part.id);
+      if (outside && slurm != by_id.end()) release(by_name, *slurm->second);
+    }
+  }
+  return nodes;
 }
 
 void markParts(policy::Snapshot& snapshot, const std::map<uint32_t, JobParts>& parts) {

@@ -97,6 +97,15 @@ struct FoldedJobs {
 // placed where its pending part is placed (FoldedJobs::homes).
 FoldedJobs foldParts(std::vector<SlurmJob> jobs);
 
+// The nodes as a round places jobs on them: without the running parts of jobs moving live
+// (`moving`) that lie outside their targets. Those leave once the target's workers have
+// joined, and a job placed on their GPUs, CPUs and memory starts there then (Slurm starts
+// it); the round sees their jobs on their targets.
+std::vector<SlurmNode> nodesAfterMoves(std::vector<SlurmNode> nodes,
+                                       const std::vector<SlurmJob>& jobs,
+                                       const std::map<uint32_t, JobParts>& parts,
+                                       const std::map<uint32_t, PartMove>& moving);
+
 // Tells the policy what each job's running parts hold (policy::Job::parts).
 void markParts(policy::Snapshot& snapshot, const std::map<uint32_t, JobParts>& parts);
 

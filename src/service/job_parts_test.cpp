@@ -435,6 +435,33 @@ TEST(JobPartsTest, AMovingJobsOldPartsLeaveOnceItsTargetsPartHasJoined) {
   EXPECT_EQ(round.leaving, (std::map<uint32_t, PartLeave>{{7, PartLeave{8, 240}}}));
 }
 
+TEST(JobPartsTest, TheNodesARoundPlacesOnAreWithoutTheOldPartsOfMovingJobs) {
+  std::vector<SlurmJob> jobs = {homeOn(7), partOf(8, 7, JobState::kRunning, {"n1"}),
+                                partOf(10, 7, JobState::kRunning, {"n2"})};
+  jobs[1].demand.cpus_per_gpu = 3;
+  jobs[1].demand.memory_mb_per_gpu = 1000;
+  const FoldedJobs folded = foldedOnA100(jobs);
+  std::vector<SlurmNode> nodes(2);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    nodes[i].name = "n" + std::to_string(i + 1);
+    nodes[i].gpus = GpuGres{"a100", 4};
+    nodes[i].gpus_used = 2;
+    nodes[i].free_cpus = 10;
+    nodes[i].memory_mb = 8000;
+    nodes[i].free_memory_mb = 5000;
+  }
+  // Not moving: as Slurm shows them.
+  auto after = nodesAfterMoves(nodes, jobs, folded.parts, {});
+  EXPECT_EQ(after[0].gpus_used, 2);
+  // Moving to n2: its part on n1 is gone, with its 2 GPUs, 6 CPUs and 2,000 MB.
+  after = nodesAfterMoves(nodes, jobs, folded.parts, {{7, PartMove{onNodes({{"n2", 2}}), 200}}});
+  EXPECT_EQ(after[0].gpus_used, 0);
+  EXPECT_EQ(after[0].free_cpus, 16);
+  EXPECT_EQ(after[0].free_memory_mb, 7000);
+  EXPECT_EQ(after[1].gpus_used, 2);
+  EXPECT_EQ(after[1].free_cpus, 10);
+}
+
 TEST(JobPartsTest, AMoveWhosePartDoesNotRunInTimeIsARestartInNewParts) {
   const FoldedJobs folded = foldParts({homeOn(7), partOf(8, 7, JobState::kRunning, {"n1"}),
                                        partOf(9, 7, JobState::kPending)});

@@ -357,8 +357,15 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
   auto records = store.records();
   recordRefusals(store, records, round, circumstances, log);
   const auto treatments = treatmentsOf(jobs, records, contextOf(round, settling));
-  // The policy sees a shrinking job on its target (where it will be in a moment) and does not
-  // see a job that waits for its last run to release its nodes.
+  std::map<uint32_t, PartMove> moving;  // jobs moving live
+  for (const auto& [id, record] : records) {
+    if (record.lifecycle.phase == Phase::kMoving) {
+      moving[static_cast<uint32_t>(std::stoul(id))] = {*record.lifecycle.move_target,
+                                                       record.lifecycle.since};
+    }
+  }
+  // The policy sees a shrinking or moving job on its target (where it will be in a moment)
+  // and does not see a job that waits for its last run to release its nodes.
   std::vector<SlurmJob> as_seen, to_plan;
   std::set<uint32_t> resizes_in_place, resizes_live;
   for (auto job : jobs) {
@@ -367,8 +374,10 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
     const auto record = records.find(std::to_string(job.id));
     if (treatment == Treatment::kAwaitShrink) {
       job.nodes = nodeNames(*record->second.lifecycle.shrink_target);
+    } else if (treatment == Treatment::kAwaitMove) {
+      job.nodes = nodeNames(moving.at(job.id).target);
     } else if (treatment != Treatment::kRequeueAgain &&
-               treatment != Treatment::kAwaitCheckpoint && treatment != Treatment::kAwaitMove) {
+               treatment != Treatment::kAwaitCheckpoint) {
       to_plan.push_back(job);
       // A job whose GPUs are all in parts shrinks by dropping a part, never its home.
       const bool launcher_resizes = record != records.end() && record->second.report &&
@@ -388,8 +397,9 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
     if (!round.qos.empty() || !round.associations.empty()) {
       site.limits.emplace(round.qos, round.associations, round.partition_qos);
     }
+    const auto nodes = nodesAfterMoves(round.nodes, round.jobs, folded.parts, moving);
     policy::Snapshot snapshot =
-        buildSnapshot(round.now, round.nodes, as_seen, records, config, site, &why_waiting);
+        buildSnapshot(round.now, nodes, as_seen, records, config, site, &why_waiting);
     markParts(snapshot, folded.parts);
     if (seen) *seen = snapshot;
     decision = policy::schedule(snapshot);
@@ -423,13 +433,11 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
   parts.growing_since = valuesOf(records, &JobRecord::part_growing_since);
   parts.leaving_since = valuesOf(records, &JobRecord::part_leave);
   for (const auto& [id, record] : records) {
-    const auto job_id = static_cast<uint32_t>(std::stoul(id));
     if (record.lifecycle.phase == Phase::kCheckpointing) {
-      parts.checkpointing_since[job_id] = record.lifecycle.since;
-    } else if (record.lifecycle.phase == Phase::kMoving) {
-      parts.moving[job_id] = {*record.lifecycle.move_target, record.lifecycle.since};
+      parts.checkpointing_since[static_cast<uint32_t>(std::stoul(id))] = record.lifecycle.since;
     }
   }
+  parts.moving = moving;
   parts.now = round.now;
   actions = planPartActions(std::move(actions), to_plan, folded.parts, parts);
   store.recordParts(partStatuses(folded.parts, parts), parts.growing, parts.leaving);

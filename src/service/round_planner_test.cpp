@@ -341,6 +341,62 @@ TEST(RoundPlannerTest, ARequeueKeepsWhatTheTimeLimitHasLeft) {
   EXPECT_EQ(requeue.time_limit_min, 20);
 }
 
+// A running job of the round's user on `node` with 2 GPUs there (none where `gpus` is 0).
+SlurmJob runningWith(uint32_t id, const std::string& comment, const std::string& node,
+                     int gpus = 2) {
+  SlurmJob job;
+  job.id = id;
+  job.state = JobState::kRunning;
+  job.comment = comment;
+  job.partitions = {"gpu"};
+  job.nodes = {node};
+  job.num_nodes = 1;
+  job.start_time = 900;
+  if (gpus) job.gpu_request.per_node = "gres:gpu:" + std::to_string(gpus);
+  readRequests(job);
+  return job;
+}
+
+TEST(RoundPlannerTest, AJobPlacedWhereALiveMoveLeavesKeepsItsPlacementUntilItStarts) {
+  // Job 7's GPUs are all in parts: it moves live from its part 8 on n1 to its part 10 on n2,
+  // whose workers have not joined yet. Job 11 was placed on n1, where 8 still runs.
+  Round round = roundWithPendingJob("adaptive:min_gpus=2,max_gpus=2", tasksPerNode(1, 1));
+  SlurmJob& placed = round.jobs.front();
+  placed.id = 11;
+  placed.eligible_time = 995;
+  placed.requested_nodes = {"n1"};
+  placed.num_nodes = 1;
+  placed.gpu_request.nodes = 1;
+  readRequests(placed);
+  round.jobs.push_back(runningWith(7, "adaptive:resize=live", "n1", 0));
+  round.jobs.push_back(runningWith(8, "adaptive:part_of=7", "n1"));
+  round.jobs.push_back(runningWith(10, "adaptive:part_of=7", "n2"));
+  for (auto& node : round.nodes) {
+    node.gpus_used = 2;
+    node.free_cpus = 3;
+  }
+  JobStore store;
+  store.observe(round.jobs, 990);
+  Action move{10, ActionKind::kStart, "a100", 2, {"n2"}, "live move"};
+  move.owner = 7;
+  move.moves_to = policy::Allocation{"a100", {{"n2", 2}}};
+  store.recordAction(move, 995);
+  ASSERT_EQ(store.records().at("7").lifecycle.phase, Phase::kMoving);
+
+  const Log quiet = [](LogLevel, const std::string&) {};
+  policy::Snapshot seen;
+  const RoundPlan plan = planRound(store, round, config::PolicyConfig{}, false, quiet, &seen);
+  std::map<std::string, std::optional<policy::Allocation>> current;
+  for (const auto& job : seen.jobs) current[job.id] = job.current;
+  // The policy sees 7 on its target and 11 about to start on n1: no action moves either.
+  ASSERT_EQ(current.count("7") + current.count("11"), 2u);
+  EXPECT_EQ(current.at("7"), (policy::Allocation{"a100", {{"n2", 2}}}));
+  EXPECT_EQ(current.at("11"), (policy::Allocation{"a100", {{"n1", 2}}}));
+  for (const auto& planned : plan.actions) {
+    EXPECT_NE(planned.action.job_id, 11u) << planned.action.why;
+  }
+}
+
 TEST(RoundPlannerTest, SolverLimitsHitAreLoggedOneLineEach) {
   policy::Stats stats;
   stats.solver_status = "optimal";

@@ -167,6 +167,7 @@ void SimJob::countFlipBack() {
 
 bool SimJob::assign(const std::optional<Assignment>& next, const Cluster& cluster, double now) {
   const Change change = changeTo(next, cluster);
+  last_change_ = change;
   if (change != Change::kNone) last_change_time_ = now;
   followParts(change, next, cluster);
   applyChange(change, next.value_or(Assignment{}));
@@ -261,6 +262,45 @@ void SimJob::advance(double now, double seconds) {
   if (!finished()) time = train(time, end - time);
   // GPUs are released on completion.
   if (finished()) gpu_seconds_ -= (end - *completion_time_) * assignment_->totalGpus();
+}
+
+std::map<std::string, int> SimJob::leavingGpus() const {
+  std::map<std::string, int> leaving;
+  if (!joining_from_ || join_left_ <= 0) return leaving;
+  for (const auto& [node, gpus] : joining_from_->assignment.gpus_by_node) {
+    const auto kept = assignment_->gpus_by_node.find(node);
+    const int beyond = gpus - (kept == assignment_->gpus_by_node.end() ? 0 : kept->second);
+    if (beyond > 0) leaving[node] = beyond;
+  }
+  return leaving;
+}
+
+void SimJob::waitForGpus(double seconds) {
+  switch (last_change_) {
+    case Change::kStart:
+      delay_left_ += seconds;
+      return;
+    case Change::kRestart:
+      delay_left_ += seconds;
+      paused_s_ += seconds;
+      lost_s_ += seconds;
+      return;
+    case Change::kLiveGrowth: {  // as applyChange charges the joiners' start-up
+      join_left_ += seconds;
+      const int from = joining_from_->assignment.totalGpus(), to = assignment_->totalGpus();
+      lost_s_ += seconds * (to - from) / to;
+      return;
+    }
+    case Change::kLiveMove: {
+      join_left_ += seconds;
+      const int from = joining_from_->assignment.totalGpus(), to = assignment_->totalGpus();
+      gpu_seconds_ += seconds * from;
+      lost_s_ += seconds * to / (from + to);
+      return;
+    }
+    default:
+      return;  // no new GPUs
+  }
 }
 
 double SimJob::remainingTime() const {

@@ -41,8 +41,8 @@ class SimJob {
   // one of its parts, stalls for the live shrink (live_resize.hpp). With `gpus_in_parts`
   // too, its first allocation is a part and it moves live to GPUs of its type on other nodes
   // with as many on each: it trains on at its old allocation while the target's joiners start
-  // (holding both), then stalls for their join and for the old parts' leaving. Any other
-  // change restarts.
+  // (holding both), then stalls for their join and for the old parts' leaving (a job placed
+  // on the GPUs it leaves waits for them: waitForGpus). Any other change restarts.
   SimJob(trace::WorkloadJob spec, const trace::Application& app, double restart_cost_s,
          std::optional<double> live_model_parameters = std::nullopt, bool gpus_in_parts = false);
 
@@ -86,6 +86,15 @@ class SimJob {
   void advance(double now, double seconds);
   // Seconds from now until completion if the current assignment were kept (infinite if none).
   double remainingTime() const;
+
+  // GPUs it holds beyond its assignment (a live move's old parts, until the target's joiners
+  // have started) and for how many seconds more; empty where none.
+  std::map<std::string, int> leavingGpus() const;
+  double leavingSeconds() const { return join_left_; }
+  // Its GPUs of this round's change are held by a live move for `seconds` more: a start or
+  // restart begins that much later, the joiners of a live change start that much later
+  // (Slurm starts the job or part once they are free).
+  void waitForGpus(double seconds);
 
   // Distinct step-time measurements by GPU type, as the job's agent would report them.
   std::map<std::string, std::vector<model::StepSample>> samples() const;
@@ -137,6 +146,7 @@ class SimJob {
   bool started_ = false;
   int restarts_ = 0;
   double last_change_time_ = 0;
+  Change last_change_ = Change::kNone;  // this round's
   double gpu_seconds_ = 0;
   int max_replicas_seen_ = 0;
   // type -> (nodes, replicas, local_bsz, accum_steps) -> sample

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <stdexcept>
 
 #include "rigid.hpp"
@@ -35,6 +36,36 @@ std::map<std::string, Assignment> timedDecision(Scheduler& scheduler, double now
   const std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - start;
   round_ms.push_back(elapsed.count());
   return decision;
+}
+
+// Jobs given GPUs that a live move still holds (its old parts, until the target's joiners
+// have started) start there once those are free, as Slurm starts them: each job whose GPUs
+// grew this round on a node over-committed meanwhile waits for the longest such move there.
+void waitForLeavingGpus(const Cluster& cluster, std::vector<SimJob>& jobs,
+                        const std::vector<size_t>& active,
+                        const std::map<size_t, std::map<std::string, int>>& before) {
+  FreeGpus free = allFree(cluster);
+  std::map<std::string, double> held_for;  // node -> seconds until its moves' old parts leave
+  for (size_t index : active) {
+    const SimJob& job = jobs[index];
+    if (job.assignment()) take(free, *job.assignment());
+    for (const auto& [node, gpus] : job.leavingGpus()) {
+      free[node] -= gpus;
+      held_for[node] = std::max(held_for[node], job.leavingSeconds());
+    }
+  }
+  for (size_t index : active) {
+    SimJob& job = jobs[index];
+    if (!job.assignment()) continue;
+    const auto& had = before.at(index);
+    double wait = 0;
+    for (const auto& [node, gpus] : job.assignment()->gpus_by_node) {
+      const auto old = had.find(node);
+      const bool grew = old == had.end() || old->second < gpus;
+      if (grew && free.at(node) < 0 && held_for.count(node)) wait = std::max(wait, held_for[node]);
+    }
+    if (wait > 0) job.waitForGpus(wait);
+  }
 }
 
 JobResult resultOf(const SimJob& job, double isolated_s, double fair_share_s) {
@@ -135,12 +166,16 @@ SimulationResult simulate(const Cluster& cluster, std::vector<SimJob> jobs, Sche
     const auto decision = timedDecision(scheduler, now, view, result.round_ms);
     checkFits(cluster, decision);
     bool changed = false;
+    std::map<size_t, std::map<std::string, int>> before;  // each job's GPUs before the round
     for (size_t index : active) {
       SimJob& job = jobs[index];
+      before[index] = job.assignment() ? job.assignment()->gpus_by_node
+                                       : std::map<std::string, int>{};
       const auto found = decision.find(job.name());
       changed |= job.assign(found == decision.end() ? std::nullopt : std::optional(found->second),
                             cluster, now);
     }
+    waitForLeavingGpus(cluster, jobs, active, before);
     next = timer.next(now, jobs, active, arrived, changed);
     for (size_t index : active) {
       SimJob& job = jobs[index];

@@ -11,6 +11,10 @@ namespace {
 struct FreeNode {
   const Node* node;
   NodeRoom room;
+  int leaving_gpus = 0;  // of `room`, GPUs a live move frees once its target has joined
+
+  // Whether a job placed here with `gpus` GPUs starts at once rather than after a move.
+  bool startsAtOnce(int gpus) const { return room.gpus - leaving_gpus >= gpus; }
 };
 
 }  // namespace
@@ -46,6 +50,14 @@ class NodePool {
     for (const auto& [name, gpus] : allocation.nodes) {
       const auto node = free_.find(name);
       if (node != free_.end()) node->second.room.take(gpus, demand);
+    }
+  }
+
+  // GPUs a live move leaves: free to later requests, which prefer GPUs free at once.
+  void markLeaving(const Allocation& allocation) {
+    for (const auto& [name, gpus] : allocation.nodes) {
+      const auto node = free_.find(name);
+      if (node != free_.end()) node->second.leaving_gpus += gpus;
     }
   }
 
@@ -90,24 +102,25 @@ class NodePool {
   }
 
   // Among nodes of `type` that take `gpus` GPUs with the job's demand, are allowed and are
-  // not in `excluded` nor `kept`: the one where the job holds most now, then the tightest
-  // fit, then the name.
+  // not in `excluded` nor `kept`: the one where the job holds most now, then one where it
+  // starts at once (no live move's GPUs to wait for), then the tightest fit, then the name.
   const FreeNode* bestFit(const std::string& type, int gpus, const NodeDemand& demand,
                           const std::optional<Allocation>& current, const NodeSet* allowed,
                           const std::map<std::string, int>& excluded,
                           const Allocation* kept) const {
     const FreeNode* best = nullptr;
-    int best_held = 0;
+    std::tuple<int, bool, int> best_rank;  // larger is better
     for (const FreeNode* entry : nodesOf(type)) {
       const std::string& name = entry->node->name;
       if (!entry->room.takes(gpus, demand) || excluded.count(name) ||
           (kept && kept->nodes.count(name)) || (allowed && !allowed->count(name))) {
         continue;
       }
-      const int held = heldOn(current, type, name);
-      if (!best || held > best_held || (held == best_held && entry->room.gpus < best->room.gpus)) {
+      const std::tuple<int, bool, int> rank{heldOn(current, type, name),
+                                            entry->startsAtOnce(gpus), -entry->room.gpus};
+      if (!best || rank > best_rank) {
         best = entry;
-        best_held = held;
+        best_rank = rank;
       }
     }
     return best;
@@ -369,7 +382,9 @@ PlacementResult place(const std::vector<Node>& nodes, const std::vector<Holding>
     auto allocation = placeWithFallbacks(pool, budget_room, requests[i]);
     std::optional<Allocation> held = allocation;  // what it holds once placed
     if (auto beside = placeBeside(pool, budget_room, requests[i], allocation)) {
-      pool.take(*requests[i].current, requests[i].demand);  // held until the target joins
+      // Its budgets count both until the target joins; the GPUs it leaves are free to the
+      // requests after it (a job placed there starts once its old parts have left).
+      pool.markLeaving(*requests[i].current);
       held = together(*beside, *requests[i].current);
       allocation = std::move(beside);
     }

@@ -26,8 +26,9 @@ struct PlacementRequest {
   // newest that fits, keeps the rest of `current`).
   bool live = false;
   std::vector<Allocation> parts = {};
-  // Job::moves_live: a change that no part makes in place is placed beside `current`, which
-  // it holds until the target's part has joined (else anywhere, a restart).
+  // Job::moves_live: a change that no part makes in place is placed beside `current` (else
+  // anywhere, a restart). Its budgets count both; its GPUs there are free to the requests
+  // after it, whose jobs start there once the target's part has joined.
   bool moves_live = false;
 };
 

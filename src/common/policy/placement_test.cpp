@@ -65,16 +65,18 @@ TEST(PlacementTest, ALiveChangeIsPlacedFirstOnItsNodes) {
 
 TEST(PlacementTest, AMoveOfAJobWhoseGpusAreAllInPartsIsPlacedBesideWhatItHolds) {
   const auto nodes = nodesOf("t4", 3, 4, "n");
-  // 2 GPUs on each of n0 and n1 to 4 on one node: beside them, on n2, where it can hold
-  // both until the target's part has joined; the GPUs it leaves are not given away.
+  // 2 GPUs on each of n0 and n1 to 4 on one node: beside them, on n2; the GPUs it leaves
+  // are free to the jobs placed after it, which start there once its target has joined.
   PlacementRequest moves{{"t4", 4, 1}, Allocation{"t4", {{"n0", 2}, {"n1", 2}}}, {}};
   moves.live = true;
   moves.moves_live = true;
   moves.parts = {Allocation{"t4", {{"n0", 2}, {"n1", 2}}}};
   PlacementRequest other{{"t4", 4, 1}, std::nullopt, {}};
-  auto result = place(nodes, {}, {moves, other});
+  PlacementRequest small{{"t4", 2, 1}, std::nullopt, {}};
+  auto result = place(nodes, {}, {moves, other, small});
   EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n2", 4}}}));
-  EXPECT_FALSE(result.allocations[1].has_value());
+  EXPECT_EQ(result.allocations[1], (Allocation{"t4", {{"n0", 4}}}));
+  EXPECT_EQ(result.allocations[2], (Allocation{"t4", {{"n1", 2}}}));
   // Without the flag it takes n0 (where it holds most), a restart; the other job gets n2.
   moves.moves_live = false;
   result = place(nodes, {}, {moves, other});
@@ -89,6 +91,25 @@ TEST(PlacementTest, AMoveOfAJobWhoseGpusAreAllInPartsIsPlacedBesideWhatItHolds) 
   moves.parts = {Allocation{"t4", {{"n0", 2}}}, Allocation{"t4", {{"n1", 2}}}};
   result = place(nodes, {}, {moves});
   EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n0", 2}}}));
+}
+
+TEST(PlacementTest, AJobPrefersGpusFreeAtOnceToThoseALiveMoveLeaves) {
+  const auto nodes = nodesOf("t4", 4, 4, "n");
+  // Others hold 2 GPUs of each of n0 and n1; the move's 2 on each are free once it has
+  // joined on n2. A 2-GPU job fits tighter there but starts at once on n3.
+  const Holding others{Allocation{"t4", {{"n0", 2}, {"n1", 2}}}, {}};
+  PlacementRequest moves{{"t4", 4, 1}, Allocation{"t4", {{"n0", 2}, {"n1", 2}}}, {}};
+  moves.live = true;
+  moves.moves_live = true;
+  moves.parts = {Allocation{"t4", {{"n0", 2}, {"n1", 2}}}};
+  const PlacementRequest small{{"t4", 2, 1}, std::nullopt, {}};
+  auto result = place(nodes, {others}, {moves, small});
+  EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n2", 4}}}));
+  EXPECT_EQ(result.allocations[1], (Allocation{"t4", {{"n3", 2}}}));
+  // With n3 taken too, it waits for the move on n0.
+  const Holding n3{Allocation{"t4", {{"n3", 4}}}, {}};
+  result = place(nodes, {others, n3}, {moves, small});
+  EXPECT_EQ(result.allocations[1], (Allocation{"t4", {{"n0", 2}}}));
 }
 
 TEST(PlacementTest, BestFitAvoidsFragmentation) {

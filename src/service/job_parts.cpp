@@ -227,10 +227,10 @@ void release(std::map<std::string, SlurmNode*>& nodes, const SlurmJob& part) {
     node.gpus_used = std::max(node.gpus_used - gpus, 0);
     node.free_cpus += part.demand.cpusFor(gpus);
     if (!node.free_memory_mb || !node.memory_mb) continue;
-    node.free_memory_mb = part.demand.whole_node_memory
-                              ? *node.memory_mb
-                              : std::min(*node.free_memory_mb + part.demand.memoryFor(gpus),
-                                         *node.memory_mb);
+    node.free_memory_mb =
+        part.demand.whole_node_memory
+            ? *node.memory_mb
+            : std::min(*node.free_memory_mb + part.demand.memoryFor(gpus), *node.memory_mb);
   }
 }
 
@@ -309,8 +309,9 @@ std::vector<SlurmNode> nodesAfterMoves(std::vector<SlurmNode> nodes,
     const auto mine = parts.find(job_id);
     if (mine == parts.end()) continue;
     for (const RunningPart& part : mine->second.running) {
-      const bool outside = std::any_of(part.nodes.begin(), part.nodes.end(),
-                                       [&](const auto& node) { return !move.target.nodes.count(node); });
+      const bool outside = std::any_of(part.nodes.begin(), part.nodes.end(), [&](const auto& node) {
+        return move.target.nodes.count(node) == 0;
+      });
       const auto slurm = by_id.find(part.id);
       if (outside && slurm != by_id.end()) release(by_name, *slurm->second);
     }

@@ -376,8 +376,7 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
       job.nodes = nodeNames(*record->second.lifecycle.shrink_target);
     } else if (treatment == Treatment::kAwaitMove) {
       job.nodes = nodeNames(moving.at(job.id).target);
-    } else if (treatment != Treatment::kRequeueAgain &&
-               treatment != Treatment::kAwaitCheckpoint) {
+    } else if (treatment != Treatment::kRequeueAgain && treatment != Treatment::kAwaitCheckpoint) {
       to_plan.push_back(job);
       // A job whose GPUs are all in parts shrinks by dropping a part, never its home.
       const bool launcher_resizes = record != records.end() && record->second.report &&

@@ -277,9 +277,7 @@ std::map<std::string, int> SimJob::leavingGpus() const {
 
 void SimJob::waitForGpus(double seconds) {
   switch (last_change_) {
-    case Change::kStart:
-      delay_left_ += seconds;
-      return;
+    case Change::kStart: delay_left_ += seconds; return;
     case Change::kRestart:
       delay_left_ += seconds;
       paused_s_ += seconds;
@@ -298,8 +296,7 @@ void SimJob::waitForGpus(double seconds) {
       lost_s_ += seconds * to / (from + to);
       return;
     }
-    default:
-      return;  // no new GPUs
+    default: return;  // no new GPUs
   }
 }
 

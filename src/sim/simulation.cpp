@@ -169,8 +169,8 @@ SimulationResult simulate(const Cluster& cluster, std::vector<SimJob> jobs, Sche
     std::map<size_t, std::map<std::string, int>> before;  // each job's GPUs before the round
     for (size_t index : active) {
       SimJob& job = jobs[index];
-      before[index] = job.assignment() ? job.assignment()->gpus_by_node
-                                       : std::map<std::string, int>{};
+      before[index] =
+          job.assignment() ? job.assignment()->gpus_by_node : std::map<std::string, int>{};
       const auto found = decision.find(job.name());
       changed |= job.assign(found == decision.end() ? std::nullopt : std::optional(found->second),
                             cluster, now);

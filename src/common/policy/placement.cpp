@@ -116,8 +116,8 @@ class NodePool {
           (kept && kept->nodes.count(name)) || (allowed && !allowed->count(name))) {
         continue;
       }
-      const std::tuple<int, bool, int> rank{heldOn(current, type, name),
-                                            entry->startsAtOnce(gpus), -entry->room.gpus};
+      const std::tuple<int, bool, int> rank{heldOn(current, type, name), entry->startsAtOnce(gpus),
+                                            -entry->room.gpus};
       if (!best || rank > best_rank) {
         best = entry;
         best_rank = rank;

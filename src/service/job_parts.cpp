@@ -324,7 +324,14 @@ void markParts(policy::Snapshot& snapshot, const std::map<uint32_t, JobParts>& p
     if (!job.current) continue;
     const auto mine = parts.find(static_cast<uint32_t>(std::stoul(job.id)));
     if (mine == parts.end()) continue;
-    job.parts = mine->second.runningAllocations(job.current->gpu_type);
+    // Those within what it holds: a moving job is seen on its target, without its old parts.
+    for (auto& part : mine->second.runningAllocations(job.current->gpu_type)) {
+      const bool within = std::all_of(part.nodes.begin(), part.nodes.end(), [&](const auto& node) {
+        const auto held = job.current->nodes.find(node.first);
+        return held != job.current->nodes.end() && held->second >= node.second;
+      });
+      if (within) job.parts.push_back(std::move(part));
+    }
   }
 }
 

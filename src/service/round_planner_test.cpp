@@ -390,6 +390,10 @@ TEST(RoundPlannerTest, AJobPlacedWhereALiveMoveLeavesKeepsItsPlacementUntilItSta
   for (const auto& job : seen.jobs) current[job.id] = job.current;
   // The policy sees 7 on its target and 11 about to start on n1: no action moves either.
   ASSERT_EQ(current.count("7") + current.count("11"), 2u);
+  for (const auto& job : seen.jobs) {
+    if (job.id != "7") continue;
+    EXPECT_EQ(job.parts, std::vector<policy::Allocation>{*current.at("7")});
+  }
   EXPECT_EQ(current.at("7"), (policy::Allocation{"a100", {{"n2", 2}}}));
   EXPECT_EQ(current.at("11"), (policy::Allocation{"a100", {{"n1", 2}}}));
   for (const auto& planned : plan.actions) {

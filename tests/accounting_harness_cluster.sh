@@ -24,6 +24,10 @@ run_daemons() {
   grep -lsxE 'mariadbd|slurmdbd|slurmctld|slurmd|slurmstepd|munged' /proc/[0-9]*/comm |
     while IFS=/ read -r _ _ pid _; do
       name=$(cat "/proc/$pid/comm" 2> /dev/null) || continue
+      case $name in
+        mariadbd | slurmdbd | slurmctld | slurmd | slurmstepd | munged) ;;
+        *) continue ;;  # a PID reused since the list was read
+      esac
       if grep -qsF "$run/" "/proc/$pid/cmdline" "/proc/$pid/environ" ||
          find "/proc/$pid/fd/" -lname "$run/*" 2> /dev/null | grep -q .; then
         grep -q '^State:[[:space:]]*Z' "/proc/$pid/status" 2> /dev/null || echo "$pid $name"

@@ -217,13 +217,15 @@ dbd_processes() {
       if alive_as "$pid" "$name"; then found="$found $pid"; fi
     done < "$dbd/pids"
   fi
-  for dir in /proc/[0-9]*; do
-    pid=${dir#/proc/}
+  # The patterns on stdin, not in grep's own command line, which a reused PID could show.
+  # shellcheck disable=SC2062
+  for pid in $( {
+    printf '%s\n' "$dbd/" | grep -lszF -f - /proc/[0-9]*/cmdline || true
+    printf '^SLURM_CONF=%s/\n' "$(printf '%s' "$dbd" | sed 's/[][\\.*^$]/\\&/g')" |
+      grep -lsz -f - /proc/[0-9]*/environ || true
+  } | cut -d/ -f3 | sort -un); do
     case "$callers$found " in *" $pid "*) continue ;; esac
-    if { tr '\0' ' ' < "$dir/cmdline"; } 2> /dev/null | grep -qF "$dbd/" ||
-       { tr '\0' '\n' < "$dir/environ"; } 2> /dev/null | grep -q "^SLURM_CONF=$dbd/"; then
-      found="$found $pid"
-    fi
+    grep -qs '^State:[[:space:]]*[^Z[:space:]]' "/proc/$pid/status" && found="$found $pid"
   done
   echo "${found# }"
 }

@@ -79,7 +79,7 @@ TEST(CompletionTimeTest, ALiveShrinkCostsItsMeasuredStallAGrowthItsRestart) {
   EXPECT_EQ(changeCost(job, {"t4", 2, 1}), 30.0);
 }
 
-TEST(CompletionTimeTest, ALiveMoveCostsTwoStallsAndTheTargetsIdleGpuTime) {
+TEST(CompletionTimeTest, ALiveMoveCostsTwoStallsAndTheJoinersStartUp) {
   Job job = declaredJob("a", 2.5e5, 1e6);
   job.restart_cost_s = 30;
   job.current = Allocation{"t4", {{"n0", 2}, {"n1", 2}}};
@@ -89,9 +89,9 @@ TEST(CompletionTimeTest, ALiveMoveCostsTwoStallsAndTheTargetsIdleGpuTime) {
   job.live_resize_cost_s = 0.5;
   EXPECT_EQ(changeCost(job, {"t4", 4, 1}), 30.0);  // a restart: its GPUs not all in parts
   job.moves_live = true;
-  // 4 GPUs on one node: its part there joins (0.5 s), its 4 GPUs idle for 40 s of the 8 it
-  // holds meanwhile (20 s), its old part leaves (0.5 s).
-  EXPECT_DOUBLE_EQ(changeCost(job, {"t4", 4, 1}), 0.5 + 20.0 + 0.5);
+  // 4 GPUs on one node: its part there joins (0.5 s) once the joiners have started (40 s,
+  // while its old GPUs are kept from other jobs), its old part leaves (0.5 s).
+  EXPECT_DOUBLE_EQ(changeCost(job, {"t4", 4, 1}), 0.5 + 40.0 + 0.5);
   EXPECT_DOUBLE_EQ(changeCost(job, {"t4", 8, 2}), 0.5 + 20.0);  // a growth stays a growth
   EXPECT_EQ(changeCost(job, {"v100", 4, 1}), 30.0);  // another GPU type: a restart
 }

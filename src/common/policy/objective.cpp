@@ -178,9 +178,10 @@ double changeCost(const Job& job, const Config& config) {
   if (!changesLive(job, config)) return job.restart_cost_s;
   const double stall = job.live_resize_cost_s.value_or(kUnmeasuredLiveStallS);
   if (!changesInItsParts(job, config)) {
-    // A move: the target's part joins (a stall) while it holds both, its target's GPUs idle
-    // as they start; then its old parts leave (another stall).
-    return 2 * stall + job.join_startup_s * config.gpus / (config.gpus + now.gpus);
+    // A move: the target's part joins (a stall) once its joiners have started; that long the
+    // job also holds its old GPUs, which a job placed there waits for, so the move counts the
+    // whole start-up; then its old parts leave (another stall).
+    return 2 * stall + job.join_startup_s;
   }
   if (config.gpus < now.gpus) return stall;
   const double idle_share = double(config.gpus - now.gpus) / config.gpus;

@@ -42,7 +42,7 @@ double utility(double speedup, double fairness_p);
 // What moving the job to `config` costs it, in seconds: nothing at its current config. Live
 // (changesLive): a shrink, its stall; a growth, its stall plus the joiners' start-up times
 // the share of the new GPUs held idle meanwhile; a move (moves_live), two stalls plus the
-// joiners' start-up times the target's share of the GPUs it holds meanwhile. Else its
+// joiners' whole start-up (its old GPUs are kept from other jobs that long). Else its
 // restart cost (a pending job's start too).
 double changeCost(const Job& job, const Config& config);
 

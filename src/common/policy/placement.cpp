@@ -27,13 +27,12 @@ class NodePool {
       free_.emplace(node.name, FreeNode{&node, room});
     }
     for (const auto& holding : fixed) take(holding.allocation, holding.demand);
-    // Per type, in name order: requests scan only their type's nodes (16k GPUs: 2,560 nodes).
-    for (auto& [name, entry] : free_) {
-      by_type_[entry.node->gpu_type].push_back(&entry);
-      int& largest = largest_[entry.node->gpu_type];
-      largest = std::max(largest, entry.node->gpus);
-    }
+    indexByType();
   }
+
+  // A copy to try placements on: its index points into its own nodes.
+  NodePool(const NodePool& other) : free_(other.free_) { indexByType(); }
+  NodePool& operator=(const NodePool&) = delete;
 
   bool fits(const Allocation& allocation, const NodeDemand& demand) const {
     for (const auto& [name, gpus] : allocation.nodes) {
@@ -158,6 +157,15 @@ class NodePool {
     return allocation;
   }
 
+  // Per type, in name order: requests scan only their type's nodes (16k GPUs: 2,560 nodes).
+  void indexByType() {
+    for (auto& [name, entry] : free_) {
+      by_type_[entry.node->gpu_type].push_back(&entry);
+      int& largest = largest_[entry.node->gpu_type];
+      largest = std::max(largest, entry.node->gpus);
+    }
+  }
+
   std::map<std::string, FreeNode> free_;
   std::map<std::string, std::vector<FreeNode*>> by_type_;  // GPU type -> its nodes, by name
   std::map<std::string, int> largest_;                      // GPU type -> GPUs of its largest node
@@ -233,14 +241,60 @@ void takeFromBudgets(std::vector<std::int64_t>& room, const PlacementRequest& re
   }
 }
 
+// How many of `starting` (in order, each where the pool then has room) start once `kept` is
+// taken.
+int startingBeside(NodePool pool, const Allocation& kept, const NodeDemand& demand,
+                   const std::vector<const PlacementRequest*>& starting) {
+  pool.take(kept, demand);
+  int started = 0;
+  for (const PlacementRequest* request : starting) {
+    const auto allocation =
+        pool.find(request->config, std::nullopt, request->demand, request->allowed_nodes);
+    if (!allocation) continue;
+    pool.take(*allocation, request->demand);
+    ++started;
+  }
+  return started;
+}
+
+// The rest of a live shrink's job once one of its parts is dropped: of the parts whose drop
+// leaves the chosen configuration where it still fits, the one after which the most of
+// `starting` (the round's starts of its GPU type) find room, the newest of those.
+std::optional<Allocation> keptWithoutAPart(const NodePool& pool, const PlacementRequest& request,
+                                           const std::vector<const PlacementRequest*>& starting) {
+  std::vector<Allocation> candidates;
+  for (auto part = request.parts.rbegin(); part != request.parts.rend(); ++part) {
+    Allocation kept = withoutPart(*request.current, *part);
+    if (configOf(kept) == request.config && pool.fits(kept, request.demand)) {
+      candidates.push_back(std::move(kept));
+    }
+  }
+  if (candidates.empty()) return std::nullopt;
+  std::vector<const PlacementRequest*> of_its_type;
+  for (const PlacementRequest* other : starting) {
+    if (other->config.gpu_type == request.config.gpu_type) of_its_type.push_back(other);
+  }
+  if (candidates.size() == 1 || of_its_type.empty()) return candidates.front();
+  const Allocation* best = &candidates.front();
+  int most = -1;
+  for (const Allocation& kept : candidates) {
+    const int started = startingBeside(pool, kept, request.demand, of_its_type);
+    if (started > most) {
+      best = &kept;
+      most = started;
+    }
+  }
+  return *best;
+}
+
 std::optional<Allocation> placeWithFallbacks(const NodePool& pool,
                                              const std::vector<std::int64_t>& room,
-                                             const PlacementRequest& request) {
+                                             const PlacementRequest& request,
+                                             const std::vector<const PlacementRequest*>& starting) {
   const NodeDemand& demand = request.demand;
   const NodeSet* allowed = request.allowed_nodes;
-  for (auto part = request.parts.rbegin(); request.live && part != request.parts.rend(); ++part) {
-    const Allocation kept = withoutPart(*request.current, *part);
-    if (configOf(kept) == request.config && pool.fits(kept, demand)) return kept;
+  if (request.live && !request.parts.empty()) {
+    if (auto kept = keptWithoutAPart(pool, request, starting)) return kept;
   }
   if (auto allocation = pool.find(request.config, request.current, demand, allowed)) {
     return allocation;
@@ -378,8 +432,14 @@ PlacementResult place(const std::vector<Node>& nodes, const std::vector<Holding>
     result.allocations[i] = requests[i].current;
     pool.take(*requests[i].current, requests[i].demand);
   }
-  for (std::size_t i : placementOrder(requests)) {
-    auto allocation = placeWithFallbacks(pool, budget_room, requests[i]);
+  const std::vector<std::size_t> order = placementOrder(requests);
+  // Jobs the round starts, in placement order: a live shrink leaves them the most room.
+  std::vector<const PlacementRequest*> starting;
+  for (std::size_t i : order) {
+    if (!requests[i].current) starting.push_back(&requests[i]);
+  }
+  for (std::size_t i : order) {
+    auto allocation = placeWithFallbacks(pool, budget_room, requests[i], starting);
     std::optional<Allocation> held = allocation;  // what it holds once placed
     if (auto beside = placeBeside(pool, budget_room, requests[i], allocation)) {
       // Its budgets count both until the target joins; the GPUs it leaves are free to the

@@ -22,8 +22,9 @@ struct PlacementRequest {
   const NodeSet* allowed_nodes = nullptr;  // its partition's nodes; nullptr: any node
   std::vector<BudgetShare> budgets = {};   // its shares of the budgets its GPUs count against
   // A live change (objective.hpp, changesLive): placed before other changes, so that its own
-  // nodes have the room to make it in place (one that drops one of its running `parts`, the
-  // newest that fits, keeps the rest of `current`).
+  // nodes have the room to make it in place (one that drops one of its running `parts` keeps
+  // the rest of `current`: of the parts whose drop fits, the one that leaves the most of the
+  // round's starting jobs room, say a rigid job waiting for a whole node, the newest of those).
   bool live = false;
   std::vector<Allocation> parts = {};
   // Job::moves_live: a change that no part makes in place is placed beside `current` (else

@@ -63,6 +63,23 @@ TEST(PlacementTest, ALiveChangeIsPlacedFirstOnItsNodes) {
   EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n1", 4}, {"n2", 4}}}));
 }
 
+TEST(PlacementTest, ALiveShrinkDropsThePartThatLetsAStartingJobIn) {
+  const auto nodes = nodesOf("t4", 2, 4, "n");
+  const Holding other{Allocation{"t4", {{"n0", 2}}}, {}};
+  // Its older part on n1, its newest on n0; a job waits for a whole node.
+  PlacementRequest shrinks{{"t4", 2, 1}, Allocation{"t4", {{"n0", 2}, {"n1", 2}}}, {}};
+  shrinks.live = true;
+  shrinks.parts = {Allocation{"t4", {{"n1", 2}}}, Allocation{"t4", {{"n0", 2}}}};
+  const PlacementRequest waiting{{"t4", 4, 1}, std::nullopt, {}};
+  auto result = place(nodes, {other}, {shrinks, waiting});
+  EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n0", 2}}}));
+  EXPECT_EQ(result.allocations[1], (Allocation{"t4", {{"n1", 4}}}));
+  EXPECT_EQ(result.fallbacks, 0);
+  // With no job starting, it drops its newest part.
+  result = place(nodes, {other}, {shrinks});
+  EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n1", 2}}}));
+}
+
 TEST(PlacementTest, AMoveOfAJobWhoseGpusAreAllInPartsIsPlacedBesideWhatItHolds) {
   const auto nodes = nodesOf("t4", 3, 4, "n");
   // 2 GPUs on each of n0 and n1 to 4 on one node: beside them, on n2; the GPUs it leaves

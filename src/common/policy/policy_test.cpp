@@ -185,6 +185,25 @@ TEST(PolicyTest, RigidWaitingJobMakesAdaptiveJobsYieldGpusAboveTheirMinimum) {
   EXPECT_EQ(decision.allocations.at("r").batch_size, 0);
 }
 
+TEST(PolicyTest, AJobWithPartsDropsThePartWhoseNodeAWaitingRigidJobCanTake) {
+  Snapshot snapshot;
+  snapshot.time = 10000;
+  snapshot.nodes = nodesOf("t4", 2, 4, "n");
+  Job running = rigidJob("held", 2);
+  running.current = Allocation{"t4", {{"n0", 2}}};
+  Job adaptive = adaptiveJob("a", 1, 8, "t4");
+  adaptive.current = Allocation{"t4", {{"n0", 2}, {"n1", 2}}};
+  adaptive.parts = {Allocation{"t4", {{"n1", 2}}}, Allocation{"t4", {{"n0", 2}}}};
+  adaptive.grows_live = true;
+  adaptive.live_resize_cost_s = 0.5;
+  adaptive.last_change_time = snapshot.time;  // within min_change_interval_s
+  snapshot.jobs = {running, adaptive, rigidJob("r", 4)};
+  const Decision decision = schedule(snapshot);
+  // Its newest part is on n0, where the rigid job would not fit: it drops the one on n1.
+  EXPECT_EQ(allocationOf(decision, "a"), (Allocation{"t4", {{"n0", 2}}}));
+  EXPECT_EQ(allocationOf(decision, "r"), (Allocation{"t4", {{"n1", 4}}}));
+}
+
 TEST(PolicyTest, RigidJobWaitingForAnotherTypeDoesNotShrinkAdaptiveJobs) {
   Snapshot snapshot;
   snapshot.time = 10000;

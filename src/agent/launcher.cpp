@@ -18,6 +18,7 @@
 
 #include "child_process.hpp"
 #include "common/invalid_input.hpp"
+#include "job_time.hpp"
 #include "part_launcher.hpp"
 #include "log.hpp"
 #include "common/schema/goodput_report.hpp"
@@ -268,6 +269,9 @@ int Launcher::runStep(const std::vector<std::string>& nodes, PartLauncher& parts
 int Launcher::runInParts(PartLauncher& parts) {
   std::optional<StoreHost> store;
   const std::vector<std::string> home = {batch_host_};
+  TimeLimitWatch time_limit(options_.grace_s + kTimeLimitLeadS,
+                            [this] { return timeLeftText(job_id_); });
+  bool before_time_limit = false;  // its training was asked to checkpoint ahead of the limit
   for (;;) {
     store.reset();
     startStore(store);
@@ -275,7 +279,16 @@ int Launcher::runInParts(PartLauncher& parts) {
     logLine("the job's GPUs are all in its parts (adaptive:resize=live): waiting for the first");
     while (!stopping_ || parts.hasSteps()) {
       if (parts.startedAny() && !parts.hasSteps()) break;
-      parts.poll(home);
+      if (before_time_limit) {
+        parts.reapSteps();  // no part is added or started once the training checkpoints
+      } else {
+        parts.poll(home);
+      }
+      if (!before_time_limit && parts.hasSteps() && time_limit.due()) {
+        logLine("the job's time limit is due: its training checkpoints in its parts");
+        parts.checkpointSteps();
+        before_time_limit = true;
+      }
       pollfd ready{signal_fd_, POLLIN, 0};
       if (poll(&ready, 1, 200) > 0) handleSignal(nullptr, &parts);
     }
@@ -283,10 +296,27 @@ int Launcher::runInParts(PartLauncher& parts) {
     const Rank0End end = rank0End();
     logLine("the steps in the job's parts ended; its lead wrote status " +
             (end.status ? std::to_string(*end.status) : std::string("none")));
+    if (before_time_limit && !stopping_ && end.status == kExitAfterCheckpoint) {
+      return awaitTimeLimit(parts);
+    }
     if (stopping_ || end.status != kExitAfterCheckpoint) return end.status.value_or(1);
     logLine("the training checkpointed for a restart in new parts: its parts end");
     parts.endParts();
   }
+}
+
+// The training checkpointed ahead of the job's time limit: its parts end (their GPUs free to
+// other jobs) and the job waits for the limit to end it, as Slurm ends a job at its limit.
+int Launcher::awaitTimeLimit(PartLauncher& parts) {
+  logLine(
+      "the training checkpointed ahead of the job's time limit: its parts end, and the "
+      "job waits for its limit");
+  parts.endParts();
+  while (!stopping_) {
+    pollfd ready{signal_fd_, POLLIN, 0};
+    if (poll(&ready, 1, 1000) > 0) handleSignal(nullptr, nullptr);
+  }
+  return kExitAfterCheckpoint;
 }
 
 // The job's own step ended before its training did while workers of the job train on in its
@@ -313,7 +343,7 @@ void Launcher::drainSignals() {
 // trainer's own signals go on to srun (while it runs), which passes them to every task. Once
 // the job's own step has ended (or where it has none), they go on to the srun of each step
 // in its parts. (A cancel or requeue of the job has Slurm signal those sruns too, and srun
-// ends its step on SIGTERM: no checkpoint is written there.)
+// ends its step on SIGTERM: no checkpoint is written there; see runInParts for the time limit.)
 void Launcher::handleSignal(ChildProcess* srun, PartLauncher* parts) {
   signalfd_siginfo info;
   if (read(signal_fd_, &info, sizeof info) != sizeof info) return;

@@ -69,6 +69,11 @@ std::string newJoinToken();
 
 class PartLauncher;
 
+// A job whose GPUs are all in parts has its training checkpoint this long plus the agent's
+// grace ahead of its time limit: Slurm's SIGTERM at the limit reaches the parts' srun in the
+// job's batch script, which ends their steps with SIGKILL.
+inline constexpr double kTimeLimitLeadS = 30;
+
 // A step that checkpointed for a live change that failed is started again this many times.
 inline constexpr int kRestartsAfterFailedChange = 3;
 
@@ -90,6 +95,7 @@ class Launcher {
   int runStep(const std::vector<std::string>& nodes, PartLauncher& parts);
   int runInParts(PartLauncher& parts);
   int followParts(int srun_status, const std::vector<std::string>& nodes, PartLauncher& parts);
+  int awaitTimeLimit(PartLauncher& parts);
   void startStore(std::optional<StoreHost>& store);
   void handleSignal(ChildProcess* srun, PartLauncher* parts);
   void drainSignals();

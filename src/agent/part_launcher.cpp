@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "client/status_request.hpp"
+#include "job_time.hpp"
 #include "log.hpp"
 #include "workers.hpp"
 
@@ -24,16 +25,6 @@ constexpr auto kStepEndWait = std::chrono::seconds(10);
 std::string trimmed(std::string text) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
   return text;
-}
-
-// The job's time left as squeue prints it (%L), "" where it has no limit.
-std::string timeLeft(const std::string& job_id) {
-  const CommandOutput result = runCommand({"squeue", "-h", "-j", job_id, "-o", "%L"});
-  const std::string left = trimmed(result.output);
-  if (result.status != 0 || left.empty() || left.find_first_not_of("0123456789:-") != std::string::npos) {
-    return "";
-  }
-  return left;
 }
 
 }  // namespace
@@ -154,7 +145,7 @@ std::optional<schema::PartStatus> PartLauncher::askPlugin() {
 void PartLauncher::submit() {
   submitted_at_ = Clock::now();
   const CommandOutput result =
-      runCommand(partSubmitCommand(job_id_, processEnv, timeLeft(job_id_)));
+      runCommand(partSubmitCommand(job_id_, processEnv, timeLeftText(job_id_)));
   const std::string id = trimmed(result.output).substr(0, trimmed(result.output).find(';'));
   if (result.status != 0 || id.empty() || id.find_first_not_of("0123456789") != std::string::npos) {
     logLine("could not submit a part of the job for its live growth (sbatch status " +
@@ -186,6 +177,15 @@ void PartLauncher::start(const schema::PartStatus& part, const std::vector<std::
 
 void PartLauncher::signalSteps(int number) {
   for (const auto& [part, srun] : steps_) srun->signal(number);
+}
+
+void PartLauncher::checkpointSteps() {
+  if (steps_.empty()) return;
+  std::vector<std::string> scancel = {"scancel", "--signal=TERM"};
+  for (const auto& [part, srun] : steps_) scancel.push_back(std::to_string(part));
+  const CommandOutput result = runCommand(scancel);
+  if (result.status != 0)
+    logLine("scancel --signal=TERM of the job's parts failed: " + result.output);
 }
 
 void PartLauncher::reapSteps() {

@@ -75,13 +75,18 @@ class PartLauncher {
   void endParts();
   // Sends `number` to the steps started in the parts (srun passes it to every task).
   void signalSteps(int number);
+  // Forgets the steps whose srun has ended (poll does too, and follows the plugin).
+  void reapSteps();
+  // Asks the workers in the parts to checkpoint: SIGTERM to the parts' steps through Slurm
+  // (scancel --signal=TERM, as sched/pollux's checkpoint action), not through srun, which
+  // ends its step with SIGKILL on SIGTERM.
+  void checkpointSteps();
 
  private:
   using Clock = std::chrono::steady_clock;
   std::optional<schema::PartStatus> askPlugin();
   void submit();
   void start(const schema::PartStatus& part, const std::vector<std::string>& job_nodes);
-  void reapSteps();
 
   Options options_;
   std::string job_id_;

@@ -40,11 +40,23 @@ echo "   killed slurmctld right after: $(grep -o "JobId=$first requeue: .*" log/
 # reaches a restarted slurmctld whose saved state predates the requeue takes the node from a
 # job it believes RUNNING, and the job's next start fails its steps (invalid gres); 26.05.3
 # restarts it. That window is Slurm's (sched_pollux(8), FAILURES); the plugin's is the
-# one tested here, so slurmctld comes back once the node is done reporting: slurmd retries
-# that report for MessageTimeout (Slurm's default 10 s unless slurm.conf sets it).
+# one tested here, so slurmctld comes back once the node is done reporting: 22.05's slurmd
+# sends that report once, retrying the connection for about MessageTimeout (longer on a busy
+# machine), and logs that it sent it (to the slurmctld that was killed) or gave up; later
+# releases keep it until slurmctld answers.
 wait_until 30 "job $first's run to end on its node" run_ended
-message_timeout=$(sed -n 's/^MessageTimeout=//p' etc/slurm.conf)
-sleep $((${message_timeout:-10} + 2))
+# Its node's report of the run's end, sent or given up (the run is the job's first to end).
+reported() {
+  cat log/slurmd-*.log |
+    grep -qE "JobId=$first: sent epilog complete msg|Unable to send epilog complete message"
+}
+case $(scontrol -V) in
+  *" 22.05."*) wait_until 60 "its node done reporting the end of job $first's run" reported ;;
+  *)
+    message_timeout=$(sed -n 's/^MessageTimeout=//p' etc/slurm.conf)
+    sleep $((${message_timeout:-10} + 2))
+    ;;
+esac
 "$cluster" start-ctld "$run"
 grep -q "sched/pollux: restored state of [1-9][0-9]* jobs" log/slurmctld.log ||
   fail "the plugin did not restore its state after the SIGKILL"

@@ -27,9 +27,9 @@ show_part "$part"
 wait_until 90 "job $job training" grep -q "^epoch 1:" "job-$job.out"
 
 step "its time limit shortened: its training checkpoints in its part, which ends"
-# The limit in whole minutes since its start, 30 to 90 s from now.
+# The limit in whole minutes since its start, 40 to 100 s from now.
 ran=$(job_field "$job" RunTime | awk -F: '{ print $1 * 3600 + $2 * 60 + $3 }')
-limit=$(((ran + 30 + 59) / 60))
+limit=$(((ran + 40 + 59) / 60))
 scontrol update JobId="$job" TimeLimit="$limit"
 echo "   run for $ran s: TimeLimit=$limit"
 checkpointed() { grep -q "^checkpointed at" "job-$job.out"; }

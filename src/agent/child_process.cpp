@@ -68,6 +68,11 @@ int shellStatus(int status) {
 
 }  // namespace
 
+std::string CommandOutput::text() const {
+  const auto last = output.find_last_not_of(" \t\r\n");
+  return last == std::string::npos ? "" : output.substr(0, last + 1);
+}
+
 CommandOutput runCommand(const std::vector<std::string>& command) {
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0)

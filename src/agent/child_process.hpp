@@ -15,6 +15,8 @@ namespace pollux::agent {
 struct CommandOutput {
   int status;          // as ChildProcess::poll() gives it
   std::string output;  // what it wrote to stdout
+  // The output without its trailing blanks and newlines (a one-value squeue or sbatch answer).
+  std::string text() const;
 };
 
 // Runs `command` (PATH searched) to its end. Throws std::system_error if it cannot start.

@@ -1,52 +1,41 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "job_time.hpp"
 
-#include <cctype>
 #include <utility>
 #include <vector>
 
 #include "child_process.hpp"
+#include "common/text_number.hpp"
 
 namespace pollux::agent {
 namespace {
 
-std::string trimmed(std::string text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
-  return text;
-}
-
-// Digits only, as an int; nullopt otherwise (empty, a sign, too many digits).
-std::optional<int> digitsOf(const std::string& text) {
-  if (text.empty() || text.size() > 6) return std::nullopt;
-  for (const char c : text) {
-    if (!std::isdigit(static_cast<unsigned char>(c))) return std::nullopt;
-  }
-  return std::stoi(text);
-}
+// A field of squeue's time: a count from 0 (days up to about 2,700 years).
+std::optional<long> fieldOf(const std::string& text) { return parseInteger(text, 0, 999999); }
 
 }  // namespace
 
 std::string timeLeftText(const std::string& job_id) {
   const CommandOutput result = runCommand({"squeue", "-h", "-j", job_id, "-o", "%L"});
-  const std::string left = trimmed(result.output);
+  const std::string left = result.text();
   if (result.status != 0 || !secondsLeft(left)) return "";
   return left;
 }
 
 std::optional<double> secondsLeft(const std::string& text) {
   std::string clock = text;
-  int days = 0;
+  long days = 0;
   if (const auto dash = text.find('-'); dash != std::string::npos) {
-    const auto day_count = digitsOf(text.substr(0, dash));
+    const auto day_count = fieldOf(text.substr(0, dash));
     if (!day_count) return std::nullopt;
     days = *day_count;
     clock = text.substr(dash + 1);
   }
-  std::vector<int> fields;
+  std::vector<long> fields;
   std::size_t start = 0;
   for (;;) {
     const auto colon = clock.find(':', start);
-    const auto field = digitsOf(clock.substr(start, colon - start));
+    const auto field = fieldOf(clock.substr(start, colon - start));
     if (!field) return std::nullopt;
     fields.push_back(*field);
     if (colon == std::string::npos) break;
@@ -58,8 +47,8 @@ std::optional<double> secondsLeft(const std::string& text) {
     return std::nullopt;
   }
   double seconds = 0;
-  for (const int field : fields) seconds = seconds * 60 + field;
-  return seconds + days * 86400.0;
+  for (const long field : fields) seconds = seconds * 60 + static_cast<double>(field);
+  return seconds + static_cast<double>(days) * 86400;
 }
 
 TimeLimitWatch::TimeLimitWatch(double within_s, TimeLeft time_left, Clock::duration interval)

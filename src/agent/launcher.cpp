@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -397,11 +396,7 @@ std::string Launcher::jobComment() {
             ")");
     return "";
   }
-  std::string comment = result.output;
-  while (!comment.empty() && std::isspace(static_cast<unsigned char>(comment.back()))) {
-    comment.pop_back();
-  }
-  return comment;
+  return result.text();
 }
 
 // POLLUX_MIN_REPLICAS for the step, unless the job sets it: the min_gpus of its comment.
@@ -463,8 +458,7 @@ std::vector<std::string> Launcher::jobNodes() {
 // The nodes Slurm shows the job on now (a live shrink may have taken some).
 std::vector<std::string> Launcher::currentJobNodes() {
   const CommandOutput result = runCommand({"squeue", "-h", "-j", job_id_, "-o", "%N"});
-  std::string list = result.output;
-  while (!list.empty() && std::isspace(static_cast<unsigned char>(list.back()))) list.pop_back();
+  const std::string list = result.text();
   return result.status == 0 && !list.empty() ? hostnamesOf(list) : jobNodes();
 }
 

@@ -87,6 +87,8 @@ TEST(Launcher, CommandOutputAndStatus) {
   const CommandOutput ok = runCommand({"sh", "-c", "echo n1; echo n2"});
   EXPECT_EQ(ok.status, 0);
   EXPECT_EQ(ok.output, "n1\nn2\n");
+  EXPECT_EQ(ok.text(), "n1\nn2");  // without the trailing newline
+  EXPECT_EQ((CommandOutput{0, " \n\t"}).text(), "");
   EXPECT_EQ(runCommand({"sh", "-c", "exit 3"}).status, 3);
   EXPECT_THROW(runCommand({"/nonexistent/scontrol"}), std::system_error);
 }

@@ -22,11 +22,6 @@ constexpr auto kResubmitAfter = std::chrono::seconds(60);
 // How long the part's srun has to end once its part is cancelled.
 constexpr auto kStepEndWait = std::chrono::seconds(10);
 
-std::string trimmed(std::string text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
-  return text;
-}
-
 }  // namespace
 
 std::vector<std::string> partSubmitCommand(const std::string& job_id, const GetEnv& getenv,
@@ -146,7 +141,7 @@ void PartLauncher::submit() {
   submitted_at_ = Clock::now();
   const CommandOutput result =
       runCommand(partSubmitCommand(job_id_, processEnv, timeLeftText(job_id_)));
-  const std::string id = trimmed(result.output).substr(0, trimmed(result.output).find(';'));
+  const std::string id = result.text().substr(0, result.text().find(';'));
   if (result.status != 0 || id.empty() || id.find_first_not_of("0123456789") != std::string::npos) {
     logLine("could not submit a part of the job for its live growth (sbatch status " +
             std::to_string(result.status) + ")");

@@ -128,7 +128,9 @@ int Agent::run() {
   }
   reporter_->start();
   for (;;) {
-    if (const auto status = pollWorkers()) {
+    const auto status = pollWorkers();
+    signalStepWhenDue();
+    if (status && !(step_stop_ && step_stop_->open())) {
       drainChannel();  // what they sent before they exited (a leaver's `leaving`)
       return finish(*status);
     }
@@ -376,7 +378,8 @@ void Agent::handleSignal() {
   signalfd_siginfo info;
   if (read(signal_fd_, &info, sizeof info) != sizeof info) return;
   const int number = static_cast<int>(info.ssi_signo);
-  if ((number == SIGTERM || number == SIGINT) && failure_) return;  // already stopping
+  // Already stopping, or asked again (a failed node's agent repeats its stop).
+  if ((number == SIGTERM || number == SIGINT) && (failure_ || checkpoint_requested_)) return;
   if ((number == SIGTERM || number == SIGINT) && !step_.part_of.empty() && !state_.leadsNow()) {
     // The part ends (shrunk off, cancelled, preempted): its workers leave, and the job's
     // others re-form live without them; a checkpoint request would stop them all. The
@@ -397,12 +400,19 @@ void Agent::handleSignal() {
 
 // The launcher's srun goes on when a task fails, so that a lost node does not end the step
 // of workers that go on live; a worker that cannot go on ends the step itself here, as srun
-// --kill-on-bad-exit would: SIGTERM to every task of the step (this agent ignores it).
+// --kill-on-bad-exit would: SIGTERM to every task of the step (this agent ignores it), sent
+// again within the grace time for the nodes whose tasks had not started (step_stop.hpp).
 void Agent::stopLaunchedStep() {
   const char* step_id = std::getenv("SLURM_STEP_ID");
   if (!step_.launched || !step_id || !*step_id) return;
+  step_stop_.emplace(
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.grace_s)));
+}
+
+void Agent::signalStepWhenDue() {
+  if (!step_stop_ || !step_stop_->due()) return;
   const CommandOutput result =
-      runCommand({"scancel", "--signal=TERM", step_.job_id + "." + step_id});
+      runCommand({"scancel", "--signal=TERM", step_.job_id + "." + std::getenv("SLURM_STEP_ID")});
   // scancel runs inside the step it signals: its own SIGTERM (status 143) is a success.
   if (result.status != 0 && result.status != 128 + SIGTERM) {
     logLine("scancel could not stop the step (status " + std::to_string(result.status) + "): " +

@@ -17,6 +17,7 @@
 #include "reporter.hpp"
 #include "slurm_env.hpp"
 #include "child_process.hpp"
+#include "step_stop.hpp"
 #include "workers.hpp"
 
 namespace pollux::agent {
@@ -59,6 +60,7 @@ class Agent {
   int finish(int trainer_status);
   int withStatusWritten(int status, bool resume = false);
   void stopLaunchedStep();
+  void signalStepWhenDue();
 
   Options options_;
   StepEnvironment step_;
@@ -79,6 +81,7 @@ class Agent {
   std::vector<std::unique_ptr<ChildProcess>> workers_;
   std::vector<std::optional<int>> exit_statuses_;
   std::optional<int> failure_;  // the first non-zero exit status
+  std::optional<StepStopSignal> step_stop_;  // this node's failure stops the launched step
   bool elastic_workers_ = false;  // a trainer said `hello ... elastic=1` (pollux.elastic)
   std::size_t workers_leaving_ = 0;  // `leaving` messages: workers that leave the job live
   std::optional<int> lost_;       // an elastic worker's failure, which the others outlived

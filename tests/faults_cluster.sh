@@ -41,9 +41,10 @@ echo "   killed slurmctld right after: $(grep -o "JobId=$first requeue: .*" log/
 # job it believes RUNNING, and the job's next start fails its steps (invalid gres); 26.05.3
 # restarts it. That window is Slurm's (sched_pollux(8), FAILURES); the plugin's is the
 # one tested here, so slurmctld comes back once the node is done reporting: 22.05's slurmd
-# sends that report once, retrying the connection for about MessageTimeout (longer on a busy
-# machine), and logs that it sent it (to the slurmctld that was killed) or gave up; later
-# releases keep it until slurmctld answers.
+# sends that report once, after the run's processes have ended (KillWait) and its epilog,
+# retrying the connection for about MessageTimeout (all longer on a busy machine), and logs
+# that it sent it (to the slurmctld that was killed) or gave up; later releases keep it until
+# slurmctld answers. A report not done within 120 s is not waited for longer.
 wait_until 30 "job $first's run to end on its node" run_ended
 # Its node's report of the run's end, sent or given up (the run is the job's first to end).
 reported() {
@@ -51,7 +52,15 @@ reported() {
     grep -qE "JobId=$first: sent epilog complete msg|Unable to send epilog complete message"
 }
 case $(scontrol -V) in
-  *" 22.05."*) wait_until 60 "its node done reporting the end of job $first's run" reported ;;
+  *" 22.05."*)
+    waited=0
+    until reported || [ $waited -ge 120 ]; do sleep 1; waited=$((waited + 1)); done
+    if reported; then
+      echo "   its node done reporting the end of job $first's run after $waited s"
+    else
+      echo "   its node not done reporting the end of job $first's run after $waited s"
+    fi
+    ;;
   *)
     message_timeout=$(sed -n 's/^MessageTimeout=//p' etc/slurm.conf)
     sleep $((${message_timeout:-10} + 2))

@@ -16,7 +16,10 @@
 # a100 node: a part there joins, its first part leaves; no checkpoint, Restarts 0. Moved to
 # a v100 node (its gpu_type changed), its training
 # checkpoints in its part, which ends, and resumes in a new part on that node: still RUNNING,
-# Restarts 0. It is cancelled: nothing of it or its parts is left.
+# Restarts 0. It is cancelled: nothing of it or its parts is left. A third job, in one part on
+# both a100 nodes, shrinks live to that part's batch host for a rigid job that needs the other
+# node: the workers there leave, its agent shrinks the part (scontrol update NodeList), the
+# job trains on with Restarts 0 and no checkpoint.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster/lib.sh"
@@ -153,4 +156,33 @@ is_running "$job" || fail "job $job ended in its move: $(job_field "$job" JobSta
 [ "$(job_field "$job" Restarts)" = 0 ] || fail "job $job was requeued to move"
 cancel_with_parts "$job"
 scancel $blockers
+
+step "a job in one part on both a100 nodes shrinks it live to its batch host for a rigid job"
+job=$(sbatch --parsable --comment=adaptive:resize=live,gpu_type=a100,min_gpus=4,max_gpus=4 \
+  -o "$run/job-%j.out" ddp_launch.sh $((8 * EPOCHS)))
+on_both() {
+  part=$(running_parts_of "$job")
+  [ -n "$part" ] && [ "$(job_field "$part" NumNodes)" = 2 ]
+}
+wait_until 120 "job $job's first part running on both a100 nodes" on_both
+show_part "$part"
+batch_host=$(job_field "$part" BatchHost)
+other=$(scontrol show hostnames "$(job_field "$part" NodeList)" | grep -vx "$batch_host")
+wait_until 90 "job $job training" grep -q "^epoch 1:" "job-$job.out"
+wait_until 60 "job $job reported" grep -q "pollux-agent\[$part\.0\]: report accepted" "job-$job.out"
+needs 2 "$job"
+rigid=$(sbatch --parsable -w "$other" --gres=gpu:2 -t 10 -o /dev/null --wrap "sleep 900")
+wait_until 150 "job $job down to 2 workers live" changed_live "$job" 4 2
+wait_until 60 "part $part shrunk to its batch host $batch_host" runs_on "$part" "$batch_host"
+grep -e "part $part shrinks to" -e "part $part now holds" "job-$job.out" | sed 's/^/   /'
+wait_until 60 "rigid job $rigid running on $other" runs_on "$rigid" "$other"
+wait_until 30 "a report of job $job since the change" reported_live_change "$job" 4 2
+epochs=$(grep -c "^epoch " "job-$job.out")
+trains_on() { [ "$(grep -c "^epoch " "job-$job.out")" -gt "$epochs" ]; }
+wait_until 60 "job $job training on in part $part" trains_on
+! grep -q "^checkpointed at" "job-$job.out" || fail "job $job checkpointed to shrink"
+is_running "$job" || fail "job $job ended in its shrink: $(job_field "$job" JobState)"
+[ "$(job_field "$job" Restarts)" = 0 ] || fail "job $job was requeued to shrink"
+cancel_with_parts "$job"
+scancel "$rigid"
 echo "PASS"

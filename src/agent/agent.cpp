@@ -152,7 +152,10 @@ int Agent::run() {
 void Agent::followLiveJoin(const ResizedMessage& resized) {
   const auto& shrink = state_.live_shrink;
   std::optional<int> nodes;
-  if (shrink && shrink->part && shrink->requested && !shrink->done) {
+  if (shrink && shrink->part && shrink->requested && !shrink->done && !shrink->kept.empty()) {
+    nodes = followPartNodesLeave(state_.live_joins, shrink->part, resized.from, resized.to,
+                                 shrink->nodes, state_.placement.num_nodes);
+  } else if (shrink && shrink->part && shrink->requested && !shrink->done) {
     nodes = followPartLeave(state_.live_joins, shrink->part, resized.from, resized.to,
                             state_.placement.num_nodes);
   }
@@ -443,7 +446,8 @@ void Agent::pushDecision() {
 
 void Agent::shrinkJobWhenDue() {
   if (!shrink_due_ || Clock::now() < shrink_due_->at) return;
-  if (const uint32_t part = shrink_due_->part) {
+  const uint32_t part = shrink_due_->part;
+  if (part && shrink_due_->kept.empty()) {
     shrink_due_.reset();
     const CommandOutput result = runCommand({"scancel", std::to_string(part)});
     logLine(result.status == 0 ? "live shrink: the job's part " + std::to_string(part) + " ends"
@@ -455,10 +459,12 @@ void Agent::shrinkJobWhenDue() {
   std::string nodes;
   for (const auto& node : shrink_due_->kept) nodes += (nodes.empty() ? "" : ",") + node;
   shrink_due_.reset();
+  const std::string job = part ? std::to_string(part) : step_.trainingJob();
+  const std::string what = part ? "the job's part " + job : "the job";
   const CommandOutput result =
-      runCommand({"scontrol", "update", "JobId=" + step_.trainingJob(), "NodeList=" + nodes});
-  logLine(result.status == 0 ? "live in-place shrink: the job now holds " + nodes
-                             : "scontrol could not shrink the job to " + nodes + " (status " +
+      runCommand({"scontrol", "update", "JobId=" + job, "NodeList=" + nodes});
+  logLine(result.status == 0 ? "live in-place shrink: " + what + " now holds " + nodes
+                             : "scontrol could not shrink " + what + " to " + nodes + " (status " +
                                    std::to_string(result.status) + "): " + result.output);
 }
 

@@ -46,8 +46,9 @@ class Agent {
   void requestCheckpoint();
   void pushDecision();
   // A live shrink: once the trainer re-formed without the leavers, and after a grace for
-  // their steps' tasks to end (a task Slurm kills would end the whole step), the job is
-  // shrunk to the kept nodes with scontrol, as its owner may.
+  // their steps' tasks to end (a task Slurm kills would end the whole step), the job (or its
+  // part) is shrunk to the kept nodes with scontrol, as its owner may; a part left whole is
+  // cancelled.
   void shrinkJobWhenDue();
   void signalWorkers(int signal_number);
   void followLiveJoin(const ResizedMessage& resized);
@@ -88,7 +89,8 @@ class Agent {
   struct DueShrink {
     Clock::time_point at;
     std::vector<std::string> kept;
-    uint32_t part = 0;  // the job's part its workers left: cancelled instead of a shrink
+    // The job's part its workers left: cancelled instead of a shrink, or, with `kept`, shrunk.
+    uint32_t part = 0;
   };
   std::optional<DueShrink> shrink_due_;
 };

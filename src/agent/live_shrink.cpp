@@ -114,6 +114,40 @@ LiveShrink partLeaveOf(const std::vector<LiveJoin>& joins, uint32_t part, int re
   return leave;
 }
 
+LiveShrink partNodesLeaveOf(const std::vector<LiveJoin>& joins, uint32_t part,
+                            const std::vector<std::string>& leaving,
+                            const std::vector<std::string>& kept, int per_node, int replicas) {
+  LiveShrink leave;
+  leave.part = part;
+  const LiveJoin* newest = newestActiveJoin(joins);
+  if ((newest && !newest->done) || leaving.empty() || kept.empty()) return leave;
+  leave.leavers = std::min(static_cast<int>(leaving.size()) * per_node, replicas - 1);
+  if (leave.leavers <= 0) return leave;
+  leave.job = std::to_string(part);
+  leave.nodes = leaving;
+  leave.kept = kept;
+  return leave;
+}
+
+int followPartNodesLeave(std::vector<LiveJoin>& joins, uint32_t part, int from, int to,
+                         const std::vector<std::string>& leaving, int nodes) {
+  auto* join = const_cast<LiveJoin*>(activeJoinOf(std::as_const(joins), part));
+  if (!join) return std::max(nodes - static_cast<int>(leaving.size()), 1);
+  const int left_nodes = std::min(static_cast<int>(leaving.size()), join->part_nodes);
+  join->joiners -= from - to;
+  join->part_nodes -= left_nodes;
+  join->nodes.erase(std::remove_if(join->nodes.begin(), join->nodes.end(),
+                                   [&](const std::string& node) {
+                                     return std::count(leaving.begin(), leaving.end(), node) > 0;
+                                   }),
+                    join->nodes.end());
+  for (LiveJoin* later = join + 1; later != joins.data() + joins.size(); ++later) {
+    later->replicas_before -= from - to;
+    later->nodes_before -= left_nodes;
+  }
+  return std::max(nodes - left_nodes, 1);
+}
+
 std::optional<int> followPartLeave(std::vector<LiveJoin>& joins, uint32_t part, int from,
                                    int to, int nodes) {
   if (to >= from || from <= 0) return std::nullopt;

@@ -16,7 +16,9 @@
 namespace pollux::agent {
 
 struct LiveShrink {
-  std::vector<std::string> kept;  // the nodes the job keeps, in the step's order
+  // The nodes the job keeps, in the step's order; for a part's leave, the nodes the part
+  // keeps (it is shrunk to them; none: it ends).
+  std::vector<std::string> kept;
   // The workers that leave, by where they run (their ranks move with every change): those
   // of Slurm job `job` (the job's own step, or its part), on `nodes` where not empty.
   std::string job;
@@ -89,6 +91,20 @@ bool partInFlight(const std::optional<schema::PartStatus>& part,
 // that left, and never all of the job's workers.
 LiveShrink partLeaveOf(const std::vector<LiveJoin>& joins, uint32_t part, int replicas,
                        int unknown_leavers = 0);
+
+// The leave of part `part`'s workers on `leaving`, some of its nodes (the part is then shrunk
+// to `kept`), `per_node` on each, the job now `replicas` in all: none while a join is in
+// flight, and never all of the job's workers.
+LiveShrink partNodesLeaveOf(const std::vector<LiveJoin>& joins, uint32_t part,
+                            const std::vector<std::string>& leaving,
+                            const std::vector<std::string>& kept, int per_node, int replicas);
+
+// Follows the trainer's live change from `from` to `to` replicas that the leave of part
+// `part`'s workers on `leaving` asked for: its join (where these joins have it) keeps its
+// other nodes and workers, and the joins after it count their replicas and nodes before them
+// without the leavers. The step's nodes after it, from `nodes` before.
+int followPartNodesLeave(std::vector<LiveJoin>& joins, uint32_t part, int from, int to,
+                         const std::vector<std::string>& leaving, int nodes);
 
 // Follows the trainer's live change from `from` to `to` replicas that the leave of part
 // `part`'s workers asked for: its join is left, and the joins after it count their replicas

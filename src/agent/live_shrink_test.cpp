@@ -99,6 +99,35 @@ TEST(LiveShrink, APartThatJoinedUnderAnEarlierLeadLeavesByItsNodes) {
   EXPECT_EQ(partLeaveOf(none, 12, 2, 2).leavers, 1);  // never all of the job's workers
 }
 
+TEST(LiveShrink, APartsWorkersOnSomeOfItsNodesLeaveAndItsJoinKeepsTheRest) {
+  // The job's step on n1 (2 workers), part 12 on n2 and n3 joined, part 13 on n4 joined.
+  model::Placement placement{1, 2};
+  std::vector<LiveJoin> joins = {joinOf(12, {"n2", "n3"}, 2, placement)};
+  joins.back().done = true;
+  placement = {3, 6};
+  joins.push_back(joinOf(13, {"n4"}, 1, placement));
+  joins.back().done = true;
+  placement = {4, 8};
+  const LiveShrink leave = partNodesLeaveOf(joins, 12, {"n3"}, {"n2"}, 2, 8);
+  EXPECT_EQ(leave.leavers, 2);
+  EXPECT_EQ(leave.part, 12u);
+  EXPECT_EQ(leave.kept, (std::vector<std::string>{"n2"}));
+  EXPECT_EQ(resizeRequest(leave), "resize leave_job=12 leave_nodes=n3\n");
+  EXPECT_EQ(followPartNodesLeave(joins, 12, 8, 6, {"n3"}, placement.num_nodes), 3);
+  EXPECT_FALSE(joins[0].left);
+  EXPECT_EQ(joins[0].joiners, 2);
+  EXPECT_EQ(joins[0].part_nodes, 1);
+  EXPECT_EQ(joins[0].nodes, (std::vector<std::string>{"n2"}));
+  EXPECT_EQ(joins[1].replicas_before, 4);
+  EXPECT_EQ(joins[1].nodes_before, 2);
+  // The rest of part 12 leaves later as a whole part does.
+  EXPECT_EQ(partLeaveOf(joins, 12, 6).leavers, 2);
+  // The lead's own part (no join of it): its nodes' workers leave, never all of the job's.
+  EXPECT_EQ(followPartNodesLeave(joins, 20, 6, 4, {"n5"}, 3), 2);
+  EXPECT_EQ(partNodesLeaveOf({}, 20, {"n5", "n6"}, {"n4"}, 2, 4).leavers, 3);
+  EXPECT_EQ(partNodesLeaveOf({}, 20, {"n5"}, {}, 2, 4).leavers, 0);  // it keeps a node
+}
+
 TEST(LiveShrink, NoPartLeavesWhileAJoinIsInFlight) {
   model::Placement placement{1, 2};
   std::vector<LiveJoin> joins;

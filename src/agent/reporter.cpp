@@ -268,10 +268,34 @@ bool Reporter::startPartLeave(const schema::ReportReply& reply) {
   if (!state_.leads || leaving_now) return false;
   const model::Placement& placement = state_.placement;
   const int per_node = placement.num_replicas / std::max(placement.num_nodes, 1);
-  LiveShrink leave = partLeaveOf(state_.live_joins, reply.part->job_id, placement.num_replicas,
-                                 static_cast<int>(reply.part->nodes.size()) * per_node);
+  const schema::PartStatus& part = *reply.part;
+  if (!part.leaving_nodes.empty()) return startPartNodesLeave(part, per_node);
+  LiveShrink leave = partLeaveOf(state_.live_joins, part.job_id, placement.num_replicas,
+                                 static_cast<int>(part.nodes.size()) * per_node);
   if (leave.leavers == 0) return false;
   logLine("the job shrinks off its part " + std::to_string(leave.part) + ": " +
+          std::to_string(leave.leavers) + " worker(s) leave live");
+  state_.live_shrink = std::move(leave);
+  return true;
+}
+
+// The part's workers on some of its nodes leave; the agent then shrinks the part to the
+// others. Once per part and nodes: the plugin asks until Slurm shows the part shrunk.
+bool Reporter::startPartNodesLeave(const schema::PartStatus& part, int per_node) {
+  const auto& last = state_.live_shrink;
+  if (last && last->part == part.job_id && last->nodes == part.leaving_nodes) return false;
+  std::vector<std::string> kept;
+  std::string kept_text;
+  for (const auto& node : part.nodes) {
+    const auto& leaving = part.leaving_nodes;
+    if (std::find(leaving.begin(), leaving.end(), node) != leaving.end()) continue;
+    kept.push_back(node);
+    kept_text += (kept_text.empty() ? "" : ",") + node;
+  }
+  LiveShrink leave = partNodesLeaveOf(state_.live_joins, part.job_id, part.leaving_nodes, kept,
+                                      per_node, state_.placement.num_replicas);
+  if (leave.leavers == 0) return false;
+  logLine("the job's part " + std::to_string(leave.part) + " shrinks to " + kept_text + ": " +
           std::to_string(leave.leavers) + " worker(s) leave live");
   state_.live_shrink = std::move(leave);
   return true;

@@ -65,6 +65,7 @@ class Reporter {
   bool startLiveShrink(const schema::ReportReply& reply);
   bool startLiveJoin(const schema::ReportReply& reply);
   bool startPartLeave(const schema::ReportReply& reply);
+  bool startPartNodesLeave(const schema::PartStatus& part, int per_node);  // state_.mutex held
 
   ReporterSettings settings_;
   StepEnvironment step_;

@@ -214,7 +214,7 @@ void planMove(uint32_t job_id, const PartMove& move, const JobParts& mine, PartR
     }
     return;
   }
-  if (round.joined.count(job_id)) leave(job_id, *old);
+  if (round.joined.count(job_id)) leave(job_id, *old, {});
 }
 
 // Gives `part`'s GPUs, CPUs and memory on each of its nodes back to `nodes`.
@@ -254,8 +254,8 @@ FoldedJobs foldParts(std::vector<SlurmJob> jobs) {
     } else if (job.state == JobState::kPending) {
       parts.pending = job.id;
     } else {
-      parts.running.push_back({job.id, job.nodes,
-                               job.gpus_per_node ? job.gpus_per_node->count : 0, job.start_time});
+      parts.running.push_back({job.id, job.nodes, job.gpus_per_node ? job.gpus_per_node->count : 0,
+                               job.start_time, job.batch_host});
     }
   }
   for (auto it = folded.parts.begin(); it != folded.parts.end();) {
@@ -297,6 +297,14 @@ std::vector<policy::Allocation> JobParts::runningAllocations(const std::string& 
   return allocations;
 }
 
+std::set<std::string> JobParts::batchHosts() const {
+  std::set<std::string> hosts;
+  for (const auto& part : running) {
+    if (!part.batch_host.empty()) hosts.insert(part.batch_host);
+  }
+  return hosts;
+}
+
 std::vector<SlurmNode> nodesAfterMoves(std::vector<SlurmNode> nodes,
                                        const std::vector<SlurmJob>& jobs,
                                        const std::map<uint32_t, JobParts>& parts,
@@ -332,6 +340,7 @@ void markParts(policy::Snapshot& snapshot, const std::map<uint32_t, JobParts>& p
       });
       if (within) job.parts.push_back(std::move(part));
     }
+    if (!job.parts.empty()) job.batch_hosts = mine->second.batchHosts();
   }
 }
 
@@ -354,6 +363,21 @@ const RunningPart* droppedRunningPart(const policy::Allocation& current,
   return dropped ? &parts.running[*dropped] : nullptr;
 }
 
+std::optional<PartShrink> shrunkRunningPart(const policy::Allocation& current,
+                                            const policy::Allocation& target,
+                                            const JobParts& parts) {
+  const auto shrunk = policy::shrunkPart(
+      current, target, parts.runningAllocations(current.gpu_type), parts.batchHosts());
+  if (!shrunk) return std::nullopt;
+  PartShrink shrink{&parts.running[*shrunk], {}};
+  for (const auto& node : shrink.part->nodes) {
+    if (!target.nodes.count(node) || target.nodes.at(node) < current.nodes.at(node)) {
+      shrink.leaving.push_back(node);
+    }
+  }
+  return shrink;
+}
+
 const RunningPart* JobParts::leaving(const PartLeave& leave) const {
   if (running.empty()) return nullptr;
   if (!leave.part) return &running.back();
@@ -369,29 +393,38 @@ std::vector<Action> planPartActions(std::vector<Action> actions,
   for (const auto& job : folded) by_id[job.id] = &job;
   std::vector<Action> planned;
   std::set<uint32_t> settled;  // jobs whose part this round already acted on
-  // A running part's workers leave (or have left: the report no longer counts them).
-  const auto leave = [&](uint32_t job_id, const RunningPart& part) {
+  // A running part's workers leave (or have left: the report no longer counts them), those
+  // on `nodes` only where some are named: the job's agent then shrinks the part to the others.
+  const auto leave = [&](uint32_t job_id, const RunningPart& part,
+                         const std::vector<std::string>& nodes) {
     settled.insert(job_id);
+    const auto holds = [&](const std::string& node) {
+      return std::find(part.nodes.begin(), part.nodes.end(), node) != part.nodes.end();
+    };
+    if (!nodes.empty() && std::none_of(nodes.begin(), nodes.end(), holds)) return;  // shrunk
     const auto asked = round.leaving_since.find(job_id);
     const double since = asked == round.leaving_since.end() ? round.now : asked->second.since;
     const std::string job = "JobId=" + std::to_string(job_id);
-    if (!round.joined.count(job_id)) {
+    if (!round.joined.count(job_id) && nodes.empty()) {
       planned.push_back(cancelOf(part.id, job_id, "live shrink of " + job + ": its part on " +
                                                       describe(part.nodes) +
                                                       " ends, its workers left"));
     } else if (round.now - since > kPartLeaveTimeoutS) {
       planned.push_back(cancelOf(part.id, job_id,
-                                 "live shrink of " + job + ": its part's workers did not leave "
-                                 "within " + std::to_string(int(kPartLeaveTimeoutS)) +
-                                 " s; the part ends with them"));
+                                 "live shrink of " + job + ": its part's workers on " +
+                                     describe(nodes.empty() ? part.nodes : nodes) +
+                                     " did not leave (or the part was not shrunk) within " +
+                                     std::to_string(int(kPartLeaveTimeoutS)) +
+                                     " s; the part ends with them"));
     } else {
-      round.leaving[job_id] = {part.id, since};  // asked (again): the job's agent has them leave
+      // Asked (again): the job's agent has them leave, then shrinks a part that stays.
+      round.leaving[job_id] = {part.id, since, nodes};
     }
   };
   for (const auto& [job_id, asked] : round.leaving_since) {
     const auto mine = parts.find(job_id);
     const RunningPart* part = mine == parts.end() ? nullptr : mine->second.leaving(asked);
-    if (part) leave(job_id, *part);
+    if (part) leave(job_id, *part, asked.nodes);
   }
   for (const uint32_t home : round.homes) {
     const auto own = parts.find(home);
@@ -434,14 +467,19 @@ std::vector<Action> planPartActions(std::vector<Action> actions,
         partGrowthNodes(*current, target, mine.runningAllocations(current->gpu_type));
     const bool joining = !mine.running.empty() && !round.joined.count(job_id);
     const RunningPart* dropped = droppedRunningPart(*current, target, mine);
+    const auto shrunk = dropped ? std::nullopt : shrunkRunningPart(*current, target, mine);
     // One part joins at a time, and workers leave only once all joined (a join that ends
     // after the last report would lose its workers as in a failure): the change waits.
-    const bool moves = in_parts && !added && !dropped && policy::movesBeside(*current, target);
-    if (joining && (added || dropped || moves)) continue;
+    const bool moves =
+        in_parts && !added && !dropped && !shrunk && policy::movesBeside(*current, target);
+    if (joining && (added || dropped || shrunk || moves)) continue;
     if (dropped) {
-      leave(job_id, *dropped);
-    } else if (added && round.now - round.growing_since.try_emplace(job_id, round.now).first->second >
-                            kPartStartTimeoutS) {
+      leave(job_id, *dropped, {});
+    } else if (shrunk) {
+      leave(job_id, *shrunk->part, shrunk->leaving);
+    } else if (added &&
+               round.now - round.growing_since.try_emplace(job_id, round.now).first->second >
+                   kPartStartTimeoutS) {
       round.growth_failed.insert(job_id);
       if (mine.pending) {
         planned.push_back(cancelOf(mine.pending, job_id,
@@ -466,8 +504,9 @@ std::vector<Action> planPartActions(std::vector<Action> actions,
     } else if (added) {
       round.growing[job_id] = round.growing_since.at(job_id);
       round.wanted.insert(job_id);  // the launcher submits a part; a later round places it
-    } else if (moves && round.now - round.growing_since.try_emplace(job_id, round.now)
-                                         .first->second > kPartStartTimeoutS) {
+    } else if (moves &&
+               round.now - round.growing_since.try_emplace(job_id, round.now).first->second >
+                   kPartStartTimeoutS) {
       abandonMove(job_id, mine, action.why, planned);
     } else if (moves && mine.pending) {
       Action start = action;

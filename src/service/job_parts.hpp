@@ -37,12 +37,14 @@ inline constexpr double kPartStartTimeoutS = 90;
 inline constexpr double kPartLeaveTimeoutS = 60;
 
 // A job's part whose workers are asked to leave, since when (0: its newest running part, as
-// a state file saved before the part was named says).
+// a state file saved before the part was named says): those on `nodes`, the part then shrunk
+// to its others by the job's agent; empty: all of them, the part then cancelled.
 struct PartLeave {
   uint32_t part = 0;
   double since = 0;
+  std::vector<std::string> nodes = {};
   bool operator==(const PartLeave& other) const {
-    return part == other.part && since == other.since;
+    return part == other.part && since == other.since && nodes == other.nodes;
   }
 };
 
@@ -58,7 +60,8 @@ struct RunningPart {
   uint32_t id = 0;
   std::vector<std::string> nodes;
   int gpus_per_node = 0;
-  double since = 0;  // its start
+  double since = 0;             // its start
+  std::string batch_host = {};  // Slurm never takes it from the part (a shrink keeps it)
 
   // What it holds (GPU type `gpu_type`).
   policy::Allocation allocation(const std::string& gpu_type) const;
@@ -71,6 +74,7 @@ struct JobParts {
 
   // What each running part holds, oldest first.
   std::vector<policy::Allocation> runningAllocations(const std::string& gpu_type) const;
+  std::set<std::string> batchHosts() const;  // of the running parts
   // The running part `leave` names; nullptr where it runs no more.
   const RunningPart* leaving(const PartLeave& leave) const;
 };
@@ -122,6 +126,16 @@ std::optional<std::vector<std::string>> partGrowthNodes(
 // `target` is `current` without exactly what it holds (policy::droppedPart); nullptr if none.
 const RunningPart* droppedRunningPart(const policy::Allocation& current,
                                       const policy::Allocation& target, const JobParts& parts);
+
+// The running part that the job's move from `current` to `target` shrinks to some of its
+// nodes (policy::shrunkPart, its batch host kept), and those whose workers leave.
+struct PartShrink {
+  const RunningPart* part = nullptr;
+  std::vector<std::string> leaving;
+};
+std::optional<PartShrink> shrunkRunningPart(const policy::Allocation& current,
+                                            const policy::Allocation& target,
+                                            const JobParts& parts);
 
 // What a round knows of the jobs that have parts, and what it decides of them besides actions.
 struct PartRound {

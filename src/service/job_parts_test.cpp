@@ -150,19 +150,22 @@ TEST(JobPartsTest, RunningPartOnItsJobsNodesDoublesItsGpusThere) {
 }
 
 TEST(JobPartsTest, ThePolicySeesWhatTheRunningPartsHold) {
+  SlurmJob on_two_nodes = partOf(11, 7, JobState::kRunning, {"n3", "n4"});
+  on_two_nodes.batch_host = "n4";
   const FoldedJobs folded =
-      foldParts({runningOn(7, {"n1"}), partOf(8, 7, JobState::kRunning, {"n2"}),
-                 partOf(11, 7, JobState::kRunning, {"n3"})});
+      foldParts({runningOn(7, {"n1"}), partOf(8, 7, JobState::kRunning, {"n2"}), on_two_nodes});
   policy::Snapshot snapshot;
   policy::Job job;
   job.id = "7";
-  job.current = onNodes({{"n1", 2}, {"n2", 2}, {"n3", 2}});
+  job.current = onNodes({{"n1", 2}, {"n2", 2}, {"n3", 2}, {"n4", 2}});
   snapshot.jobs = {job};
   job.id = "9";
   snapshot.jobs.push_back(job);
   markParts(snapshot, folded.parts);
-  EXPECT_EQ(snapshot.jobs[0].parts,
-            (std::vector<policy::Allocation>{onNodes({{"n2", 2}}), onNodes({{"n3", 2}})}));
+  EXPECT_EQ(snapshot.jobs[0].parts, (std::vector<policy::Allocation>{
+                                        onNodes({{"n2", 2}}), onNodes({{"n3", 2}, {"n4", 2}})}));
+  // Slurm's batch host of each (a part shrinks only to nodes that keep it).
+  EXPECT_EQ(snapshot.jobs[0].batch_hosts, (std::set<std::string>{"n4"}));
   EXPECT_TRUE(snapshot.jobs[1].parts.empty());
 }
 
@@ -694,6 +697,54 @@ TEST(JobPartsTest, AShrinkDropsAnyOneRunningPart) {
   ASSERT_EQ(actions.size(), 1u);
   EXPECT_EQ(actions[0].kind, ActionKind::kRequeue);
   EXPECT_TRUE(round.leaving.empty());
+}
+
+// Job 7 on n1 with part 8 on n2 and n3, its batch script on `batch_host`.
+JobParts partOnTwoNodes(const std::string& batch_host) {
+  JobParts parts;
+  parts.running.push_back({8, {"n2", "n3"}, 2, 100, batch_host});
+  return parts;
+}
+
+TEST(JobPartsTest, AShrinkToSomeOfAPartsNodesHasTheirWorkersLeaveThenWaitsForTheShrink) {
+  const std::vector<SlurmJob> jobs = {runningOn(7, {"n1", "n2", "n3"})};
+  const std::map<uint32_t, JobParts> parts{{7, partOnTwoNodes("n2")}};
+  PartRound round = roundAt(200, {7});
+  EXPECT_TRUE(planPartActions({requeueTo(7, {"n1", "n2"})}, jobs, parts, round).empty());
+  const PartLeave leave{8, 200.0, {"n3"}};
+  EXPECT_EQ(round.leaving, (std::map<uint32_t, PartLeave>{{7, leave}}));
+  // Left (the report no longer counts n3): the job's agent shrinks the part; nothing is
+  // cancelled meanwhile.
+  round = roundAt(210, {}, {{7, leave}});
+  EXPECT_TRUE(planPartActions({}, jobs, parts, round).empty());
+  EXPECT_EQ(round.leaving, (std::map<uint32_t, PartLeave>{{7, leave}}));
+  // Slurm shows the part on n2 alone: the leave is done.
+  round = roundAt(215, {7}, {{7, leave}});
+  const std::vector<SlurmJob> shrunk = {runningOn(7, {"n1", "n2"})};
+  JobParts on_n2;
+  on_n2.running.push_back({8, {"n2"}, 2, 100, "n2"});
+  EXPECT_TRUE(planPartActions({}, shrunk, {{7, on_n2}}, round).empty());
+  EXPECT_TRUE(round.leaving.empty());
+  // Not shrunk in time: the part is cancelled.
+  round = roundAt(201 + kPartLeaveTimeoutS, {}, {{7, leave}});
+  const auto actions = planPartActions({}, jobs, parts, round);
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kCancel);
+  EXPECT_EQ(actions[0].job_id, 8u);
+}
+
+TEST(JobPartsTest, AShrinkOffAPartsBatchHostIsARequeue) {
+  const std::vector<SlurmJob> jobs = {runningOn(7, {"n1", "n2", "n3"})};
+  PartRound round = roundAt(200, {7});
+  auto actions =
+      planPartActions({requeueTo(7, {"n1", "n2"})}, jobs, {{7, partOnTwoNodes("n3")}}, round);
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kRequeue);
+  EXPECT_TRUE(round.leaving.empty());
+  // Keeping it, n2's workers leave.
+  actions = planPartActions({requeueTo(7, {"n1", "n3"})}, jobs, {{7, partOnTwoNodes("n3")}}, round);
+  EXPECT_TRUE(actions.empty());
+  EXPECT_EQ(round.leaving, (std::map<uint32_t, PartLeave>{{7, {8, 200.0, {"n2"}}}}));
 }
 
 TEST(JobPartsTest, ALeaveSavedWithoutItsPartIsTheNewestPartsLeave) {

@@ -136,6 +136,7 @@ Json::Value recordToJson(const JobRecord& record) {
   if (record.part_leave) {
     job["part_leaving_since"] = record.part_leave->since;
     if (record.part_leave->part) job["part_leaving"] = record.part_leave->part;
+    for (const auto& node : record.part_leave->nodes) job["part_leaving_nodes"].append(node);
   }
   return job;
 }
@@ -349,6 +350,12 @@ void JobStore::restore(const Json::Value& saved) {
       leave.since = job["part_leaving_since"].nonNegativeNumber();
       if (job.has("part_leaving")) {
         leave.part = static_cast<uint32_t>(job["part_leaving"].integer(1, UINT32_MAX));
+      }
+      if (job.has("part_leaving_nodes")) {
+        const schema::JsonField nodes = job["part_leaving_nodes"];
+        for (Json::ArrayIndex i = 0; i < nodes.arraySize(); ++i) {
+          leave.nodes.push_back(nodes.at(i).string());
+        }
       }
       record.part_leave = leave;
     }

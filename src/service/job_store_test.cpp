@@ -198,7 +198,7 @@ TEST(JobStoreTest, StateSurvivesSaveAndRestore) {
   store.recordAction(actionOn(3, ActionKind::kShrink), 510);
   store.recordAction(actionOn(1, ActionKind::kRequeue), 520);
   store.recordRefusal("3", Refusal{"QOSMaxGRESPerUser", 8, 0xFEDCBA9876543210ULL});
-  store.recordParts({}, {{1, 525.0}}, {{1, PartLeave{9, 530.0}}});
+  store.recordParts({}, {{1, 525.0}}, {{1, PartLeave{9, 530.0, {"n4"}}}});
   char dir[] = "/tmp/pollux-state-XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);
   const std::string path = std::string(dir) + "/pollux_state.json";
@@ -231,7 +231,7 @@ TEST(JobStoreTest, StateSurvivesSaveAndRestore) {
   EXPECT_EQ(records.at("3").refused->circumstances, 0xFEDCBA9876543210ULL);
   EXPECT_FALSE(records.at("1").refused.has_value());
   // Nor a part's workers asked to leave: its part is cancelled once they left.
-  EXPECT_EQ(job.part_leave, (std::optional<PartLeave>{{9, 530.0}}));
+  EXPECT_EQ(job.part_leave, (std::optional<PartLeave>{{9, 530.0, {"n4"}}}));
   EXPECT_FALSE(job.part_growing_since.has_value());
   EXPECT_FALSE(records.at("3").part_leave.has_value());
   EXPECT_EQ(records.at("2").lifecycle.phase, Phase::kRunning);

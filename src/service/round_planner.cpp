@@ -62,6 +62,38 @@ void logChanges(const std::vector<ObservedChange>& changes, double now, const Lo
   }
 }
 
+// One log line when a job's part's workers are first asked to leave, and one when a part
+// shrunk to some of its nodes is done (Slurm shows it without them); a part that ends is
+// logged by its cancel.
+void logPartLeaves(const PartRound& round, const std::map<uint32_t, JobParts>& parts,
+                   const Log& log) {
+  for (const auto& [job_id, leave] : round.leaving) {
+    if (round.leaving_since.count(job_id)) continue;
+    const auto mine = parts.find(job_id);
+    const RunningPart* part = mine == parts.end() ? nullptr : mine->second.leaving(leave);
+    if (!part) continue;
+    const std::string leaving = commaSeparated(leave.nodes.empty() ? part->nodes : leave.nodes);
+    log(LogLevel::kInfo,
+        "JobId=" + std::to_string(job_id) + " live shrink: its part JobId=" +
+            std::to_string(part->id) + "'s workers on " + leaving + " leave" +
+            (leave.nodes.empty() ? ", then the part ends"
+                                 : ", then the part is shrunk to its other nodes"));
+  }
+  for (const auto& [job_id, asked] : round.leaving_since) {
+    if (asked.nodes.empty() || round.leaving.count(job_id)) continue;
+    const auto mine = parts.find(job_id);
+    const RunningPart* part = mine == parts.end() ? nullptr : mine->second.leaving(asked);
+    const auto holds = [&](const std::string& node) {
+      return part && std::find(part->nodes.begin(), part->nodes.end(), node) != part->nodes.end();
+    };
+    if (!part || std::any_of(asked.nodes.begin(), asked.nodes.end(), holds)) continue;  // cancelled
+    log(LogLevel::kInfo, "JobId=" + std::to_string(job_id) + " shrunk live within " +
+                             std::to_string(static_cast<int>(round.now - asked.since)) +
+                             " s: its part JobId=" + std::to_string(part->id) + " now holds " +
+                             commaSeparated(part->nodes));
+  }
+}
+
 // A job placed on nodes runs its --ntasks-per-node tasks (one pollux-agent if not given) on
 // each; with --ntasks-per-gpu Slurm counts its tasks from the GPUs itself.
 void setTaskCounts(PlannedAction& planned, const ResourceRequest& request) {
@@ -273,7 +305,9 @@ std::optional<schema::PartStatus> partStatus(uint32_t job_id, const JobParts* mi
   const auto leave = round.leaving.find(job_id);
   const RunningPart* leaving =
       mine && leave != round.leaving.end() ? mine->leaving(leave->second) : nullptr;
-  if (leaving) return schema::PartStatus{State::kLeaving, leaving->id, leaving->nodes};
+  if (leaving) {
+    return schema::PartStatus{State::kLeaving, leaving->id, leaving->nodes, leave->second.nodes};
+  }
   if (newest && !round.joined.count(job_id)) {
     return schema::PartStatus{State::kRunning, newest->id, newest->nodes};
   }
@@ -439,6 +473,7 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
   parts.moving = moving;
   parts.now = round.now;
   actions = planPartActions(std::move(actions), to_plan, folded.parts, parts);
+  logPartLeaves(parts, folded.parts, log);
   store.recordParts(partStatuses(folded.parts, parts), parts.growing, parts.leaving);
   store.refuseLiveGrowth(parts.growth_failed);
   for (const auto& [part, why] : folded.to_cancel) {

@@ -146,12 +146,18 @@ void SimJob::followParts(Change change, const std::optional<Assignment>& next,
         policy::addedTo(allocationOf(*assignment_, cluster), allocationOf(*next, cluster)));
     return;
   }
-  const auto dropped = change == Change::kLiveShrink
-                           ? policy::droppedPart(allocationOf(*assignment_, cluster),
-                                                 allocationOf(*next, cluster), parts_)
-                           : std::nullopt;
+  std::optional<std::size_t> dropped, shrunk;
+  policy::Allocation from, to;
+  if (change == Change::kLiveShrink) {
+    from = allocationOf(*assignment_, cluster);
+    to = allocationOf(*next, cluster);
+    dropped = policy::droppedPart(from, to, parts_);
+    if (!dropped) shrunk = policy::shrunkPart(from, to, parts_, {});
+  }
   if (dropped) {
     parts_.erase(parts_.begin() + static_cast<std::ptrdiff_t>(*dropped));
+  } else if (shrunk) {
+    parts_[*shrunk] = policy::withoutPart(parts_[*shrunk], policy::addedTo(to, from));
   } else {
     parts_.clear();  // a restart, a stop, or a shrink in place (a job without parts)
     if (gpus_in_parts_ && next) parts_.push_back(allocationOf(*next, cluster));

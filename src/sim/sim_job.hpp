@@ -38,10 +38,10 @@ class SimJob {
   // (policy::changesInPlace): a growth that keeps its GPUs and adds as many on each node it
   // adds to (a part) trains on at its old allocation while the joiners start (its restart
   // cost), then stalls for the live growth; a shrink to some of its nodes, or one that drops
-  // one of its parts, stalls for the live shrink (live_resize.hpp). With `gpus_in_parts`
-  // too, its first allocation is a part and it moves live to GPUs of its type on other nodes
-  // with as many on each: it trains on at its old allocation while the target's joiners start
-  // (holding both), then stalls for their join and for the old parts' leaving (a job placed
+  // one of its parts or some of a part's nodes, stalls for the live shrink (live_resize.hpp). With
+  // `gpus_in_parts` too, its first allocation is a part and it moves live to GPUs of its type on
+  // other nodes with as many on each: it trains on at its old allocation while the target's joiners
+  // start (holding both), then stalls for their join and for the old parts' leaving (a job placed
   // on the GPUs it leaves waits for them: waitForGpus). Any other change restarts.
   SimJob(trace::WorkloadJob spec, const trace::Application& app, double restart_cost_s,
          std::optional<double> live_model_parameters = std::nullopt, bool gpus_in_parts = false);
@@ -109,8 +109,8 @@ class SimJob {
   Change changeTo(const std::optional<Assignment>& next, const Cluster& cluster) const;
   void applyChange(Change change, const Assignment& next);
   // Its parts as the change moves them: a live growth adds one, a live shrink drops the one
-  // it drops; any other change ends them all (a job whose GPUs are all in parts then holds
-  // one: its new allocation).
+  // it drops or shrinks it to its kept nodes; any other change ends them all (a job whose GPUs are
+  // all in parts then holds one: its new allocation).
   void followParts(Change change, const std::optional<Assignment>& next, const Cluster& cluster);
   void countFlipBack();
   void setTiming(const Assignment& next, const Cluster& cluster);

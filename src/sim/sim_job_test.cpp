@@ -114,9 +114,24 @@ TEST_F(SimJobTest, ChangesSlurmMakesOnlyByRequeueRestart) {
   EXPECT_TRUE(job.parts().empty());
   job.assign(on({{"t4-0", 2}, {"t4-1", 2}}, 10), cluster, 240);  // a part on each of its nodes
   EXPECT_EQ(job.restarts(), 1);
-  // Dropping its part but not on every node it doubled: no part has that shape.
-  job.assign(on({{"t4-0", 2}, {"t4-1", 1}}, 10), cluster, 300);
+  // Dropping its part's GPU on its batch host (its first node) but not on t4-1: Slurm does
+  // not take a job's batch host from it.
+  job.assign(on({{"t4-0", 1}, {"t4-1", 2}}, 10), cluster, 300);
   EXPECT_EQ(job.restarts(), 2);
+}
+
+TEST_F(SimJobTest, APartShrinksLiveToSomeOfItsNodesKeepingItsBatchHost) {
+  SimJob job(spec, app, 10, 1e7, true);
+  job.assign(on({{"t4-0", 2}, {"t4-1", 2}}, 10), cluster, 0);  // one part on both nodes
+  job.assign(on({{"t4-0", 2}}, 10), cluster, 60);              // its workers on t4-1 leave
+  EXPECT_EQ(job.restarts(), 0);
+  EXPECT_NEAR(job.pausedSeconds(), 0.36, 1e-9);  // the live shrink's stall
+  ASSERT_EQ(job.parts().size(), 1u);
+  EXPECT_EQ(job.parts()[0].nodes, (std::map<std::string, int>{{"t4-0", 2}}));
+  SimJob other(spec, app, 10, 1e7, true);
+  other.assign(on({{"t4-0", 1}, {"t4-1", 1}}, 10), cluster, 0);
+  other.assign(on({{"t4-1", 1}}, 10), cluster, 60);  // without its batch host: a restart
+  EXPECT_EQ(other.restarts(), 1);
 }
 
 TEST_F(SimJobTest, AJobHoldsSeveralPartsAndDropsTheNewestFirst) {

@@ -96,6 +96,19 @@ TEST(CompletionTimeTest, ALiveMoveCostsTwoStallsAndTheJoinersStartUp) {
   EXPECT_EQ(changeCost(job, {"v100", 4, 1}), 30.0);  // another GPU type: a restart
 }
 
+TEST(CompletionTimeTest, AShrinkToSomeOfAPartsNodesCostsItsStall) {
+  Job job = declaredJob("a", 2.5e5, 1e6);
+  job.restart_cost_s = 30;
+  job.current = Allocation{"t4", {{"n0", 4}, {"n1", 4}, {"n2", 4}, {"n3", 4}}};
+  job.parts = {*job.current};
+  job.grows_live = true;
+  job.join_startup_s = 40;
+  job.live_resize_cost_s = 0.5;
+  EXPECT_DOUBLE_EQ(changeCost(job, {"t4", 8, 2}), 0.5);
+  EXPECT_DOUBLE_EQ(changeCost(job, {"t4", 4, 1}), 0.5);
+  EXPECT_EQ(changeCost(job, {"t4", 8, 1}), 30.0);  // 8 GPUs on one node: a restart
+}
+
 TEST(CompletionTimeTest, ALiveGrowthCostsItsStallAndTheJoinersIdleGpuTime) {
   Job job = declaredJob("a", 2.5e5, 1e6);
   job.restart_cost_s = 30;

@@ -97,10 +97,47 @@ std::optional<std::size_t> droppedPart(const Allocation& from, const Allocation&
   return std::nullopt;
 }
 
+std::string batchHostOf(const Allocation& part, const std::set<std::string>& batch_hosts) {
+  for (const auto& [node, gpus] : part.nodes) {
+    if (batch_hosts.count(node)) return node;
+  }
+  return part.nodes.empty() ? std::string() : part.nodes.begin()->first;
+}
+
+std::optional<std::size_t> shrunkPart(const Allocation& from, const Allocation& to,
+                                      const std::vector<Allocation>& parts,
+                                      const std::set<std::string>& batch_hosts) {
+  if (from.gpu_type != to.gpu_type) return std::nullopt;
+  const Allocation dropped = addedTo(to, from);
+  for (std::size_t part = parts.size(); part-- > 0;) {
+    const Allocation& held = parts[part];
+    if (dropped.nodes.empty() || dropped.nodes.size() >= held.nodes.size() ||
+        !keeps(dropped, held, true) || dropped.nodes.count(batchHostOf(held, batch_hosts))) {
+      continue;
+    }
+    if (to == withoutPart(from, dropped)) return part;
+  }
+  return std::nullopt;
+}
+
+std::vector<Allocation> partShrinks(const Allocation& from, const Allocation& part,
+                                    const std::set<std::string>& batch_hosts) {
+  const std::string host = batchHostOf(part, batch_hosts);
+  Allocation dropped{part.gpu_type, {}};
+  std::vector<Allocation> shrinks;
+  for (auto node = part.nodes.rbegin(); node != part.nodes.rend(); ++node) {
+    if (node->first == host) continue;
+    dropped.nodes.insert(*node);
+    shrinks.push_back(withoutPart(from, dropped));
+  }
+  return shrinks;
+}
+
 bool changesInPlace(const Allocation& from, const Allocation& to,
-                    const std::vector<Allocation>& parts) {
+                    const std::vector<Allocation>& parts,
+                    const std::set<std::string>& batch_hosts) {
   if (from.gpu_type != to.gpu_type || to.nodes.empty()) return false;
-  if (droppedPart(from, to, parts)) return true;
+  if (droppedPart(from, to, parts) || shrunkPart(from, to, parts, batch_hosts)) return true;
   const int per_node = uniformPerNode(from);
   if (to.totalGpus() > from.totalGpus()) {
     const Allocation added = addedTo(from, to);

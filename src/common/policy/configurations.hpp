@@ -4,6 +4,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -41,9 +42,11 @@ int uniformPerNode(const Allocation& allocation);
 // GPUs on each of `from`'s nodes, and either `to` adds a part with as many GPUs on each of
 // its nodes (a job of their own, as Slurm's GRES are per node: on new nodes, or on each of
 // `from`'s nodes, doubling them), or `to` drops one of `parts` (the running parts, oldest
-// first; droppedPart), or, without parts, keeps some of `from`'s nodes (a shrink in place).
+// first; droppedPart) or some of one part's nodes (shrunkPart, `batch_hosts` as there), or,
+// without parts, keeps some of `from`'s nodes (a shrink in place).
 bool changesInPlace(const Allocation& from, const Allocation& to,
-                    const std::vector<Allocation>& parts = {});
+                    const std::vector<Allocation>& parts = {},
+                    const std::set<std::string>& batch_hosts = {});
 
 // Whether `to` is a live move's target for a job whose GPUs are all in parts: the same GPU
 // type, as many GPUs on each of its nodes (one part), none of them a node of `from` (the job
@@ -54,6 +57,22 @@ bool movesBeside(const Allocation& from, const Allocation& to);
 // `to`: `to` is `from` without exactly what it holds (the newest such); nullopt if none is.
 std::optional<std::size_t> droppedPart(const Allocation& from, const Allocation& to,
                                        const std::vector<Allocation>& parts);
+
+// The node of `part` that runs its batch script, which Slurm never takes from it: the one
+// of `batch_hosts` among its nodes, else its first node by name.
+std::string batchHostOf(const Allocation& part, const std::set<std::string>& batch_hosts);
+
+// The index in `parts` of the part that `to` shrinks to some of its nodes: `to` is `from`
+// without that part's GPUs on some, not all, of its nodes, its batch host (batchHostOf)
+// kept; the newest such; nullopt if none is.
+std::optional<std::size_t> shrunkPart(const Allocation& from, const Allocation& to,
+                                      const std::vector<Allocation>& parts,
+                                      const std::set<std::string>& batch_hosts);
+
+// The shrinks of `from` to some of `part`'s nodes (shrunkPart), one per number of its nodes
+// dropped, fewest first: its nodes last by name leave first, its batch host never.
+std::vector<Allocation> partShrinks(const Allocation& from, const Allocation& part,
+                                    const std::set<std::string>& batch_hosts);
 
 // What `larger` holds beyond `smaller`, node by node (nodes where it holds no more left out).
 Allocation addedTo(const Allocation& smaller, const Allocation& larger);

@@ -105,5 +105,34 @@ TEST(ConfigurationsTest, AJobWithSeveralPartsShrinksLiveByAnyOneOfThem) {
                              parts));
 }
 
+TEST(ConfigurationsTest, APartShrinksLiveToSomeOfItsNodesButNeverOffItsBatchHost) {
+  const Allocation four_nodes{"t4", {{"n0", 2}, {"n1", 2}, {"n2", 2}, {"n3", 2}}};
+  const std::vector<Allocation> parts{{"t4", {{"n0", 2}}},
+                                      {"t4", {{"n1", 2}, {"n2", 2}, {"n3", 2}}}};
+  const Allocation without_n3{"t4", {{"n0", 2}, {"n1", 2}, {"n2", 2}}};
+  EXPECT_EQ(shrunkPart(four_nodes, without_n3, parts, {}), 1u);
+  EXPECT_TRUE(changesInPlace(four_nodes, without_n3, parts));
+  EXPECT_EQ(shrunkPart(four_nodes, {"t4", {{"n0", 2}, {"n1", 2}}}, parts, {}), 1u);
+  // n1 is its batch host by name; with n2 named as its batch host, n1 may leave instead.
+  const Allocation without_n1{"t4", {{"n0", 2}, {"n2", 2}, {"n3", 2}}};
+  EXPECT_FALSE(changesInPlace(four_nodes, without_n1, parts));
+  EXPECT_TRUE(changesInPlace(four_nodes, without_n1, parts, {"n2"}));
+  EXPECT_EQ(batchHostOf(parts[1], {"n2"}), "n2");
+  EXPECT_EQ(batchHostOf(parts[1], {}), "n1");
+  // Dropping the whole part is droppedPart's; fewer GPUs on a node, or nodes of two parts at
+  // once, no part's shrink.
+  EXPECT_EQ(shrunkPart(four_nodes, {"t4", {{"n0", 2}}}, parts, {}), std::nullopt);
+  EXPECT_EQ(shrunkPart(four_nodes, {"t4", {{"n0", 2}, {"n1", 2}, {"n2", 2}, {"n3", 1}}}, parts, {}),
+            std::nullopt);
+  EXPECT_FALSE(changesInPlace(four_nodes, {"t4", {{"n1", 2}, {"n2", 2}}}, parts));
+  // Its shrinks, fewest nodes dropped first, the last by name first, never its batch host.
+  EXPECT_EQ(partShrinks(four_nodes, parts[1], {}),
+            (std::vector<Allocation>{without_n3, {"t4", {{"n0", 2}, {"n1", 2}}}}));
+  EXPECT_EQ(partShrinks(four_nodes, parts[1], {"n3"}),
+            (std::vector<Allocation>{{"t4", {{"n0", 2}, {"n1", 2}, {"n3", 2}}},
+                                     {"t4", {{"n0", 2}, {"n3", 2}}}}));
+  EXPECT_TRUE(partShrinks(four_nodes, parts[0], {}).empty());  // a one-node part
+}
+
 }  // namespace
 }  // namespace pollux::policy

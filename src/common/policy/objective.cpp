@@ -146,12 +146,16 @@ double utility(double speedup, double fairness_p) {
 
 namespace {
 
-// A live change that its parts make: one added, one dropped, or a shrink to some nodes.
+// A live change that its parts make: one added, one dropped (or some of its nodes), or a
+// shrink to some nodes.
 bool changesInItsParts(const Job& job, const Config& config) {
   const bool shrinks_live = job.grows_live || job.live_resize_cost_s;
   const bool has_parts = !job.parts.empty();
+  const auto makes = [&](const Allocation& shrunk) { return config == configOf(shrunk); };
   const auto drops = [&](const Allocation& part) {
-    return config == configOf(withoutPart(*job.current, part));
+    const auto shrinks = partShrinks(*job.current, part, job.batch_hosts);
+    return makes(withoutPart(*job.current, part)) ||
+           std::any_of(shrinks.begin(), shrinks.end(), makes);
   };
   if (shrinks_live && std::any_of(job.parts.begin(), job.parts.end(), drops)) return true;
   const int nodes = static_cast<int>(job.current->nodes.size());

@@ -257,16 +257,24 @@ int startingBeside(NodePool pool, const Allocation& kept, const NodeDemand& dema
   return started;
 }
 
-// The rest of a live shrink's job once one of its parts is dropped: of the parts whose drop
-// leaves the chosen configuration where it still fits, the one after which the most of
-// `starting` (the round's starts of its GPU type) find room, the newest of those.
-std::optional<Allocation> keptWithoutAPart(const NodePool& pool, const PlacementRequest& request,
-                                           const std::vector<const PlacementRequest*>& starting) {
+// The rest of a live shrink's job once one of its parts is dropped, or some of a part's
+// nodes (partShrinks): of the shrinks that leave the chosen configuration where it still
+// fits, the one after which the most of `starting` (the round's starts of its GPU type) find
+// room; whole parts before partial ones, the newest first.
+std::optional<Allocation> keptByALiveShrink(const NodePool& pool, const PlacementRequest& request,
+                                            const std::vector<const PlacementRequest*>& starting) {
   std::vector<Allocation> candidates;
-  for (auto part = request.parts.rbegin(); part != request.parts.rend(); ++part) {
-    Allocation kept = withoutPart(*request.current, *part);
+  const auto consider = [&](Allocation kept) {
     if (configOf(kept) == request.config && pool.fits(kept, request.demand)) {
       candidates.push_back(std::move(kept));
+    }
+  };
+  for (auto part = request.parts.rbegin(); part != request.parts.rend(); ++part) {
+    consider(withoutPart(*request.current, *part));
+  }
+  for (auto part = request.parts.rbegin(); part != request.parts.rend(); ++part) {
+    for (Allocation& kept : partShrinks(*request.current, *part, request.batch_hosts)) {
+      consider(std::move(kept));
     }
   }
   if (candidates.empty()) return std::nullopt;
@@ -294,7 +302,7 @@ std::optional<Allocation> placeWithFallbacks(const NodePool& pool,
   const NodeDemand& demand = request.demand;
   const NodeSet* allowed = request.allowed_nodes;
   if (request.live && !request.parts.empty()) {
-    if (auto kept = keptWithoutAPart(pool, request, starting)) return kept;
+    if (auto kept = keptByALiveShrink(pool, request, starting)) return kept;
   }
   if (auto allocation = pool.find(request.config, request.current, demand, allowed)) {
     return allocation;
@@ -325,7 +333,9 @@ std::optional<Allocation> placeBeside(const NodePool& pool, const std::vector<st
       request.config.gpu_type != request.current->gpu_type) {
     return std::nullopt;
   }
-  if (in_place && changesInPlace(*request.current, *in_place, request.parts)) return std::nullopt;
+  if (in_place && changesInPlace(*request.current, *in_place, request.parts, request.batch_hosts)) {
+    return std::nullopt;
+  }
   if (!pool.fits(*request.current, request.demand)) return std::nullopt;
   auto beside = pool.find(request.config, std::nullopt, request.demand, request.allowed_nodes,
                           &*request.current);

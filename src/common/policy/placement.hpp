@@ -22,15 +22,17 @@ struct PlacementRequest {
   const NodeSet* allowed_nodes = nullptr;  // its partition's nodes; nullptr: any node
   std::vector<BudgetShare> budgets = {};   // its shares of the budgets its GPUs count against
   // A live change (objective.hpp, changesLive): placed before other changes, so that its own
-  // nodes have the room to make it in place (one that drops one of its running `parts` keeps
-  // the rest of `current`: of the parts whose drop fits, the one that leaves the most of the
-  // round's starting jobs room, say a rigid job waiting for a whole node, the newest of those).
+  // nodes have the room to make it in place (one that drops one of its running `parts`, or
+  // some of one part's nodes (partShrinks), keeps the rest of `current`: of the shrinks that
+  // fit, the one that leaves the most of the round's starting jobs room, say a rigid job
+  // waiting for a whole node; whole parts before partial ones, the newest first).
   bool live = false;
   std::vector<Allocation> parts = {};
   // Job::moves_live: a change that no part makes in place is placed beside `current` (else
   // anywhere, a restart). Its budgets count both; its GPUs there are free to the requests
   // after it, whose jobs start there once the target's part has joined.
   bool moves_live = false;
+  std::set<std::string> batch_hosts = {};  // Job::batch_hosts
 };
 
 // What a job the round does not move (a running rigid job) holds.

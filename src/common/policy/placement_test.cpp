@@ -80,6 +80,25 @@ TEST(PlacementTest, ALiveShrinkDropsThePartThatLetsAStartingJobIn) {
   EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n1", 2}}}));
 }
 
+TEST(PlacementTest, ALiveShrinkToSomeOfAPartsNodesKeepsItsBatchHost) {
+  const auto nodes = nodesOf("t4", 3, 4, "n");
+  // One part on three nodes, its batch host n2; a job waits for a whole node.
+  PlacementRequest shrinks{{"t4", 8, 2}, Allocation{"t4", {{"n0", 4}, {"n1", 4}, {"n2", 4}}}, {}};
+  shrinks.live = true;
+  shrinks.moves_live = true;
+  shrinks.parts = {*shrinks.current};
+  shrinks.batch_hosts = {"n2"};
+  const PlacementRequest waiting{{"t4", 4, 1}, std::nullopt, {}};
+  auto result = place(nodes, {}, {shrinks, waiting});
+  EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n0", 4}, {"n2", 4}}}));
+  EXPECT_EQ(result.allocations[1], (Allocation{"t4", {{"n1", 4}}}));
+  // Its batch host unknown: its first node by name stays.
+  shrinks.batch_hosts.clear();
+  result = place(nodes, {}, {shrinks, waiting});
+  EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n0", 4}, {"n1", 4}}}));
+  EXPECT_EQ(result.allocations[1], (Allocation{"t4", {{"n2", 4}}}));
+}
+
 TEST(PlacementTest, AMoveOfAJobWhoseGpusAreAllInPartsIsPlacedBesideWhatItHolds) {
   const auto nodes = nodesOf("t4", 3, 4, "n");
   // 2 GPUs on each of n0 and n1 to 4 on one node: beside them, on n2; the GPUs it leaves

@@ -418,8 +418,8 @@ void placeChosen(const Snapshot& snapshot, const std::vector<Holding>& fixed,
     const Config& chosen = contenders[i].options[result.chosen[i]].config;
     const Job& job = *contenders[i].job;
     requests.push_back({chosen, job.current, smallerConfigs(contenders[i], chosen), job.demand,
-                        allowedNodes(job, snapshot), budgetsOf(input, i),
-                        changesLive(job, chosen), job.parts, job.moves_live});
+                        allowedNodes(job, snapshot), budgetsOf(input, i), changesLive(job, chosen),
+                        job.parts, job.moves_live, job.batch_hosts});
     requesters.push_back(&contenders[i]);
   }
   const PlacementResult placed = place(snapshot.nodes, fixed, requests, input.budgets);

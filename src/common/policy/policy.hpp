@@ -107,6 +107,9 @@ struct Job {
   // What its running parts hold (its live growths through parts), oldest first, within
   // `current`: it shrinks live by dropping one of them, and grows live through another.
   std::vector<Allocation> parts;
+  // Where its parts' batch scripts run (batchHostOf): a live shrink of a part to some of its
+  // nodes keeps that one, as Slurm never takes a job's batch host from it.
+  std::set<std::string> batch_hosts;
   // Its GPUs are all in its parts (adaptive:resize=live) and its workers join live: any
   // change on its GPU type is live, a move too: a part with the target joins while it trains
   // on (the placement puts the target beside what it holds), then its old parts leave.

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "goodput_report.hpp"
 
+#include <algorithm>
+
 #include "common/invalid_input.hpp"
 #include "json_reader.hpp"
 #include "model_json.hpp"
@@ -111,6 +113,10 @@ Json::Value partToJson(const PartStatus& part) {
     out["nodes"] = Json::Value(Json::arrayValue);
     for (const auto& node : part.nodes) out["nodes"].append(node);
   }
+  if (part.state == PartStatus::State::kLeaving && !part.leaving_nodes.empty()) {
+    out["leaving_nodes"] = Json::Value(Json::arrayValue);
+    for (const auto& node : part.leaving_nodes) out["leaving_nodes"].append(node);
+  }
   return out;
 }
 
@@ -135,6 +141,19 @@ PartStatus parsePart(const JsonField& field) {
       part.nodes.push_back(nodes.at(i).string());
     }
     if (part.nodes.empty()) throw InvalidInput(nodes.path() + ": a running part has nodes");
+  }
+  if (part.state == PartStatus::State::kLeaving && field.has("leaving_nodes")) {
+    const JsonField leaving = field["leaving_nodes"];
+    for (Json::ArrayIndex i = 0; i < leaving.arraySize(); ++i) {
+      const std::string node = leaving.at(i).string();
+      if (std::find(part.nodes.begin(), part.nodes.end(), node) == part.nodes.end()) {
+        throw InvalidInput(leaving.at(i).path() + ": not one of the part's nodes");
+      }
+      part.leaving_nodes.push_back(node);
+    }
+    if (part.leaving_nodes.size() >= part.nodes.size()) {
+      throw InvalidInput(leaving.path() + ": some of the part's nodes stay");
+    }
   }
   return part;
 }

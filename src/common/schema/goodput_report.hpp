@@ -80,14 +80,19 @@ struct PartStatus {
   enum class State { kWanted, kPending, kRunning, kLeaving };
   State state = State::kWanted;
   uint32_t job_id = 0;             // 0 while wanted
-  std::vector<std::string> nodes;  // kRunning: its nodes
+  std::vector<std::string> nodes;  // kRunning, kLeaving: its nodes
+  // kLeaving: the nodes whose workers leave where only some do (the part shrinks to the
+  // others); empty: all of them (the part ends).
+  std::vector<std::string> leaving_nodes = {};
   bool operator==(const PartStatus& other) const {
-    return state == other.state && job_id == other.job_id && nodes == other.nodes;
+    return state == other.state && job_id == other.job_id && nodes == other.nodes &&
+           leaving_nodes == other.leaving_nodes;
   }
 };
 
 // {"state": "wanted" | "pending" | "running" | "leaving", "job_id": N (not while wanted),
-//  "nodes": [name, ...] (running, leaving)}
+//  "nodes": [name, ...] (running, leaving), "leaving_nodes": [name, ...] (leaving, only
+//  where some of its nodes stay)}
 Json::Value partToJson(const PartStatus& part);
 
 struct ReportReply {

@@ -271,10 +271,12 @@ TEST(GoodputReportTest, ReplyCarriesTheJobsPartOnlyWhereItHasOne) {
   };
   EXPECT_FALSE(replyToJson(reply).isMember("part"));
   EXPECT_FALSE(roundTrip(reply).part);
-  for (const PartStatus& part : {PartStatus{PartStatus::State::kWanted, 0, {}},
-                                 PartStatus{PartStatus::State::kPending, 12, {}},
-                                 PartStatus{PartStatus::State::kRunning, 12, {"n2", "n3"}},
-                                 PartStatus{PartStatus::State::kLeaving, 12, {"n2"}}}) {
+  for (const PartStatus& part :
+       {PartStatus{PartStatus::State::kWanted, 0, {}},
+        PartStatus{PartStatus::State::kPending, 12, {}},
+        PartStatus{PartStatus::State::kRunning, 12, {"n2", "n3"}},
+        PartStatus{PartStatus::State::kLeaving, 12, {"n2"}},
+        PartStatus{PartStatus::State::kLeaving, 12, {"n2", "n3"}, {"n3"}}}) {
     reply.part = part;
     EXPECT_EQ(roundTrip(reply).part, part);
   }
@@ -284,6 +286,11 @@ TEST(GoodputReportTest, ReplyCarriesTheJobsPartOnlyWhereItHasOne) {
   EXPECT_THROW(parseReportReply(base + R"({"state": "sleeping"}})"), InvalidInput);
   EXPECT_THROW(parseReportReply(base + R"({"state": "pending"}})"), InvalidInput);
   EXPECT_THROW(parseReportReply(base + R"({"state": "running", "job_id": 3, "nodes": []}})"),
+               InvalidInput);
+  // The nodes whose workers leave are some, not all, of the part's.
+  const std::string leaving = R"({"state": "leaving", "job_id": 3, "nodes": ["n2", "n3"], )";
+  EXPECT_THROW(parseReportReply(base + leaving + R"("leaving_nodes": ["n4"]}})"), InvalidInput);
+  EXPECT_THROW(parseReportReply(base + leaving + R"("leaving_nodes": ["n2", "n3"]}})"),
                InvalidInput);
 }
 

@@ -95,13 +95,36 @@ std::vector<policy::Allocation> parseParts(const JsonField& field,
 }
 
 policy::Job parseJob(const JsonField& field) {
-  field.requireOnlyKeys({"id", "submit_time", "adaptive", "min_gpus", "max_gpus", "gpu_type",
-                         "current", "last_change_time", "restarts", "restart_cost_s", "models",
-                         "grad_params", "init_batch_size", "max_batch_size",
-                         "local_bsz_bounds", "accumulation", "node_demand", "partition",
-                         "progress", "target_progress", "budgets", "priority",
-                         "live_resize_cost_s", "grows_live", "join_startup_s", "lost_s",
-                         "previous", "parts", "moves_live"});
+  field.requireOnlyKeys({"id",
+                         "submit_time",
+                         "adaptive",
+                         "min_gpus",
+                         "max_gpus",
+                         "gpu_type",
+                         "current",
+                         "last_change_time",
+                         "restarts",
+                         "restart_cost_s",
+                         "models",
+                         "grad_params",
+                         "init_batch_size",
+                         "max_batch_size",
+                         "local_bsz_bounds",
+                         "accumulation",
+                         "node_demand",
+                         "partition",
+                         "progress",
+                         "target_progress",
+                         "budgets",
+                         "priority",
+                         "live_resize_cost_s",
+                         "grows_live",
+                         "join_startup_s",
+                         "lost_s",
+                         "previous",
+                         "parts",
+                         "batch_hosts",
+                         "moves_live"});
   policy::Job job;
   job.id = field["id"].idString();
   job.submit_time = field["submit_time"].nonNegativeNumber();
@@ -135,6 +158,12 @@ policy::Job parseJob(const JsonField& field) {
   if (field.has("lost_s")) job.lost_s = field["lost_s"].nonNegativeNumber();
   if (field.has("previous")) job.previous = parseAllocation(field["previous"]);
   if (field.has("parts")) job.parts = parseParts(field["parts"], job.current);
+  if (field.has("batch_hosts")) {
+    const JsonField hosts = field["batch_hosts"];
+    for (Json::ArrayIndex i = 0; i < hosts.arraySize(); ++i) {
+      job.batch_hosts.insert(hosts.at(i).string());
+    }
+  }
   if (field.has("node_demand")) job.demand = parseNodeDemand(field["node_demand"]);
   if (field.has("budgets")) job.budgets = parseBudgetUses(field["budgets"]);
   if (field.has("priority")) job.priority = field["priority"].nonNegativeNumber();
@@ -322,6 +351,10 @@ Json::Value jobToJson(const policy::Job& job) {
   if (!job.parts.empty()) {
     Json::Value& parts = out["parts"] = Json::Value(Json::arrayValue);
     for (const auto& part : job.parts) parts.append(allocationToJson(part));
+  }
+  if (!job.batch_hosts.empty()) {
+    Json::Value& hosts = out["batch_hosts"] = Json::Value(Json::arrayValue);
+    for (const auto& host : job.batch_hosts) hosts.append(host);
   }
   out["node_demand"] = demandToJson(job.demand);
   if (!job.budgets.empty()) {

@@ -245,6 +245,7 @@ TEST(SnapshotJsonTest, LiveChangeFieldsAreOptionalAndRoundTrip) {
   snapshot.jobs[0].current = policy::Allocation{"a100", {{"n1", 2}, {"n2", 2}, {"n3", 2}}};
   snapshot.jobs[0].parts = {policy::Allocation{"a100", {{"n2", 2}}},
                             policy::Allocation{"a100", {{"n3", 2}}}};
+  snapshot.jobs[0].batch_hosts = {"n2", "n3"};
   const policy::Snapshot changes = parseSnapshot(written(snapshot));
   EXPECT_TRUE(changes.jobs[0].grows_live);
   EXPECT_TRUE(changes.jobs[0].moves_live);
@@ -252,6 +253,7 @@ TEST(SnapshotJsonTest, LiveChangeFieldsAreOptionalAndRoundTrip) {
   EXPECT_EQ(changes.jobs[0].lost_s, 12.5);
   EXPECT_EQ(changes.jobs[0].previous, snapshot.jobs[0].previous);
   EXPECT_EQ(changes.jobs[0].parts, snapshot.jobs[0].parts);
+  EXPECT_EQ(changes.jobs[0].batch_hosts, snapshot.jobs[0].batch_hosts);
 }
 
 TEST(SnapshotJsonTest, BudgetsRoundTrip) {

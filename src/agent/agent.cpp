@@ -279,6 +279,10 @@ void Agent::handleMessage(const std::string& text) {
     // (besides leaving its parts).
     if (state_.live_shrink && state_.live_shrink->requested && !state_.live_shrink->done) {
       state_.live_shrink->done = true;
+      const LiveShrink& shrink = *state_.live_shrink;
+      if (!shrink.part || std::to_string(shrink.part) == step_.job_id) {
+        state_.step_nodes_left.insert(shrink.nodes.begin(), shrink.nodes.end());
+      }
       if (!state_.live_shrink->part) {
         state_.placement.num_nodes = static_cast<int>(state_.live_shrink->kept.size());
       }

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,9 @@ struct JobState {
   // The lead: the growths through the job's parts, oldest first (a stack: parts leave newest
   // first). A part that left stays, marked left, so that it is not joined again.
   std::vector<LiveJoin> live_joins;
+  // The lead: the step's nodes whose workers left live (the step's shrink in place, or of the
+  // part it runs in): the job's workers no longer run there.
+  std::set<std::string> step_nodes_left;
   bool report_now = false;
   bool stopping = false;
 

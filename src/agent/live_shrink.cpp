@@ -45,9 +45,14 @@ bool mayJoin(const std::vector<LiveJoin>& joins, uint32_t part) {
 
 int nodesNewToJob(const std::vector<std::string>& part_nodes,
                   const std::optional<std::vector<std::string>>& step_nodes,
-                  const std::vector<LiveJoin>& joins) {
+                  const std::vector<LiveJoin>& joins,
+                  const std::set<std::string>& step_nodes_left) {
   std::set<std::string> held;
-  if (step_nodes) held.insert(step_nodes->begin(), step_nodes->end());
+  if (step_nodes) {
+    for (const auto& node : *step_nodes) {
+      if (!step_nodes_left.count(node)) held.insert(node);
+    }
+  }
   for (const auto& join : joins) {
     if (join.done && !join.left) held.insert(join.nodes.begin(), join.nodes.end());
   }

@@ -63,11 +63,13 @@ LiveJoin* newestActiveJoin(std::vector<LiveJoin>& joins);
 bool mayJoin(const std::vector<LiveJoin>& joins, uint32_t part);
 
 // How many of `part_nodes` the job's workers do not run on yet: neither the step's nodes
-// (nullopt where they cannot be listed) nor those of a part whose workers joined and have not
-// left (a part that doubles the job's GPUs on its nodes adds none).
+// (nullopt where they cannot be listed) less those its workers left live (`step_nodes_left`),
+// nor those of a part whose workers joined and have not left (a part that doubles the job's
+// GPUs on its nodes adds none).
 int nodesNewToJob(const std::vector<std::string>& part_nodes,
                   const std::optional<std::vector<std::string>>& step_nodes,
-                  const std::vector<LiveJoin>& joins);
+                  const std::vector<LiveJoin>& joins,
+                  const std::set<std::string>& step_nodes_left = {});
 
 // The join of part `part` on `part_nodes`, `new_nodes` of them new to the job's workers, to
 // the step as `placement` has it (the same workers per node).

@@ -147,6 +147,8 @@ TEST(LiveShrink, APartOnNodesTheJobsWorkersHoldAddsNone) {
   markRequested(no_shrink, joins, "resize join=1\n");
   placement = {followResize(joins, 1, 2).value_or(-1), 2};
   EXPECT_EQ(placement.num_nodes, 2);
+  // The step's workers on n1 left live (its shrink in place): a part there adds n1 again.
+  EXPECT_EQ(nodesNewToJob({"n1"}, step_nodes, joins, {"n1"}), 1);
   // Doubling the job's GPUs on n1 and on its part's n2: the same nodes, twice the workers.
   EXPECT_EQ(nodesNewToJob({"n1", "n2"}, step_nodes, joins), 0);
   joins.push_back(joinOf(13, {"n1", "n2"}, 0, placement));

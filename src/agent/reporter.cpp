@@ -250,7 +250,8 @@ bool Reporter::startLiveJoin(const schema::ReportReply& reply) {
   const auto step_nodes = hostnames(step_.node_list);  // outside the lock: runs scontrol
   std::lock_guard<std::mutex> guard(state_.mutex);
   if (!joins()) return false;
-  const int new_nodes = nodesNewToJob(reply.part->nodes, step_nodes, state_.live_joins);
+  const int new_nodes =
+      nodesNewToJob(reply.part->nodes, step_nodes, state_.live_joins, state_.step_nodes_left);
   const LiveJoin join = joinOf(reply.part->job_id, reply.part->nodes, new_nodes, state_.placement);
   state_.live_joins.push_back(join);
   logLine("job part " + std::to_string(join.part) + " runs: " + std::to_string(join.joiners) +

@@ -149,10 +149,11 @@ std::string partText(const Json::Value& part) {
   std::string text = "   Part JobId=" +
                      (part.isMember("job_id") ? valueText(part["job_id"]) : std::string("(none)")) +
                      " State=" + part["state"].asString();
-  if (part.isMember("nodes")) {
+  for (const auto& [key, name] : {std::pair{"nodes", "Nodes"}, {"leaving_nodes", "LeavingNodes"}}) {
+    if (!part.isMember(key)) continue;
     std::string nodes;
-    for (const auto& node : part["nodes"]) nodes += (nodes.empty() ? "" : ",") + node.asString();
-    text += " Nodes=" + nodes;
+    for (const auto& node : part[key]) nodes += (nodes.empty() ? "" : ",") + node.asString();
+    text += std::string(" ") + name + "=" + nodes;
   }
   return text + "\n";
 }

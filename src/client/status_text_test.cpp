@@ -109,6 +109,12 @@ TEST(StatusTextTest, AJobsPartIsShownUnderItsAllocation) {
   job["part"]["nodes"].append("n3");
   EXPECT_NE(jobText(job).find("\n   Part JobId=12 State=running Nodes=n2,n3\n"), std::string::npos)
       << jobText(job);
+  // The job shrinks to some of the part's nodes: the workers on the others leave.
+  job["part"]["state"] = "leaving";
+  job["part"]["leaving_nodes"].append("n3");
+  EXPECT_NE(jobText(job).find("\n   Part JobId=12 State=leaving Nodes=n2,n3 LeavingNodes=n3\n"),
+            std::string::npos)
+      << jobText(job);
 }
 
 TEST(StatusTextTest, ARigidJobShowsOnlyItsRequest) {

@@ -66,8 +66,15 @@ wait_until 480 "all $jobs jobs finished" sh -c '[ -z "$(squeue -h -o %i)" ]'
 echo "   all finished $(($(date +%s) - started)) s after the first submission"
 squeue -h -t all -o "%i %T" > states
 completed=$(grep -c " COMPLETED$" states || true)
-[ "$completed" -eq "$jobs" ] ||
+if [ "$completed" -ne "$jobs" ]; then
+  # What Slurm and the logs say of the first few that did not complete.
+  for id in $(grep -v " COMPLETED$" states | head -n 3 | cut -d' ' -f1); do
+    echo "--- job $id: $(grep "^$id " ids)" >&2
+    scontrol show job "$id" | grep -E "JobState|Restarts|NodeList=|AdminComment|Comment" >&2 || true
+    grep -hE "JobId=$id([^0-9]|$)|job $id([^0-9]|$)|StepId=$id\." log/*.log | tail -n 20 >&2 || true
+  done
   fail "$completed of $jobs jobs completed: $(grep -v " COMPLETED$" states | head -n 5 | tr '\n' ' ')"
+fi
 placed_adaptive=0
 for id in $(grep adaptive ids | cut -d' ' -f1); do
   placed "$id" && placed_adaptive=$((placed_adaptive + 1))

@@ -175,6 +175,9 @@ rigid=$(sbatch --parsable -w "$other" --gres=gpu:2 -t 10 -o /dev/null --wrap "sl
 wait_until 150 "job $job down to 2 workers live" changed_live "$job" 4 2
 wait_until 60 "part $part shrunk to its batch host $batch_host" runs_on "$part" "$batch_host"
 grep -e "part $part shrinks to" -e "part $part now holds" "job-$job.out" | sed 's/^/   /'
+wait_until 30 "the plugin seeing job $job shrunk" grep -q "JobId=$job shrunk live" log/slurmctld.log
+grep -e "JobId=$job live shrink: " -e "JobId=$job shrunk live" log/slurmctld.log |
+  sed 's/.*sched\/pollux: /   /'
 wait_until 60 "rigid job $rigid running on $other" runs_on "$rigid" "$other"
 wait_until 30 "a report of job $job since the change" reported_live_change "$job" 4 2
 epochs=$(grep -c "^epoch " "job-$job.out")

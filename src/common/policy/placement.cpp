@@ -12,9 +12,12 @@ struct FreeNode {
   const Node* node;
   NodeRoom room;
   int leaving_gpus = 0;  // of `room`, GPUs a live move frees once its target has joined
+  int claimed_gpus = 0;  // of `room`, GPUs that live growths not placed yet keep
 
   // Whether a job placed here with `gpus` GPUs starts at once rather than after a move.
   bool startsAtOnce(int gpus) const { return room.gpus - leaving_gpus >= gpus; }
+  // Whether it leaves the GPUs that live growths placed after it keep to them.
+  bool leavesClaims(int gpus) const { return room.gpus - claimed_gpus >= gpus; }
 };
 
 }  // namespace
@@ -49,6 +52,14 @@ class NodePool {
     for (const auto& [name, gpus] : allocation.nodes) {
       const auto node = free_.find(name);
       if (node != free_.end()) node->second.room.take(gpus, demand);
+    }
+  }
+
+  // GPUs a live growth keeps, until it is placed: the requests before it prefer others.
+  void claim(const Allocation& allocation, int sign) {
+    for (const auto& [name, gpus] : allocation.nodes) {
+      const auto node = free_.find(name);
+      if (node != free_.end()) node->second.claimed_gpus += sign * gpus;
     }
   }
 
@@ -108,15 +119,16 @@ class NodePool {
                           const std::map<std::string, int>& excluded,
                           const Allocation* kept) const {
     const FreeNode* best = nullptr;
-    std::tuple<int, bool, int> best_rank;  // larger is better
+    std::tuple<int, bool, bool, int> best_rank;  // larger is better
     for (const FreeNode* entry : nodesOf(type)) {
       const std::string& name = entry->node->name;
       if (!entry->room.takes(gpus, demand) || excluded.count(name) ||
           (kept && kept->nodes.count(name)) || (allowed && !allowed->count(name))) {
         continue;
       }
-      const std::tuple<int, bool, int> rank{heldOn(current, type, name), entry->startsAtOnce(gpus),
-                                            -entry->room.gpus};
+      const std::tuple<int, bool, bool, int> rank{heldOn(current, type, name),
+                                                  entry->leavesClaims(gpus),
+                                                  entry->startsAtOnce(gpus), -entry->room.gpus};
       if (!best || rank > best_rank) {
         best = entry;
         best_rank = rank;
@@ -445,10 +457,15 @@ PlacementResult place(const std::vector<Node>& nodes, const std::vector<Holding>
   const std::vector<std::size_t> order = placementOrder(requests);
   // Jobs the round starts, in placement order: a live shrink leaves them the most room.
   std::vector<const PlacementRequest*> starting;
+  const auto grows_live = [&](std::size_t i) {
+    return requests[i].live && requests[i].config.gpus > requests[i].current->totalGpus();
+  };
   for (std::size_t i : order) {
     if (!requests[i].current) starting.push_back(&requests[i]);
+    if (requests[i].current && grows_live(i)) pool.claim(*requests[i].current, 1);
   }
   for (std::size_t i : order) {
+    if (requests[i].current && grows_live(i)) pool.claim(*requests[i].current, -1);
     auto allocation = placeWithFallbacks(pool, budget_room, requests[i], starting);
     std::optional<Allocation> held = allocation;  // what it holds once placed
     if (auto beside = placeBeside(pool, budget_room, requests[i], allocation)) {

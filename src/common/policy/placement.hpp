@@ -48,7 +48,8 @@ struct PlacementResult {
 
 // Places requests on `nodes` after what `fixed` jobs hold. Unchanged configurations keep
 // their exact nodes; then live changes, then the rest, largest first; each prefers its
-// current nodes, then the best fit, among the nodes it is allowed.
+// current nodes, then nodes that leave the live growths placed after it their own, then the
+// best fit, among the nodes it is allowed.
 // A node takes a request only if its GPUs, CPUs and memory left cover it. Single-node
 // configurations stay on one node; multi-node ones take whole largest nodes (only the last
 // may be partly used). A request that cannot be placed keeps its current allocation if that

@@ -80,6 +80,19 @@ TEST(PlacementTest, ALiveShrinkDropsThePartThatLetsAStartingJobIn) {
   EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n1", 2}}}));
 }
 
+TEST(PlacementTest, ALiveGrowthKeepsItsNodesFromTheRequestsPlacedBeforeIt) {
+  const auto nodes = nodesOf("t4", 4, 4, "n");
+  // Two jobs grow live from one whole node to two; the one placed first takes a free node,
+  // not the one the other holds (which would make the other's growth a restart).
+  PlacementRequest first{{"t4", 8, 2}, Allocation{"t4", {{"n1", 4}}}, {}};
+  first.live = true;
+  PlacementRequest second{{"t4", 8, 2}, Allocation{"t4", {{"n0", 4}}}, {}};
+  second.live = true;
+  const auto result = place(nodes, {}, {first, second});
+  EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n1", 4}, {"n2", 4}}}));
+  EXPECT_EQ(result.allocations[1], (Allocation{"t4", {{"n0", 4}, {"n3", 4}}}));
+}
+
 TEST(PlacementTest, ALiveShrinkToSomeOfAPartsNodesKeepsItsBatchHost) {
   const auto nodes = nodesOf("t4", 3, 4, "n");
   // One part on three nodes, its batch host n2; a job waits for a whole node.

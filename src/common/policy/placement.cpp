@@ -56,12 +56,8 @@ class NodePool {
   }
 
   // GPUs a live growth keeps, until it is placed: the requests before it prefer others.
-  void claim(const Allocation& allocation, int sign) {
-    for (const auto& [name, gpus] : allocation.nodes) {
-      const auto node = free_.find(name);
-      if (node != free_.end()) node->second.claimed_gpus += sign * gpus;
-    }
-  }
+  void claim(const Allocation& allocation) { addClaims(allocation, 1); }
+  void releaseClaim(const Allocation& allocation) { addClaims(allocation, -1); }
 
   // GPUs a live move leaves: free to later requests, which prefer GPUs free at once.
   void markLeaving(const Allocation& allocation) {
@@ -167,6 +163,13 @@ class NodePool {
       allocation.nodes[node->node->name] = remaining;
     }
     return allocation;
+  }
+
+  void addClaims(const Allocation& allocation, int times) {
+    for (const auto& [name, gpus] : allocation.nodes) {
+      const auto node = free_.find(name);
+      if (node != free_.end()) node->second.claimed_gpus += times * gpus;
+    }
   }
 
   // Per type, in name order: requests scan only their type's nodes (16k GPUs: 2,560 nodes).
@@ -458,14 +461,15 @@ PlacementResult place(const std::vector<Node>& nodes, const std::vector<Holding>
   // Jobs the round starts, in placement order: a live shrink leaves them the most room.
   std::vector<const PlacementRequest*> starting;
   const auto grows_live = [&](std::size_t i) {
-    return requests[i].live && requests[i].config.gpus > requests[i].current->totalGpus();
+    const PlacementRequest& request = requests[i];
+    return request.live && request.current && request.config.gpus > request.current->totalGpus();
   };
   for (std::size_t i : order) {
     if (!requests[i].current) starting.push_back(&requests[i]);
-    if (requests[i].current && grows_live(i)) pool.claim(*requests[i].current, 1);
+    if (grows_live(i)) pool.claim(*requests[i].current);
   }
   for (std::size_t i : order) {
-    if (requests[i].current && grows_live(i)) pool.claim(*requests[i].current, -1);
+    if (grows_live(i)) pool.releaseClaim(*requests[i].current);
     auto allocation = placeWithFallbacks(pool, budget_room, requests[i], starting);
     std::optional<Allocation> held = allocation;  // what it holds once placed
     if (auto beside = placeBeside(pool, budget_room, requests[i], allocation)) {

@@ -25,6 +25,17 @@ wait_running() {
   wait_until "$1" "job $2 running" is_running "$2"
   seconds_since "$start"
 }
+# settle: waits until no round has run for 2 s (at most 20 s): the rounds still due to the
+# submissions before it, which a loaded machine may start late.
+settle() {
+  last=$(rounds) still=0 waited=0
+  while [ "$still" -lt 2 ]; do
+    [ "$waited" -lt 20 ] || fail "rounds still ran 20 s after the last submission"
+    sleep 1
+    waited=$((waited + 1))
+    if [ "$(rounds)" = "$last" ]; then still=$((still + 1)); else still=0 last=$(rounds); fi
+  done
+}
 # quiet SECONDS: fails if any round runs within that time.
 quiet() {
   before=$(rounds)
@@ -85,7 +96,7 @@ for i in $(seq 12); do
   sleep 0.25
 done
 stream_s=$(seconds_since "$start")
-sleep 3
+settle
 stream_rounds=$(($(rounds) - rounds_before))
 # One per second of the stream, one for what came during the last, one for rounding.
 round_limit=$(awk -v s="$stream_s" 'BEGIN { printf "%d", s + 2 }')

@@ -15,6 +15,7 @@
 #include <system_error>
 #include <vector>
 
+#include "common/slurm_text/node_list.hpp"
 #include "common/invalid_input.hpp"
 #include "log.hpp"
 #include "io/state_file.hpp"
@@ -460,8 +461,7 @@ void Agent::shrinkJobWhenDue() {
                                      result.output);
     return;
   }
-  std::string nodes;
-  for (const auto& node : shrink_due_->kept) nodes += (nodes.empty() ? "" : ",") + node;
+  const std::string nodes = commaJoined(shrink_due_->kept);
   shrink_due_.reset();
   const std::string job = part ? std::to_string(part) : step_.trainingJob();
   const std::string what = part ? "the job's part " + job : "the job";

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/slurm_text/node_list.hpp"
 #include "child_process.hpp"
 #include "common/invalid_input.hpp"
 #include "job_time.hpp"
@@ -29,12 +30,6 @@
 
 namespace pollux::agent {
 namespace {
-
-std::string joined(const std::vector<std::string>& names) {
-  std::string text;
-  for (const auto& name : names) text += (text.empty() ? "" : ",") + name;
-  return text;
-}
 
 // Agents per node: the job's --ntasks-per-node, else one.
 int tasksPerNode() {
@@ -139,14 +134,15 @@ std::map<std::string, std::string> stepEnvironment(const std::vector<std::string
                                                    const StepSettings& settings) {
   const std::string count = std::to_string(nodes.size());
   const std::string tasks = std::to_string(nodes.size() * static_cast<size_t>(tasks_per_node));
-  std::map<std::string, std::string> env{{"SLURM_JOB_NODELIST", joined(nodes)},
-          {"SLURM_NODELIST", joined(nodes)},
-          {"SLURM_JOB_NUM_NODES", count},
-          {"SLURM_NNODES", count},
-          {"SLURM_NTASKS", tasks},
-          {"SLURM_NPROCS", tasks},
-          {"SLURM_TASKS_PER_NODE", std::to_string(tasks_per_node) + "(x" + count + ")"},
-          {kLaunchedVariable, "1"}};
+  std::map<std::string, std::string> env{
+      {"SLURM_JOB_NODELIST", commaJoined(nodes)},
+      {"SLURM_NODELIST", commaJoined(nodes)},
+      {"SLURM_JOB_NUM_NODES", count},
+      {"SLURM_NNODES", count},
+      {"SLURM_NTASKS", tasks},
+      {"SLURM_NPROCS", tasks},
+      {"SLURM_TASKS_PER_NODE", std::to_string(tasks_per_node) + "(x" + count + ")"},
+      {kLaunchedVariable, "1"}};
   if (!settings.join_token.empty()) env["POLLUX_JOIN_TOKEN"] = settings.join_token;
   if (settings.min_replicas > 0) env["POLLUX_MIN_REPLICAS"] = std::to_string(settings.min_replicas);
   if (!settings.status_file.empty()) env[kStepStatusVariable] = settings.status_file;
@@ -211,13 +207,13 @@ int Launcher::run() {
       // checkpoint on the job's nodes.
       nodes = currentJobNodes();
       logLine("the step checkpointed for a live change that failed; starting it again on " +
-              joined(nodes));
+              commaJoined(nodes));
       continue;
     }
     if (!target) return status;
     if (!shrinkJob(*target)) return status;
     logLine("step ended (status " + std::to_string(status) + ") for an in-place shrink; " +
-            "starting it again on " + joined(*target));
+            "starting it again on " + commaJoined(*target));
     nodes = *target;
   }
 }
@@ -379,9 +375,9 @@ std::optional<std::vector<std::string>> Launcher::decidedShrink(
 
 bool Launcher::shrinkJob(const std::vector<std::string>& nodes) {
   const CommandOutput result =
-      runCommand({"scontrol", "update", "JobId=" + job_id_, "NodeList=" + joined(nodes)});
+      runCommand({"scontrol", "update", "JobId=" + job_id_, "NodeList=" + commaJoined(nodes)});
   if (result.status != 0) {
-    logLine("scontrol could not shrink the job to " + joined(nodes) + " (status " +
+    logLine("scontrol could not shrink the job to " + commaJoined(nodes) + " (status " +
             std::to_string(result.status) + ")");
     return false;
   }

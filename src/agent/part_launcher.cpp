@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "common/slurm_text/node_list.hpp"
 #include "client/status_request.hpp"
 #include "job_time.hpp"
 #include "log.hpp"
@@ -141,7 +142,8 @@ void PartLauncher::submit() {
   submitted_at_ = Clock::now();
   const CommandOutput result =
       runCommand(partSubmitCommand(job_id_, processEnv, timeLeftText(job_id_)));
-  const std::string id = result.text().substr(0, result.text().find(';'));
+  const std::string answer = result.text();
+  const std::string id = answer.substr(0, answer.find(';'));
   if (result.status != 0 || id.empty() || id.find_first_not_of("0123456789") != std::string::npos) {
     logLine("could not submit a part of the job for its live growth (sbatch status " +
             std::to_string(result.status) + ")");
@@ -163,11 +165,9 @@ void PartLauncher::start(const schema::PartStatus& part, const std::vector<std::
   steps_.emplace(part.job_id, std::move(srun));
   started_.insert(part.job_id);
   training_started_ = true;
-  std::string nodes;
-  for (const auto& node : part.nodes) nodes += (nodes.empty() ? "" : ",") + node;
-  logLine("part " + std::to_string(part.job_id) + " runs on " + nodes +
-          (leads ? ": starting the job's training there" :
-                   ": starting the job's workers there, to join live"));
+  logLine("part " + std::to_string(part.job_id) + " runs on " + commaJoined(part.nodes) +
+          (leads ? ": starting the job's training there"
+                 : ": starting the job's workers there, to join live"));
 }
 
 void PartLauncher::signalSteps(int number) {

@@ -8,6 +8,7 @@
 
 #include <json/json.h>
 
+#include "common/slurm_text/node_list.hpp"
 #include "child_process.hpp"
 #include "munge/munge_credential.hpp"
 #include "common/invalid_input.hpp"
@@ -286,18 +287,15 @@ bool Reporter::startPartNodesLeave(const schema::PartStatus& part, int per_node)
   const auto& last = state_.live_shrink;
   if (last && last->part == part.job_id && last->nodes == part.leaving_nodes) return false;
   std::vector<std::string> kept;
-  std::string kept_text;
   for (const auto& node : part.nodes) {
     const auto& leaving = part.leaving_nodes;
-    if (std::find(leaving.begin(), leaving.end(), node) != leaving.end()) continue;
-    kept.push_back(node);
-    kept_text += (kept_text.empty() ? "" : ",") + node;
+    if (std::find(leaving.begin(), leaving.end(), node) == leaving.end()) kept.push_back(node);
   }
   LiveShrink leave = partNodesLeaveOf(state_.live_joins, part.job_id, part.leaving_nodes, kept,
                                       per_node, state_.placement.num_replicas);
   if (leave.leavers == 0) return false;
-  logLine("the job's part " + std::to_string(leave.part) + " shrinks to " + kept_text + ": " +
-          std::to_string(leave.leavers) + " worker(s) leave live");
+  logLine("the job's part " + std::to_string(leave.part) + " shrinks to " + commaJoined(kept) +
+          ": " + std::to_string(leave.leavers) + " worker(s) leave live");
   state_.live_shrink = std::move(leave);
   return true;
 }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "common/slurm_text/node_list.hpp"
 #include "common/policy/configurations.hpp"
 #include "job_lifecycle.hpp"
 
@@ -12,12 +13,6 @@ namespace {
 
 std::optional<uint32_t> partOf(const SlurmJob& job) {
   return job.adaptive ? job.adaptive->part_of : std::nullopt;
-}
-
-std::string describe(const std::vector<std::string>& nodes) {
-  std::string text;
-  for (const auto& node : nodes) text += (text.empty() ? "" : ",") + node;
-  return text;
 }
 
 // The reason a part has no use, or "" when it has one.
@@ -125,7 +120,7 @@ std::optional<std::vector<Action>> planHomeAction(Action action, const JobParts*
   Action start = action;
   start.job_id = pending;
   start.owner = job_id;
-  start.why = "first part of " + jobName(job_id) + " on " + describe(action.nodes) + " (" +
+  start.why = "first part of " + jobName(job_id) + " on " + commaJoined(action.nodes) + " (" +
               action.why + ")";
   return std::vector<Action>{start};
 }
@@ -163,7 +158,7 @@ void restartInNewParts(uint32_t job_id, const JobParts& mine, const std::string&
     checkpoint.kind = ActionKind::kCheckpoint;
     checkpoint.owner = job_id;
     checkpoint.why = "restart of " + jobName(job_id) + " in new parts: its part on " +
-                     describe(part.nodes) + " checkpoints (" + why + ")";
+                     commaJoined(part.nodes) + " checkpoints (" + why + ")";
     planned.push_back(std::move(checkpoint));
   }
 }
@@ -406,13 +401,13 @@ std::vector<Action> planPartActions(std::vector<Action> actions,
     const double since = asked == round.leaving_since.end() ? round.now : asked->second.since;
     const std::string job = "JobId=" + std::to_string(job_id);
     if (!round.joined.count(job_id) && nodes.empty()) {
-      planned.push_back(cancelOf(part.id, job_id, "live shrink of " + job + ": its part on " +
-                                                      describe(part.nodes) +
-                                                      " ends, its workers left"));
+      planned.push_back(cancelOf(part.id, job_id,
+                                 "live shrink of " + job + ": its part on " +
+                                     commaJoined(part.nodes) + " ends, its workers left"));
     } else if (round.now - since > kPartLeaveTimeoutS) {
       planned.push_back(cancelOf(part.id, job_id,
                                  "live shrink of " + job + ": its part's workers on " +
-                                     describe(nodes.empty() ? part.nodes : nodes) +
+                                     commaJoined(nodes.empty() ? part.nodes : nodes) +
                                      " did not leave (or the part was not shrunk) within " +
                                      std::to_string(int(kPartLeaveTimeoutS)) +
                                      " s; the part ends with them"));
@@ -499,7 +494,7 @@ std::vector<Action> planPartActions(std::vector<Action> actions,
       start.nodes = *added;
       start.gpus_per_node = policy::uniformPerNode(*current);  // as many as the job's, each node
       start.why = "live growth of JobId=" + std::to_string(job_id) + ": part on " +
-                  describe(*added) + " (" + action.why + ")";
+                  commaJoined(*added) + " (" + action.why + ")";
       planned.push_back(std::move(start));
     } else if (added) {
       round.growing[job_id] = round.growing_since.at(job_id);
@@ -516,9 +511,9 @@ std::vector<Action> planPartActions(std::vector<Action> actions,
       start.nodes = nodesOf(target);
       start.gpus_per_node = policy::uniformPerNode(target);
       start.moves_to = target;
-      start.why = "live move of " + jobName(job_id) + ": part on " + describe(start.nodes) +
-                  ", its parts on " + describe(job->second->nodes) + " leave once it has joined (" +
-                  action.why + ")";
+      start.why = "live move of " + jobName(job_id) + ": part on " + commaJoined(start.nodes) +
+                  ", its parts on " + commaJoined(job->second->nodes) +
+                  " leave once it has joined (" + action.why + ")";
       planned.push_back(std::move(start));
     } else if (moves) {
       round.growing[job_id] = round.growing_since.at(job_id);
@@ -547,12 +542,10 @@ std::vector<Action> planPartActions(std::vector<Action> actions,
     if (mine == parts.end() || round.now - since <= kCheckpointTimeoutS) continue;
     settled.insert(job_id);
     for (const auto& part : mine->second.running) {
-      planned.push_back(cancelOf(part.id, job_id, "restart of " + jobName(job_id) +
-                                                      " in new parts: its part on " +
-                                                      describe(part.nodes) +
-                                                      " did not checkpoint within " +
-                                                      std::to_string(int(kCheckpointTimeoutS)) +
-                                                      " s"));
+      planned.push_back(cancelOf(part.id, job_id,
+                                 "restart of " + jobName(job_id) + " in new parts: its part on " +
+                                     commaJoined(part.nodes) + " did not checkpoint within " +
+                                     std::to_string(int(kCheckpointTimeoutS)) + " s"));
     }
   }
   for (const auto& [job_id, mine] : parts) {

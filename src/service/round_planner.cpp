@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "common/slurm_text/node_list.hpp"
 #include "job_parts.hpp"
 #include "site_policy.hpp"
 #include "snapshot_builder.hpp"
@@ -15,12 +16,6 @@
 namespace pollux::service {
 
 namespace {
-
-std::string commaSeparated(const std::vector<std::string>& names) {
-  std::string text;
-  for (const auto& name : names) text += (text.empty() ? "" : ",") + name;
-  return text;
-}
 
 std::vector<std::string> nodeNames(const policy::Allocation& allocation) {
   std::vector<std::string> names;
@@ -72,7 +67,7 @@ void logPartLeaves(const PartRound& round, const std::map<uint32_t, JobParts>& p
     const auto mine = parts.find(job_id);
     const RunningPart* part = mine == parts.end() ? nullptr : mine->second.leaving(leave);
     if (!part) continue;
-    const std::string leaving = commaSeparated(leave.nodes.empty() ? part->nodes : leave.nodes);
+    const std::string leaving = commaJoined(leave.nodes.empty() ? part->nodes : leave.nodes);
     log(LogLevel::kInfo,
         "JobId=" + std::to_string(job_id) + " live shrink: its part JobId=" +
             std::to_string(part->id) + "'s workers on " + leaving + " leave" +
@@ -90,7 +85,7 @@ void logPartLeaves(const PartRound& round, const std::map<uint32_t, JobParts>& p
     log(LogLevel::kInfo, "JobId=" + std::to_string(job_id) + " shrunk live within " +
                              std::to_string(static_cast<int>(round.now - asked.since)) +
                              " s: its part JobId=" + std::to_string(part->id) + " now holds " +
-                             commaSeparated(part->nodes));
+                             commaJoined(part->nodes));
   }
 }
 
@@ -337,7 +332,7 @@ PlannedAction describe(Action action, const policy::Decision& decision,
   planned.action = std::move(action);
   const Action& a = planned.action;
   if (!a.nodes.empty()) planned.tres_per_node = tresPerNode(a);
-  planned.node_list = commaSeparated(a.nodes);
+  planned.node_list = commaJoined(a.nodes);
   const auto job = jobs.find(a.job_id);
   if (job != jobs.end()) {
     setTaskCounts(planned, job->second->resources);

@@ -6,6 +6,7 @@
 #include <set>
 #include <tuple>
 
+#include "common/slurm_text/node_list.hpp"
 #include "job_parts.hpp"
 #include "site_limits.hpp"
 #include "site_policy.hpp"
@@ -259,28 +260,22 @@ class NodeRestrictions {
   // The job's partitions (the set's name as before site policy), then each other rule it has.
   std::string nameOf(const NodeRules& rules) const {
     const SlurmJob& job = rules.job;
-    std::string name = joined(rules.partitions);
+    std::string name = commaJoined(rules.partitions);
     const auto rule = [&](const char* key, const std::string& value) {
       if (!value.empty()) name += std::string("|") + key + "=" + value;
     };
     rule("reservation", job.reservation);
     rule("constraint", job.features);
-    rule("exclude", joined(job.excluded_nodes));
-    rule("nodelist", joined(rules.user_nodes));
+    rule("exclude", commaJoined(job.excluded_nodes));
+    rule("nodelist", commaJoined(rules.user_nodes));
     std::vector<std::string> ahead;
     for (const auto& reservation : reservations_) {
       if (reservation.start_time < rules.until && reservation.end_time > now_) {
         ahead.push_back(reservation.name);
       }
     }
-    rule("reserved", joined(ahead));
+    rule("reserved", commaJoined(ahead));
     return name;
-  }
-
-  static std::string joined(const std::vector<std::string>& names) {
-    std::string text;
-    for (const auto& name : names) text += (text.empty() ? "" : ",") + name;
-    return text;
   }
 
   double now_;

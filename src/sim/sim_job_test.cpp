@@ -181,6 +181,22 @@ TEST_F(SimJobTest, AJobWhoseGpusAreAllInPartsMovesLiveBesideWhatItHolds) {
   EXPECT_EQ(own.restarts(), 1);
 }
 
+TEST_F(SimJobTest, AMoveMadeByRequeueIsARestart) {
+  SimJob job(spec, app, 10, 1e7, true);
+  job.assign(on({{"t4-0", 1}}, 10), cluster, 0);
+  job.advance(0, 60);
+  Assignment moved = on({{"t4-1", 1}}, 10);
+  moved.requeued = true;  // a job starts on t4-0
+  job.assign(moved, cluster, 60);
+  EXPECT_TRUE(job.leavingGpus().empty());  // t4-0 is free at once
+  job.advance(60, 20);
+  EXPECT_EQ(job.restarts(), 1);
+  EXPECT_DOUBLE_EQ(job.progress(), 50 + 10);  // 10 s restart, then 10 s on t4-1
+  EXPECT_DOUBLE_EQ(job.pausedSeconds(), 10);
+  ASSERT_EQ(job.parts().size(), 1u);
+  EXPECT_EQ(job.parts()[0].nodes, (std::map<std::string, int>{{"t4-1", 1}}));
+}
+
 TEST_F(SimJobTest, PendingJobsDoNotProgress) {
   SimJob job(spec, app, 0);
   job.advance(0, 60);

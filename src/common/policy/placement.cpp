@@ -60,11 +60,17 @@ class NodePool {
   void releaseClaim(const Allocation& allocation) { addClaims(allocation, -1); }
 
   // GPUs a live move leaves: free to later requests, which prefer GPUs free at once.
-  void markLeaving(const Allocation& allocation) {
+  void markLeaving(const Allocation& allocation) { addLeaving(allocation, 1); }
+  // ... unless the move is made by requeue: then they are free at once.
+  void unmarkLeaving(const Allocation& allocation) { addLeaving(allocation, -1); }
+
+  // The first node of `allocation` where its job would wait for a live move's GPUs.
+  std::optional<std::string> waitsOn(const Allocation& allocation) const {
     for (const auto& [name, gpus] : allocation.nodes) {
       const auto node = free_.find(name);
-      if (node != free_.end()) node->second.leaving_gpus += gpus;
+      if (node != free_.end() && !node->second.startsAtOnce(gpus)) return name;
     }
+    return std::nullopt;
   }
 
   // `kept`: GPUs the job goes on holding beside the result, on other nodes (none: it gives
@@ -169,6 +175,13 @@ class NodePool {
     for (const auto& [name, gpus] : allocation.nodes) {
       const auto node = free_.find(name);
       if (node != free_.end()) node->second.claimed_gpus += times * gpus;
+    }
+  }
+
+  void addLeaving(const Allocation& allocation, int times) {
+    for (const auto& [name, gpus] : allocation.nodes) {
+      const auto node = free_.find(name);
+      if (node != free_.end()) node->second.leaving_gpus += times * gpus;
     }
   }
 
@@ -361,6 +374,22 @@ std::optional<Allocation> placeBeside(const NodePool& pool, const std::vector<st
   return beside;
 }
 
+// Makes live moves by requeue for a job starting on `allocation` (PlacementResult::requeued_for).
+void requeueMovesFor(std::size_t starter, const Allocation& allocation, NodePool& pool,
+                     const std::vector<PlacementRequest>& requests,
+                     const std::vector<std::size_t>& moving, PlacementResult& result) {
+  for (auto node = pool.waitsOn(allocation); node; node = pool.waitsOn(allocation)) {
+    const auto mover = std::find_if(moving.rbegin(), moving.rend(), [&](std::size_t i) {
+      return !result.requeued_for[i] && requests[i].current->nodes.count(*node) &&
+             requests[i].restarts < kRestartsBeforeMovesStayLive &&
+             requests[i].join_startup_s > requests[starter].restart_cost_s;
+    });
+    if (mover == moving.rend()) return;
+    pool.unmarkLeaving(*requests[*mover].current);
+    result.requeued_for[*mover] = starter;
+  }
+}
+
 }  // namespace
 
 // Nodes of each GPU type, one sample per combination of GPUs, CPUs and memory left: of all
@@ -452,6 +481,8 @@ PlacementResult place(const std::vector<Node>& nodes, const std::vector<Holding>
   std::vector<std::int64_t> budget_room = budgetRoom(budgets, requests);
   PlacementResult result;
   result.allocations.resize(requests.size());
+  result.requeued_for.resize(requests.size());
+  std::vector<std::size_t> moving;  // live moves placed so far, in placement order
   for (std::size_t i = 0; i < requests.size(); ++i) {
     if (!unchanged(requests[i])) continue;
     result.allocations[i] = requests[i].current;
@@ -476,8 +507,11 @@ PlacementResult place(const std::vector<Node>& nodes, const std::vector<Holding>
       // Its budgets count both until the target joins; the GPUs it leaves are free to the
       // requests after it (a job placed there starts once its old parts have left).
       pool.markLeaving(*requests[i].current);
+      moving.push_back(i);
       held = together(*beside, *requests[i].current);
       allocation = std::move(beside);
+    } else if (allocation && !requests[i].current) {
+      requeueMovesFor(i, *allocation, pool, requests, moving, result);
     }
     if (allocation) pool.take(*allocation, requests[i].demand);
     takeFromBudgets(budget_room, requests[i], held);

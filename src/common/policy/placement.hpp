@@ -30,10 +30,18 @@ struct PlacementRequest {
   std::vector<Allocation> parts = {};
   // Job::moves_live: a change that no part makes in place is placed beside `current` (else
   // anywhere, a restart). Its budgets count both; its GPUs there are free to the requests
-  // after it, whose jobs start there once the target's part has joined.
+  // after it, whose jobs start there once the target's part has joined, or at once where
+  // the move is made by requeue instead (PlacementResult::requeued_for).
   bool moves_live = false;
   std::set<std::string> batch_hosts = {};  // Job::batch_hosts
+  int restarts = 0;                        // Job::restarts
+  double restart_cost_s = 0;               // Job::restart_cost_s: what its start takes
+  double join_startup_s = 0;               // Job::join_startup_s: what its joiners' start takes
 };
+
+// A job that has restarted this often keeps its live moves live (PlacementResult::requeued_for):
+// within the restarts a job may have (12), with room for those its other changes need.
+constexpr int kRestartsBeforeMovesStayLive = 10;
 
 // What a job the round does not move (a running rigid job) holds.
 struct Holding {
@@ -44,6 +52,12 @@ struct Holding {
 struct PlacementResult {
   std::vector<std::optional<Allocation>> allocations;  // per request; nullopt: no room
   int fallbacks = 0;  // requests not placed as chosen (moved back, smaller or unplaced)
+  // Per request: a live move made by requeue instead, its old GPUs free at once, for the
+  // request (index) whose job starts on them; nullopt: none. A job starting on GPUs that live
+  // moves leave would wait for their joiners' start-up (a short job several times its own
+  // length): where that takes longer than its own start, the newest of those moves whose job
+  // has restarted fewer than kRestartsBeforeMovesStayLive times are made by requeue.
+  std::vector<std::optional<std::size_t>> requeued_for;
 };
 
 // Places requests on `nodes` after what `fixed` jobs hold. Unchanged configurations keep

@@ -142,6 +142,43 @@ TEST(PlacementTest, AMoveOfAJobWhoseGpusAreAllInPartsIsPlacedBesideWhatItHolds) 
   EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n0", 2}}}));
 }
 
+TEST(PlacementTest, AJobStartingWhereALiveMoveLeavesHasTheMoveMadeByRequeue) {
+  const auto nodes = nodesOf("t4", 3, 4, "n");
+  // As above: the move goes to n2, and a starting job takes the 4 GPUs it leaves on n0. Its
+  // joiners take 250 s to start, the starting job 15 s: it would wait 250 s, so the move is
+  // made by requeue, its GPUs free at once, n1's too (no wait for the next job there).
+  PlacementRequest moves{{"t4", 4, 1}, Allocation{"t4", {{"n0", 2}, {"n1", 2}}}, {}};
+  moves.live = true;
+  moves.moves_live = true;
+  moves.parts = {Allocation{"t4", {{"n0", 2}, {"n1", 2}}}};
+  moves.join_startup_s = 250;
+  PlacementRequest other{{"t4", 4, 1}, std::nullopt, {}};
+  other.restart_cost_s = 15;
+  PlacementRequest small{{"t4", 2, 1}, std::nullopt, {}};
+  small.restart_cost_s = 15;
+  auto result = place(nodes, {}, {moves, other, small});
+  EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n2", 4}}}));
+  EXPECT_EQ(result.allocations[1], (Allocation{"t4", {{"n0", 4}}}));
+  EXPECT_EQ(result.allocations[2], (Allocation{"t4", {{"n1", 2}}}));
+  EXPECT_EQ(result.requeued_for, (std::vector<std::optional<std::size_t>>{1, {}, {}}));
+  // A job whose own start takes longer than the joiners' waits for them: the move stays live.
+  other.restart_cost_s = 300;
+  result = place(nodes, {}, {moves, other});
+  EXPECT_EQ(result.allocations[1], (Allocation{"t4", {{"n0", 4}}}));
+  EXPECT_FALSE(result.requeued_for[0]);
+  // So does one that has restarted kRestartsBeforeMovesStayLive times.
+  other.restart_cost_s = 15;
+  moves.restarts = kRestartsBeforeMovesStayLive;
+  result = place(nodes, {}, {moves, other});
+  EXPECT_FALSE(result.requeued_for[0]);
+  // A job that starts at once elsewhere leaves the move live.
+  moves.restarts = 0;
+  const auto four = nodesOf("t4", 4, 4, "n");
+  result = place(four, {}, {moves, other});
+  EXPECT_EQ(result.allocations[1], (Allocation{"t4", {{"n3", 4}}}));
+  EXPECT_FALSE(result.requeued_for[0]);
+}
+
 TEST(PlacementTest, AJobPrefersGpusFreeAtOnceToThoseALiveMoveLeaves) {
   const auto nodes = nodesOf("t4", 4, 4, "n");
   // Others hold 2 GPUs of each of n0 and n1; the move's 2 on each are free once it has

@@ -419,14 +419,17 @@ void placeChosen(const Snapshot& snapshot, const std::vector<Holding>& fixed,
     const Job& job = *contenders[i].job;
     requests.push_back({chosen, job.current, smallerConfigs(contenders[i], chosen), job.demand,
                         allowedNodes(job, snapshot), budgetsOf(input, i), changesLive(job, chosen),
-                        job.parts, job.moves_live, job.batch_hosts});
+                        job.parts, job.moves_live, job.batch_hosts, job.restarts,
+                        job.restart_cost_s, job.join_startup_s});
     requesters.push_back(&contenders[i]);
   }
   const PlacementResult placed = place(snapshot.nodes, fixed, requests, input.budgets);
   decision.stats.placement_fallbacks = placed.fallbacks;
   for (std::size_t i = 0; i < requests.size(); ++i) {
     if (!placed.allocations[i]) continue;
-    decision.allocations[requesters[i]->job->id] = decide(*requesters[i], *placed.allocations[i]);
+    JobDecision& decided = decision.allocations[requesters[i]->job->id];
+    decided = decide(*requesters[i], *placed.allocations[i]);
+    if (placed.requeued_for[i]) decided.requeued_for = requesters[*placed.requeued_for[i]]->job->id;
   }
 }
 

@@ -98,9 +98,9 @@ std::optional<Action> planRunning(const SlurmJob& job, const policy::JobDecision
   }
   Action action = placing(job, ActionKind::kRequeue, target);
   action.why = "resize " + from + " -> " + describe(target);
-  if (!decided->requeued_for.empty()) {
-    action.requeued_for = decided->requeued_for;
-    action.why += ", not live: JobId=" + decided->requeued_for + " starts on the GPUs it leaves";
+  if (!decided->restarted_for.empty()) {
+    action.restarted_for = decided->restarted_for;
+    action.why += ", not live: JobId=" + decided->restarted_for + " starts on the GPUs it leaves";
   }
   return action;
 }

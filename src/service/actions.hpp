@@ -32,9 +32,9 @@ struct Action {
   uint32_t owner = 0;
   // The start of a part that moves its job there live (job_parts.hpp): the job's target.
   std::optional<policy::Allocation> moves_to = std::nullopt;
-  // A change the job could make by a live move, made by requeue (policy::JobDecision::
-  // requeued_for): the job that starts on the GPUs it leaves.
-  std::string requeued_for = {};
+  // A change the job could make by a live move, made by restart (policy::JobDecision::
+  // restarted_for): the job that starts on the GPUs it leaves.
+  std::string restarted_for = {};
 };
 
 const char* toString(ActionKind kind);

@@ -465,7 +465,7 @@ std::vector<Action> planPartActions(std::vector<Action> actions,
     const auto shrunk = dropped ? std::nullopt : shrunkRunningPart(*current, target, mine);
     // One part joins at a time, and workers leave only once all joined (a join that ends
     // after the last report would lose its workers as in a failure): the change waits.
-    const bool moves = in_parts && !added && !dropped && !shrunk && action.requeued_for.empty() &&
+    const bool moves = in_parts && !added && !dropped && !shrunk && action.restarted_for.empty() &&
                        policy::movesBeside(*current, target);
     if (joining && (added || dropped || shrunk || moves)) continue;
     if (dropped) {

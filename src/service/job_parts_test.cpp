@@ -412,12 +412,12 @@ TEST(JobPartsTest, AMoveBesideWhatItHoldsStartsItsPendingPartThereOrAsksForOne) 
   EXPECT_EQ(round.growing, (std::map<uint32_t, double>{{7, 200.0}}));
 }
 
-TEST(JobPartsTest, AMoveTheRoundMakesByRequeueIsARestartInNewParts) {
+TEST(JobPartsTest, AMoveThePolicyMakesARestartIsARestartInNewParts) {
   const FoldedJobs folded = foldedOnA100(
       {homeOn(7), partOf(8, 7, JobState::kRunning, {"n1"}), partOf(9, 7, JobState::kPending)});
   PartRound round = roundAt(200, {7});
   Action move = requeueTo(7, {"n2"});
-  move.requeued_for = "12";  // job 12 starts on n1
+  move.restarted_for = "12";  // job 12 starts on n1
   const auto actions = planPartActions({move}, folded.jobs, folded.parts, round);
   ASSERT_EQ(actions.size(), 1u);
   EXPECT_EQ(actions[0].kind, ActionKind::kCheckpoint);

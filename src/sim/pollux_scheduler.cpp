@@ -135,7 +135,7 @@ Assignment PolluxScheduler::toAssignment(const SimJob& job,
           ? Assignment{{}, decision.local_bsz, decision.accum_steps}
           : splitBatch(job.app().curves.initBatchSize(), gpus, job.app().commonMaxLocalBsz());
   assignment.gpus_by_node = std::move(gpus_by_node);
-  assignment.requeued = !decision.requeued_for.empty();
+  assignment.restarted = !decision.restarted_for.empty();
   return assignment;
 }
 

@@ -70,8 +70,8 @@ SimJob::Change SimJob::changeTo(const std::optional<Assignment>& next,
   const policy::Allocation from = allocationOf(*assignment_, cluster);
   const policy::Allocation to = allocationOf(*next, cluster);
   if (!policy::changesInPlace(from, to, parts_)) {
-    return movesLive() && policy::movesBeside(from, to) && !next->requeued ? Change::kLiveMove
-                                                                           : Change::kRestart;
+    return movesLive() && policy::movesBeside(from, to) && !next->restarted ? Change::kLiveMove
+                                                                            : Change::kRestart;
   }
   return next->totalGpus() > assignment_->totalGpus() ? Change::kLiveGrowth : Change::kLiveShrink;
 }

@@ -22,8 +22,8 @@ struct Assignment {
   std::map<std::string, int> gpus_by_node;  // node name -> GPUs used (> 0)
   int local_bsz = 1;
   int accum_steps = 0;
-  // A live move made by requeue (policy::JobDecision::requeued_for): a restart.
-  bool requeued = false;
+  // A live move made by restart (policy::JobDecision::restarted_for).
+  bool restarted = false;
 
   int totalGpus() const;
   long batchSize() const { return static_cast<long>(totalGpus()) * local_bsz * (accum_steps + 1); }

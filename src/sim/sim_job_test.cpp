@@ -181,12 +181,12 @@ TEST_F(SimJobTest, AJobWhoseGpusAreAllInPartsMovesLiveBesideWhatItHolds) {
   EXPECT_EQ(own.restarts(), 1);
 }
 
-TEST_F(SimJobTest, AMoveMadeByRequeueIsARestart) {
+TEST_F(SimJobTest, AMoveThePolicyMakesARestartIsOne) {
   SimJob job(spec, app, 10, 1e7, true);
   job.assign(on({{"t4-0", 1}}, 10), cluster, 0);
   job.advance(0, 60);
   Assignment moved = on({{"t4-1", 1}}, 10);
-  moved.requeued = true;  // a job starts on t4-0
+  moved.restarted = true;  // a job starts on t4-0
   job.assign(moved, cluster, 60);
   EXPECT_TRUE(job.leavingGpus().empty());  // t4-0 is free at once
   job.advance(60, 20);

@@ -61,7 +61,7 @@ class NodePool {
 
   // GPUs a live move leaves: free to later requests, which prefer GPUs free at once.
   void markLeaving(const Allocation& allocation) { addLeaving(allocation, 1); }
-  // ... unless the move is made by requeue: then they are free at once.
+  // ... unless the move is made by restart: then they are free at once.
   void unmarkLeaving(const Allocation& allocation) { addLeaving(allocation, -1); }
 
   // The first node of `allocation` where its job would wait for a live move's GPUs.
@@ -374,19 +374,19 @@ std::optional<Allocation> placeBeside(const NodePool& pool, const std::vector<st
   return beside;
 }
 
-// Makes live moves by requeue for a job starting on `allocation` (PlacementResult::requeued_for).
-void requeueMovesFor(std::size_t starter, const Allocation& allocation, NodePool& pool,
+// Makes live moves restarts for a job starting on `allocation` (PlacementResult::restarted_for).
+void restartMovesFor(std::size_t starter, const Allocation& allocation, NodePool& pool,
                      const std::vector<PlacementRequest>& requests,
                      const std::vector<std::size_t>& moving, PlacementResult& result) {
   for (auto node = pool.waitsOn(allocation); node; node = pool.waitsOn(allocation)) {
     const auto mover = std::find_if(moving.rbegin(), moving.rend(), [&](std::size_t i) {
-      return !result.requeued_for[i] && requests[i].current->nodes.count(*node) &&
+      return !result.restarted_for[i] && requests[i].current->nodes.count(*node) &&
              requests[i].restarts < kRestartsBeforeMovesStayLive &&
              requests[i].join_startup_s > requests[starter].restart_cost_s;
     });
     if (mover == moving.rend()) return;
     pool.unmarkLeaving(*requests[*mover].current);
-    result.requeued_for[*mover] = starter;
+    result.restarted_for[*mover] = starter;
   }
 }
 
@@ -481,7 +481,7 @@ PlacementResult place(const std::vector<Node>& nodes, const std::vector<Holding>
   std::vector<std::int64_t> budget_room = budgetRoom(budgets, requests);
   PlacementResult result;
   result.allocations.resize(requests.size());
-  result.requeued_for.resize(requests.size());
+  result.restarted_for.resize(requests.size());
   std::vector<std::size_t> moving;  // live moves placed so far, in placement order
   for (std::size_t i = 0; i < requests.size(); ++i) {
     if (!unchanged(requests[i])) continue;
@@ -511,7 +511,7 @@ PlacementResult place(const std::vector<Node>& nodes, const std::vector<Holding>
       held = together(*beside, *requests[i].current);
       allocation = std::move(beside);
     } else if (allocation && !requests[i].current) {
-      requeueMovesFor(i, *allocation, pool, requests, moving, result);
+      restartMovesFor(i, *allocation, pool, requests, moving, result);
     }
     if (allocation) pool.take(*allocation, requests[i].demand);
     takeFromBudgets(budget_room, requests[i], held);

@@ -31,7 +31,7 @@ struct PlacementRequest {
   // Job::moves_live: a change that no part makes in place is placed beside `current` (else
   // anywhere, a restart). Its budgets count both; its GPUs there are free to the requests
   // after it, whose jobs start there once the target's part has joined, or at once where
-  // the move is made by requeue instead (PlacementResult::requeued_for).
+  // the move is made by restart instead (PlacementResult::restarted_for).
   bool moves_live = false;
   std::set<std::string> batch_hosts = {};  // Job::batch_hosts
   int restarts = 0;                        // Job::restarts
@@ -39,7 +39,7 @@ struct PlacementRequest {
   double join_startup_s = 0;               // Job::join_startup_s: what its joiners' start takes
 };
 
-// A job that has restarted this often keeps its live moves live (PlacementResult::requeued_for):
+// A job that has restarted this often keeps its live moves live (PlacementResult::restarted_for):
 // within the restarts a job may have (12), with room for those its other changes need.
 constexpr int kRestartsBeforeMovesStayLive = 10;
 
@@ -52,12 +52,12 @@ struct Holding {
 struct PlacementResult {
   std::vector<std::optional<Allocation>> allocations;  // per request; nullopt: no room
   int fallbacks = 0;  // requests not placed as chosen (moved back, smaller or unplaced)
-  // Per request: a live move made by requeue instead, its old GPUs free at once, for the
+  // Per request: a live move made by restart instead, its old GPUs free at once, for the
   // request (index) whose job starts on them; nullopt: none. A job starting on GPUs that live
   // moves leave would wait for their joiners' start-up (a short job several times its own
   // length): where that takes longer than its own start, the newest of those moves whose job
-  // has restarted fewer than kRestartsBeforeMovesStayLive times are made by requeue.
-  std::vector<std::optional<std::size_t>> requeued_for;
+  // has restarted fewer than kRestartsBeforeMovesStayLive times are made by restart.
+  std::vector<std::optional<std::size_t>> restarted_for;
 };
 
 // Places requests on `nodes` after what `fixed` jobs hold. Unchanged configurations keep

@@ -142,11 +142,11 @@ TEST(PlacementTest, AMoveOfAJobWhoseGpusAreAllInPartsIsPlacedBesideWhatItHolds) 
   EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n0", 2}}}));
 }
 
-TEST(PlacementTest, AJobStartingWhereALiveMoveLeavesHasTheMoveMadeByRequeue) {
+TEST(PlacementTest, AJobStartingWhereALiveMoveLeavesHasTheMoveMadeByRestart) {
   const auto nodes = nodesOf("t4", 3, 4, "n");
   // As above: the move goes to n2, and a starting job takes the 4 GPUs it leaves on n0. Its
   // joiners take 250 s to start, the starting job 15 s: it would wait 250 s, so the move is
-  // made by requeue, its GPUs free at once, n1's too (no wait for the next job there).
+  // made by restart, its GPUs free at once, n1's too (no wait for the next job there).
   PlacementRequest moves{{"t4", 4, 1}, Allocation{"t4", {{"n0", 2}, {"n1", 2}}}, {}};
   moves.live = true;
   moves.moves_live = true;
@@ -160,23 +160,23 @@ TEST(PlacementTest, AJobStartingWhereALiveMoveLeavesHasTheMoveMadeByRequeue) {
   EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n2", 4}}}));
   EXPECT_EQ(result.allocations[1], (Allocation{"t4", {{"n0", 4}}}));
   EXPECT_EQ(result.allocations[2], (Allocation{"t4", {{"n1", 2}}}));
-  EXPECT_EQ(result.requeued_for, (std::vector<std::optional<std::size_t>>{1, {}, {}}));
+  EXPECT_EQ(result.restarted_for, (std::vector<std::optional<std::size_t>>{1, {}, {}}));
   // A job whose own start takes longer than the joiners' waits for them: the move stays live.
   other.restart_cost_s = 300;
   result = place(nodes, {}, {moves, other});
   EXPECT_EQ(result.allocations[1], (Allocation{"t4", {{"n0", 4}}}));
-  EXPECT_FALSE(result.requeued_for[0]);
+  EXPECT_FALSE(result.restarted_for[0]);
   // So does one that has restarted kRestartsBeforeMovesStayLive times.
   other.restart_cost_s = 15;
   moves.restarts = kRestartsBeforeMovesStayLive;
   result = place(nodes, {}, {moves, other});
-  EXPECT_FALSE(result.requeued_for[0]);
+  EXPECT_FALSE(result.restarted_for[0]);
   // A job that starts at once elsewhere leaves the move live.
   moves.restarts = 0;
   const auto four = nodesOf("t4", 4, 4, "n");
   result = place(four, {}, {moves, other});
   EXPECT_EQ(result.allocations[1], (Allocation{"t4", {{"n3", 4}}}));
-  EXPECT_FALSE(result.requeued_for[0]);
+  EXPECT_FALSE(result.restarted_for[0]);
 }
 
 TEST(PlacementTest, AJobPrefersGpusFreeAtOnceToThoseALiveMoveLeaves) {

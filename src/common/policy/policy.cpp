@@ -429,7 +429,8 @@ void placeChosen(const Snapshot& snapshot, const std::vector<Holding>& fixed,
     if (!placed.allocations[i]) continue;
     JobDecision& decided = decision.allocations[requesters[i]->job->id];
     decided = decide(*requesters[i], *placed.allocations[i]);
-    if (placed.requeued_for[i]) decided.requeued_for = requesters[*placed.requeued_for[i]]->job->id;
+    if (placed.restarted_for[i])
+      decided.restarted_for = requesters[*placed.restarted_for[i]]->job->id;
   }
 }
 

@@ -194,9 +194,9 @@ struct JobDecision {
   // Jobs with a declared length and a model: estimated seconds to completion at this
   // allocation's goodput (a restart it needs included).
   std::optional<double> remaining_s;
-  // A live move (Job::moves_live) made by requeue instead: the job that starts on the GPUs
+  // A live move (Job::moves_live) made by restart instead: the job that starts on the GPUs
   // it leaves (empty: none).
-  std::string requeued_for = {};
+  std::string restarted_for = {};
 };
 
 struct Stats {

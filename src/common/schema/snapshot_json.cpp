@@ -430,7 +430,7 @@ Json::Value decisionToJson(const policy::Decision& decision) {
     entry["local_bsz"] = job.local_bsz;
     entry["accum_steps"] = job.accum_steps;
     if (job.remaining_s) entry["remaining_s"] = *job.remaining_s;
-    if (!job.requeued_for.empty()) entry["requeued_for"] = job.requeued_for;
+    if (!job.restarted_for.empty()) entry["restarted_for"] = job.restarted_for;
   }
   Json::Value& stats = out["stats"];
   stats["solve_ms"] = decision.stats.solve_ms;

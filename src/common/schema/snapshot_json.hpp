@@ -31,9 +31,9 @@ Json::Value allocationToJson(const policy::Allocation& allocation);
 policy::Allocation parseAllocation(const JsonField& field);
 
 // {"allocations": {jobid: {gpu_type, nodes {name: gpus}, batch_size, local_bsz,
-//  accum_steps[, remaining_s][, requeued_for]}}, "stats": {solve_ms, solver_status,
+//  accum_steps[, remaining_s][, restarted_for]}}, "stats": {solve_ms, solver_status,
 //  kept_current, candidate_configs}}; remaining_s only for jobs the policy estimated
-//  (declared lengths), requeued_for only for a live move made by requeue (the job id starting
+//  (declared lengths), restarted_for only for a live move made by restart (the job id starting
 //  on the GPUs it leaves).
 Json::Value decisionToJson(const policy::Decision& decision);
 

@@ -331,7 +331,7 @@ TEST(SnapshotJsonTest, DecisionHasTheDocumentedKeys) {
   EXPECT_EQ(out["stats"]["solver_status"].asString(), "optimal");
   EXPECT_FALSE(out["stats"]["kept_current"].asBool());
   EXPECT_FALSE(job.isMember("remaining_s"));  // no declared length, no estimate
-  EXPECT_FALSE(job.isMember("requeued_for"));
+  EXPECT_FALSE(job.isMember("restarted_for"));
 }
 
 TEST(SnapshotJsonTest, DecisionCarriesTheRemainingTimeOfDeclaredJobs) {
@@ -343,7 +343,7 @@ TEST(SnapshotJsonTest, DecisionCarriesTheRemainingTimeOfDeclaredJobs) {
 TEST(SnapshotJsonTest, DecisionNamesTheJobAMoveByRequeueIsFor) {
   policy::Decision decision;
   decision.allocations["17"] = {{"a100", {{"n2", 4}}}, 512, 64, 1, std::nullopt, "18"};
-  EXPECT_EQ(decisionToJson(decision)["allocations"]["17"]["requeued_for"].asString(), "18");
+  EXPECT_EQ(decisionToJson(decision)["allocations"]["17"]["restarted_for"].asString(), "18");
 }
 
 }  // namespace

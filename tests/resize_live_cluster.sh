@@ -13,7 +13,9 @@
 # its lead admits the second part's workers only, its own part's having started the
 # training), then, for a rigid job that needs that node, drops that part live; it stays
 # RUNNING with Restarts 0. With a reservation ahead on its node, it moves live to the other
-# a100 node: a part there joins, its first part leaves; no checkpoint, Restarts 0. Moved to
+# a100 node: a part there joins, its first part leaves; no checkpoint, Restarts 0. With one
+# ahead there too and a rigid job waiting for that node, it moves back by a restart in new
+# parts instead, so that the rigid job starts at once on the GPUs it leaves. Moved to
 # a v100 node (its gpu_type changed), its training
 # checkpoints in its part, which ends, and resumes in a new part on that node: still RUNNING,
 # Restarts 0. It is cancelled: nothing of it or its parts is left. A third job, in one part on
@@ -137,19 +139,50 @@ is_running "$job" || fail "job $job ended in its move: $(job_field "$job" JobSta
 [ "$(job_field "$job" Restarts)" = 0 ] || fail "job $job was requeued to move"
 scontrol delete ReservationName=away
 
+step "a rigid job given the GPUs a move leaves starts at once: the move is a restart"
+# The job on $second_node, a rigid job waiting for that node; a reservation ahead on it
+# moves the job back to $first_node, and the rigid job, which ends before the reservation,
+# is given the GPUs the job leaves: a live move would have it wait for the joiners' start.
+needs_just() {  # needs_just GPUS JOB
+  scontrol update JobId="$2" Comment="adaptive:resize=live,gpu_type=a100,min_gpus=$1,max_gpus=$1"
+}
+needs_just 2 "$job"
+count() { grep -c "$1" "job-$job.out" || true; }
+checkpoints=$(count "^checkpointed at")
+resumes=$(count "^resumed from")
+rigid=$(sbatch --parsable -w "$second_node" --gres=gpu:2 -t 1 -o /dev/null --wrap "sleep 20")
+sleep 3
+[ "$(job_field "$rigid" JobState)" = PENDING ] || fail "rigid job $rigid did not wait for job $job"
+scontrol create reservation ReservationName=ahead StartTime=now+100 Duration=10 \
+  Nodes="$second_node" Users=root Flags=MAINT,IGNORE_JOBS
+not_live="restart of JobId=$job in new parts: .*not live: JobId=$rigid starts on the GPUs it leaves"
+wait_until 90 "job $job's move made a restart for rigid job $rigid" \
+  grep -q "$not_live" log/slurmctld.log
+grep "$not_live" log/slurmctld.log | sed 's/.*sched\/pollux: /   /'
+wait_until 90 "rigid job $rigid running on $second_node" runs_on "$rigid" "$second_node"
+back() { part=$(running_parts_of "$job"); [ "$(job_field "$part" NodeList)" = "$first_node" ]; }
+wait_until 120 "job $job's new first part running on $first_node" back
+resumed_again() { [ "$(count "^resumed from")" -gt "$resumes" ]; }
+wait_until 120 "job $job's training resumed from its checkpoint in its new part" resumed_again
+[ "$(count "^checkpointed at")" -gt "$checkpoints" ] || fail "job $job did not checkpoint"
+is_running "$job" || fail "job $job ended in its move: $(job_field "$job" JobState)"
+[ "$(job_field "$job" Restarts)" = 0 ] || fail "job $job was requeued to move"
+scontrol delete ReservationName=ahead
+
 step "moved to a v100 node, it checkpoints in its part and restarts in a new one, not requeued"
 set -- $blockers
 scancel "$1"  # the one on n3
 blockers=$2
+checkpoints=$(count "^checkpointed at")
+resumes=$(count "^resumed from")
 scontrol update JobId="$job" Comment="adaptive:resize=live,gpu_type=v100,min_gpus=2,max_gpus=2"
-checkpointed() { grep -q "^checkpointed at" "job-$job.out"; }
-wait_until 90 "job $job's training checkpointed in part $first_part" checkpointed
-grep "JobId=$first_part checkpoint: restart of JobId=$job" log/slurmctld.log |
+checkpointed() { [ "$(count "^checkpointed at")" -gt "$checkpoints" ]; }
+wait_until 90 "job $job's training checkpointed in its part" checkpointed
+grep "checkpoint: restart of JobId=$job in new parts.*-> 2xv100" log/slurmctld.log |
   sed 's/.*sched\/pollux: /   /'
 on_v100() { part=$(running_parts_of "$job"); [ "$(job_field "$part" NodeList)" = n3 ]; }
 wait_until 120 "job $job's new first part running on n3" on_v100
-resumed() { grep -q "^resumed from" "job-$job.out"; }
-wait_until 120 "job $job's training resumed from its checkpoint in its new part" resumed
+wait_until 120 "job $job's training resumed from its checkpoint in its new part" resumed_again
 grep -e "^checkpointed at" -e "^resumed from" -e "restart in new parts" "job-$job.out" |
   sed 's/^/   /'
 is_running "$job" || fail "job $job ended in its move: $(job_field "$job" JobState)"

@@ -112,14 +112,21 @@ TEST(PlacementTest, ALiveShrinkToSomeOfAPartsNodesKeepsItsBatchHost) {
   EXPECT_EQ(result.allocations[1], (Allocation{"t4", {{"n2", 4}}}));
 }
 
-TEST(PlacementTest, AMoveOfAJobWhoseGpusAreAllInPartsIsPlacedBesideWhatItHolds) {
-  const auto nodes = nodesOf("t4", 3, 4, "n");
-  // 2 GPUs on each of n0 and n1 to 4 on one node: beside them, on n2; the GPUs it leaves
-  // are free to the jobs placed after it, which start there once its target has joined.
+// A job whose GPUs are all in parts, in one part with 2 GPUs on each of n0 and n1, to 4 GPUs
+// on one node.
+PlacementRequest movingToOneNode() {
   PlacementRequest moves{{"t4", 4, 1}, Allocation{"t4", {{"n0", 2}, {"n1", 2}}}, {}};
   moves.live = true;
   moves.moves_live = true;
   moves.parts = {Allocation{"t4", {{"n0", 2}, {"n1", 2}}}};
+  return moves;
+}
+
+TEST(PlacementTest, AMoveOfAJobWhoseGpusAreAllInPartsIsPlacedBesideWhatItHolds) {
+  const auto nodes = nodesOf("t4", 3, 4, "n");
+  // 2 GPUs on each of n0 and n1 to 4 on one node: beside them, on n2; the GPUs it leaves
+  // are free to the jobs placed after it, which start there once its target has joined.
+  PlacementRequest moves = movingToOneNode();
   PlacementRequest other{{"t4", 4, 1}, std::nullopt, {}};
   PlacementRequest small{{"t4", 2, 1}, std::nullopt, {}};
   auto result = place(nodes, {}, {moves, other, small});
@@ -146,11 +153,8 @@ TEST(PlacementTest, AJobStartingWhereALiveMoveLeavesHasTheMoveMadeByRestart) {
   const auto nodes = nodesOf("t4", 3, 4, "n");
   // As above: the move goes to n2, and a starting job takes the 4 GPUs it leaves on n0. Its
   // joiners take 250 s to start, the starting job 15 s: it would wait 250 s, so the move is
-  // made by restart, its GPUs free at once, n1's too (no wait for the next job there).
-  PlacementRequest moves{{"t4", 4, 1}, Allocation{"t4", {{"n0", 2}, {"n1", 2}}}, {}};
-  moves.live = true;
-  moves.moves_live = true;
-  moves.parts = {Allocation{"t4", {{"n0", 2}, {"n1", 2}}}};
+  // made by restart, its GPUs free at once.
+  PlacementRequest moves = movingToOneNode();
   moves.join_startup_s = 250;
   PlacementRequest other{{"t4", 4, 1}, std::nullopt, {}};
   other.restart_cost_s = 15;
@@ -184,10 +188,7 @@ TEST(PlacementTest, AJobPrefersGpusFreeAtOnceToThoseALiveMoveLeaves) {
   // Others hold 2 GPUs of each of n0 and n1; the move's 2 on each are free once it has
   // joined on n2. A 2-GPU job fits tighter there but starts at once on n3.
   const Holding others{Allocation{"t4", {{"n0", 2}, {"n1", 2}}}, {}};
-  PlacementRequest moves{{"t4", 4, 1}, Allocation{"t4", {{"n0", 2}, {"n1", 2}}}, {}};
-  moves.live = true;
-  moves.moves_live = true;
-  moves.parts = {Allocation{"t4", {{"n0", 2}, {"n1", 2}}}};
+  PlacementRequest moves = movingToOneNode();
   const PlacementRequest small{{"t4", 2, 1}, std::nullopt, {}};
   auto result = place(nodes, {others}, {moves, small});
   EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n2", 4}}}));

@@ -44,7 +44,9 @@ echo "   killed slurmctld right after: $(grep -o "JobId=$first requeue: .*" log/
 # sends that report once, after the run's processes have ended (KillWait) and its epilog,
 # retrying the connection for about MessageTimeout (all longer on a busy machine), and logs
 # that it sent it (to the slurmctld that was killed) or gave up; later releases keep it until
-# slurmctld answers. A report not done within 120 s is not waited for longer.
+# slurmctld answers. A run whose processes outlive SIGKILL (slurmstepd's "JOB NOT ENDING WITH
+# SIGNALS", after KillWait and UnkillableStepTimeout: 90 s) delays it as long again; a report
+# not done within 240 s is not waited for longer.
 wait_until 30 "job $first's run to end on its node" run_ended
 # Its node's report of the run's end, sent or given up (the run is the job's first to end).
 reported() {
@@ -54,7 +56,7 @@ reported() {
 case $(scontrol -V) in
   *" 22.05."*)
     waited=0
-    until reported || [ $waited -ge 120 ]; do sleep 1; waited=$((waited + 1)); done
+    until reported || [ $waited -ge 240 ]; do sleep 1; waited=$((waited + 1)); done
     if reported; then
       echo "   its node done reporting the end of job $first's run after $waited s"
     else

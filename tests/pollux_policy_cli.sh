@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# pollux-policy end to end: a snapshot gives a decision within capacity; bad input exits 2
+# pollux-policy end to end: a snapshot gives a decision within capacity; a live move whose
+# GPUs a starting job would wait for is made by restart (restarted_for); bad input exits 2
 # with a message naming the problem and nothing on stdout.
 set -eu
 policy="${POLLUX_BUILDDIR:-..}/src/cli/pollux-policy"
@@ -37,6 +38,36 @@ assert decision["allocations"]["102"]["batch_size"] == 0
 assert set(decision["allocations"]) == set(jobs), decision["allocations"].keys()
 stats = decision["stats"]
 assert stats["solve_ms"] >= 0 and stats["solver_status"] in ("optimal", "feasible"), stats
+PY
+
+# A job whose GPUs are all in parts must leave n0 (its partition is n1's); a rigid job that
+# only n0 takes starts there. The move's joiners take 30 s to start, the rigid job's own
+# start 0 s: the move is made by restart, for that job; with joiners that start at once, live.
+cat > "$work/move.json" <<'EOF_SNAPSHOT'
+{"time": 1000,
+ "nodes": [{"name": "n0", "gpu_type": "t4", "gpus": 4},
+           {"name": "n1", "gpu_type": "t4", "gpus": 4}],
+ "partitions": {"away": ["n1"], "stay": ["n0"]},
+ "jobs": [
+  {"id": "7", "submit_time": 0, "adaptive": true, "min_gpus": 4, "max_gpus": 4,
+   "partition": "away", "current": {"gpu_type": "t4", "nodes": {"n0": 4}},
+   "parts": [{"gpu_type": "t4", "nodes": {"n0": 4}}], "grows_live": true, "moves_live": true,
+   "restart_cost_s": 30, "join_startup_s": 30, "grad_params": {"sqr": 0.2, "var": 40.0},
+   "init_batch_size": 128, "max_batch_size": 4096, "local_bsz_bounds": [32, 512],
+   "accumulation": true},
+  {"id": "8", "submit_time": 900, "adaptive": false, "min_gpus": 4, "max_gpus": 4,
+   "partition": "stay"}]}
+EOF_SNAPSHOT
+"$policy" < "$work/move.json" > "$work/decision.json"
+sed 's/"join_startup_s": 30/"join_startup_s": 0/' "$work/move.json" | "$policy" > "$work/live.json"
+python3 - "$work/decision.json" "$work/live.json" <<'PY' || fail "a move a starting job waits for"
+import json, sys
+restarted, live = (json.load(open(path))["allocations"] for path in sys.argv[1:])
+for allocations in (restarted, live):
+    assert allocations["7"]["nodes"] == {"n1": 4}, allocations
+    assert allocations["8"]["nodes"] == {"n0": 4}, allocations
+assert restarted["7"]["restarted_for"] == "8", restarted
+assert "restarted_for" not in live["7"] and "restarted_for" not in restarted["8"], live
 PY
 
 expect_rejected() {  # $1: snapshot text, $2: text the message must contain

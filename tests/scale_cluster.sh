@@ -18,6 +18,7 @@ CLUSTER_NODES=$nodes CLUSTER_GPUS_PER_NODE=8 CLUSTER_CPUS_PER_NODE=8 CLUSTER_DEB
 export CLUSTER_NODES CLUSTER_GPUS_PER_NODE CLUSTER_CPUS_PER_NODE CLUSTER_DEBUG
 start_pollux_cluster "MinJobAge=3600"
 printf '#!/bin/sh\nsleep "$1"\n' > sleep.sh
+mkdir out
 [ "$(sinfo -h -N -o %N | sort -u | wc -l)" -eq "$nodes" ] || fail "not $nodes nodes"
 
 # The running adaptive jobs, for report_load, once a second until the file stop-agents exists.
@@ -54,7 +55,7 @@ while [ "$i" -lt "$jobs" ]; do
     options=$(echo "$forms" | cut -d'|' -f$((i % 7 + 1)))
   fi
   # shellcheck disable=SC2086
-  id=$(sbatch --parsable -o /dev/null -J scale $options sleep.sh $((i % 3 + 1))) ||
+  id=$(sbatch --parsable -o "out/%j.out" -J scale $options sleep.sh $((i % 3 + 1))) ||
     fail "sbatch $options failed"
   echo "$id ${options%%:*}" >> ids
   i=$((i + 1))
@@ -72,6 +73,9 @@ if [ "$completed" -ne "$jobs" ]; then
     echo "--- job $id: $(grep "^$id " ids)" >&2
     scontrol show job "$id" | grep -E "JobState|Restarts|NodeList=|AdminComment|Comment" >&2 || true
     grep -hE "JobId=$id([^0-9]|$)|job $id([^0-9]|$)|StepId=$id\." log/*.log | tail -n 20 >&2 || true
+    echo "   its output: $(tail -n 5 "out/$id.out" 2> /dev/null)" >&2
+    node=$(scontrol show hostnames "$(squeue -h -t all -j "$id" -o %N)" | head -n 1)
+    [ -z "$node" ] || grep -h "error" "log/slurmd-$node.log" | tail -n 5 >&2 || true
   done
   fail "$completed of $jobs jobs completed: $(grep -v " COMPLETED$" states | head -n 5 | tr '\n' ' ')"
 fi

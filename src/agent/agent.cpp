@@ -15,8 +15,8 @@
 #include <system_error>
 #include <vector>
 
-#include "common/slurm_text/node_list.hpp"
 #include "common/invalid_input.hpp"
+#include "common/slurm_text/node_list.hpp"
 #include "log.hpp"
 #include "io/state_file.hpp"
 #include "live_shrink.hpp"

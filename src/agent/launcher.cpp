@@ -15,9 +15,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "common/slurm_text/node_list.hpp"
 #include "child_process.hpp"
 #include "common/invalid_input.hpp"
+#include "common/slurm_text/node_list.hpp"
 #include "job_time.hpp"
 #include "part_launcher.hpp"
 #include "log.hpp"

@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <thread>
 
-#include "common/slurm_text/node_list.hpp"
 #include "client/status_request.hpp"
+#include "common/slurm_text/node_list.hpp"
 #include "job_time.hpp"
 #include "log.hpp"
 #include "workers.hpp"

@@ -8,10 +8,10 @@
 
 #include <json/json.h>
 
-#include "common/slurm_text/node_list.hpp"
 #include "child_process.hpp"
 #include "munge/munge_credential.hpp"
 #include "common/invalid_input.hpp"
+#include "common/slurm_text/node_list.hpp"
 #include "log.hpp"
 #include "common/schema/json_reader.hpp"
 #include "client/status_request.hpp"

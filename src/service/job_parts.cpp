@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "common/slurm_text/node_list.hpp"
 #include "common/policy/configurations.hpp"
+#include "common/slurm_text/node_list.hpp"
 #include "job_lifecycle.hpp"
 
 namespace pollux::service {

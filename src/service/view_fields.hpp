@@ -19,6 +19,7 @@
 
 #include "common/invalid_input.hpp"
 #include "common/schema/json_reader.hpp"
+#include "common/slurm_text/node_list.hpp"
 #include "pollux_service.h"
 #include "site_policy.hpp"
 #include "slurm_view.hpp"
@@ -226,9 +227,7 @@ struct Names {
 struct Features : Names {
   static Value fromC(const char* list, const char*) { return splitFeatures(list ? list : ""); }
   static const char* toC(const Value& features, ViewStorage& storage) {
-    std::string list;
-    for (const auto& feature : features) list += (list.empty() ? "" : ",") + feature;
-    return storage.texts.emplace_back(std::move(list)).c_str();
+    return storage.texts.emplace_back(commaJoined(features)).c_str();
   }
 };
 

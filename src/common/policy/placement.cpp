@@ -56,13 +56,13 @@ class NodePool {
   }
 
   // GPUs a live growth keeps, until it is placed: the requests before it prefer others.
-  void claim(const Allocation& allocation) { addClaims(allocation, 1); }
-  void releaseClaim(const Allocation& allocation) { addClaims(allocation, -1); }
+  void claim(const Allocation& allocation) { add(&FreeNode::claimed_gpus, allocation, 1); }
+  void releaseClaim(const Allocation& allocation) { add(&FreeNode::claimed_gpus, allocation, -1); }
 
   // GPUs a live move leaves: free to later requests, which prefer GPUs free at once.
-  void markLeaving(const Allocation& allocation) { addLeaving(allocation, 1); }
+  void markLeaving(const Allocation& allocation) { add(&FreeNode::leaving_gpus, allocation, 1); }
   // ... unless the move is made by restart: then they are free at once.
-  void unmarkLeaving(const Allocation& allocation) { addLeaving(allocation, -1); }
+  void unmarkLeaving(const Allocation& allocation) { add(&FreeNode::leaving_gpus, allocation, -1); }
 
   // The first node of `allocation` where its job would wait for a live move's GPUs.
   std::optional<std::string> waitsOn(const Allocation& allocation) const {
@@ -171,17 +171,11 @@ class NodePool {
     return allocation;
   }
 
-  void addClaims(const Allocation& allocation, int times) {
+  // Adds `times` the allocation's GPUs on each of its nodes to that node's `count`.
+  void add(int FreeNode::*count, const Allocation& allocation, int times) {
     for (const auto& [name, gpus] : allocation.nodes) {
       const auto node = free_.find(name);
-      if (node != free_.end()) node->second.claimed_gpus += times * gpus;
-    }
-  }
-
-  void addLeaving(const Allocation& allocation, int times) {
-    for (const auto& [name, gpus] : allocation.nodes) {
-      const auto node = free_.find(name);
-      if (node != free_.end()) node->second.leaving_gpus += times * gpus;
+      if (node != free_.end()) node->second.*count += times * gpus;
     }
   }
 

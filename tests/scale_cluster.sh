@@ -16,7 +16,11 @@ nodes=32 jobs=400 adaptive=60
 step "start a cluster of $nodes nodes x 8 GPUs with sched/pollux"
 CLUSTER_NODES=$nodes CLUSTER_GPUS_PER_NODE=8 CLUSTER_CPUS_PER_NODE=8 CLUSTER_DEBUG=info
 export CLUSTER_NODES CLUSTER_GPUS_PER_NODE CLUSTER_CPUS_PER_NODE CLUSTER_DEBUG
-start_pollux_cluster "MinJobAge=3600"
+# A node asked to register probes every step's socket and deletes the batch script of one
+# that refuses it (slurmd's _handle_stray_script), as a batch step starting between its
+# bind and listen does: its job fails. slurmctld asks TreeWidth nodes per ping, from its
+# first ping 3 s after start; a TreeWidth above the node count asks none for 20 pings.
+start_pollux_cluster "MinJobAge=3600\\nTreeWidth=50"
 printf '#!/bin/sh\nsleep "$1"\n' > sleep.sh
 mkdir out
 [ "$(sinfo -h -N -o %N | sort -u | wc -l)" -eq "$nodes" ] || fail "not $nodes nodes"
@@ -75,7 +79,8 @@ if [ "$completed" -ne "$jobs" ]; then
     grep -hE "JobId=$id([^0-9]|$)|job $id([^0-9]|$)|StepId=$id\." log/*.log | tail -n 20 >&2 || true
     echo "   its output: $(tail -n 5 "out/$id.out" 2> /dev/null)" >&2
     node=$(scontrol show hostnames "$(squeue -h -t all -j "$id" -o %N)" | head -n 1)
-    [ -z "$node" ] || grep -h "error" "log/slurmd-$node.log" | tail -n 5 >&2 || true
+    [ -z "$node" ] || grep -hE "error|Purging|job0*$id/|_$id\\.|StepId=$id\\." \
+      "log/slurmd-$node.log" | tail -n 12 >&2 || true
   done
   fail "$completed of $jobs jobs completed: $(grep -v " COMPLETED$" states | head -n 5 | tr '\n' ' ')"
 fi

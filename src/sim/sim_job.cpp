@@ -254,7 +254,7 @@ void SimJob::advance(double now, double seconds) {
   const double waited = std::min(delay_left_, seconds);
   delay_left_ -= waited;
   double time = now + waited;
-  if (join_left_ > 0) {
+  if (joining_from_) {  // its joiners start (none left to wait for where they take 0 s)
     const double joining = std::min(join_left_, end - time);
     join_left_ -= joining;
     time = train(time, joining);

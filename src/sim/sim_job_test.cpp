@@ -100,6 +100,19 @@ TEST_F(SimJobTest, LiveGrowthTrainsOnWhileJoinersStartAndShrinkStalls) {
   EXPECT_EQ(job.flipBacks(), 1);  // the same shape on another node is no flip
 }
 
+TEST_F(SimJobTest, JoinersThatStartAtOnceJoinAfterTheStall) {
+  SimJob job(spec, app, 0, 1e7);  // --restart-cost toy=0
+  job.assign(on({{"t4-0", 1}}, 10), cluster, 0);
+  job.advance(0, 60);
+  EXPECT_DOUBLE_EQ(job.progress(), 60);
+  // A part on t4-1 whose joiner starts at once: the growth's stall (0.375 s) at once, then 2
+  // GPUs at batch 20 (1 iteration/s).
+  job.assign(on({{"t4-0", 1}, {"t4-1", 1}}, 10), cluster, 60);
+  job.advance(60, 10);
+  EXPECT_NEAR(job.progress(), 60 + 10 - 0.375, 1e-9);
+  EXPECT_TRUE(job.leavingGpus().empty());
+}
+
 TEST_F(SimJobTest, ChangesSlurmMakesOnlyByRequeueRestart) {
   SimJob job(spec, app, 10, 1e7);
   job.assign(on({{"t4-0", 1}}, 10), cluster, 0);

@@ -78,6 +78,9 @@ expect_usage_error --workload "$workload" --policy fifo --profiles "$traces" --c
 expect_usage_error --workload "$workload" --policy fifo --profiles "$traces" --round 0
 expect_usage_error --workload "$workload" --policy fifo --profiles "$traces" --event-delay -1
 expect_usage_error --workload "$workload" --policy fifo --profiles "$traces" --restart-cost gpt=5
+expect_usage_error --workload "$workload" --policy pollux --profiles "$traces" --join-startup gpt=5
+grep -q "join-startup names unknown application 'gpt'" "$work/stderr" ||
+  fail "unknown application of --join-startup not named"
 expect_usage_error --workload "$workload" --policy pollux --profiles "$traces" --params pollux_rest_port=1
 grep -q "'pollux_rest_port' is not a policy key" "$work/stderr" || fail "non-policy key not named"
 expect_usage_error --workload "$workload" --policy pollux --profiles "$traces" --params pollux_fairness_p=2

@@ -57,6 +57,13 @@ TEST(OptionsTest, ParsesAndRejects) {
                std::invalid_argument);
   EXPECT_THROW(parse({"--workload", "w", "--policy", "fifo", "--restart-cost", "bert"}),
                std::invalid_argument);
+  EXPECT_DOUBLE_EQ(parse({"--workload", "w", "--policy", "pollux", "--join-startup", "bert=30"})
+                       .join_startup_s.at("bert"),
+                   30);
+  EXPECT_NE(messageOf([] {
+              parse({"--workload", "w", "--policy", "pollux", "--join-startup", "bert=-1"});
+            }).find("--join-startup bert"),
+            std::string::npos);
   EXPECT_THROW(parse({"--workload", "w", "--policy", "fifo", "--bogus"}), std::invalid_argument);
   EXPECT_THROW(parse({"--workload", "w", "--policy", "fifo", "extra"}), std::invalid_argument);
 }
@@ -136,6 +143,14 @@ TEST(ExperimentTest, BadInputsGiveClearErrors) {
   EXPECT_NE(messageOf([&] { loadExperiment(good, profiles, "t4:1x2", {{"nope", 1}}); })
                 .find("unknown application 'nope'"),
             std::string::npos);
+  EXPECT_NE(messageOf([&] {
+              loadExperiment(good, profiles, "t4:1x2", toy_cost, {{"gpt", 1}});
+            }).find("--join-startup names unknown application 'gpt'"),
+            std::string::npos);
+  const auto joining = loadExperiment(good, profiles, "t4:1x2", toy_cost, {{"toy", 2}});
+  EXPECT_DOUBLE_EQ(joining.jobs(Resize::kLive).at(0).joinStartup(), 2);
+  EXPECT_DOUBLE_EQ(loadExperiment(good, profiles, "t4:1x2", toy_cost).jobs().at(0).joinStartup(),
+                   5);
   const std::string unknown_app = testing::writeFile(dir, "app.csv", kHeader + "j,0,gpt,1,10\n");
   EXPECT_NE(messageOf([&] { loadExperiment(unknown_app, profiles, "t4:1x2", toy_cost); })
                 .find("unknown application 'gpt'"),

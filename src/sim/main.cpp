@@ -58,8 +58,8 @@ int main(int argc, char** argv) {
     options = parseOptions(argc, argv);
     const std::string profiles =
         options.profiles.empty() ? pollux::trace::defaultProfilesDir() : options.profiles;
-    experiment = loadExperiment(options.workload, profiles, options.cluster,
-                                options.restart_cost_s);
+    experiment = loadExperiment(options.workload, profiles, options.cluster, options.restart_cost_s,
+                                options.join_startup_s);
     if (!options.plot.empty()) requireGnuplot();
     for (const std::string* output : {&options.timeline, &options.plot, &options.jobs}) {
       if (!output->empty()) requireWritable(*output);

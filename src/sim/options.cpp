@@ -19,7 +19,8 @@ const char* const kUsage =
     "                  [--cluster TYPE:NODESxGPUS,...] [--profiles DIR] [--json]\n"
     "                  [--timeline FILE.csv] [--plot FILE.png] [--round S]\n"
     "                  [--event-delay S]\n"
-    "                  [--restart-cost APP=S,...] [--jobs FILE.csv]\n"
+    "                  [--restart-cost APP=S,...] [--join-startup APP=S,...]\n"
+    "                  [--jobs FILE.csv]\n"
     "                  [--params pollux_KEY=VALUE,...]\n"
     "                  [--declare-factor F] [--undeclared-share S]\n"
     "                  [--resize live|parts|restart]\n";
@@ -69,18 +70,19 @@ std::map<std::string, double> defaultRestartCosts() {
           {"yolov3", 80},  {"imagenet", 250},   {"ncf", 15}};
 }
 
-std::map<std::string, double> parseRestartCosts(const std::string& text) {
+std::map<std::string, double> parseSecondsByApplication(const std::string& text,
+                                                        const std::string& option) {
   std::map<std::string, double> costs;
   std::stringstream items(text);
   for (std::string item; std::getline(items, item, ',');) {
     const size_t equals = item.find('=');
     if (equals == std::string::npos || equals == 0) {
-      throw std::invalid_argument("--restart-cost expects APP=SECONDS,..., got '" + item + "'");
+      throw std::invalid_argument(option + " expects APP=SECONDS,..., got '" + item + "'");
     }
     costs[item.substr(0, equals)] =
-        parseSeconds(item.substr(equals + 1), "--restart-cost " + item.substr(0, equals), 0);
+        parseSeconds(item.substr(equals + 1), option + " " + item.substr(0, equals), 0);
   }
-  if (costs.empty()) throw std::invalid_argument("--restart-cost expects APP=SECONDS,...");
+  if (costs.empty()) throw std::invalid_argument(option + " expects APP=SECONDS,...");
   return costs;
 }
 
@@ -120,8 +122,22 @@ policy::Params parsePolicyParams(const std::string& tokens) {
 
 Options parseOptions(int argc, char** argv) {
   enum {
-    kWorkload = 1, kPolicy, kCluster, kProfiles, kJson, kTimeline, kPlot, kRound, kEventDelay,
-    kRestart, kJobs, kParams, kDeclareFactor, kUndeclaredShare, kResize
+    kWorkload = 1,
+    kPolicy,
+    kCluster,
+    kProfiles,
+    kJson,
+    kTimeline,
+    kPlot,
+    kRound,
+    kEventDelay,
+    kRestart,
+    kJoinStartup,
+    kJobs,
+    kParams,
+    kDeclareFactor,
+    kUndeclaredShare,
+    kResize
   };
   static const option kLong[] = {{"workload", required_argument, nullptr, kWorkload},
                                  {"policy", required_argument, nullptr, kPolicy},
@@ -133,6 +149,7 @@ Options parseOptions(int argc, char** argv) {
                                  {"round", required_argument, nullptr, kRound},
                                  {"event-delay", required_argument, nullptr, kEventDelay},
                                  {"restart-cost", required_argument, nullptr, kRestart},
+                                 {"join-startup", required_argument, nullptr, kJoinStartup},
                                  {"jobs", required_argument, nullptr, kJobs},
                                  {"params", required_argument, nullptr, kParams},
                                  {"declare-factor", required_argument, nullptr, kDeclareFactor},
@@ -153,7 +170,12 @@ Options parseOptions(int argc, char** argv) {
       case kPlot: options.plot = optarg; break;
       case kRound: options.round_s = parseSeconds(optarg, "--round", 1); break;
       case kEventDelay: options.event_delay_s = parseSeconds(optarg, "--event-delay", 0); break;
-      case kRestart: options.restart_cost_s = parseRestartCosts(optarg); break;
+      case kRestart:
+        options.restart_cost_s = parseSecondsByApplication(optarg, "--restart-cost");
+        break;
+      case kJoinStartup:
+        options.join_startup_s = parseSecondsByApplication(optarg, "--join-startup");
+        break;
       case kJobs: options.jobs = optarg; break;
       case kParams: options.params = parsePolicyParams(optarg); break;
       case kDeclareFactor:

@@ -23,6 +23,7 @@ struct Options {
   double round_s = 60;
   double event_delay_s = 0;  // --event-delay: rounds on arrivals and completions (0: none)
   std::map<std::string, double> restart_cost_s;  // --restart-cost overrides, by application
+  std::map<std::string, double> join_startup_s;  // --join-startup, by application
   policy::Params params;  // --params: the policy settings of the pollux policies
   // Declared lengths: each job declares its workload target times this factor ...
   double declare_factor = 1;
@@ -45,7 +46,9 @@ std::map<std::string, double> defaultRestartCosts();
 // speed_TYPE) over the defaults; throws std::invalid_argument on any other or malformed token.
 policy::Params parsePolicyParams(const std::string& tokens);
 
-// "cifar10=50,bert=120" -> {cifar10: 50, bert: 120}; throws std::invalid_argument.
-std::map<std::string, double> parseRestartCosts(const std::string& text);
+// "cifar10=50,bert=120" -> {cifar10: 50, bert: 120}, the value of `option`; throws
+// std::invalid_argument.
+std::map<std::string, double> parseSecondsByApplication(const std::string& text,
+                                                        const std::string& option);
 
 }  // namespace pollux::sim

@@ -104,10 +104,10 @@ policy::Job PolluxScheduler::snapshotJob(const SimJob& job) {
   snapshot_job.restarts = job.restarts();
   snapshot_job.restart_cost_s = job.restartCost();
   snapshot_job.lost_s = job.lostSeconds();
-  // As the plugin fills them for a job whose workers join live: the joiners start in what a
-  // restart takes, and the stall is the one it measured at its last live change.
+  // As the plugin fills them for a job whose workers join live: the joiners' start-up and
+  // the stall it measured at its last live change.
   snapshot_job.grows_live = job.growsLive();
-  if (job.growsLive()) snapshot_job.join_startup_s = job.restartCost();
+  if (job.growsLive()) snapshot_job.join_startup_s = job.joinStartup();
   snapshot_job.live_resize_cost_s = job.lastLiveStall();
   snapshot_job.parts = job.parts();
   snapshot_job.moves_live = job.movesLive();

@@ -17,12 +17,11 @@ int Assignment::totalGpus() const {
 }
 
 SimJob::SimJob(trace::WorkloadJob spec, const trace::Application& app, double restart_cost_s,
-               std::optional<double> live_model_parameters, bool gpus_in_parts)
-    : spec_(std::move(spec)),
-      app_(&app),
-      restart_cost_s_(restart_cost_s),
-      live_parameters_(live_model_parameters),
-      gpus_in_parts_(gpus_in_parts) {}
+               std::optional<double> live_model_parameters, bool gpus_in_parts,
+               std::optional<double> join_startup_s)
+    : spec_(std::move(spec)), app_(&app), restart_cost_s_(restart_cost_s),
+      join_startup_s_(join_startup_s.value_or(restart_cost_s)),
+      live_parameters_(live_model_parameters), gpus_in_parts_(gpus_in_parts) {}
 
 long SimJob::currentBatchSize() const {
   return assignment_ ? assignment_->batchSize() : app_->curves.initBatchSize();
@@ -103,22 +102,22 @@ void SimJob::applyChange(Change change, const Assignment& next) {
     case Change::kLiveMove: {
       const int held = assignment_->totalGpus();
       joining_from_ = Running{*assignment_, timing_};
-      join_left_ = restart_cost_s_;
-      gpu_seconds_ += restart_cost_s_ * held;  // it holds its old GPUs too meanwhile
+      join_left_ = join_startup_s_;
+      gpu_seconds_ += join_startup_s_ * held;  // it holds its old GPUs too meanwhile
       stall = liveGrowthStall(*live_parameters_, held + next.totalGpus()) +
               liveShrinkStall(*live_parameters_);
       stall_after_join_ = stall;
-      lost_s_ += restart_cost_s_ * next.totalGpus() / (held + next.totalGpus());
+      lost_s_ += join_startup_s_ * next.totalGpus() / (held + next.totalGpus());
       break;
     }
     case Change::kLiveGrowth: {
       if (!joining_from_) joining_from_ = Running{*assignment_, timing_};
       stall = liveGrowthStall(*live_parameters_, next.totalGpus());
-      join_left_ = restart_cost_s_;
+      join_left_ = join_startup_s_;
       stall_after_join_ = stall;
       const double idle_share =
           double(next.totalGpus() - joining_from_->assignment.totalGpus()) / next.totalGpus();
-      lost_s_ += restart_cost_s_ * idle_share;
+      lost_s_ += join_startup_s_ * idle_share;
       break;
     }
   }

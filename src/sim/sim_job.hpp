@@ -39,19 +39,22 @@ class SimJob {
   // With `live_model_parameters` (its model's size) it changes live where Slurm would
   // (policy::changesInPlace): a growth that keeps its GPUs and adds as many on each node it
   // adds to (a part) trains on at its old allocation while the joiners start (its restart
-  // cost), then stalls for the live growth; a shrink to some of its nodes, or one that drops
-  // one of its parts or some of a part's nodes, stalls for the live shrink (live_resize.hpp). With
-  // `gpus_in_parts` too, its first allocation is a part and it moves live to GPUs of its type on
-  // other nodes with as many on each: it trains on at its old allocation while the target's joiners
-  // start (holding both), then stalls for their join and for the old parts' leaving (a job placed
-  // on the GPUs it leaves waits for them: waitForGpus). Any other change restarts.
+  // cost, or `join_startup_s`), then stalls for the live growth; a shrink to some of its nodes, or
+  // one that drops one of its parts or some of a part's nodes, stalls for the live shrink
+  // (live_resize.hpp). With `gpus_in_parts` too, its first allocation is a part and it moves live
+  // to GPUs of its type on other nodes with as many on each: it trains on at its old allocation
+  // while the target's joiners start (holding both), then stalls for their join and for the old
+  // parts' leaving (a job placed on the GPUs it leaves waits for them: waitForGpus). Any other
+  // change restarts.
   SimJob(trace::WorkloadJob spec, const trace::Application& app, double restart_cost_s,
-         std::optional<double> live_model_parameters = std::nullopt, bool gpus_in_parts = false);
+         std::optional<double> live_model_parameters = std::nullopt, bool gpus_in_parts = false,
+         std::optional<double> join_startup_s = std::nullopt);
 
   const trace::WorkloadJob& spec() const { return spec_; }
   const std::string& name() const { return spec_.name; }
   const trace::Application& app() const { return *app_; }
   double restartCost() const { return restart_cost_s_; }
+  double joinStartup() const { return join_startup_s_; }  // its live changes' joiners' start
 
   bool finished() const { return completion_time_.has_value(); }
   std::optional<double> completionTime() const { return completion_time_; }
@@ -127,6 +130,7 @@ class SimJob {
   trace::WorkloadJob spec_;
   const trace::Application* app_;
   double restart_cost_s_;
+  double join_startup_s_;
   std::optional<Assignment> assignment_;
   std::string gpu_type_;
   trace::StepTiming timing_{0, 0};  // of the current assignment, on its slowest GPU type

@@ -113,6 +113,22 @@ TEST_F(SimJobTest, JoinersThatStartAtOnceJoinAfterTheStall) {
   EXPECT_TRUE(job.leavingGpus().empty());
 }
 
+TEST_F(SimJobTest, JoinersTakeTheirOwnStartUpWhereGiven) {
+  SimJob job(spec, app, 10, 1e7, false, 4);  // --join-startup toy=4
+  job.assign(on({{"t4-0", 1}}, 10), cluster, 0);
+  job.advance(0, 60);
+  EXPECT_DOUBLE_EQ(job.progress(), 50);
+  // 4 s at 1 GPU while the joiner starts, then the stall (0.375 s), then 2 GPUs.
+  job.assign(on({{"t4-0", 1}, {"t4-1", 1}}, 10), cluster, 60);
+  job.advance(60, 10);
+  EXPECT_NEAR(job.progress(), 50 + 10 - 0.375, 1e-9);
+  EXPECT_DOUBLE_EQ(job.gpuSeconds(), 60 + 10 * 2);
+  EXPECT_NEAR(job.lostSeconds(), 0.375 + 4 * 0.5, 1e-9);  // the new GPU idle 4 s
+  job.assign(on({{"t4-1", 1}}, 10), cluster, 70);         // a restart still takes 10 s
+  job.advance(70, 10);
+  EXPECT_NEAR(job.progress(), 59.625, 1e-9);
+}
+
 TEST_F(SimJobTest, ChangesSlurmMakesOnlyByRequeueRestart) {
   SimJob job(spec, app, 10, 1e7);
   job.assign(on({{"t4-0", 1}}, 10), cluster, 0);

@@ -100,33 +100,22 @@ TEST_F(SimJobTest, LiveGrowthTrainsOnWhileJoinersStartAndShrinkStalls) {
   EXPECT_EQ(job.flipBacks(), 1);  // the same shape on another node is no flip
 }
 
-TEST_F(SimJobTest, JoinersThatStartAtOnceJoinAfterTheStall) {
-  SimJob job(spec, app, 0, 1e7);  // --restart-cost toy=0
-  job.assign(on({{"t4-0", 1}}, 10), cluster, 0);
-  job.advance(0, 60);
-  EXPECT_DOUBLE_EQ(job.progress(), 60);
-  // A part on t4-1 whose joiner starts at once: the growth's stall (0.375 s) at once, then 2
-  // GPUs at batch 20 (1 iteration/s).
-  job.assign(on({{"t4-0", 1}, {"t4-1", 1}}, 10), cluster, 60);
-  job.advance(60, 10);
-  EXPECT_NEAR(job.progress(), 60 + 10 - 0.375, 1e-9);
-  EXPECT_TRUE(job.leavingGpus().empty());
-}
-
 TEST_F(SimJobTest, JoinersTakeTheirOwnStartUpWhereGiven) {
-  SimJob job(spec, app, 10, 1e7, false, 4);  // --join-startup toy=4
-  job.assign(on({{"t4-0", 1}}, 10), cluster, 0);
-  job.advance(0, 60);
-  EXPECT_DOUBLE_EQ(job.progress(), 50);
-  // 4 s at 1 GPU while the joiner starts, then the stall (0.375 s), then 2 GPUs.
-  job.assign(on({{"t4-0", 1}, {"t4-1", 1}}, 10), cluster, 60);
-  job.advance(60, 10);
-  EXPECT_NEAR(job.progress(), 50 + 10 - 0.375, 1e-9);
-  EXPECT_DOUBLE_EQ(job.gpuSeconds(), 60 + 10 * 2);
-  EXPECT_NEAR(job.lostSeconds(), 0.375 + 4 * 0.5, 1e-9);  // the new GPU idle 4 s
-  job.assign(on({{"t4-1", 1}}, 10), cluster, 70);         // a restart still takes 10 s
-  job.advance(70, 10);
-  EXPECT_NEAR(job.progress(), 59.625, 1e-9);
+  for (const double join_s : {4.0, 0.0}) {  // --join-startup toy=4, toy=0
+    SimJob job(spec, app, 10, 1e7, false, join_s);
+    job.assign(on({{"t4-0", 1}}, 10), cluster, 0);
+    job.advance(0, 60);
+    // join_s at 1 GPU while the joiner starts, then the stall (0.375 s), then 2 GPUs at
+    // batch 20 (1 iteration/s).
+    job.assign(on({{"t4-0", 1}, {"t4-1", 1}}, 10), cluster, 60);
+    job.advance(60, 10);
+    EXPECT_NEAR(job.progress(), 50 + 10 - 0.375, 1e-9) << join_s;
+    EXPECT_TRUE(job.leavingGpus().empty());
+    EXPECT_NEAR(job.lostSeconds(), 0.375 + join_s * 0.5, 1e-9);  // the new GPU idle meanwhile
+    job.assign(on({{"t4-1", 1}}, 10), cluster, 70);              // a restart still takes 10 s
+    job.advance(70, 10);
+    EXPECT_NEAR(job.progress(), 59.625, 1e-9);
+  }
 }
 
 TEST_F(SimJobTest, ChangesSlurmMakesOnlyByRequeueRestart) {

@@ -18,10 +18,11 @@
 # parts instead, so that the rigid job starts at once on the GPUs it leaves. Moved to
 # a v100 node (its gpu_type changed), its training
 # checkpoints in its part, which ends, and resumes in a new part on that node: still RUNNING,
-# Restarts 0. It is cancelled: nothing of it or its parts is left. A third job, in one part on
-# both a100 nodes, shrinks live to that part's batch host for a rigid job that needs the other
-# node: the workers there leave, its agent shrinks the part (scontrol update NodeList), the
-# job trains on with Restarts 0 and no checkpoint.
+# Restarts 0. It is cancelled: nothing of it or its parts is left, and its training
+# checkpoints first where srun takes --ignore-signals (26.05 on; before, it does not). A
+# third job, in one part on both a100 nodes, shrinks live to that part's batch host for a
+# rigid job that needs the other node: the workers there leave, its agent shrinks the part
+# (scontrol update NodeList), the job trains on with Restarts 0 and no checkpoint.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster/lib.sh"
@@ -187,7 +188,22 @@ grep -e "^checkpointed at" -e "^resumed from" -e "restart in new parts" "job-$jo
   sed 's/^/   /'
 is_running "$job" || fail "job $job ended in its move: $(job_field "$job" JobState)"
 [ "$(job_field "$job" Restarts)" = 0 ] || fail "job $job was requeued to move"
+
+step "scancel of the job ends it and its part; its training checkpoints where srun can keep SIGTERM"
+checkpoints=$(count "^checkpointed at")
 cancel_with_parts "$job"
+if srun --help | grep -q -- --ignore-signals; then
+  [ "$(count "^checkpointed at")" -gt "$checkpoints" ] ||
+    fail "job $job did not checkpoint when cancelled"
+  grep -e "cancelled or requeued" -e "^checkpointed at" "job-$job.out" | tail -n 2 |
+    sed 's/^/   /'
+else
+  # srun before 26.05 has no --ignore-signals: scancel's SIGTERM reaches the part's srun in
+  # the job's batch script, which ends the part's step at once.
+  [ "$(count "^checkpointed at")" -eq "$checkpoints" ] ||
+    fail "job $job checkpointed when cancelled, where srun ends its step on SIGTERM"
+  echo "   no checkpoint: this srun has no --ignore-signals"
+fi
 scancel $blockers
 
 step "a job in one part on both a100 nodes shrinks it live to its batch host for a rigid job"

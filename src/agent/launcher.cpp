@@ -189,7 +189,7 @@ int Launcher::run() {
   step_.status_file = status_file.path();
   int restarts_left = kRestartsAfterFailedChange;
   const bool in_parts = gpusInPartsOf(comment);
-  PartLauncher parts(options_, job_id_, plugin_, step_, in_parts);
+  PartLauncher parts(options_, job_id_, plugin_, step_, in_parts, in_parts && srunIgnoresSignals());
   if (in_parts) return runInParts(parts);
   for (;;) {
     const int srun_status = runStep(nodes, parts);
@@ -274,7 +274,7 @@ int Launcher::runInParts(PartLauncher& parts) {
     logLine("the job's GPUs are all in its parts (adaptive:resize=live): waiting for the first");
     while (!stopping_ || parts.hasSteps()) {
       if (parts.startedAny() && !parts.hasSteps()) break;
-      if (before_time_limit) {
+      if (before_time_limit || stopping_) {
         parts.reapSteps();  // no part is added or started once the training checkpoints
       } else {
         parts.poll(home);
@@ -337,8 +337,10 @@ void Launcher::drainSignals() {
 // SIGTERM and SIGINT (the job ends or is requeued: Slurm signals the step too) and the
 // trainer's own signals go on to srun (while it runs), which passes them to every task. Once
 // the job's own step has ended (or where it has none), they go on to the srun of each step
-// in its parts. (A cancel or requeue of the job has Slurm signal those sruns too, and srun
-// ends its step on SIGTERM: no checkpoint is written there; see runInParts for the time limit.)
+// in its parts. A cancel or requeue of the job has Slurm signal those sruns too, and srun
+// ends its step on SIGTERM, before any checkpoint, unless it leaves SIGTERM alone
+// (PartLauncher::stepsKeepTerm): SIGTERM then goes to the parts' steps through Slurm, whose
+// lead checkpoints (runInParts waits for them; see there for the time limit).
 void Launcher::handleSignal(ChildProcess* srun, PartLauncher* parts) {
   signalfd_siginfo info;
   if (read(signal_fd_, &info, sizeof info) != sizeof info) return;
@@ -347,6 +349,9 @@ void Launcher::handleSignal(ChildProcess* srun, PartLauncher* parts) {
   if (number == SIGTERM || number == SIGINT) stopping_ = true;
   if (srun) {
     srun->signal(number);
+  } else if (parts && number == SIGTERM && parts->stepsKeepTerm() && parts->hasSteps()) {
+    logLine("the job is cancelled or requeued: its training checkpoints in its parts");
+    parts->checkpointSteps();
   } else if (parts) {
     parts->signalSteps(number);
   }

@@ -48,10 +48,17 @@ std::vector<std::string> partSubmitCommand(const std::string& job_id, const GetE
 }
 
 std::vector<std::string> partStepCommand(const std::string& agent_path, const Options& options,
-                                         uint32_t part, size_t nodes, int tasks_per_node) {
+                                         uint32_t part, size_t nodes, int tasks_per_node,
+                                         bool keeps_term) {
   std::vector<std::string> command = stepCommand(agent_path, options, nodes, tasks_per_node);
   command.insert(command.begin() + 1, "--jobid=" + std::to_string(part));
+  if (keeps_term) command.insert(command.begin() + 2, "--ignore-signals=TERM");
   return command;
+}
+
+bool srunIgnoresSignals() {
+  const CommandOutput help = runCommand({"srun", "--help"});
+  return help.status == 0 && help.output.find("--ignore-signals") != std::string::npos;
 }
 
 std::map<std::string, std::string> partStepEnvironment(
@@ -72,9 +79,9 @@ std::map<std::string, std::string> partStepEnvironment(
 }
 
 PartLauncher::PartLauncher(Options options, std::string job_id, ReporterSettings plugin,
-                           const StepSettings& step, bool gpus_in_parts)
+                           const StepSettings& step, bool gpus_in_parts, bool steps_keep_term)
     : options_(std::move(options)), job_id_(std::move(job_id)), plugin_(std::move(plugin)),
-      step_(step), gpus_in_parts_(gpus_in_parts) {}
+      step_(step), gpus_in_parts_(gpus_in_parts), steps_keep_term_(steps_keep_term) {}
 
 void PartLauncher::endParts() {
   if (!submitted_.empty()) {
@@ -159,7 +166,7 @@ void PartLauncher::start(const schema::PartStatus& part, const std::vector<std::
   const std::string self = std::filesystem::read_symlink("/proc/self/exe");
   const bool leads = gpus_in_parts_ && steps_.empty();  // no worker of the job runs
   auto srun = std::make_unique<ChildProcess>(
-      partStepCommand(self, options_, part.job_id, part.nodes.size(), per_node),
+      partStepCommand(self, options_, part.job_id, part.nodes.size(), per_node, steps_keep_term_),
       partStepEnvironment(job_id_, part.job_id, part.nodes, per_node, job_nodes, step_, processEnv,
                           leads));
   steps_.emplace(part.job_id, std::move(srun));

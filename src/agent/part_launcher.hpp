@@ -34,9 +34,16 @@ namespace pollux::agent {
 std::vector<std::string> partSubmitCommand(const std::string& job_id, const GetEnv& getenv,
                                            const std::string& time_left);
 
-// srun's command line for the job's workers in part `part` on `nodes` nodes.
+// srun's command line for the job's workers in part `part` on `nodes` nodes. `keeps_term`:
+// srun leaves SIGTERM to the step alone (--ignore-signals=TERM), so that a cancel or requeue
+// of the job, whose SIGTERM reaches every process of its batch script, does not end the step
+// before its workers checkpoint.
 std::vector<std::string> partStepCommand(const std::string& agent_path, const Options& options,
-                                         uint32_t part, size_t nodes, int tasks_per_node);
+                                         uint32_t part, size_t nodes, int tasks_per_node,
+                                         bool keeps_term = false);
+
+// Whether this host's srun takes --ignore-signals (Slurm 26.05 on): `srun --help` names it.
+bool srunIgnoresSignals();
 
 // The environment of that step: as in the part's own allocation (stepEnvironment, with the
 // job's step status file), and the job's rendezvous (MASTER_ADDR, the first of the job's step
@@ -52,9 +59,9 @@ class PartLauncher {
   // `step`: the launcher's, read at each start (the job's store is hosted apart or not per
   // step). `gpus_in_parts`: the job's GPUs are all in its parts (adaptive:resize=live): a
   // part started while no step of the job runs starts the training (partStepEnvironment's
-  // `leads`).
+  // `leads`). `steps_keep_term`: the parts' sruns leave SIGTERM alone (partStepCommand).
   PartLauncher(Options options, std::string job_id, ReporterSettings plugin,
-               const StepSettings& step, bool gpus_in_parts = false);
+               const StepSettings& step, bool gpus_in_parts = false, bool steps_keep_term = false);
   // Cancels every part submitted or started and reaps the steps started in them.
   ~PartLauncher();
   PartLauncher(const PartLauncher&) = delete;
@@ -75,6 +82,8 @@ class PartLauncher {
   void endParts();
   // Sends `number` to the steps started in the parts (srun passes it to every task).
   void signalSteps(int number);
+  // Whether the parts' sruns leave SIGTERM alone: checkpointSteps() then carries it.
+  bool stepsKeepTerm() const { return steps_keep_term_; }
   // Forgets the steps whose srun has ended (poll does too, and follows the plugin).
   void reapSteps();
   // Asks the workers in the parts to checkpoint: SIGTERM to the parts' steps through Slurm
@@ -93,6 +102,7 @@ class PartLauncher {
   ReporterSettings plugin_;
   const StepSettings& step_;
   bool gpus_in_parts_;
+  bool steps_keep_term_;
   Clock::time_point next_poll_ = Clock::now();
   std::optional<Clock::time_point> submitted_at_;  // of a part the plugin has not seen yet
   std::set<uint32_t> submitted_;

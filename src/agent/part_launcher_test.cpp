@@ -50,6 +50,15 @@ TEST(PartLauncher, WorkersStartInThePartWithTheJobsCommand) {
                    "train.py"}));
 }
 
+TEST(PartLauncher, WorkersInAPartOfAJobWhoseGpusAreInPartsMayKeepSlurmsSigterm) {
+  Options options;
+  options.command = {"python3", "train.py"};
+  EXPECT_EQ(partStepCommand("/usr/bin/pollux-agent", options, 12, 1, 2, true),
+            (Words{"srun", "--jobid=12", "--ignore-signals=TERM", "--nodes=1", "--ntasks=2",
+                   "--ntasks-per-node=2", "--kill-on-bad-exit=0", "--no-kill",
+                   "/usr/bin/pollux-agent", "--", "python3", "train.py"}));
+}
+
 TEST(PartLauncher, WorkersInThePartJoinTheJobsRendezvous) {
   StepSettings settings{"token", 2, "/tmp/status"};
   const auto env =
@@ -83,7 +92,7 @@ TEST(PartLauncher, WorkersInThePartJoinTheJobsRendezvous) {
 }
 
 // srun and scancel on PATH: srun records the part it starts in and runs until scancel cancels
-// that part.
+// that part; `srun --help` prints what srunHelp() set.
 class FakeSlurm {
  public:
   FakeSlurm() : old_path_(processEnv("PATH").value_or("/usr/bin:/bin")) {
@@ -91,12 +100,19 @@ class FakeSlurm {
         (std::filesystem::temp_directory_path() / "pollux-part-launcher-XXXXXX").string();
     if (!mkdtemp(dir_template.data())) throw std::runtime_error("mkdtemp failed");
     dir_ = dir_template;
-    write("srun",
-          "for word; do case $word in --jobid=*) part=${word#--jobid=};; esac; done\n"
-          "echo $$ > \"" + dir_ + "/srun-$part\"\n"
-          "echo $part >> \"" + dir_ + "/started\"\n"
-          "echo \"$part ${POLLUX_PART_LEADS:-joins}\" >> \"" + dir_ + "/roles\"\n"
-          "exec sleep 30\n");
+    write("srun", "if [ \"$1\" = --help ]; then cat \"" + dir_ +
+                      "/help\"; exit; fi\n"
+                      "for word; do case $word in --jobid=*) part=${word#--jobid=};; esac; done\n"
+                      "echo $$ > \"" +
+                      dir_ +
+                      "/srun-$part\"\n"
+                      "echo $part >> \"" +
+                      dir_ +
+                      "/started\"\n"
+                      "echo \"$part ${POLLUX_PART_LEADS:-joins}\" >> \"" +
+                      dir_ +
+                      "/roles\"\n"
+                      "exec sleep 30\n");
     write("scancel",
           "for part; do echo $part >> \"" + dir_ + "/cancelled\"; "
           "kill $(cat \"" + dir_ + "/srun-$part\"); done\n");
@@ -106,6 +122,8 @@ class FakeSlurm {
     setenv("PATH", old_path_.c_str(), 1);
     std::filesystem::remove_all(dir_);
   }
+
+  void srunHelp(const std::string& text) const { std::ofstream(dir_ + "/help") << text; }
 
   // What a script appended to `name`, once it holds `lines` lines (or after 10 s).
   std::string appended(const std::string& name, int lines) const {
@@ -131,6 +149,14 @@ class FakeSlurm {
   std::string old_path_;
   std::string dir_;
 };
+
+TEST(PartLauncher, SrunLeavesSigtermAloneWhereItTakesIgnoreSignals) {
+  FakeSlurm slurm;
+  slurm.srunHelp("Usage: srun [OPTIONS(0)... [executable(0) [args(0)...]]]\n");
+  EXPECT_FALSE(srunIgnoresSignals());  // Slurm before 26.05
+  slurm.srunHelp("      --ignore-signals=signals... prevent forwarding of specified signals\n");
+  EXPECT_TRUE(srunIgnoresSignals());
+}
 
 schema::PartStatus running(uint32_t part, const std::string& node) {
   return {schema::PartStatus::State::kRunning, part, {node}};

@@ -100,22 +100,15 @@ class FakeSlurm {
         (std::filesystem::temp_directory_path() / "pollux-part-launcher-XXXXXX").string();
     if (!mkdtemp(dir_template.data())) throw std::runtime_error("mkdtemp failed");
     dir_ = dir_template;
-    write("srun", "if [ \"$1\" = --help ]; then cat \"" + dir_ +
-                      "/help\"; exit; fi\n"
-                      "for word; do case $word in --jobid=*) part=${word#--jobid=};; esac; done\n"
-                      "echo $$ > \"" +
-                      dir_ +
-                      "/srun-$part\"\n"
-                      "echo $part >> \"" +
-                      dir_ +
-                      "/started\"\n"
-                      "echo \"$part ${POLLUX_PART_LEADS:-joins}\" >> \"" +
-                      dir_ +
-                      "/roles\"\n"
-                      "exec sleep 30\n");
+    write("srun",
+          "if [ \"$1\" = --help ]; then cat \"$dir/help\"; exit; fi\n"
+          "for word; do case $word in --jobid=*) part=${word#--jobid=};; esac; done\n"
+          "echo $$ > \"$dir/srun-$part\"\n"
+          "echo $part >> \"$dir/started\"\n"
+          "echo \"$part ${POLLUX_PART_LEADS:-joins}\" >> \"$dir/roles\"\n"
+          "exec sleep 30\n");
     write("scancel",
-          "for part; do echo $part >> \"" + dir_ + "/cancelled\"; "
-          "kill $(cat \"" + dir_ + "/srun-$part\"); done\n");
+          "for part; do echo $part >> \"$dir/cancelled\"; kill $(cat \"$dir/srun-$part\"); done\n");
     setenv("PATH", (dir_ + ":" + old_path_).c_str(), 1);
   }
   ~FakeSlurm() {
@@ -140,9 +133,10 @@ class FakeSlurm {
   }
 
  private:
+  // A script whose `body` finds this fake's directory in $dir.
   void write(const std::string& name, const std::string& body) const {
     const std::string path = dir_ + "/" + name;
-    std::ofstream(path) << "#!/bin/sh\n" << body;
+    std::ofstream(path) << "#!/bin/sh\ndir='" << dir_ << "'\n" << body;
     chmod(path.c_str(), 0755);
   }
 

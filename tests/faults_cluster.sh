@@ -34,6 +34,12 @@ first=$(submit_adaptive cifar10 3 0.6)
 requeued() { grep -q "JobId=$first requeue: resize" log/slurmctld.log; }
 run_ended() { grep -q "pollux-agent\[$first.0\]: training stopped" "job-$first.out"; }
 wait_until 60 "job $first requeued to grow" requeued
+# slurmctld saves the requeue in its state file at once: a SIGKILL before that has it restore
+# the job as still in its first run, and the run's late end (slurmstepd retries its report
+# until slurmctld answers) then ends the job: Slurm's window, not the plugin's.
+touch requeue-seen
+saved() { [ -n "$(find state/job_state -newer requeue-seen 2> /dev/null)" ]; }
+wait_until 10 "slurmctld's state saved after the requeue" saved
 "$cluster" stop-ctld "$run" --kill
 echo "   killed slurmctld right after: $(grep -o "JobId=$first requeue: .*" log/slurmctld.log | tail -n 1)"
 # Slurm fact (22.05 job_epilog_complete -> make_node_idle): a report of the run's end that

@@ -18,8 +18,8 @@
 # parts instead, so that the rigid job starts at once on the GPUs it leaves. Moved to
 # a v100 node (its gpu_type changed), its training
 # checkpoints in its part, which ends, and resumes in a new part on that node: still RUNNING,
-# Restarts 0. It is cancelled: nothing of it or its parts is left, and its training
-# checkpoints first where srun takes --ignore-signals (26.05 on; before, it does not). A
+# Restarts 0. It is cancelled: its training checkpoints first (its parts' batch scripts
+# started their steps, out of reach of the cancel's SIGTERM), then nothing of it is left. A
 # third job, in one part on both a100 nodes, shrinks live to that part's batch host for a
 # rigid job that needs the other node: the workers there leave, its agent shrinks the part
 # (scontrol update NodeList), the job trains on with Restarts 0 and no checkpoint.
@@ -189,23 +189,18 @@ grep -e "^checkpointed at" -e "^resumed from" -e "restart in new parts" "job-$jo
 is_running "$job" || fail "job $job ended in its move: $(job_field "$job" JobState)"
 [ "$(job_field "$job" Restarts)" = 0 ] || fail "job $job was requeued to move"
 
-step "scancel of the job ends it and its part; its training checkpoints where srun can keep SIGTERM"
+step "scancel of the job ends it and its part; its training checkpoints first"
 checkpoints=$(count "^checkpointed at")
 cancel_with_parts "$job"
-if srun --help | grep -q -- --ignore-signals; then
-  [ "$(count "^checkpointed at")" -gt "$checkpoints" ] ||
-    fail "job $job did not checkpoint when cancelled"
-  grep -e "cancelled or requeued" -e "^checkpointed at" "job-$job.out" | tail -n 2 |
-    sed 's/^/   /'
-else
-  # srun before 26.05 has no --ignore-signals: scancel's SIGTERM reaches the part's srun in
-  # the job's batch script, which SIGKILLs the part's step, unless the part's own cancel
-  # (SIGTERM, then KillWait) reaches the step first: a checkpoint is a race, not a promise.
-  ! grep -q "cancelled or requeued: its training checkpoints" "job-$job.out" ||
-    fail "job $job's launcher passed SIGTERM on, where srun has no --ignore-signals"
-  echo "   this srun has no --ignore-signals: $(($(count "^checkpointed at") - checkpoints))" \
-    "checkpoint(s) written by the race of the part's cancel with srun's SIGKILL"
-fi
+# The part's own batch script started its step: scancel's SIGTERM to the job, which reaches
+# every process of the job's batch script, leaves it alone, and the launcher passes it on.
+grep -q "the job is cancelled or requeued: its training checkpoints in its parts" "job-$job.out" ||
+  fail "job $job's launcher did not pass the cancel's SIGTERM on to its parts' steps"
+[ "$(count "^checkpointed at")" -gt "$checkpoints" ] ||
+  fail "job $job did not checkpoint when cancelled"
+grep -e "cancelled or requeued" -e "^checkpointed at" "job-$job.out" | tail -n 2 | sed 's/^/   /'
+# The directory its parts' batch scripts started their steps from went with its launcher.
+! ls -A | grep -q "^\.pollux-parts-$job-" || fail "job $job's launcher left its parts' directory"
 scancel $blockers
 
 step "a job in one part on both a100 nodes shrinks it live to its batch host for a rigid job"

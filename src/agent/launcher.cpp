@@ -189,7 +189,9 @@ int Launcher::run() {
   step_.status_file = status_file.path();
   int restarts_left = kRestartsAfterFailedChange;
   const bool in_parts = gpusInPartsOf(comment);
-  PartLauncher parts(options_, job_id_, plugin_, step_, in_parts, in_parts && srunIgnoresSignals());
+  const char* submit_dir = std::getenv("SLURM_SUBMIT_DIR");
+  PartLauncher parts(options_, job_id_, plugin_, step_, in_parts,
+                     submit_dir && *submit_dir ? submit_dir : ".");
   if (in_parts) return runInParts(parts);
   for (;;) {
     const int srun_status = runStep(nodes, parts);
@@ -337,10 +339,11 @@ void Launcher::drainSignals() {
 // SIGTERM and SIGINT (the job ends or is requeued: Slurm signals the step too) and the
 // trainer's own signals go on to srun (while it runs), which passes them to every task. Once
 // the job's own step has ended (or where it has none), they go on to the srun of each step
-// in its parts. A cancel or requeue of the job has Slurm signal those sruns too, and srun
-// ends its step on SIGTERM, before any checkpoint, unless it leaves SIGTERM alone
-// (PartLauncher::stepsKeepTerm): SIGTERM then goes to the parts' steps through Slurm, whose
-// lead checkpoints (runInParts waits for them; see there for the time limit).
+// in its parts. A cancel or requeue of the job has Slurm signal the sruns the launcher
+// started too, and srun ends its step on SIGTERM, before any checkpoint; where the parts'
+// batch scripts started their steps (PartLauncher::stepsApartFromTheJob), SIGTERM goes to
+// them through Slurm instead, and their lead checkpoints (runInParts waits for them; see
+// there for the time limit).
 void Launcher::handleSignal(ChildProcess* srun, PartLauncher* parts) {
   signalfd_siginfo info;
   if (read(signal_fd_, &info, sizeof info) != sizeof info) return;
@@ -349,7 +352,7 @@ void Launcher::handleSignal(ChildProcess* srun, PartLauncher* parts) {
   if (number == SIGTERM || number == SIGINT) stopping_ = true;
   if (srun) {
     srun->signal(number);
-  } else if (parts && number == SIGTERM && parts->stepsKeepTerm() && parts->hasSteps()) {
+  } else if (parts && number == SIGTERM && parts->stepsApartFromTheJob() && parts->hasSteps()) {
     logLine("the job is cancelled or requeued: its training checkpoints in its parts");
     parts->checkpointSteps();
   } else if (parts) {

@@ -4,7 +4,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <system_error>
 #include <thread>
 
 #include "client/status_request.hpp"
@@ -26,7 +28,8 @@ constexpr auto kStepEndWait = std::chrono::seconds(10);
 }  // namespace
 
 std::vector<std::string> partSubmitCommand(const std::string& job_id, const GetEnv& getenv,
-                                           const std::string& time_left) {
+                                           const std::string& time_left,
+                                           const std::string& launch_dir) {
   const auto from = [&](const char* name) { return getenv(name).value_or(""); };
   std::vector<std::string> command = {"sbatch", "--parsable",
                                       "--comment=adaptive:part_of=" + job_id,
@@ -41,24 +44,19 @@ std::vector<std::string> partSubmitCommand(const std::string& job_id, const GetE
   if (!time_left.empty()) command.push_back("--time=" + time_left);
   const int tasks = countVariable(getenv, "SLURM_NTASKS_PER_NODE", 1, 1);
   const int gpus = countVariable(getenv, "SLURM_GPUS_ON_NODE", 1, 1);
-  command.insert(command.end(), {"--nodes=1", "--ntasks-per-node=" + std::to_string(tasks),
-                                 "--gres=gpu:" + std::to_string(gpus), "--no-requeue",
-                                 "--output=/dev/null", "--wrap=exec sleep infinity"});
+  command.insert(
+      command.end(),
+      {"--nodes=1", "--ntasks-per-node=" + std::to_string(tasks),
+       "--gres=gpu:" + std::to_string(gpus), "--no-requeue", "--output=/dev/null",
+       "--wrap=" + (launch_dir.empty() ? "exec sleep infinity" : partBatchScript(launch_dir))});
   return command;
 }
 
 std::vector<std::string> partStepCommand(const std::string& agent_path, const Options& options,
-                                         uint32_t part, size_t nodes, int tasks_per_node,
-                                         bool keeps_term) {
+                                         uint32_t part, size_t nodes, int tasks_per_node) {
   std::vector<std::string> command = stepCommand(agent_path, options, nodes, tasks_per_node);
   command.insert(command.begin() + 1, "--jobid=" + std::to_string(part));
-  if (keeps_term) command.insert(command.begin() + 2, "--ignore-signals=TERM");
   return command;
-}
-
-bool srunIgnoresSignals() {
-  const CommandOutput help = runCommand({"srun", "--help"});
-  return help.status == 0 && help.output.find("--ignore-signals") != std::string::npos;
 }
 
 std::map<std::string, std::string> partStepEnvironment(
@@ -79,9 +77,20 @@ std::map<std::string, std::string> partStepEnvironment(
 }
 
 PartLauncher::PartLauncher(Options options, std::string job_id, ReporterSettings plugin,
-                           const StepSettings& step, bool gpus_in_parts, bool steps_keep_term)
+                           const StepSettings& step, bool gpus_in_parts,
+                           const std::string& launch_parent)
     : options_(std::move(options)), job_id_(std::move(job_id)), plugin_(std::move(plugin)),
-      step_(step), gpus_in_parts_(gpus_in_parts), steps_keep_term_(steps_keep_term) {}
+      step_(step), gpus_in_parts_(gpus_in_parts) {
+  if (!gpus_in_parts_) return;
+  std::string dir = launch_parent + "/.pollux-parts-" + job_id_ + "-XXXXXX";
+  if (mkdtemp(dir.data())) {
+    launch_dir_ = std::filesystem::absolute(dir).string();
+  } else {
+    logLine("cannot make a directory in " + launch_parent +
+            " for the parts' batch scripts: the job's sruns start its parts' steps, and a "
+            "cancel or requeue of the job ends them without a checkpoint");
+  }
+}
 
 void PartLauncher::endParts() {
   if (!submitted_.empty()) {
@@ -104,10 +113,13 @@ PartLauncher::~PartLauncher() {
         srun->signal(SIGKILL);
         srun->poll();
       }
-      return;
+      break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+  steps_.clear();
+  std::error_code ignored;  // what cannot be removed stays, private to the job's user
+  if (!launch_dir_.empty()) std::filesystem::remove_all(launch_dir_, ignored);
 }
 
 void PartLauncher::poll(const std::vector<std::string>& job_nodes) {
@@ -148,7 +160,7 @@ std::optional<schema::PartStatus> PartLauncher::askPlugin() {
 void PartLauncher::submit() {
   submitted_at_ = Clock::now();
   const CommandOutput result =
-      runCommand(partSubmitCommand(job_id_, processEnv, timeLeftText(job_id_)));
+      runCommand(partSubmitCommand(job_id_, processEnv, timeLeftText(job_id_), launch_dir_));
   const std::string answer = result.text();
   const std::string id = answer.substr(0, answer.find(';'));
   if (result.status != 0 || id.empty() || id.find_first_not_of("0123456789") != std::string::npos) {
@@ -165,11 +177,16 @@ void PartLauncher::start(const schema::PartStatus& part, const std::vector<std::
   const int per_node = countVariable(processEnv, "SLURM_NTASKS_PER_NODE", 1, 1);
   const std::string self = std::filesystem::read_symlink("/proc/self/exe");
   const bool leads = gpus_in_parts_ && steps_.empty();  // no worker of the job runs
-  auto srun = std::make_unique<ChildProcess>(
-      partStepCommand(self, options_, part.job_id, part.nodes.size(), per_node, steps_keep_term_),
-      partStepEnvironment(job_id_, part.job_id, part.nodes, per_node, job_nodes, step_, processEnv,
-                          leads));
-  steps_.emplace(part.job_id, std::move(srun));
+  const auto command = partStepCommand(self, options_, part.job_id, part.nodes.size(), per_node);
+  const auto env = partStepEnvironment(job_id_, part.job_id, part.nodes, per_node, job_nodes, step_,
+                                       processEnv, leads);
+  std::unique_ptr<PartStep> step;
+  if (launch_dir_.empty()) {
+    step = std::make_unique<SrunStep>(command, env);
+  } else {
+    step = std::make_unique<ScriptStep>(launch_dir_, part.job_id, command, env);
+  }
+  steps_.emplace(part.job_id, std::move(step));
   started_.insert(part.job_id);
   training_started_ = true;
   logLine("part " + std::to_string(part.job_id) + " runs on " + commaJoined(part.nodes) +

@@ -4,8 +4,9 @@
 // same user with the comment adaptive:part_of=JOB, which the launcher submits when the plugin
 // wants one (the plugin holds it, then places it on the nodes the job grows to), and into
 // which the launcher starts the job's workers (`srun --jobid=PART ... pollux-agent`) once it
-// runs: they join the job's trainer live (pollux.elastic, POLLUX_JOIN=1). The job's rank-0
-// agent asks its trainer to admit them. A job holds several parts at once, a stack, newest
+// runs, or, for a job whose GPUs are all in parts, has the part's own batch script start them
+// (part_step.hpp): they join the job's trainer live (pollux.elastic, POLLUX_JOIN=1). The job's
+// rank-0 agent asks its trainer to admit them. A job holds several parts at once, a stack, newest
 // last: the plugin wants a new one once every running part has joined, and the job shrinks
 // off them newest first. When the job's step ends, its parts are cancelled.
 #pragma once
@@ -19,10 +20,10 @@
 #include <string>
 #include <vector>
 
-#include "child_process.hpp"
 #include "common/schema/goodput_report.hpp"
 #include "launcher.hpp"
 #include "options.hpp"
+#include "part_step.hpp"
 #include "reporter.hpp"
 #include "slurm_env.hpp"
 
@@ -30,20 +31,16 @@ namespace pollux::agent {
 
 // What a part of job `job_id` is submitted with, from the job's own batch environment: its
 // name, partition, account and QOS, its time left (squeue's %L, "" where unlimited), its
-// tasks and GPUs per node. The plugin sets the part's nodes and GPUs when it places it.
+// tasks and GPUs per node. The plugin sets the part's nodes and GPUs when it places it. Its
+// batch script holds the part (`sleep infinity`), or, given a `launch_dir`, starts the step
+// the launcher writes there (partBatchScript).
 std::vector<std::string> partSubmitCommand(const std::string& job_id, const GetEnv& getenv,
-                                           const std::string& time_left);
+                                           const std::string& time_left,
+                                           const std::string& launch_dir = "");
 
-// srun's command line for the job's workers in part `part` on `nodes` nodes. `keeps_term`:
-// srun leaves SIGTERM to the step alone (--ignore-signals=TERM), so that a cancel or requeue
-// of the job, whose SIGTERM reaches every process of its batch script, does not end the step
-// before its workers checkpoint.
+// srun's command line for the job's workers in part `part` on `nodes` nodes.
 std::vector<std::string> partStepCommand(const std::string& agent_path, const Options& options,
-                                         uint32_t part, size_t nodes, int tasks_per_node,
-                                         bool keeps_term = false);
-
-// Whether this host's srun takes --ignore-signals (Slurm 26.05 on): `srun --help` names it.
-bool srunIgnoresSignals();
+                                         uint32_t part, size_t nodes, int tasks_per_node);
 
 // The environment of that step: as in the part's own allocation (stepEnvironment, with the
 // job's step status file), and the job's rendezvous (MASTER_ADDR, the first of the job's step
@@ -59,10 +56,14 @@ class PartLauncher {
   // `step`: the launcher's, read at each start (the job's store is hosted apart or not per
   // step). `gpus_in_parts`: the job's GPUs are all in its parts (adaptive:resize=live): a
   // part started while no step of the job runs starts the training (partStepEnvironment's
-  // `leads`). `steps_keep_term`: the parts' sruns leave SIGTERM alone (partStepCommand).
+  // `leads`), and the parts' batch scripts start their steps (ScriptStep), from a private
+  // directory made in `launch_parent` (the job's submit directory, shared by its nodes);
+  // where it cannot be made, the launcher starts them (SrunStep).
   PartLauncher(Options options, std::string job_id, ReporterSettings plugin,
-               const StepSettings& step, bool gpus_in_parts = false, bool steps_keep_term = false);
-  // Cancels every part submitted or started and reaps the steps started in them.
+               const StepSettings& step, bool gpus_in_parts = false,
+               const std::string& launch_parent = ".");
+  // Cancels every part submitted or started, reaps the steps started in them and removes
+  // the directory the parts' steps start from.
   ~PartLauncher();
   PartLauncher(const PartLauncher&) = delete;
   PartLauncher& operator=(const PartLauncher&) = delete;
@@ -82,8 +83,9 @@ class PartLauncher {
   void endParts();
   // Sends `number` to the steps started in the parts (srun passes it to every task).
   void signalSteps(int number);
-  // Whether the parts' sruns leave SIGTERM alone: checkpointSteps() then carries it.
-  bool stepsKeepTerm() const { return steps_keep_term_; }
+  // Whether the parts' batch scripts start their steps, out of reach of Slurm's signals to
+  // the job: checkpointSteps() then carries its SIGTERM.
+  bool stepsApartFromTheJob() const { return !launch_dir_.empty(); }
   // Forgets the steps whose srun has ended (poll does too, and follows the plugin).
   void reapSteps();
   // Asks the workers in the parts to checkpoint: SIGTERM to the parts' steps through Slurm
@@ -102,13 +104,13 @@ class PartLauncher {
   ReporterSettings plugin_;
   const StepSettings& step_;
   bool gpus_in_parts_;
-  bool steps_keep_term_;
+  std::string launch_dir_;  // where the parts' batch scripts find their steps ("": none)
   Clock::time_point next_poll_ = Clock::now();
   std::optional<Clock::time_point> submitted_at_;  // of a part the plugin has not seen yet
   std::set<uint32_t> submitted_;
   std::set<uint32_t> started_;  // the parts whose workers were started, once each
   bool training_started_ = false;
-  std::map<uint32_t, std::unique_ptr<ChildProcess>> steps_;  // by part, until its srun ends
+  std::map<uint32_t, std::unique_ptr<PartStep>> steps_;  // by part, until its srun ends
 };
 
 }  // namespace pollux::agent

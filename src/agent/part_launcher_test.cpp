@@ -50,13 +50,10 @@ TEST(PartLauncher, WorkersStartInThePartWithTheJobsCommand) {
                    "train.py"}));
 }
 
-TEST(PartLauncher, WorkersInAPartOfAJobWhoseGpusAreInPartsMayKeepSlurmsSigterm) {
-  Options options;
-  options.command = {"python3", "train.py"};
-  EXPECT_EQ(partStepCommand("/usr/bin/pollux-agent", options, 12, 1, 2, true),
-            (Words{"srun", "--jobid=12", "--ignore-signals=TERM", "--nodes=1", "--ntasks=2",
-                   "--ntasks-per-node=2", "--kill-on-bad-exit=0", "--no-kill",
-                   "/usr/bin/pollux-agent", "--", "python3", "train.py"}));
+TEST(PartLauncher, APartOfAJobWhoseGpusAreInPartsStartsItsStepFromTheLaunchersDirectory) {
+  const Words command = partSubmitCommand("7", fakeEnv({}), "", "/home/u/.pollux-parts-7-ab");
+  EXPECT_EQ(command.back(), "--wrap=" + partBatchScript("/home/u/.pollux-parts-7-ab"));
+  EXPECT_NE(command.back().find("'/home/u/.pollux-parts-7-ab'"), std::string::npos);
 }
 
 TEST(PartLauncher, WorkersInThePartJoinTheJobsRendezvous) {
@@ -91,8 +88,9 @@ TEST(PartLauncher, WorkersInThePartJoinTheJobsRendezvous) {
   EXPECT_EQ(first.at("MASTER_ADDR"), "n9");  // the job's home, where its store runs
 }
 
-// srun and scancel on PATH: srun records the part it starts in and runs until scancel cancels
-// that part; `srun --help` prints what srunHelp() set.
+// srun, scancel and squeue on PATH: srun records the part it starts in and runs until
+// scancel cancels that part; a part's batch script (runPart) runs until scancel cancels it.
+// squeue shows every part cancelled.
 class FakeSlurm {
  public:
   FakeSlurm() : old_path_(processEnv("PATH").value_or("/usr/bin:/bin")) {
@@ -101,14 +99,18 @@ class FakeSlurm {
     if (!mkdtemp(dir_template.data())) throw std::runtime_error("mkdtemp failed");
     dir_ = dir_template;
     write("srun",
-          "if [ \"$1\" = --help ]; then cat \"$dir/help\"; exit; fi\n"
           "for word; do case $word in --jobid=*) part=${word#--jobid=};; esac; done\n"
           "echo $$ > \"$dir/srun-$part\"\n"
           "echo $part >> \"$dir/started\"\n"
           "echo \"$part ${POLLUX_PART_LEADS:-joins}\" >> \"$dir/roles\"\n"
           "exec sleep 30\n");
     write("scancel",
-          "for part; do echo $part >> \"$dir/cancelled\"; kill $(cat \"$dir/srun-$part\"); done\n");
+          "for part; do\n"
+          "  case $part in -*) continue;; esac\n"
+          "  echo $part >> \"$dir/cancelled\"\n"
+          "  kill $(cat \"$dir/srun-$part\" \"$dir/batch-$part.pid\" 2>/dev/null) 2>/dev/null\n"
+          "done\n");
+    write("squeue", "echo CANCELLED\n");
     setenv("PATH", (dir_ + ":" + old_path_).c_str(), 1);
   }
   ~FakeSlurm() {
@@ -116,7 +118,23 @@ class FakeSlurm {
     std::filesystem::remove_all(dir_);
   }
 
-  void srunHelp(const std::string& text) const { std::ofstream(dir_ + "/help") << text; }
+  const std::string& dir() const { return dir_; }
+
+  // Runs the batch script of part `part` of the job whose launcher made its directory in
+  // dir(), in the background, as slurmd would (see part_step.hpp).
+  void runPart(uint32_t part) const {
+    std::string launch_dir;
+    for (const auto& entry : std::filesystem::directory_iterator(dir_)) {
+      if (entry.path().filename().string().rfind(".pollux-parts-", 0) == 0) {
+        launch_dir = entry.path();
+      }
+    }
+    const std::string script = dir_ + "/batch-" + std::to_string(part);
+    std::ofstream(script) << partBatchScript(launch_dir) << "\n";
+    const std::string command = "SLURM_JOB_ID=" + std::to_string(part) + " timeout 60 /bin/sh " +
+                                script + " >/dev/null 2>&1 & echo $! >" + script + ".pid";
+    if (std::system(command.c_str()) != 0) throw std::runtime_error("cannot run " + script);
+  }
 
   // What a script appended to `name`, once it holds `lines` lines (or after 10 s).
   std::string appended(const std::string& name, int lines) const {
@@ -144,14 +162,6 @@ class FakeSlurm {
   std::string dir_;
 };
 
-TEST(PartLauncher, SrunLeavesSigtermAloneWhereItTakesIgnoreSignals) {
-  FakeSlurm slurm;
-  slurm.srunHelp("Usage: srun [OPTIONS(0)... [executable(0) [args(0)...]]]\n");
-  EXPECT_FALSE(srunIgnoresSignals());  // Slurm before 26.05
-  slurm.srunHelp("      --ignore-signals=signals... prevent forwarding of specified signals\n");
-  EXPECT_TRUE(srunIgnoresSignals());
-}
-
 schema::PartStatus running(uint32_t part, const std::string& node) {
   return {schema::PartStatus::State::kRunning, part, {node}};
 }
@@ -177,14 +187,21 @@ TEST(PartLauncher, APartStartedWhileNoStepRunsStartsTheTrainingOfAJobWhoseGpusAr
   FakeSlurm slurm;
   const StepSettings step;
   {
-    PartLauncher parts(Options{}, "7", ReporterSettings{"", "", "", 1, false, false}, step, true);
+    PartLauncher parts(Options{}, "7", ReporterSettings{"", "", "", 1, false, false}, step, true,
+                       slurm.dir());
+    EXPECT_TRUE(parts.stepsApartFromTheJob());
+    slurm.runPart(12);
     parts.follow(running(12, "n2"), {"n9"});
     EXPECT_EQ(slurm.appended("roles", 1), "12 1\n");
+    slurm.runPart(13);
     parts.follow(running(13, "n3"), {"n9"});
     EXPECT_EQ(slurm.appended("roles", 2), "12 1\n13 joins\n");
     EXPECT_TRUE(parts.startedAny());
   }
   EXPECT_EQ(slurm.appended("cancelled", 2), "12\n13\n");
+  for (const auto& entry : std::filesystem::directory_iterator(slurm.dir())) {
+    EXPECT_NE(entry.path().filename().string().rfind(".pollux-parts-", 0), 0u);  // removed
+  }
 }
 
 // After the training checkpointed in its parts for a restart in new parts, the launcher ends
@@ -192,7 +209,9 @@ TEST(PartLauncher, APartStartedWhileNoStepRunsStartsTheTrainingOfAJobWhoseGpusAr
 TEST(PartLauncher, AfterItsPartsEndTheNextPartToRunStartsTheTrainingAgain) {
   FakeSlurm slurm;
   const StepSettings step;
-  PartLauncher parts(Options{}, "7", ReporterSettings{"", "", "", 1, false, false}, step, true);
+  PartLauncher parts(Options{}, "7", ReporterSettings{"", "", "", 1, false, false}, step, true,
+                     slurm.dir());
+  slurm.runPart(12);
   parts.follow(running(12, "n2"), {"n9"});
   EXPECT_EQ(slurm.appended("roles", 1), "12 1\n");
   parts.endParts();
@@ -205,6 +224,7 @@ TEST(PartLauncher, AfterItsPartsEndTheNextPartToRunStartsTheTrainingAgain) {
   }
   EXPECT_FALSE(parts.hasSteps());
   parts.follow(running(12, "n2"), {"n9"});  // shown running a moment longer: nothing starts
+  slurm.runPart(14);
   parts.follow(running(14, "n3"), {"n9"});
   EXPECT_EQ(slurm.appended("roles", 2), "12 1\n14 1\n");
   EXPECT_TRUE(parts.startedAny());

@@ -235,13 +235,25 @@ bool gpusInParts(const SlurmJob& job) {
   return job.adaptive && job.adaptive->gpus_in_parts && !job.adaptive->part_of;
 }
 
+namespace {
+
+// A running part whose job has ended but is still completing (Slurm signals its processes,
+// KillWait): the job's launcher has its training checkpoint in its parts, then cancels them.
+bool ownerStillEnding(const SlurmJob& part, const std::map<uint32_t, const SlurmJob*>& jobs) {
+  const auto owner = jobs.find(*partOf(part));
+  return part.state == JobState::kRunning && owner != jobs.end() &&
+         owner->second->state == JobState::kOther && owner->second->completing;
+}
+
+}  // namespace
+
 FoldedJobs foldParts(std::vector<SlurmJob> jobs) {
   std::map<uint32_t, const SlurmJob*> by_id;
   for (const auto& job : jobs) by_id[job.id] = &job;
   FoldedJobs folded;
   std::vector<const SlurmJob*> running_parts;
   for (const auto& job : jobs) {
-    if (!partOf(job) || job.state == JobState::kOther) continue;
+    if (!partOf(job) || job.state == JobState::kOther || ownerStillEnding(job, by_id)) continue;
     JobParts& parts = folded.parts[*partOf(job)];
     const std::string useless = uselessBecause(job, by_id, parts);
     if (!useless.empty()) {

@@ -96,9 +96,10 @@ struct FoldedJobs {
 // Folds each part into its job: each running part of a running job of the same user adds its
 // nodes to the job's, or, on the job's own nodes, its GPUs to the job's there; one pending
 // part per job is kept for its next growth. Any other part (its job not running, another
-// user's, a second pending one) is to be cancelled. A running job whose GPUs are all in parts
-// holds what its running parts hold (not its home's node); with none running it is pending,
-// placed where its pending part is placed (FoldedJobs::homes).
+// user's, a second pending one) is to be cancelled, except a running part of a job that has
+// ended and is still completing: its launcher checkpoints the training there, then cancels it. A
+// running job whose GPUs are all in parts holds what its running parts hold (not its home's node);
+// with none running it is pending, placed where its pending part is placed (FoldedJobs::homes).
 FoldedJobs foldParts(std::vector<SlurmJob> jobs);
 
 // The nodes as a round places jobs on them: without the running parts of jobs moving live

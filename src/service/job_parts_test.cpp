@@ -194,6 +194,22 @@ TEST(JobPartsTest, PartsWithNoUseAreCancelled) {
   EXPECT_EQ(folded.parts.count(10), 0u);
 }
 
+// Cancelled, its job's launcher checkpoints the training in its parts while Slurm ends it.
+TEST(JobPartsTest, TheRunningPartsOfAJobStillCompletingAreLeftToItsLauncher) {
+  SlurmJob ending = runningOn(7, {});
+  ending.state = JobState::kOther;
+  ending.completing = true;
+  const std::vector<SlurmJob> jobs = {ending, partOf(8, 7, JobState::kRunning, {"n2"}),
+                                      partOf(9, 7, JobState::kPending)};
+  FoldedJobs folded = foldParts(jobs);
+  EXPECT_EQ(folded.to_cancel.count(8), 0u);
+  EXPECT_NE(folded.to_cancel.at(9).find("does not run"), std::string::npos);
+  EXPECT_EQ(folded.parts.count(7), 0u);
+  ending.completing = false;  // ended: its parts, if any is left, have no use
+  folded = foldParts({ending, jobs[1], jobs[2]});
+  EXPECT_NE(folded.to_cancel.at(8).find("does not run"), std::string::npos);
+}
+
 TEST(JobPartsTest, GrowthOntoNewNodesWithEqualGpusIsAPartGrowth) {
   EXPECT_EQ(partGrowthNodes(onNodes({{"n1", 2}}), onNodes({{"n1", 2}, {"n2", 2}, {"n3", 2}})),
             (std::vector<std::string>{"n2", "n3"}));

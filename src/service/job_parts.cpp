@@ -237,23 +237,30 @@ bool gpusInParts(const SlurmJob& job) {
 
 namespace {
 
-// A running part whose job has ended but is still completing (Slurm signals its processes,
-// KillWait): the job's launcher has its training checkpoint in its parts, then cancels them.
-bool ownerStillEnding(const SlurmJob& part, const std::map<uint32_t, const SlurmJob*>& jobs) {
+// A running part whose job has ended, while Slurm still completes the job (signals its
+// processes, KillWait) or for kEndedJobPartGraceS after its end: the job's launcher has
+// asked its training to checkpoint in its parts, then cancels them (one killed after its
+// request leaves the checkpoint that long).
+bool ownerStillEnding(const SlurmJob& part, const std::map<uint32_t, const SlurmJob*>& jobs,
+                      double now) {
   const auto owner = jobs.find(*partOf(part));
-  return part.state == JobState::kRunning && owner != jobs.end() &&
-         owner->second->state == JobState::kOther && owner->second->completing;
+  if (part.state != JobState::kRunning || owner == jobs.end()) return false;
+  const SlurmJob& job = *owner->second;
+  const bool ended_lately = job.end_time > 0 && now - job.end_time < kEndedJobPartGraceS;
+  return job.state == JobState::kOther && (job.completing || ended_lately);
 }
 
 }  // namespace
 
-FoldedJobs foldParts(std::vector<SlurmJob> jobs) {
+FoldedJobs foldParts(std::vector<SlurmJob> jobs, double now) {
   std::map<uint32_t, const SlurmJob*> by_id;
   for (const auto& job : jobs) by_id[job.id] = &job;
   FoldedJobs folded;
   std::vector<const SlurmJob*> running_parts;
   for (const auto& job : jobs) {
-    if (!partOf(job) || job.state == JobState::kOther || ownerStillEnding(job, by_id)) continue;
+    if (!partOf(job) || job.state == JobState::kOther || ownerStillEnding(job, by_id, now)) {
+      continue;
+    }
     JobParts& parts = folded.parts[*partOf(job)];
     const std::string useless = uselessBecause(job, by_id, parts);
     if (!useless.empty()) {

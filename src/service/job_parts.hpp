@@ -35,6 +35,9 @@ inline constexpr double kPartStartTimeoutS = 90;
 // longer counts its nodes); then it is cancelled all the same (its workers' loss is a live
 // change as a failure is).
 inline constexpr double kPartLeaveTimeoutS = 60;
+// How long the running parts of a job that has ended are left to its launcher, whose
+// request to checkpoint may have outlived it: Slurm's default KillWait.
+inline constexpr double kEndedJobPartGraceS = 30;
 
 // A job's part whose workers are asked to leave, since when (0: its newest running part, as
 // a state file saved before the part was named says): those on `nodes`, the part then shrunk
@@ -97,10 +100,11 @@ struct FoldedJobs {
 // nodes to the job's, or, on the job's own nodes, its GPUs to the job's there; one pending
 // part per job is kept for its next growth. Any other part (its job not running, another
 // user's, a second pending one) is to be cancelled, except a running part of a job that has
-// ended and is still completing: its launcher checkpoints the training there, then cancels it. A
+// ended and is still completing, or ended less than kEndedJobPartGraceS before `now`: its
+// launcher checkpoints the training there, then cancels it. A
 // running job whose GPUs are all in parts holds what its running parts hold (not its home's node);
 // with none running it is pending, placed where its pending part is placed (FoldedJobs::homes).
-FoldedJobs foldParts(std::vector<SlurmJob> jobs);
+FoldedJobs foldParts(std::vector<SlurmJob> jobs, double now);
 
 // The nodes as a round places jobs on them: without the running parts of jobs moving live
 // (`moving`) that lie outside their targets. Those leave once the target's workers have

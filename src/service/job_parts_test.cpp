@@ -9,6 +9,7 @@ namespace pollux::service {
 namespace {
 
 constexpr uint32_t kUser = 1000;
+constexpr double kNow = 1000;  // the round's time of foldParts
 
 SlurmJob runningOn(uint32_t id, std::vector<std::string> nodes, int per_node = 2) {
   SlurmJob job;
@@ -45,7 +46,7 @@ Action requeueTo(uint32_t id, std::vector<std::string> nodes, int per_node = 2) 
 
 TEST(JobPartsTest, RunningPartAddsItsNodesToItsJob) {
   const FoldedJobs folded =
-      foldParts({runningOn(7, {"n1"}), partOf(8, 7, JobState::kRunning, {"n2"})});
+      foldParts({runningOn(7, {"n1"}), partOf(8, 7, JobState::kRunning, {"n2"})}, kNow);
   ASSERT_EQ(folded.jobs.size(), 1u);
   EXPECT_EQ(folded.jobs[0].nodes, (std::vector<std::string>{"n1", "n2"}));
   EXPECT_EQ(folded.jobs[0].num_nodes, 2);
@@ -58,7 +59,8 @@ TEST(JobPartsTest, RunningPartAddsItsNodesToItsJob) {
 TEST(JobPartsTest, SeveralRunningPartsAddTheirNodesInTheOrderOfTheirGrowths) {
   const FoldedJobs folded =
       foldParts({partOf(12, 7, JobState::kRunning, {"n3"}), runningOn(7, {"n1"}),
-                 partOf(8, 7, JobState::kRunning, {"n1"}), partOf(13, 7, JobState::kPending)});
+                 partOf(8, 7, JobState::kRunning, {"n1"}), partOf(13, 7, JobState::kPending)},
+                kNow);
   ASSERT_EQ(folded.jobs.size(), 1u);
   EXPECT_EQ(folded.jobs[0].nodes, (std::vector<std::string>{"n1", "n3"}));
   EXPECT_EQ(folded.jobs[0].gpus_per_node->count, 4);  // the first doubled it on n1
@@ -80,7 +82,8 @@ SlurmJob homeOn(uint32_t id, const std::string& node = "n9") {
 
 TEST(JobPartsTest, AJobWhoseGpusAreAllInPartsHoldsWhatItsRunningPartsHold) {
   FoldedJobs folded = foldParts({homeOn(7), partOf(8, 7, JobState::kRunning, {"n1", "n2"}),
-                                 partOf(9, 7, JobState::kRunning, {"n3"})});
+                                 partOf(9, 7, JobState::kRunning, {"n3"})},
+                                kNow);
   ASSERT_EQ(folded.jobs.size(), 1u);
   const SlurmJob& job = folded.jobs[0];
   EXPECT_EQ(job.state, JobState::kRunning);
@@ -103,7 +106,7 @@ TEST(JobPartsTest, AHomeWithoutARunningPartIsPendingWhereItsPartIsPlaced) {
   placed.gpus_per_node = GpuGres{"", 2};
   placed.eligible_time = 150;
   placed.state_reason = "Resources";
-  FoldedJobs folded = foldParts({homeOn(7), placed});
+  FoldedJobs folded = foldParts({homeOn(7), placed}, kNow);
   ASSERT_EQ(folded.jobs.size(), 1u);
   const SlurmJob& job = folded.jobs[0];
   EXPECT_EQ(job.state, JobState::kPending);
@@ -118,7 +121,7 @@ TEST(JobPartsTest, AHomeWithoutARunningPartIsPendingWhereItsPartIsPlaced) {
 }
 
 TEST(JobPartsTest, AHomeWithNoPartIsPendingUnplaced) {
-  FoldedJobs folded = foldParts({homeOn(7)});
+  FoldedJobs folded = foldParts({homeOn(7)}, kNow);
   ASSERT_EQ(folded.jobs.size(), 1u);
   EXPECT_EQ(folded.jobs[0].state, JobState::kPending);
   EXPECT_TRUE(folded.jobs[0].requested_nodes.empty());
@@ -130,14 +133,14 @@ TEST(JobPartsTest, APendingHomeStaysAsItIs) {
   SlurmJob home = homeOn(7);
   home.state = JobState::kPending;
   home.nodes.clear();
-  FoldedJobs folded = foldParts({home});
+  FoldedJobs folded = foldParts({home}, kNow);
   EXPECT_EQ(folded.jobs[0].state, JobState::kPending);
   EXPECT_TRUE(folded.homes.empty());
 }
 
 TEST(JobPartsTest, RunningPartOnItsJobsNodesDoublesItsGpusThere) {
   const FoldedJobs folded =
-      foldParts({runningOn(7, {"n1"}), partOf(8, 7, JobState::kRunning, {"n1"})});
+      foldParts({runningOn(7, {"n1"}), partOf(8, 7, JobState::kRunning, {"n1"})}, kNow);
   ASSERT_EQ(folded.jobs.size(), 1u);
   EXPECT_EQ(folded.jobs[0].nodes, std::vector<std::string>{"n1"});
   EXPECT_EQ(folded.jobs[0].gpus_per_node->count, 4);
@@ -152,8 +155,8 @@ TEST(JobPartsTest, RunningPartOnItsJobsNodesDoublesItsGpusThere) {
 TEST(JobPartsTest, ThePolicySeesWhatTheRunningPartsHold) {
   SlurmJob on_two_nodes = partOf(11, 7, JobState::kRunning, {"n3", "n4"});
   on_two_nodes.batch_host = "n4";
-  const FoldedJobs folded =
-      foldParts({runningOn(7, {"n1"}), partOf(8, 7, JobState::kRunning, {"n2"}), on_two_nodes});
+  const FoldedJobs folded = foldParts(
+      {runningOn(7, {"n1"}), partOf(8, 7, JobState::kRunning, {"n2"}), on_two_nodes}, kNow);
   policy::Snapshot snapshot;
   policy::Job job;
   job.id = "7";
@@ -170,7 +173,8 @@ TEST(JobPartsTest, ThePolicySeesWhatTheRunningPartsHold) {
 }
 
 TEST(JobPartsTest, PendingPartIsKeptForTheNextGrowth) {
-  const FoldedJobs folded = foldParts({runningOn(7, {"n1"}), partOf(8, 7, JobState::kPending)});
+  const FoldedJobs folded =
+      foldParts({runningOn(7, {"n1"}), partOf(8, 7, JobState::kPending)}, kNow);
   EXPECT_EQ(folded.jobs[0].nodes, std::vector<std::string>{"n1"});
   EXPECT_EQ(folded.parts.at(7).pending, 8u);
   EXPECT_TRUE(folded.parts.at(7).running.empty());
@@ -181,10 +185,11 @@ TEST(JobPartsTest, PartsWithNoUseAreCancelled) {
   foreign.uid = kUser + 1;
   SlurmJob waiting = runningOn(10, {});
   waiting.state = JobState::kPending;
-  const FoldedJobs folded = foldParts({runningOn(7, {"n1"}), partOf(8, 7, JobState::kPending),
-                                       foreign, partOf(11, 7, JobState::kPending), waiting,
-                                       partOf(12, 10, JobState::kRunning, {"n3"}),
-                                       partOf(13, 99, JobState::kPending)});
+  const FoldedJobs folded =
+      foldParts({runningOn(7, {"n1"}), partOf(8, 7, JobState::kPending), foreign,
+                 partOf(11, 7, JobState::kPending), waiting,
+                 partOf(12, 10, JobState::kRunning, {"n3"}), partOf(13, 99, JobState::kPending)},
+                kNow);
   EXPECT_EQ(folded.to_cancel.size(), 4u);
   EXPECT_NE(folded.to_cancel.at(9).find("another user"), std::string::npos);
   EXPECT_NE(folded.to_cancel.at(11).find("second pending part"), std::string::npos);
@@ -195,18 +200,22 @@ TEST(JobPartsTest, PartsWithNoUseAreCancelled) {
 }
 
 // Cancelled, its job's launcher checkpoints the training in its parts while Slurm ends it.
-TEST(JobPartsTest, TheRunningPartsOfAJobStillCompletingAreLeftToItsLauncher) {
+TEST(JobPartsTest, TheRunningPartsOfAJobEndingOrJustEndedAreLeftToItsLauncher) {
   SlurmJob ending = runningOn(7, {});
   ending.state = JobState::kOther;
   ending.completing = true;
   const std::vector<SlurmJob> jobs = {ending, partOf(8, 7, JobState::kRunning, {"n2"}),
                                       partOf(9, 7, JobState::kPending)};
-  FoldedJobs folded = foldParts(jobs);
+  FoldedJobs folded = foldParts(jobs, kNow);
   EXPECT_EQ(folded.to_cancel.count(8), 0u);
   EXPECT_NE(folded.to_cancel.at(9).find("does not run"), std::string::npos);
   EXPECT_EQ(folded.parts.count(7), 0u);
-  ending.completing = false;  // ended: its parts, if any is left, have no use
-  folded = foldParts({ending, jobs[1], jobs[2]});
+  ending.completing = false;  // done, but ended just now: its launcher may have been killed
+  ending.end_time = kNow - kEndedJobPartGraceS + 1;
+  folded = foldParts({ending, jobs[1], jobs[2]}, kNow);
+  EXPECT_EQ(folded.to_cancel.count(8), 0u);
+  ending.end_time = kNow - kEndedJobPartGraceS;  // its parts, if any is left, have no use
+  folded = foldParts({ending, jobs[1], jobs[2]}, kNow);
   EXPECT_NE(folded.to_cancel.at(8).find("does not run"), std::string::npos);
 }
 
@@ -231,7 +240,8 @@ TEST(JobPartsTest, GrowthOntoNewNodesWithEqualGpusIsAPartGrowth) {
 TEST(JobPartsTest, APartOnTheNodesOfTheJobAndOfItsEarlierPartDoublesItsGpusThere) {
   const FoldedJobs folded =
       foldParts({runningOn(7, {"n1"}), partOf(8, 7, JobState::kRunning, {"n2"}),
-                 partOf(9, 7, JobState::kRunning, {"n1", "n2"})});
+                 partOf(9, 7, JobState::kRunning, {"n1", "n2"})},
+                kNow);
   ASSERT_EQ(folded.jobs.size(), 1u);
   EXPECT_EQ(folded.jobs[0].nodes, (std::vector<std::string>{"n1", "n2"}));
   EXPECT_EQ(folded.jobs[0].gpus_per_node->count, 4);
@@ -305,14 +315,14 @@ TEST(JobPartsTest, APendingHomeStartsOnThePlacementsFirstNodeWithNoGpu) {
 }
 
 TEST(JobPartsTest, ARunningHomesStartPlacesItsPendingPartOrAsksForOne) {
-  FoldedJobs folded = foldParts({homeOn(7)});
+  FoldedJobs folded = foldParts({homeOn(7)}, kNow);
   PartRound round = roundAt(200);
   round.homes = folded.homes;
   auto actions = planPartActions({startOn(7, {"n1", "n2"})}, folded.jobs, {}, round);
   EXPECT_TRUE(actions.empty());
   EXPECT_EQ(round.wanted, std::set<uint32_t>{7});
 
-  folded = foldParts({homeOn(7), partOf(8, 7, JobState::kPending)});
+  folded = foldParts({homeOn(7), partOf(8, 7, JobState::kPending)}, kNow);
   round = roundAt(210);
   round.homes = folded.homes;
   round.growing_since = {{7, 200.0}};
@@ -333,12 +343,12 @@ TEST(JobPartsTest, ARunningHomesHoldHoldsItsPendingPart) {
   hold.job_id = 7;
   hold.kind = ActionKind::kHold;
   hold.why = "waiting for GPUs";
-  FoldedJobs folded = foldParts({homeOn(7)});
+  FoldedJobs folded = foldParts({homeOn(7)}, kNow);
   PartRound round = roundAt(200);
   round.homes = folded.homes;
   EXPECT_TRUE(planPartActions({hold}, folded.jobs, folded.parts, round).empty());
 
-  folded = foldParts({homeOn(7), partOf(8, 7, JobState::kPending)});
+  folded = foldParts({homeOn(7), partOf(8, 7, JobState::kPending)}, kNow);
   round = roundAt(200);
   round.homes = folded.homes;
   const auto actions = planPartActions({hold}, folded.jobs, folded.parts, round);
@@ -353,7 +363,7 @@ TEST(JobPartsTest, AHomeWhoseFirstPartDoesNotRunInTimeIsRequeuedItsPartCancelled
   hold.job_id = 7;
   hold.kind = ActionKind::kHold;
   hold.why = "waiting: Reason=QOSMaxGRESPerUser";
-  const FoldedJobs folded = foldParts({homeOn(7), partOf(8, 7, JobState::kPending)});
+  const FoldedJobs folded = foldParts({homeOn(7), partOf(8, 7, JobState::kPending)}, kNow);
   PartRound round = roundAt(200 + kPartStartTimeoutS);
   round.homes = folded.homes;
   round.growing_since = {{7, 200.0}};
@@ -376,7 +386,7 @@ TEST(JobPartsTest, AHomeWhoseFirstPartDoesNotRunInTimeIsRequeuedItsPartCancelled
 
 // Slurm's jobs folded, their GPUs typed as on an a100 node (n1, 4 GPUs).
 FoldedJobs foldedOnA100(std::vector<SlurmJob> jobs) {
-  FoldedJobs folded = foldParts(std::move(jobs));
+  FoldedJobs folded = foldParts(std::move(jobs), kNow);
   SlurmNode n1;
   n1.name = "n1";
   n1.gpus = GpuGres{"a100", 4};
@@ -496,8 +506,9 @@ TEST(JobPartsTest, TheNodesARoundPlacesOnAreWithoutTheOldPartsOfMovingJobs) {
 }
 
 TEST(JobPartsTest, AMoveWhosePartDoesNotRunInTimeIsARestartInNewParts) {
-  const FoldedJobs folded = foldParts({homeOn(7), partOf(8, 7, JobState::kRunning, {"n1"}),
-                                       partOf(9, 7, JobState::kPending)});
+  const FoldedJobs folded = foldParts(
+      {homeOn(7), partOf(8, 7, JobState::kRunning, {"n1"}), partOf(9, 7, JobState::kPending)},
+      kNow);
   PartRound round = roundAt(200 + kPartStartTimeoutS, {7});
   round.moving = {{7, PartMove{onNodes({{"n2", 2}}), 200}}};
   EXPECT_TRUE(planPartActions({}, folded.jobs, folded.parts, round).empty());

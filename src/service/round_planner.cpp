@@ -377,7 +377,7 @@ void logSolverTrouble(const policy::Stats& stats, const Log& log) {
 
 RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyConfig& config,
                     bool settling, const Log& log, policy::Snapshot* seen) {
-  FoldedJobs folded = foldParts(round.jobs);
+  FoldedJobs folded = foldParts(round.jobs, round.now);
   std::vector<SlurmJob> jobs = std::move(folded.jobs);
   resolveGpuTypes(jobs, round.nodes);
   logChanges(store.observe(jobs, round.now), round.now, log);

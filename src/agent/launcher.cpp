@@ -38,6 +38,12 @@ int tasksPerNode() {
   return count > 0 ? count : 1;
 }
 
+// The job's submit directory, which its nodes share ("." where Slurm does not say).
+std::string submitDir() {
+  const char* dir = std::getenv("SLURM_SUBMIT_DIR");
+  return dir && *dir ? dir : ".";
+}
+
 // A file for how each step's training ended (POLLUX_STEP_STATUS_FILE), written by the job's
 // lead agent, private to the job's user, removed with the launcher. In the job's submit
 // directory, which the agents' measurements already take to be shared by the job's nodes: a
@@ -45,9 +51,7 @@ int tasksPerNode() {
 class StatusFile {
  public:
   explicit StatusFile(const std::string& job_id) {
-    const char* dir = std::getenv("SLURM_SUBMIT_DIR");
-    std::string name =
-        std::string(dir && *dir ? dir : ".") + "/.pollux-step-" + job_id + "-XXXXXX";
+    std::string name = submitDir() + "/.pollux-step-" + job_id + "-XXXXXX";
     const int fd = mkstemp(name.data());
     if (fd < 0) return;
     close(fd);
@@ -189,9 +193,7 @@ int Launcher::run() {
   step_.status_file = status_file.path();
   int restarts_left = kRestartsAfterFailedChange;
   const bool in_parts = gpusInPartsOf(comment);
-  const char* submit_dir = std::getenv("SLURM_SUBMIT_DIR");
-  PartLauncher parts(options_, job_id_, plugin_, step_, in_parts,
-                     submit_dir && *submit_dir ? submit_dir : ".");
+  PartLauncher parts(options_, job_id_, plugin_, step_, in_parts, submitDir());
   if (in_parts) return runInParts(parts);
   for (;;) {
     const int srun_status = runStep(nodes, parts);

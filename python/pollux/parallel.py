@@ -87,7 +87,7 @@ _PLAIN_ATTRIBUTES = frozenset((
     "examples", "require_backward_grad_sync", "_stop", "_steps", "_micro", "_step_examples",
     "_step_full", "_step_started", "_manual", "_sync_off", "_queued", "_agreeing", "_scale",
     "_whole_parts", "_extras", "_previous", "_decision", "_applied", "_lr_for", "_lr_factor",
-    "_step_position", "_failure", "_pending_change", "_pending_decision"))
+    "_step_position", "_failure", "_pending_change", "_pending_decision", "_last_step_s"))
 
 
 class Agreement:
@@ -328,11 +328,12 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
         epoch's short end each rank's gradient weighs by its share."""
         parameters = self._trained
         grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in parameters]
+        if self._world == 1:
+            self._average_alone(parameters, grads)
+            return
         flat = torch.cat([g.reshape(-1) for g in grads])
         agreeing = self._agreeing
         local_sqr = _squared_norm(flat) if agreeing else None
-        if self._world == 1:
-            local_sqr = self._alone_noise(flat, local_sqr, agreeing)
         if self._scale == 0.0:
             flat.zero_()  # a stand-in's gradient, NaN perhaps: it counts for nothing
         else:
@@ -407,21 +408,34 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
         extras[0] = local_sqr.to(like.dtype)
         return extras
 
-    def _alone_noise(self, flat: torch.Tensor, local_sqr: Optional[torch.Tensor],
-                     agreeing: bool) -> Optional[torch.Tensor]:
-        """Alone: the gradient of the step before an agreeing step is kept; at the agreeing
-        step it and this one are the two estimates (their mean |G_i|^2, and |G|^2 of their
-        mean), as AdaptDL measures a single replica's noise."""
+    def _average_alone(self, parameters: List[torch.Tensor],
+                       grads: List[torch.Tensor]) -> None:
+        """Alone, the average is this rank's own gradient, scaled: no collective and no copy
+        back; an agreeing step's extras are this rank's own. The gradient of the step before
+        an agreeing step is kept; at the agreeing step it and this one are the two estimates
+        (their mean |G_i|^2, and |G|^2 of their mean), as AdaptDL measures a single
+        replica's noise."""
+        agreeing = self._agreeing
+        keep = (self._steps + 1) % self.agree_every == 0
+        flat = torch.cat([g.reshape(-1) for g in grads]) if agreeing or keep else None
         if agreeing:
+            local_sqr = _squared_norm(flat)
             previous, self._previous = self._previous, None
             if previous is not None:
                 local_sqr = (local_sqr + _squared_norm(previous)) / 2
                 self._whole_parts = [_squared_norm(previous + flat) / 4]
             else:
                 self._whole_parts = [torch.tensor(math.nan, dtype=torch.float64)]
-        if (self._steps + 1) % self.agree_every == 0:
-            self._previous = flat.detach().clone()
-        return local_sqr
+            self._extras = self._extras_tensor(flat, local_sqr)
+        if keep:
+            self._previous = flat  # cat's own copy, unscaled
+        for parameter, grad in zip(parameters, grads):
+            if self._scale == 0.0:
+                grad.zero_()  # a stand-in's gradient, NaN perhaps: it counts for nothing
+            elif self._scale != 1.0:
+                grad.mul_(self._scale)
+            if parameter.grad is None:
+                parameter.grad = grad
 
     def _wrap_optimizer(self) -> None:
         optimizer = self.optimizer
@@ -465,8 +479,11 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
                 return None
             return inner_zero(*args, **kwargs)
 
-        if getattr(inner, "_with_counter", False):  # an LR scheduler's counter is inside
-            step._with_counter = True  # type: ignore[attr-defined]
+        # An LR scheduler made before this wrapper has its own inside: its markers (torch
+        # 1.x's and 2.x's) tell it so, or it warns that step() was overridden.
+        for marker in ("_with_counter", "_wrapped_by_lr_sched"):
+            if getattr(inner, marker, False):
+                setattr(step, marker, True)
         optimizer.step = types.MethodType(step, optimizer)  # type: ignore[assignment]
         optimizer.zero_grad = types.MethodType(zero_grad, optimizer)  # type: ignore
 

@@ -242,7 +242,7 @@ class NoiseAverageTest(unittest.TestCase):
 def _group_worker(rank, world_size, port, directory, results):
     os.environ.update({"RANK": str(rank), "WORLD_SIZE": str(world_size),
                        "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)})
-    joined = pollux.init_process_group()
+    joined = pollux.init_process_group("gloo")  # CPU tensors, on a GPU machine too
     total = torch.tensor([float(rank + 1)])
     torch.distributed.all_reduce(total)
     path = os.path.join(directory, "group.pt")

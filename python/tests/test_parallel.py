@@ -15,6 +15,7 @@ import os
 import sys
 import tempfile
 import unittest
+import warnings
 
 try:
     import torch
@@ -67,17 +68,22 @@ class ComposesWithUserCodeTest(unittest.TestCase):
                                             lr_scale=1.0))
         self.assertEqual(wrapped.lr_factor, 2.0)  # linear rule: 16 / 8
         used, seen_by_scheduler = [], []
-        for inputs, targets in loader:
-            optimizer.zero_grad()
-            mse(wrapped(inputs), targets).backward()
-            grads = [p.grad.clone() for p in net.parameters()]
-            before = [p.detach().clone() for p in net.parameters()]
-            optimizer.step()
-            # SGD without momentum: the parameter moved by lr x grad, lr the one applied.
-            moved = (before[0] - net[0].weight.detach()).sum() / grads[0].sum()
-            used.append(round(moved.item(), 5))
-            seen_by_scheduler.append(optimizer.param_groups[0]["lr"])
-            scheduler.step()
+        with warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always")
+            for inputs, targets in loader:
+                optimizer.zero_grad()
+                mse(wrapped(inputs), targets).backward()
+                grads = [p.grad.clone() for p in net.parameters()]
+                before = [p.detach().clone() for p in net.parameters()]
+                optimizer.step()
+                # SGD without momentum: the parameter moved by lr x grad, lr the one applied.
+                moved = (before[0] - net[0].weight.detach()).sum() / grads[0].sum()
+                used.append(round(moved.item(), 5))
+                seen_by_scheduler.append(optimizer.param_groups[0]["lr"])
+                scheduler.step()
+        # The scheduler still sees its own wrapper of optimizer.step inside Pollux's.
+        self.assertEqual([str(w.message) for w in warned if "lr_scheduler" in str(w.message)],
+                         [])
         self.assertEqual(used, [0.2, 0.2, 0.1, 0.1])  # 0.1 x 0.5^(step // 2) x 2
         self.assertEqual(seen_by_scheduler, [0.1, 0.1, 0.05, 0.05])  # never the scaled rate
         self.assertEqual(scheduler.get_last_lr(), [0.025])
@@ -161,6 +167,34 @@ class ComposesWithUserCodeTest(unittest.TestCase):
         # |G1 - G2|^2 > 0: the variance is positive (a biased |G|^2 made it 0, clamped)
         self.assertGreater(trainer.steps[-1][4], 0)
         self.assertGreater(trainer.steps[-1][3], 0)
+
+    def test_alone_the_noise_is_that_of_the_two_steps_gradients(self):
+        _, optimizer, _, loader, wrapped = make(agree_every=2)
+        for group in optimizer.param_groups:
+            group["lr"] = 0.0  # both steps' gradients at the same parameters
+        updates = []
+        wrapped.noise.update = updates.append
+        batches = []
+        for inputs, targets in loader:
+            optimizer.zero_grad()
+            mse(wrapped(inputs), targets).backward()
+            optimizer.step()
+            batches.append((inputs, targets))
+            if len(batches) == 3:  # the first agreeing step has no step before it
+                break
+        reference = model(torch)
+        grads = []
+        for inputs, targets in batches[1:]:
+            reference.zero_grad()
+            mse(reference(inputs), targets).backward()
+            grads.append(torch.cat([p.grad.reshape(-1) for p in reference.parameters()]))
+        mean_sqr = sum(float(g.double().square().sum()) for g in grads) / 2
+        whole_sqr = float(((grads[0] + grads[1]).double() / 2).square().sum())
+        expected = pollux.noise.noise_from_norms(mean_sqr, whole_sqr, INIT_BATCH, 2)
+        self.assertEqual(len(updates), 1)
+        for got, wanted in ((updates[0].grad_sqr, expected.grad_sqr),
+                            (updates[0].grad_var, expected.grad_var)):
+            self.assertAlmostEqual(got, wanted, delta=1e-6 * abs(wanted))
 
 
 class LengthAndArgumentsTest(unittest.TestCase):

@@ -22,7 +22,9 @@
 # started their steps, out of reach of the cancel's SIGTERM), then nothing of it is left. A
 # third job, in one part on both a100 nodes, shrinks live to that part's batch host for a
 # rigid job that needs the other node: the workers there leave, its agent shrinks the part
-# (scontrol update NodeList), the job trains on with Restarts 0 and no checkpoint.
+# (scontrol update NodeList), the job trains on with Restarts 0 and no checkpoint. Its launcher
+# then killed (as its node's failure would), the plugin asks its part's steps to checkpoint
+# (SIGTERM, once), the training checkpoints there, and the part is cancelled 30 s on.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster/lib.sh"
@@ -232,6 +234,25 @@ wait_until 60 "job $job training on in part $part" trains_on
 ! grep -q "^checkpointed at" "job-$job.out" || fail "job $job checkpointed to shrink"
 is_running "$job" || fail "job $job ended in its shrink: $(job_field "$job" JobState)"
 [ "$(job_field "$job" Restarts)" = 0 ] || fail "job $job was requeued to shrink"
-cancel_with_parts "$job"
 scancel "$rigid"
+
+step "its launcher killed, as with its node: the plugin has its part checkpoint, then ends it"
+launcher=
+for pid in $(pgrep -f "pollux-agent --launch"); do
+  in_job=$(tr '\0' '\n' < "/proc/$pid/environ" 2> /dev/null | sed -n 's/^SLURM_JOB_ID=//p')
+  [ "$in_job" = "$job" ] && launcher=$pid
+done
+[ -n "$launcher" ] || fail "no launcher of job $job"
+step_out=$(ls -d .pollux-parts-"$job"-*)/$part.out
+kill -KILL "$launcher"
+asked="JobId=$part checkpoint: JobId=$job ended or was requeued: its part checkpoints"
+wait_until 60 "the plugin asking part $part to checkpoint" grep -q "$asked" log/slurmctld.log
+grep "$asked" log/slurmctld.log | sed 's/.*sched\/pollux: /   /'
+wait_until 60 "job $job's training checkpointed in part $part" grep -q "^checkpointed at" "$step_out"
+grep "^checkpointed at" "$step_out" | sed 's/^/   /'
+[ "$(grep -c "$asked" log/slurmctld.log)" = 1 ] || fail "part $part was asked more than once"
+gone() { [ -z "$(squeue -h -j "$part" 2> /dev/null)" ] && has_no_workers "$job"; }
+wait_until 60 "part $part cancelled once its job's grace ran out" gone
+# Its launcher died before it could remove the directory its parts started their steps from.
+rm -rf .pollux-parts-"$job"-*
 echo "PASS"

@@ -238,16 +238,18 @@ bool gpusInParts(const SlurmJob& job) {
 namespace {
 
 // A running part whose job has ended, while Slurm still completes the job (signals its
-// processes, KillWait) or for kEndedJobPartGraceS after its end: the job's launcher has
-// asked its training to checkpoint in its parts, then cancels them (one killed after its
-// request leaves the checkpoint that long).
+// processes, KillWait) or for kEndedJobPartGraceS after its end or requeue (Slurm sets its
+// end time then): the training checkpoints in its parts, asked by the job's launcher, or
+// by Pollux where the launcher died with its node; the launcher then cancels them.
 bool ownerStillEnding(const SlurmJob& part, const std::map<uint32_t, const SlurmJob*>& jobs,
                       double now) {
   const auto owner = jobs.find(*partOf(part));
   if (part.state != JobState::kRunning || owner == jobs.end()) return false;
   const SlurmJob& job = *owner->second;
   const bool ended_lately = job.end_time > 0 && now - job.end_time < kEndedJobPartGraceS;
-  return job.state == JobState::kOther && (job.completing || ended_lately);
+  const bool requeued = job.state == JobState::kPending && job.restarts > 0;
+  return (job.state == JobState::kOther && (job.completing || ended_lately)) ||
+         (requeued && ended_lately);
 }
 
 }  // namespace
@@ -258,7 +260,9 @@ FoldedJobs foldParts(std::vector<SlurmJob> jobs, double now) {
   FoldedJobs folded;
   std::vector<const SlurmJob*> running_parts;
   for (const auto& job : jobs) {
-    if (!partOf(job) || job.state == JobState::kOther || ownerStillEnding(job, by_id, now)) {
+    if (!partOf(job) || job.state == JobState::kOther) continue;
+    if (ownerStillEnding(job, by_id, now)) {
+      folded.ending[*partOf(job)].push_back(job.id);
       continue;
     }
     JobParts& parts = folded.parts[*partOf(job)];

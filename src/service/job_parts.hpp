@@ -35,8 +35,9 @@ inline constexpr double kPartStartTimeoutS = 90;
 // longer counts its nodes); then it is cancelled all the same (its workers' loss is a live
 // change as a failure is).
 inline constexpr double kPartLeaveTimeoutS = 60;
-// How long the running parts of a job that has ended are left to its launcher, whose
-// request to checkpoint may have outlived it: Slurm's default KillWait.
+// How long the running parts of a job that has ended or was requeued are left to checkpoint
+// its training (its launcher's request, or Pollux's where the launcher died with its node):
+// Slurm's default KillWait.
 inline constexpr double kEndedJobPartGraceS = 30;
 
 // A job's part whose workers are asked to leave, since when (0: its newest running part, as
@@ -91,6 +92,8 @@ struct FoldedJobs {
   std::vector<SlurmJob> jobs;           // every job but parts; a job with its running part's GPUs
   std::map<uint32_t, JobParts> parts;   // by their job's id
   std::map<uint32_t, std::string> to_cancel;  // parts with no use, and why
+  // The running parts of jobs that ended or were requeued lately, by job: they checkpoint.
+  std::map<uint32_t, std::vector<uint32_t>> ending;
   // Jobs whose GPUs are all in parts, whose home runs without a running part: folded as
   // pending, their first part's placement theirs.
   std::set<uint32_t> homes;
@@ -100,10 +103,10 @@ struct FoldedJobs {
 // nodes to the job's, or, on the job's own nodes, its GPUs to the job's there; one pending
 // part per job is kept for its next growth. Any other part (its job not running, another
 // user's, a second pending one) is to be cancelled, except a running part of a job that has
-// ended and is still completing, or ended less than kEndedJobPartGraceS before `now`: its
-// launcher checkpoints the training there, then cancels it. A
-// running job whose GPUs are all in parts holds what its running parts hold (not its home's node);
-// with none running it is pending, placed where its pending part is placed (FoldedJobs::homes).
+// ended and is still completing, or ended or was requeued less than kEndedJobPartGraceS
+// before `now` (FoldedJobs::ending): the training checkpoints there first. A running job
+// whose GPUs are all in parts holds what its running parts hold (not its home's node); with
+// none running it is pending, placed where its pending part is placed (FoldedJobs::homes).
 FoldedJobs foldParts(std::vector<SlurmJob> jobs, double now);
 
 // The nodes as a round places jobs on them: without the running parts of jobs moving live

@@ -208,15 +208,38 @@ TEST(JobPartsTest, TheRunningPartsOfAJobEndingOrJustEndedAreLeftToItsLauncher) {
                                       partOf(9, 7, JobState::kPending)};
   FoldedJobs folded = foldParts(jobs, kNow);
   EXPECT_EQ(folded.to_cancel.count(8), 0u);
+  EXPECT_EQ(folded.ending.at(7), std::vector<uint32_t>{8});
   EXPECT_NE(folded.to_cancel.at(9).find("does not run"), std::string::npos);
   EXPECT_EQ(folded.parts.count(7), 0u);
   ending.completing = false;  // done, but ended just now: its launcher may have been killed
   ending.end_time = kNow - kEndedJobPartGraceS + 1;
   folded = foldParts({ending, jobs[1], jobs[2]}, kNow);
   EXPECT_EQ(folded.to_cancel.count(8), 0u);
+  EXPECT_EQ(folded.ending.count(7), 1u);
   ending.end_time = kNow - kEndedJobPartGraceS;  // its parts, if any is left, have no use
   folded = foldParts({ending, jobs[1], jobs[2]}, kNow);
   EXPECT_NE(folded.to_cancel.at(8).find("does not run"), std::string::npos);
+  EXPECT_TRUE(folded.ending.empty());
+}
+
+// Requeued (its home's node failed, say): pending again, Slurm's end time its requeue's.
+TEST(JobPartsTest, TheRunningPartsOfAJobJustRequeuedCheckpointFirst) {
+  SlurmJob requeued = runningOn(7, {});
+  requeued.state = JobState::kPending;
+  requeued.restarts = 1;
+  requeued.end_time = kNow - kEndedJobPartGraceS + 1;
+  const SlurmJob part = partOf(8, 7, JobState::kRunning, {"n2"});
+  FoldedJobs folded = foldParts({requeued, part}, kNow);
+  EXPECT_EQ(folded.to_cancel.count(8), 0u);
+  EXPECT_EQ(folded.ending.at(7), std::vector<uint32_t>{8});
+  EXPECT_EQ(folded.parts.count(7), 0u);
+  requeued.end_time = kNow - kEndedJobPartGraceS;
+  folded = foldParts({requeued, part}, kNow);
+  EXPECT_NE(folded.to_cancel.at(8).find("does not run"), std::string::npos);
+  requeued.end_time = kNow - 1;  // a job that never ran has no part to keep
+  requeued.restarts = 0;
+  folded = foldParts({requeued, part}, kNow);
+  EXPECT_EQ(folded.to_cancel.count(8), 1u);
 }
 
 TEST(JobPartsTest, GrowthOntoNewNodesWithEqualGpusIsAPartGrowth) {

@@ -194,6 +194,14 @@ std::map<uint32_t, std::set<std::string>> JobStore::endedRunNodes() const {
   return nodes;
 }
 
+bool JobStore::askPartsToCheckpoint(uint32_t job_id, double now, double window) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  for (auto asked = parts_asked_.begin(); asked != parts_asked_.end();) {
+    asked = now - asked->second >= window ? parts_asked_.erase(asked) : std::next(asked);
+  }
+  return parts_asked_.emplace(job_id, now).second;
+}
+
 void JobStore::recordRefusal(const std::string& id, const Refusal& refusal) {
   std::lock_guard<std::mutex> guard(mutex_);
   const auto found = jobs_.find(id);

@@ -90,6 +90,14 @@ TEST(JobStoreTest, AnEndedRunKeepsEveryNodeItWasSeenOn) {
 
 // What a job ran on before Pollux changed it reaches the policy (Job::previous), which then
 // does not undo the change at once.
+TEST(JobStoreTest, AnEndedJobsPartsAreAskedToCheckpointOncePerWindow) {
+  JobStore store;
+  EXPECT_TRUE(store.askPartsToCheckpoint(7, 100, 30));
+  EXPECT_FALSE(store.askPartsToCheckpoint(7, 129, 30));
+  EXPECT_TRUE(store.askPartsToCheckpoint(8, 129, 30));
+  EXPECT_TRUE(store.askPartsToCheckpoint(7, 130, 30));
+}
+
 TEST(JobStoreTest, AChangeRemembersWhatTheJobRanOnBefore) {
   JobStore store;
   SlurmJob job = runningSince100({"n1"});

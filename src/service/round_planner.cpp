@@ -352,6 +352,23 @@ PlannedAction describe(Action action, const policy::Decision& decision,
   return planned;
 }
 
+// SIGTERM, once, to the steps of the running parts of a job that ended or was requeued: the
+// lead's checkpoints the training. Its launcher does the same where it outlived the job's end;
+// where it died with its node, nothing else would.
+std::vector<Action> checkpointsOfEndingParts(
+    const std::map<uint32_t, std::vector<uint32_t>>& ending, JobStore& store, double now) {
+  std::vector<Action> actions;
+  for (const auto& [job_id, parts] : ending) {
+    if (!store.askPartsToCheckpoint(job_id, now, kEndedJobPartGraceS)) continue;
+    const std::string why = "JobId=" + std::to_string(job_id) +
+                            " ended or was requeued: its part checkpoints the training";
+    for (const uint32_t part : parts) {
+      actions.push_back(Action{part, ActionKind::kCheckpoint, "", 0, {}, why});
+    }
+  }
+  return actions;
+}
+
 }  // namespace
 
 void logSolverTrouble(const policy::Stats& stats, const Log& log) {
@@ -477,6 +494,9 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
     cancel.kind = ActionKind::kCancel;
     cancel.why = why;
     actions.push_back(std::move(cancel));
+  }
+  for (auto& action : checkpointsOfEndingParts(folded.ending, store, round.now)) {
+    actions.push_back(std::move(action));
   }
   for (auto& action : requeuesAgain(jobs, treatments)) actions.push_back(std::move(action));
   std::set<uint32_t> acted_on;

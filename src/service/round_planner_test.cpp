@@ -401,6 +401,35 @@ TEST(RoundPlannerTest, AJobPlacedWhereALiveMoveLeavesKeepsItsPlacementUntilItSta
   }
 }
 
+TEST(RoundPlannerTest, TheRunningPartsOfAJobRequeuedWithoutItsLauncherCheckpointOnce) {
+  // Job 7's GPUs are all in parts; its home's node failed and Slurm requeued it a second
+  // ago, its launcher gone with it: its part 8 still trains on n1.
+  Round round = roundWithPendingJob("adaptive:resize=live", tasksPerNode(1, 1));
+  SlurmJob& home = round.jobs.front();
+  home.restarts = 1;
+  home.end_time = round.now - 1;
+  round.jobs.push_back(runningWith(8, "adaptive:part_of=7", "n1"));
+  JobStore store;
+  const Log quiet = [](LogLevel, const std::string&) {};
+  const auto actionsOn8 = [&](const RoundPlan& plan) {
+    std::vector<Action> on8;
+    for (const auto& planned : plan.actions) {
+      if (planned.action.job_id == 8) on8.push_back(planned.action);
+    }
+    return on8;
+  };
+  auto on8 = actionsOn8(planRound(store, round, config::PolicyConfig{}, false, quiet));
+  ASSERT_EQ(on8.size(), 1u);
+  EXPECT_EQ(on8[0].kind, ActionKind::kCheckpoint);
+  EXPECT_EQ(on8[0].why, "JobId=7 ended or was requeued: its part checkpoints the training");
+  round.now += kEndedJobPartGraceS - 2;  // asked once: left to checkpoint
+  EXPECT_TRUE(actionsOn8(planRound(store, round, config::PolicyConfig{}, false, quiet)).empty());
+  round.now += 1;  // no longer of use
+  on8 = actionsOn8(planRound(store, round, config::PolicyConfig{}, false, quiet));
+  ASSERT_EQ(on8.size(), 1u);
+  EXPECT_EQ(on8[0].kind, ActionKind::kCancel);
+}
+
 TEST(RoundPlannerTest, SolverLimitsHitAreLoggedOneLineEach) {
   policy::Stats stats;
   stats.solver_status = "optimal";

@@ -416,7 +416,8 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
   std::set<uint32_t> resizes_in_place, resizes_live;
   for (auto job : jobs) {
     const Treatment treatment = treatmentIn(treatments, job.id);
-    if (treatment == Treatment::kAwaitLastRun) continue;
+    // Its last run's parts still checkpoint the training that its next run resumes.
+    if (treatment == Treatment::kAwaitLastRun || folded.ending.count(job.id)) continue;
     const auto record = records.find(std::to_string(job.id));
     if (treatment == Treatment::kAwaitShrink) {
       job.nodes = nodeNames(*record->second.lifecycle.shrink_target);

@@ -411,10 +411,12 @@ TEST(RoundPlannerTest, TheRunningPartsOfAJobRequeuedWithoutItsLauncherCheckpoint
   round.jobs.push_back(runningWith(8, "adaptive:part_of=7", "n1"));
   JobStore store;
   const Log quiet = [](LogLevel, const std::string&) {};
+  std::vector<Action> on7;  // none while its part checkpoints: its next run resumes from it
   const auto actionsOn8 = [&](const RoundPlan& plan) {
     std::vector<Action> on8;
     for (const auto& planned : plan.actions) {
       if (planned.action.job_id == 8) on8.push_back(planned.action);
+      if (planned.action.job_id == 7) on7.push_back(planned.action);
     }
     return on8;
   };
@@ -424,10 +426,12 @@ TEST(RoundPlannerTest, TheRunningPartsOfAJobRequeuedWithoutItsLauncherCheckpoint
   EXPECT_EQ(on8[0].why, "JobId=7 ended or was requeued: its part checkpoints the training");
   round.now += kEndedJobPartGraceS - 2;  // asked once: left to checkpoint
   EXPECT_TRUE(actionsOn8(planRound(store, round, config::PolicyConfig{}, false, quiet)).empty());
+  EXPECT_TRUE(on7.empty());
   round.now += 1;  // no longer of use
   on8 = actionsOn8(planRound(store, round, config::PolicyConfig{}, false, quiet));
   ASSERT_EQ(on8.size(), 1u);
   EXPECT_EQ(on8[0].kind, ActionKind::kCancel);
+  EXPECT_EQ(on7.size(), 1u);  // placed again
 }
 
 TEST(RoundPlannerTest, SolverLimitsHitAreLoggedOneLineEach) {

@@ -88,8 +88,6 @@ TEST(JobStoreTest, AnEndedRunKeepsEveryNodeItWasSeenOn) {
   EXPECT_TRUE(store.endedRunNodes().empty());
 }
 
-// What a job ran on before Pollux changed it reaches the policy (Job::previous), which then
-// does not undo the change at once.
 TEST(JobStoreTest, AnEndedJobsPartsAreAskedToCheckpointOncePerWindow) {
   JobStore store;
   EXPECT_TRUE(store.askPartsToCheckpoint(7, 100, 30));
@@ -98,6 +96,8 @@ TEST(JobStoreTest, AnEndedJobsPartsAreAskedToCheckpointOncePerWindow) {
   EXPECT_TRUE(store.askPartsToCheckpoint(7, 130, 30));
 }
 
+// What a job ran on before Pollux changed it reaches the policy (Job::previous), which then
+// does not undo the change at once.
 TEST(JobStoreTest, AChangeRemembersWhatTheJobRanOnBefore) {
   JobStore store;
   SlurmJob job = runningSince100({"n1"});

@@ -238,9 +238,10 @@ bool gpusInParts(const SlurmJob& job) {
 namespace {
 
 // A running part whose job has ended, while Slurm still completes the job (signals its
-// processes, KillWait) or for kEndedJobPartGraceS after its end or requeue (Slurm sets its
-// end time then): the training checkpoints in its parts, asked by the job's launcher, or
-// by Pollux where the launcher died with its node; the launcher then cancels them.
+// processes, KillWait) or for kEndedJobPartGraceS after its end, or whose job was requeued
+// (a pending job's end time is Slurm's estimate: the round times those): the training
+// checkpoints in its parts, asked by the job's launcher, or by Pollux where the launcher
+// died with its node; the launcher then cancels them.
 bool ownerStillEnding(const SlurmJob& part, const std::map<uint32_t, const SlurmJob*>& jobs,
                       double now) {
   const auto owner = jobs.find(*partOf(part));
@@ -248,8 +249,7 @@ bool ownerStillEnding(const SlurmJob& part, const std::map<uint32_t, const Slurm
   const SlurmJob& job = *owner->second;
   const bool ended_lately = job.end_time > 0 && now - job.end_time < kEndedJobPartGraceS;
   const bool requeued = job.state == JobState::kPending && job.restarts > 0;
-  return (job.state == JobState::kOther && (job.completing || ended_lately)) ||
-         (requeued && ended_lately);
+  return (job.state == JobState::kOther && (job.completing || ended_lately)) || requeued;
 }
 
 }  // namespace

@@ -103,8 +103,8 @@ struct FoldedJobs {
 // nodes to the job's, or, on the job's own nodes, its GPUs to the job's there; one pending
 // part per job is kept for its next growth. Any other part (its job not running, another
 // user's, a second pending one) is to be cancelled, except a running part of a job that has
-// ended and is still completing, or ended or was requeued less than kEndedJobPartGraceS
-// before `now` (FoldedJobs::ending): the training checkpoints there first. A running job
+// ended and is still completing or ended less than kEndedJobPartGraceS before `now`, or that
+// was requeued (FoldedJobs::ending): the training checkpoints there first. A running job
 // whose GPUs are all in parts holds what its running parts hold (not its home's node); with
 // none running it is pending, placed where its pending part is placed (FoldedJobs::homes).
 FoldedJobs foldParts(std::vector<SlurmJob> jobs, double now);

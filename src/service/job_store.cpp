@@ -194,12 +194,15 @@ std::map<uint32_t, std::set<std::string>> JobStore::endedRunNodes() const {
   return nodes;
 }
 
-bool JobStore::askPartsToCheckpoint(uint32_t job_id, double now, double window) {
+std::map<uint32_t, double> JobStore::partsEndingSince(const std::set<uint32_t>& jobs, double now) {
   std::lock_guard<std::mutex> guard(mutex_);
-  for (auto asked = parts_asked_.begin(); asked != parts_asked_.end();) {
-    asked = now - asked->second >= window ? parts_asked_.erase(asked) : std::next(asked);
+  std::map<uint32_t, double> since;
+  for (const uint32_t job : jobs) {
+    const auto known = parts_ending_.find(job);
+    since[job] = known == parts_ending_.end() ? now : known->second;
   }
-  return parts_asked_.emplace(job_id, now).second;
+  parts_ending_ = since;
+  return since;
 }
 
 void JobStore::recordRefusal(const std::string& id, const Refusal& refusal) {

@@ -91,9 +91,9 @@ class JobStore {
   // removes a failed node from a job that does not die with it (kill_on_node_fail=0), so a
   // run that then failed names that node only here.
   std::map<uint32_t, std::set<std::string>> endedRunNodes() const;
-  // Whether the running parts of job `job_id`, whose run ended or was requeued, are to be
-  // asked to checkpoint now: true at most once every `window` seconds (not saved).
-  bool askPartsToCheckpoint(uint32_t job_id, double now, double window);
+  // Since when each of `jobs`, whose run ended or was requeued, has had running parts: `now`
+  // for those new among them (not saved). The others are forgotten.
+  std::map<uint32_t, double> partsEndingSince(const std::set<uint32_t>& jobs, double now);
 
   void recordDecision(const std::string& id, const std::optional<policy::JobDecision>& decision);
   // Sets each job's part (none for those not in `parts`), since when it waits for its part to
@@ -129,7 +129,7 @@ class JobStore {
     double ended = 0;
   };
   std::map<uint32_t, EndedRun> ended_runs_;
-  std::map<uint32_t, double> parts_asked_;  // by job: when its parts were asked to checkpoint
+  std::map<uint32_t, double> parts_ending_;  // by job: since when its parts are ending
 };
 
 // The reply for a job: its decided batch size, or its initial one until a decision has one.

@@ -88,12 +88,12 @@ TEST(JobStoreTest, AnEndedRunKeepsEveryNodeItWasSeenOn) {
   EXPECT_TRUE(store.endedRunNodes().empty());
 }
 
-TEST(JobStoreTest, AnEndedJobsPartsAreAskedToCheckpointOncePerWindow) {
+TEST(JobStoreTest, AnEndedJobsPartsAreTimedFromWhenFirstSeen) {
   JobStore store;
-  EXPECT_TRUE(store.askPartsToCheckpoint(7, 100, 30));
-  EXPECT_FALSE(store.askPartsToCheckpoint(7, 129, 30));
-  EXPECT_TRUE(store.askPartsToCheckpoint(8, 129, 30));
-  EXPECT_TRUE(store.askPartsToCheckpoint(7, 130, 30));
+  EXPECT_EQ(store.partsEndingSince({7}, 100), (std::map<uint32_t, double>{{7, 100}}));
+  EXPECT_EQ(store.partsEndingSince({7, 8}, 110), (std::map<uint32_t, double>{{7, 100}, {8, 110}}));
+  EXPECT_EQ(store.partsEndingSince({8}, 120), (std::map<uint32_t, double>{{8, 110}}));
+  EXPECT_EQ(store.partsEndingSince({7}, 130), (std::map<uint32_t, double>{{7, 130}}));
 }
 
 // What a job ran on before Pollux changed it reaches the policy (Job::previous), which then

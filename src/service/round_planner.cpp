@@ -352,18 +352,32 @@ PlannedAction describe(Action action, const policy::Decision& decision,
   return planned;
 }
 
-// SIGTERM, once, to the steps of the running parts of a job that ended or was requeued: the
-// lead's checkpoints the training. Its launcher does the same where it outlived the job's end;
-// where it died with its node, nothing else would.
-std::vector<Action> checkpointsOfEndingParts(
-    const std::map<uint32_t, std::vector<uint32_t>>& ending, JobStore& store, double now) {
+// The running parts of jobs that ended or were requeued: SIGTERM to their steps when first
+// seen (the lead's checkpoints the training; its launcher does the same where it outlived
+// the job, and where it died with its node nothing else would), then kEndedJobPartGraceS
+// for the checkpoint, then cancelled.
+std::vector<Action> actionsOnEndingParts(const std::map<uint32_t, std::vector<uint32_t>>& ending,
+                                         JobStore& store, double now) {
+  std::set<uint32_t> jobs;
+  for (const auto& [job_id, parts] : ending) jobs.insert(job_id);
+  const auto since = store.partsEndingSince(jobs, now);
   std::vector<Action> actions;
   for (const auto& [job_id, parts] : ending) {
-    if (!store.askPartsToCheckpoint(job_id, now, kEndedJobPartGraceS)) continue;
-    const std::string why = "JobId=" + std::to_string(job_id) +
-                            " ended or was requeued: its part checkpoints the training";
+    const double waited = now - since.at(job_id);
+    const std::string job = "JobId=" + std::to_string(job_id);
     for (const uint32_t part : parts) {
-      actions.push_back(Action{part, ActionKind::kCheckpoint, "", 0, {}, why});
+      if (waited == 0) {
+        actions.push_back(
+            Action{part,
+                   ActionKind::kCheckpoint,
+                   "",
+                   0,
+                   {},
+                   job + " ended or was requeued: its part checkpoints the training"});
+      } else if (waited >= kEndedJobPartGraceS) {
+        actions.push_back(Action{
+            part, ActionKind::kCancel, "", 0, {}, "part of " + job + ", which does not run"});
+      }
     }
   }
   return actions;
@@ -496,7 +510,7 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
     cancel.why = why;
     actions.push_back(std::move(cancel));
   }
-  for (auto& action : checkpointsOfEndingParts(folded.ending, store, round.now)) {
+  for (auto& action : actionsOnEndingParts(folded.ending, store, round.now)) {
     actions.push_back(std::move(action));
   }
   for (auto& action : requeuesAgain(jobs, treatments)) actions.push_back(std::move(action));

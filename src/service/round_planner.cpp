@@ -354,29 +354,30 @@ PlannedAction describe(Action action, const policy::Decision& decision,
 
 // The running parts of jobs that ended or were requeued: SIGTERM to their steps when first
 // seen (the lead's checkpoints the training; its launcher does the same where it outlived
-// the job, and where it died with its node nothing else would), then kEndedJobPartGraceS
-// for the checkpoint, then cancelled.
+// the job, and where it died with its node nothing else would). Those of a requeued job are
+// cancelled kEndedJobPartGraceS later; an ended job's stay while Slurm completes it, as
+// foldParts says.
 std::vector<Action> actionsOnEndingParts(const std::map<uint32_t, std::vector<uint32_t>>& ending,
-                                         JobStore& store, double now) {
-  std::set<uint32_t> jobs;
-  for (const auto& [job_id, parts] : ending) jobs.insert(job_id);
-  const auto since = store.partsEndingSince(jobs, now);
+                                         const std::vector<SlurmJob>& jobs, JobStore& store,
+                                         double now) {
+  std::set<uint32_t> owners, requeued;
+  for (const auto& [job_id, parts] : ending) owners.insert(job_id);
+  for (const auto& job : jobs) {
+    if (owners.count(job.id) && job.state == JobState::kPending) requeued.insert(job.id);
+  }
+  const auto since = store.partsEndingSince(owners, now);
   std::vector<Action> actions;
   for (const auto& [job_id, parts] : ending) {
     const double waited = now - since.at(job_id);
     const std::string job = "JobId=" + std::to_string(job_id);
+    const std::string checkpoints =
+        job + " ended or was requeued: its part checkpoints the training";
+    const std::string useless = "part of " + job + ", which does not run";
     for (const uint32_t part : parts) {
       if (waited == 0) {
-        actions.push_back(
-            Action{part,
-                   ActionKind::kCheckpoint,
-                   "",
-                   0,
-                   {},
-                   job + " ended or was requeued: its part checkpoints the training"});
-      } else if (waited >= kEndedJobPartGraceS) {
-        actions.push_back(Action{
-            part, ActionKind::kCancel, "", 0, {}, "part of " + job + ", which does not run"});
+        actions.push_back(Action{part, ActionKind::kCheckpoint, "", 0, {}, checkpoints});
+      } else if (requeued.count(job_id) && waited >= kEndedJobPartGraceS) {
+        actions.push_back(Action{part, ActionKind::kCancel, "", 0, {}, useless});
       }
     }
   }
@@ -510,7 +511,7 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
     cancel.why = why;
     actions.push_back(std::move(cancel));
   }
-  for (auto& action : actionsOnEndingParts(folded.ending, store, round.now)) {
+  for (auto& action : actionsOnEndingParts(folded.ending, jobs, store, round.now)) {
     actions.push_back(std::move(action));
   }
   for (auto& action : requeuesAgain(jobs, treatments)) actions.push_back(std::move(action));

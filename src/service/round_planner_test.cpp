@@ -438,6 +438,32 @@ TEST(RoundPlannerTest, TheRunningPartsOfAJobRequeuedWithoutItsLauncherCheckpoint
   EXPECT_EQ(on7.size(), 1u);
 }
 
+TEST(RoundPlannerTest, TheRunningPartsOfAJobSlurmStillCompletesAreLeftToItsLauncher) {
+  // Job 7 was cancelled: Slurm completes it for KillWait while its launcher has its part 8
+  // checkpoint, however long that takes within KillWait.
+  Round round = roundWithPendingJob("adaptive:resize=live", tasksPerNode(1, 1));
+  SlurmJob& home = round.jobs.front();
+  home.state = JobState::kOther;
+  home.completing = true;
+  home.end_time = round.now;
+  round.jobs.push_back(runningWith(8, "adaptive:part_of=7", "n1"));
+  JobStore store;
+  const Log quiet = [](LogLevel, const std::string&) {};
+  const auto kindsOn8 = [&] {
+    std::vector<ActionKind> kinds;
+    for (const auto& planned :
+         planRound(store, round, config::PolicyConfig{}, false, quiet).actions) {
+      if (planned.action.job_id == 8) kinds.push_back(planned.action.kind);
+    }
+    return kinds;
+  };
+  EXPECT_EQ(kindsOn8(), std::vector<ActionKind>{ActionKind::kCheckpoint});
+  round.now += 2 * kEndedJobPartGraceS;
+  EXPECT_TRUE(kindsOn8().empty());
+  round.jobs.front().completing = false;  // completed long ago: the part has no use
+  EXPECT_EQ(kindsOn8(), std::vector<ActionKind>{ActionKind::kCancel});
+}
+
 TEST(RoundPlannerTest, SolverLimitsHitAreLoggedOneLineEach) {
   policy::Stats stats;
   stats.solver_status = "optimal";

@@ -207,9 +207,10 @@ class ElasticGroup:
     def survivors(self, min_replicas: int, step_s: float = 0.0) -> Dict[str, Any]:
         """After a failed collective (the group already destroyed): each survivor reports to
         the store; the leader (rank 0, or with the store hosted apart the first survivor to
-        report) waits until no more come (settle_s, and twice `step_s`, its last step's time)
-        and writes the plan of the next generation, the survivors in their old order, or a
-        fallback when fewer than min_replicas are left. Raises on a store error (the store's
+        report) waits until no more come (settle_s, and twice `step_s`, its last step's time;
+        up to the resize timeout while fewer than min_replicas have come) and writes the plan
+        of the next generation, the survivors in their old order, or a fallback when fewer
+        than min_replicas are left. Raises on a store error (the store's
         host is gone)."""
         settle_s = max(self.settle_s, 2 * step_s)
         self.store.set_timeout(datetime.timedelta(seconds=self.resize_timeout_s))
@@ -231,8 +232,10 @@ class ElasticGroup:
             now = time.monotonic()
             if count != last:
                 last, changed = count, now
-            if (count >= self.world or now - changed > settle_s or
-                    now - started > self.resize_timeout_s):
+            # Short of the minimum the others may only be late (a loaded host): the fallback
+            # costs the job a restart, so it waits up to the resize timeout for them.
+            settled = now - changed > settle_s and count >= min_replicas
+            if count >= self.world or settled or now - started > self.resize_timeout_s:
                 break
             time.sleep(0.01)
         alive = [rank for rank in range(self.world) if int(self.store.add(base + str(rank), 0))]

@@ -22,7 +22,7 @@ std::string uselessBecause(const SlurmJob& part, const std::map<uint32_t, const 
   const auto owner = jobs.find(owner_id);
   const std::string owner_name = "JobId=" + std::to_string(owner_id);
   if (owner == jobs.end() || owner->second->state != JobState::kRunning) {
-    return "part of " + owner_name + ", which does not run";
+    return partOfJobNotRunning(owner_id);
   }
   if (owner->second->uid != part.uid) return "part of " + owner_name + " of another user";
   if (!owner->second->adaptive || partOf(*owner->second)) {
@@ -230,6 +230,10 @@ void release(std::map<std::string, SlurmNode*>& nodes, const SlurmJob& part) {
 }
 
 }  // namespace
+
+std::string partOfJobNotRunning(uint32_t job_id) {
+  return "part of JobId=" + std::to_string(job_id) + ", which does not run";
+}
 
 bool gpusInParts(const SlurmJob& job) {
   return job.adaptive && job.adaptive->gpus_in_parts && !job.adaptive->part_of;

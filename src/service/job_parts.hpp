@@ -87,6 +87,9 @@ struct JobParts {
 // home, holds none.
 bool gpusInParts(const SlurmJob& job);
 
+// Why a part of job `job_id`, which no longer runs, is cancelled.
+std::string partOfJobNotRunning(uint32_t job_id);
+
 // Slurm's jobs as the policy sees them: parts folded into their jobs.
 struct FoldedJobs {
   std::vector<SlurmJob> jobs;           // every job but parts; a job with its running part's GPUs

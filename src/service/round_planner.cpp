@@ -372,7 +372,7 @@ std::vector<Action> actionsOnEndingParts(const std::map<uint32_t, std::vector<ui
     const std::string job = "JobId=" + std::to_string(job_id);
     const std::string checkpoints =
         job + " ended or was requeued: its part checkpoints the training";
-    const std::string useless = "part of " + job + ", which does not run";
+    const std::string useless = partOfJobNotRunning(job_id);
     for (const uint32_t part : parts) {
       if (waited == 0) {
         actions.push_back(Action{part, ActionKind::kCheckpoint, "", 0, {}, checkpoints});

@@ -24,7 +24,11 @@
 # rigid job that needs the other node: the workers there leave, its agent shrinks the part
 # (scontrol update NodeList), the job trains on with Restarts 0 and no checkpoint. Its launcher
 # then killed (as its node's failure would), the plugin asks its part's steps to checkpoint
-# (SIGTERM, once), the training checkpoints there, and the part is cancelled 30 s on.
+# (SIGTERM, once), the training checkpoints there, and the part is cancelled 30 s on. A
+# fourth job's home node fails (its slurmd, the home's slurmstepd and launcher killed, the
+# node set DOWN) while it trains in a part on the other a100 node: the part checkpoints, the
+# job is requeued, resumes from that checkpoint in a new part and completes; its new
+# launcher relays the output the dead one left and removes its directory.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster/lib.sh"
@@ -256,4 +260,51 @@ gone() { [ -z "$(squeue -h -j "$part" 2> /dev/null)" ] && has_no_workers "$job";
 wait_until 60 "part $part cancelled once its job's grace ran out" gone
 # Its launcher died before it could remove the directory its parts started their steps from.
 rm -rf .pollux-parts-"$job"-*
+
+step "its home's node fails: its part checkpoints, and it resumes from there in a new part"
+job=$(sbatch --parsable --comment=adaptive:resize=live,gpu_type=a100,min_gpus=2,max_gpus=2 \
+  -o "$run/job-%j.out" ddp_launch.sh $((6 * EPOCHS)))
+wait_until 90 "job $job's first part running" has_running_part
+home=$(job_field "$job" BatchHost)
+# A reservation ahead on its part's node: it goes on in a part on the other a100 node, its
+# home stays.
+scontrol create reservation ReservationName=off StartTime=now+100 Duration=10 \
+  Nodes="$home" Users=root Flags=MAINT,IGNORE_JOBS
+away() {
+  part=$(running_parts_of "$job")
+  [ "$(echo "$part" | wc -w)" = 1 ] && ! runs_on "$part" "$home"
+}
+wait_until 180 "job $job's part off its home's node $home" away
+scontrol delete ReservationName=off
+wait_until 90 "job $job training in part $part" grep -q "pollux-agent\[$part\.0\]" "job-$job.out"
+step_out=$(ls -d .pollux-parts-"$job"-*)/$part.out
+# Nothing else on the node may still talk to slurmctld: with ReturnToService=2, 26.05 returns
+# a DOWN node to service on any message from it (a part's slurmstepd just ending there).
+only_home() { [ "$(squeue -h -w "$home" -o %i)" = "$job" ]; }
+wait_until 60 "job $job alone on $home (its earlier part there ended)" only_home
+# The node's loss: its slurmd, the home's slurmstepd and launcher killed; an admin sets it DOWN.
+kill -KILL "$(pgrep -f "^slurmd -D -N $home -f $SLURM_CONF\$")"
+pkill -KILL -f "slurmstepd: \[$job\." || true
+for pid in $(pgrep -f "pollux-agent --launch"); do
+  in_job=$(tr '\0' '\n' < "/proc/$pid/environ" 2> /dev/null | sed -n 's/^SLURM_JOB_ID=//p')
+  [ "$in_job" = "$job" ] && kill -KILL "$pid"
+done
+scontrol update NodeName="$home" State=DOWN Reason=home-fault
+asked="JobId=$part checkpoint: JobId=$job ended or was requeued: its part checkpoints"
+wait_until 60 "the plugin asking part $part to checkpoint" grep -q "$asked" log/slurmctld.log
+wait_until 60 "job $job's training checkpointed in part $part" checkpointed_in_part
+grep "^checkpointed at" "$step_out" | sed 's/^/   /'
+wait_until 120 "job $job running again" is_running "$job"
+echo "   job $job restarted on $(job_field "$job" BatchHost), Restarts $(job_field "$job" Restarts)"
+wait_until 120 "job $job's training resumed" grep -q "^resumed from" "job-$job.out"
+grep "^resumed from" "job-$job.out" | sed 's/^/   /'
+wait_until 300 "job $job complete" all_finished "$job"
+[ "$(job_field "$job" JobState)" = COMPLETED ] || fail "job $job ended $(job_field "$job" JobState)"
+grep -q "^final accuracy" "job-$job.out" || fail "job $job's training did not finish"
+# Its next run's launcher relayed the output its dead launcher left, then removed it.
+relayed="--- the output of part $part's step in an earlier run of the job ---"
+grep -qx -- "$relayed" "job-$job.out" || fail "job $job's output lacks its part $part's"
+grep "^checkpointed at" "job-$job.out" | sed 's/^/   /'
+grep -q "^checkpointed at" "job-$job.out" || fail "job $job's output lacks its part's checkpoint"
+[ -z "$(ls -d .pollux-parts-"$job"-* 2> /dev/null)" ] || fail "job $job's directories left"
 echo "PASS"

@@ -25,6 +25,36 @@ constexpr auto kResubmitAfter = std::chrono::seconds(60);
 // How long the part's srun has to end once its part is cancelled.
 constexpr auto kStepEndWait = std::chrono::seconds(10);
 
+// Relays the output left in the launch directories of earlier runs of the job in `parent`
+// (their names start with `prefix`), then removes them: a launcher that ended with its node
+// could not. The plugin places a requeued job again only once the parts of its earlier run
+// have ended, so no step still runs from them.
+void removeEarlierRuns(const std::string& parent, const std::string& prefix) {
+  std::vector<std::string> earlier;
+  try {
+    for (const auto& entry : std::filesystem::directory_iterator(parent)) {
+      if (entry.path().filename().string().rfind(prefix, 0) == 0 && entry.is_directory()) {
+        earlier.push_back(entry.path().string());
+      }
+    }
+  } catch (const std::filesystem::filesystem_error& failure) {
+    logLine(std::string("cannot look for earlier runs' directories: ") + failure.what());
+  }
+  for (const auto& dir : earlier) {
+    logLine(dir +
+            " was left by an earlier run of the job: its parts' output follows, then it "
+            "is removed");
+    try {
+      relayLeftOutput(dir);
+    } catch (const std::filesystem::filesystem_error& failure) {
+      logLine(std::string("cannot read all of it: ") + failure.what());
+    }
+    std::error_code error;
+    std::filesystem::remove_all(dir, error);
+    if (error) logLine("cannot remove " + dir + ": " + error.message());
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> partSubmitCommand(const std::string& job_id, const GetEnv& getenv,
@@ -82,7 +112,9 @@ PartLauncher::PartLauncher(Options options, std::string job_id, ReporterSettings
     : options_(std::move(options)), job_id_(std::move(job_id)), plugin_(std::move(plugin)),
       step_(step), gpus_in_parts_(gpus_in_parts) {
   if (!gpus_in_parts_) return;
-  std::string dir = launch_parent + "/.pollux-parts-" + job_id_ + "-XXXXXX";
+  const std::string prefix = ".pollux-parts-" + job_id_ + "-";
+  removeEarlierRuns(launch_parent, prefix);
+  std::string dir = launch_parent + "/" + prefix + "XXXXXX";
   if (mkdtemp(dir.data())) {
     launch_dir_ = std::filesystem::absolute(dir).string();
   } else {

@@ -58,7 +58,8 @@ class PartLauncher {
   // part started while no step of the job runs starts the training (partStepEnvironment's
   // `leads`), and the parts' batch scripts start their steps (ScriptStep), from a private
   // directory made in `launch_parent` (the job's submit directory, shared by its nodes);
-  // where it cannot be made, the launcher starts them (SrunStep).
+  // where it cannot be made, the launcher starts them (SrunStep). Such directories of the
+  // job's earlier runs found there (their launcher ended first) are relayed and removed.
   PartLauncher(Options options, std::string job_id, ReporterSettings plugin,
                const StepSettings& step, bool gpus_in_parts = false,
                const std::string& launch_parent = ".");

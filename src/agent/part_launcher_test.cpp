@@ -204,6 +204,29 @@ TEST(PartLauncher, APartStartedWhileNoStepRunsStartsTheTrainingOfAJobWhoseGpusAr
   }
 }
 
+// A launcher that ended with its node left its directory; the job's next run relays the
+// parts' output it holds and removes it, and leaves other jobs' directories alone.
+TEST(PartLauncher, TheDirectoryOfAnEarlierRunOfTheJobIsRelayedAndRemoved) {
+  FakeSlurm slurm;
+  const StepSettings step;
+  const std::string earlier = slurm.dir() + "/.pollux-parts-7-old";
+  const std::string other_job = slurm.dir() + "/.pollux-parts-71-old";
+  std::filesystem::create_directory(earlier);
+  std::filesystem::create_directory(other_job);
+  std::ofstream(earlier + "/12.out") << "checkpointed at epoch 3\n";
+  std::ofstream(earlier + "/12.run") << "srun\n";
+  ::testing::internal::CaptureStdout();
+  {
+    PartLauncher parts(Options{}, "7", ReporterSettings{"", "", "", 1, false, false}, step, true,
+                       slurm.dir());
+    EXPECT_FALSE(std::filesystem::exists(earlier));
+  }
+  EXPECT_EQ(::testing::internal::GetCapturedStdout(),
+            "--- the output of part 12's step in an earlier run of the job ---\n"
+            "checkpointed at epoch 3\n");
+  EXPECT_TRUE(std::filesystem::exists(other_job));
+}
+
 // After the training checkpointed in its parts for a restart in new parts, the launcher ends
 // them; the next part to run starts the training again (from the checkpoint).
 TEST(PartLauncher, AfterItsPartsEndTheNextPartToRunStartsTheTrainingAgain) {

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -50,6 +51,20 @@ std::string stepScript(const std::string& base, const std::vector<std::string>& 
   script += "echo $? >" + shellQuoted(base + ".status.new") + "\n";
   script += "mv " + shellQuoted(base + ".status.new") + " " + shellQuoted(base + ".status") + "\n";
   return script;
+}
+
+void relayLeftOutput(const std::string& launch_dir) {
+  std::vector<std::filesystem::path> outputs;
+  for (const auto& entry : std::filesystem::directory_iterator(launch_dir)) {
+    if (entry.path().extension() == ".out") outputs.push_back(entry.path());
+  }
+  std::sort(outputs.begin(), outputs.end());
+  for (const auto& path : outputs) {
+    std::stringstream text;
+    text << std::ifstream(path, std::ios::binary).rdbuf();
+    writeAll(STDOUT_FILENO, "--- the output of part " + path.stem().string() +
+                                "'s step in an earlier run of the job ---\n" + text.str());
+  }
 }
 
 ScriptStep::ScriptStep(const std::string& launch_dir, uint32_t part,

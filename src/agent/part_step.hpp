@@ -49,6 +49,11 @@ std::string partBatchScript(const std::string& launch_dir);
 std::string stepScript(const std::string& base, const std::vector<std::string>& command,
                        const std::map<std::string, std::string>& env);
 
+// Copies to standard output what the steps started from `launch_dir` wrote (PART.out), each
+// under a line naming its part: the directory of an earlier run of the job whose launcher
+// ended before it copied all of it (what it copied already comes again).
+void relayLeftOutput(const std::string& launch_dir);
+
 // srun started by the part's own batch script (partBatchScript) from `launch_dir`/PART.run,
 // which the constructor writes. poll() copies the step's output to the launcher's standard
 // output and reads its status once written; a part seen no longer running without one

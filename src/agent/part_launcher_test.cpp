@@ -215,6 +215,8 @@ TEST(PartLauncher, TheDirectoryOfAnEarlierRunOfTheJobIsRelayedAndRemoved) {
   std::filesystem::create_directory(other_job);
   std::ofstream(earlier + "/12.out") << "checkpointed at epoch 3\n";
   std::ofstream(earlier + "/12.run") << "srun\n";
+  const std::string long_output(100000, 'x');  // more than one block
+  std::ofstream(earlier + "/101.out") << long_output;
   ::testing::internal::CaptureStdout();
   {
     PartLauncher parts(Options{}, "7", ReporterSettings{"", "", "", 1, false, false}, step, true,
@@ -223,7 +225,9 @@ TEST(PartLauncher, TheDirectoryOfAnEarlierRunOfTheJobIsRelayedAndRemoved) {
   }
   EXPECT_EQ(::testing::internal::GetCapturedStdout(),
             "--- the output of part 12's step in an earlier run of the job ---\n"
-            "checkpointed at epoch 3\n");
+            "checkpointed at epoch 3\n"
+            "--- the output of part 101's step in an earlier run of the job ---\n" +
+                long_output);
   EXPECT_TRUE(std::filesystem::exists(other_job));
 }
 

@@ -9,12 +9,15 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 namespace pollux::agent {
 namespace {
 
 // How often a step that wrote no status yet has its part checked with squeue.
 constexpr auto kPartCheckInterval = std::chrono::seconds(5);
+// How much of a step's output is copied at a time.
+constexpr std::streamsize kRelayBlock = 1 << 16;
 // The status of a step whose part ended before it wrote one, as a shell reports SIGTERM.
 constexpr int kEndedWithItsPart = 143;
 
@@ -58,12 +61,19 @@ void relayLeftOutput(const std::string& launch_dir) {
   for (const auto& entry : std::filesystem::directory_iterator(launch_dir)) {
     if (entry.path().extension() == ".out") outputs.push_back(entry.path());
   }
-  std::sort(outputs.begin(), outputs.end());
+  // By part, the oldest (lowest job id) first.
+  std::sort(outputs.begin(), outputs.end(), [](const auto& a, const auto& b) {
+    const std::string first = a.stem().string(), second = b.stem().string();
+    return std::make_pair(first.size(), first) < std::make_pair(second.size(), second);
+  });
   for (const auto& path : outputs) {
-    std::stringstream text;
-    text << std::ifstream(path, std::ios::binary).rdbuf();
     writeAll(STDOUT_FILENO, "--- the output of part " + path.stem().string() +
-                                "'s step in an earlier run of the job ---\n" + text.str());
+                                "'s step in an earlier run of the job ---\n");
+    std::ifstream output(path, std::ios::binary);
+    std::string block(kRelayBlock, '\0');
+    while (output.read(block.data(), kRelayBlock) || output.gcount() > 0) {
+      writeAll(STDOUT_FILENO, block.substr(0, static_cast<size_t>(output.gcount())));
+    }
   }
 }
 

@@ -298,7 +298,7 @@ wait_until 120 "job $job running again" is_running "$job"
 echo "   job $job restarted on $(job_field "$job" BatchHost), Restarts $(job_field "$job" Restarts)"
 wait_until 120 "job $job's training resumed" grep -q "^resumed from" "job-$job.out"
 grep "^resumed from" "job-$job.out" | sed 's/^/   /'
-wait_until 300 "job $job complete" all_finished "$job"
+wait_until 600 "job $job complete" all_finished "$job"
 [ "$(job_field "$job" JobState)" = COMPLETED ] || fail "job $job ended $(job_field "$job" JobState)"
 grep -q "^final accuracy" "job-$job.out" || fail "job $job's training did not finish"
 # Its next run's launcher relayed the output its dead launcher left, then removed it.

@@ -33,7 +33,8 @@ void removeEarlierRuns(const std::string& parent, const std::string& prefix) {
   std::vector<std::string> earlier;
   try {
     for (const auto& entry : std::filesystem::directory_iterator(parent)) {
-      if (entry.path().filename().string().rfind(prefix, 0) == 0 && entry.is_directory()) {
+      if (entry.path().filename().string().rfind(prefix, 0) == 0 && entry.is_directory() &&
+          !entry.is_symlink()) {
         earlier.push_back(entry.path().string());
       }
     }

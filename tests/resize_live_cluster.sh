@@ -278,8 +278,9 @@ wait_until 180 "job $job's part off its home's node $home" away
 scontrol delete ReservationName=off
 wait_until 90 "job $job training in part $part" grep -q "pollux-agent\[$part\.0\]" "job-$job.out"
 step_out=$(ls -d .pollux-parts-"$job"-*)/$part.out
-# Nothing else on the node may still talk to slurmctld: with ReturnToService=2, 26.05 returns
-# a DOWN node to service on any message from it (a part's slurmstepd just ending there).
+# With ReturnToService=2, 24.11 and later return a DOWN node to service on any message from
+# it (a part's slurmstepd just ending there): the job is alone there first, and the node is
+# drained too, as an admin would, so that it stays out of use.
 only_home() { [ "$(squeue -h -w "$home" -o %i)" = "$job" ]; }
 wait_until 60 "job $job alone on $home (its earlier part there ended)" only_home
 # The node's loss: its slurmd, the home's slurmstepd and launcher killed; an admin sets it DOWN.
@@ -290,6 +291,7 @@ for pid in $(pgrep -f "pollux-agent --launch"); do
   [ "$in_job" = "$job" ] && kill -KILL "$pid"
 done
 scontrol update NodeName="$home" State=DOWN Reason=home-fault
+scontrol update NodeName="$home" State=DRAIN Reason=home-fault
 asked="JobId=$part checkpoint: JobId=$job ended or was requeued: its part checkpoints"
 wait_until 60 "the plugin asking part $part to checkpoint" grep -q "$asked" log/slurmctld.log
 wait_until 60 "job $job's training checkpointed in part $part" checkpointed_in_part

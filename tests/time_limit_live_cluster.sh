@@ -3,9 +3,9 @@
 # A job whose GPUs are all in parts (sbatch --comment=adaptive:resize=live) stopped with a
 # checkpoint by shortening its time limit, on the real test cluster with sched/pollux:
 # examples/train_ddp.py (the pollux package, CPU/gloo) under `pollux-agent --launch
-# --grace 5`, 2 fake GPUs a node. Slurm's SIGTERM at the limit would reach the srun of its
+# --grace 10`, 2 fake GPUs a node. Slurm's SIGTERM at the limit would reach the srun of its
 # part in the job's batch script, which ends its step with SIGKILL; so the launcher has the
-# training checkpoint in its part 35 s (the grace and 30 s) ahead of the limit, through Slurm
+# training checkpoint in its part 40 s (the grace and 30 s) ahead of the limit, through Slurm
 # (scancel --signal=TERM of the part's steps). The checkpoint is written, the part ends, and
 # the job ends at its limit: TIMEOUT, Restarts 0, no part of it or its workers left.
 set -eu
@@ -16,7 +16,7 @@ setup_test_cluster time-limit-live
 
 step "start a cluster with sched/pollux, 2 fake GPUs per node"
 CLUSTER_GPUS_PER_NODE=2 start_pollux_cluster
-write_ddp_launch_script 5
+write_ddp_launch_script 10
 
 step "a job without a time limit, its GPUs in parts, trains in its first part"
 job=$(sbatch --parsable --comment=adaptive:resize=live,gpu_type=a100,min_gpus=2,max_gpus=2 \

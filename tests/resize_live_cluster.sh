@@ -26,9 +26,9 @@
 # then killed (as its node's failure would), the plugin asks its part's steps to checkpoint
 # (SIGTERM, once), the training checkpoints there, and the part is cancelled 30 s on. A
 # fourth job's home node fails (its slurmd, the home's slurmstepd and launcher killed, the
-# node set DOWN) while it trains in a part on the other a100 node: the part checkpoints, the
-# job is requeued, resumes from that checkpoint in a new part and completes; its new
-# launcher relays the output the dead one left and removes its directory.
+# node set DOWN and drained) while it trains in a part on the other a100 node: the part
+# checkpoints, the job is requeued, resumes from that checkpoint in a new part and
+# completes; its new launcher relays the output the dead one left and removes its directory.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster/lib.sh"
@@ -283,7 +283,8 @@ step_out=$(ls -d .pollux-parts-"$job"-*)/$part.out
 # drained too, as an admin would, so that it stays out of use.
 only_home() { [ "$(squeue -h -w "$home" -o %i)" = "$job" ]; }
 wait_until 60 "job $job alone on $home (its earlier part there ended)" only_home
-# The node's loss: its slurmd, the home's slurmstepd and launcher killed; an admin sets it DOWN.
+# The node's loss: its slurmd, the home's slurmstepd and launcher killed; an admin sets it
+# DOWN (Slurm requeues the job) and drains it.
 kill -KILL "$(pgrep -f "^slurmd -D -N $home -f $SLURM_CONF\$")"
 pkill -KILL -f "slurmstepd: \[$job\." || true
 for pid in $(pgrep -f "pollux-agent --launch"); do

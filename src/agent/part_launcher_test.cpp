@@ -101,8 +101,9 @@ class FakeSlurm {
     write("srun",
           "for word; do case $word in --jobid=*) part=${word#--jobid=};; esac; done\n"
           "echo $$ > \"$dir/srun-$part\"\n"
-          "echo $part >> \"$dir/started\"\n"
+          // Its role first: a test that waits for a part's start then finds its role too.
           "echo \"$part ${POLLUX_PART_LEADS:-joins}\" >> \"$dir/roles\"\n"
+          "echo $part >> \"$dir/started\"\n"
           "exec sleep 30\n");
     write("scancel",
           "for part; do\n"

@@ -362,19 +362,20 @@ std::vector<Action> actionsOnEndingParts(const std::map<uint32_t, std::vector<ui
                                          double now) {
   std::set<uint32_t> owners, requeued;
   for (const auto& [job_id, parts] : ending) owners.insert(job_id);
-  for (const auto& job : jobs) {
+  for (const auto& job : jobs) {  // an ending job that is pending was requeued (foldParts)
     if (owners.count(job.id) && job.state == JobState::kPending) requeued.insert(job.id);
   }
   const auto since = store.partsEndingSince(owners, now);
   std::vector<Action> actions;
   for (const auto& [job_id, parts] : ending) {
+    const bool first_seen = since.at(job_id) == now;  // partsEndingSince's mark of a new one
     const double waited = now - since.at(job_id);
     const std::string job = "JobId=" + std::to_string(job_id);
     const std::string checkpoints =
         job + " ended or was requeued: its part checkpoints the training";
     const std::string useless = partOfJobNotRunning(job_id);
     for (const uint32_t part : parts) {
-      if (waited == 0) {
+      if (first_seen) {
         actions.push_back(Action{part, ActionKind::kCheckpoint, "", 0, {}, checkpoints});
       } else if (requeued.count(job_id) && waited >= kEndedJobPartGraceS) {
         actions.push_back(Action{part, ActionKind::kCancel, "", 0, {}, useless});

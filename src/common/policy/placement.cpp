@@ -210,8 +210,12 @@ bool unchanged(const PlacementRequest& request) {
   return currentAllowed(request) && configOf(*request.current) == request.config;
 }
 
-// Changed requests: live changes (before others take their nodes), then multi-node and
-// larger ones first.
+bool shrinksLive(const PlacementRequest& request) {
+  return request.live && request.current && request.config.gpus < request.current->totalGpus();
+}
+
+// Changed requests: live shrinks (which keep only GPUs they hold), then the other live
+// changes (before others take their nodes), then multi-node and larger ones first.
 std::vector<std::size_t> placementOrder(const std::vector<PlacementRequest>& requests) {
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < requests.size(); ++i) {
@@ -219,6 +223,7 @@ std::vector<std::size_t> placementOrder(const std::vector<PlacementRequest>& req
   }
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     if (requests[a].live != requests[b].live) return requests[a].live;
+    if (shrinksLive(requests[a]) != shrinksLive(requests[b])) return shrinksLive(requests[a]);
     const Config& left = requests[a].config;
     const Config& right = requests[b].config;
     if (left.nodes != right.nodes) return left.nodes > right.nodes;

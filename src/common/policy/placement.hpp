@@ -21,11 +21,13 @@ struct PlacementRequest {
   NodeDemand demand = {};             // CPUs and memory it needs on each node
   const NodeSet* allowed_nodes = nullptr;  // its partition's nodes; nullptr: any node
   std::vector<BudgetShare> budgets = {};   // its shares of the budgets its GPUs count against
-  // A live change (objective.hpp, changesLive): placed before other changes, so that its own
-  // nodes have the room to make it in place (one that drops one of its running `parts`, or
-  // some of one part's nodes (partShrinks), keeps the rest of `current`: of the shrinks that
-  // fit, the one that leaves the most of the round's starting jobs room, say a rigid job
-  // waiting for a whole node; whole parts before partial ones, the newest first).
+  // A live change (objective.hpp, changesLive): placed before other changes, live shrinks
+  // first, so that its own nodes have the room to make it in place (a growth placed before a
+  // shrink could take a node the shrink keeps, making the shrink a restart). A shrink that
+  // drops one of its running `parts`, or some of one part's nodes (partShrinks), keeps the
+  // rest of `current`: of the shrinks that fit, the one that leaves the most of the round's
+  // starting jobs room, say a rigid job waiting for a whole node; whole parts before partial
+  // ones, the newest first.
   bool live = false;
   std::vector<Allocation> parts = {};
   // Job::moves_live: a change that no part makes in place is placed beside `current` (else
@@ -61,9 +63,9 @@ struct PlacementResult {
 };
 
 // Places requests on `nodes` after what `fixed` jobs hold. Unchanged configurations keep
-// their exact nodes; then live changes, then the rest, largest first; each prefers its
-// current nodes, then nodes that leave the live growths placed after it their own, then the
-// best fit, among the nodes it is allowed.
+// their exact nodes; then live shrinks, then the other live changes, then the rest, largest
+// first; each prefers its current nodes, then nodes that leave the live growths placed after
+// it their own, then the best fit, among the nodes it is allowed.
 // A node takes a request only if its GPUs, CPUs and memory left cover it. Single-node
 // configurations stay on one node; multi-node ones take whole largest nodes (only the last
 // may be partly used). A request that cannot be placed keeps its current allocation if that

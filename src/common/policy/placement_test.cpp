@@ -93,6 +93,23 @@ TEST(PlacementTest, ALiveGrowthKeepsItsNodesFromTheRequestsPlacedBeforeIt) {
   EXPECT_EQ(result.allocations[1], (Allocation{"t4", {{"n0", 4}, {"n3", 4}}}));
 }
 
+TEST(PlacementTest, ALiveShrinkKeepsItsNodesFromALargerLiveGrowth) {
+  const auto nodes = nodesOf("t4", 3, 4, "n");
+  // One job shrinks live from one part on n0 and n1 (its batch host n0) to n0; another
+  // grows live from n2 onto a whole node. Placed first, as the larger change, the growth
+  // would take n0 and leave the shrink only n1, a restart.
+  PlacementRequest shrinks{{"t4", 4, 1}, Allocation{"t4", {{"n0", 4}, {"n1", 4}}}, {}};
+  shrinks.live = true;
+  shrinks.parts = {*shrinks.current};
+  shrinks.batch_hosts = {"n0"};
+  PlacementRequest grows{{"t4", 8, 2}, Allocation{"t4", {{"n2", 4}}}, {}};
+  grows.live = true;
+  const auto result = place(nodes, {}, {grows, shrinks});
+  EXPECT_EQ(result.allocations[1], (Allocation{"t4", {{"n0", 4}}}));
+  EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n1", 4}, {"n2", 4}}}));
+  EXPECT_EQ(result.fallbacks, 0);
+}
+
 TEST(PlacementTest, ALiveShrinkToSomeOfAPartsNodesKeepsItsBatchHost) {
   const auto nodes = nodesOf("t4", 3, 4, "n");
   // One part on three nodes, its batch host n2; a job waits for a whole node.

@@ -502,7 +502,13 @@ PlacementResult place(const std::vector<Node>& nodes, const std::vector<Holding>
     if (grows_live(i)) pool.releaseClaim(*requests[i].current);
     auto allocation = placeWithFallbacks(pool, budget_room, requests[i], starting);
     std::optional<Allocation> held = allocation;  // what it holds once placed
-    if (auto beside = placeBeside(pool, budget_room, requests[i], allocation)) {
+    auto beside = placeBeside(pool, budget_room, requests[i], allocation);
+    if (beside && pool.waitsOn(*beside) && currentAllowed(requests[i])) {
+      // Its target is on GPUs another move leaves: the waits would chain (its joiners would
+      // wait for that move's, and a job placed on what it leaves for both). It stays.
+      allocation = requests[i].current;
+      held = allocation;
+    } else if (beside) {
       // Its budgets count both until the target joins; the GPUs it leaves are free to the
       // requests after it (a job placed there starts once its old parts have left).
       pool.markLeaving(*requests[i].current);

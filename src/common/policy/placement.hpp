@@ -33,7 +33,8 @@ struct PlacementRequest {
   // Job::moves_live: a change that no part makes in place is placed beside `current` (else
   // anywhere, a restart). Its budgets count both; its GPUs there are free to the requests
   // after it, whose jobs start there once the target's part has joined, or at once where
-  // the move is made by restart instead (PlacementResult::restarted_for).
+  // the move is made by restart instead (PlacementResult::restarted_for). Where the target
+  // beside it is on GPUs another move leaves, the job keeps `current` this round.
   bool moves_live = false;
   std::set<std::string> batch_hosts = {};  // Job::batch_hosts
   int restarts = 0;                        // Job::restarts

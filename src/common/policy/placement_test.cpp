@@ -200,6 +200,27 @@ TEST(PlacementTest, AJobStartingWhereALiveMoveLeavesHasTheMoveMadeByRestart) {
   EXPECT_FALSE(result.restarted_for[0]);
 }
 
+TEST(PlacementTest, AMoveWhoseOnlyTargetAnotherMoveLeavesStaysWhereItIs) {
+  auto nodes = nodesOf("t4", 5, 4, "n");
+  // The first move goes from 2 GPUs on each of n0 and n1 to n2; the second, from 1 GPU on
+  // each of n3 and n4 to 2 on one node, finds room beside it only on what the first leaves
+  // on n0 or n1: its joiners would wait for the first move's. It keeps its GPUs this round.
+  const Holding others{Allocation{"t4", {{"n0", 2}, {"n1", 2}, {"n3", 3}, {"n4", 3}}}, {}};
+  const PlacementRequest first = movingToOneNode();
+  PlacementRequest second{{"t4", 2, 1}, Allocation{"t4", {{"n3", 1}, {"n4", 1}}}, {}};
+  second.live = true;
+  second.moves_live = true;
+  second.parts = {*second.current};
+  auto result = place(nodes, {others}, {first, second});
+  EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n2", 4}}}));
+  EXPECT_EQ(result.allocations[1], second.current);
+  EXPECT_EQ(result.restarted_for, (std::vector<std::optional<std::size_t>>{{}, {}}));
+  // With a node free at once, it moves there.
+  nodes = nodesOf("t4", 6, 4, "n");
+  result = place(nodes, {others}, {first, second});
+  EXPECT_EQ(result.allocations[1], (Allocation{"t4", {{"n5", 2}}}));
+}
+
 TEST(PlacementTest, AJobPrefersGpusFreeAtOnceToThoseALiveMoveLeaves) {
   const auto nodes = nodesOf("t4", 4, 4, "n");
   // Others hold 2 GPUs of each of n0 and n1; the move's 2 on each are free once it has

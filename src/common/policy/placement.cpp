@@ -214,6 +214,10 @@ bool shrinksLive(const PlacementRequest& request) {
   return request.live && request.current && request.config.gpus < request.current->totalGpus();
 }
 
+bool growsLive(const PlacementRequest& request) {
+  return request.live && request.current && request.config.gpus > request.current->totalGpus();
+}
+
 // Changed requests: live shrinks (which keep only GPUs they hold), then the other live
 // changes (before others take their nodes), then multi-node and larger ones first.
 std::vector<std::size_t> placementOrder(const std::vector<PlacementRequest>& requests) {
@@ -490,16 +494,12 @@ PlacementResult place(const std::vector<Node>& nodes, const std::vector<Holding>
   const std::vector<std::size_t> order = placementOrder(requests);
   // Jobs the round starts, in placement order: a live shrink leaves them the most room.
   std::vector<const PlacementRequest*> starting;
-  const auto grows_live = [&](std::size_t i) {
-    const PlacementRequest& request = requests[i];
-    return request.live && request.current && request.config.gpus > request.current->totalGpus();
-  };
   for (std::size_t i : order) {
     if (!requests[i].current) starting.push_back(&requests[i]);
-    if (grows_live(i)) pool.claim(*requests[i].current);
+    if (growsLive(requests[i])) pool.claim(*requests[i].current);
   }
   for (std::size_t i : order) {
-    if (grows_live(i)) pool.releaseClaim(*requests[i].current);
+    if (growsLive(requests[i])) pool.releaseClaim(*requests[i].current);
     auto allocation = placeWithFallbacks(pool, budget_room, requests[i], starting);
     std::optional<Allocation> held = allocation;  // what it holds once placed
     auto beside = placeBeside(pool, budget_room, requests[i], allocation);

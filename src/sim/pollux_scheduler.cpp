@@ -102,7 +102,8 @@ policy::Job PolluxScheduler::snapshotJob(const SimJob& job) {
   if (job.assignment()) snapshot_job.current = current_.at(job.name());
   snapshot_job.last_change_time = job.lastChangeTime();
   snapshot_job.restarts = job.restarts();
-  snapshot_job.restart_cost_s = job.restartCost();
+  // As the plugin knows it: from the job's first report, its agent having timed its start.
+  snapshot_job.restart_cost_s = job.maxReplicasSeen() > 0 ? job.restartCost() : 0.0;
   snapshot_job.lost_s = job.lostSeconds();
   // As the plugin fills them for a job whose workers join live: the joiners' start-up and
   // the stall it measured at its last live change.
@@ -154,8 +155,7 @@ void PolluxScheduler::rememberPrevious(const std::vector<const SimJob*>& active,
   }
 }
 
-std::map<std::string, Assignment> PolluxScheduler::decide(
-    double now, const std::vector<const SimJob*>& active) {
+policy::Snapshot PolluxScheduler::snapshot(double now, const std::vector<const SimJob*>& active) {
   policy::Snapshot snapshot;
   snapshot.time = now;
   snapshot.nodes = nodes_;
@@ -166,7 +166,12 @@ std::map<std::string, Assignment> PolluxScheduler::decide(
     // run since its submission, the higher.
     snapshot.jobs.back().priority = now - job->spec().submit_time;
   }
-  const policy::Decision decision = policy::schedule(snapshot);
+  return snapshot;
+}
+
+std::map<std::string, Assignment> PolluxScheduler::decide(
+    double now, const std::vector<const SimJob*>& active) {
+  const policy::Decision decision = policy::schedule(snapshot(now, active));
   std::map<std::string, Assignment> assignments;
   std::map<std::string, policy::Allocation> current;
   for (const SimJob* job : active) {

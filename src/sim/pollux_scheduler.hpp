@@ -46,6 +46,8 @@ class PolluxScheduler : public Scheduler {
                   policy::Params params = {}, Declarations declarations = {});
   std::map<std::string, Assignment> decide(double now,
                                            const std::vector<const SimJob*>& active) override;
+  // What the policy is given at `now`: the snapshot the plugin would send.
+  policy::Snapshot snapshot(double now, const std::vector<const SimJob*>& active);
 
   // The policy's node list (virtual 4-GPU halves in unaware mode).
   const std::vector<policy::Node>& policyNodes() const { return nodes_; }

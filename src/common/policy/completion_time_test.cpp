@@ -27,6 +27,15 @@ Params withGuard(double guard) {
   return params;
 }
 
+// Whether the job's options in `snapshot`'s round include `config`.
+bool offered(const Job& job, const ClusterShape& cluster, const Snapshot& snapshot,
+             const Config& config) {
+  JobGoodput goodput(job, {}, cluster);
+  const auto options = adaptiveOptions(job, candidateConfigs(job, cluster), goodput, snapshot, {});
+  return std::any_of(options.begin(), options.end(),
+                     [&](const JobOption& option) { return option.config == config; });
+}
+
 int gpusOf(const Decision& decision, const std::string& id) {
   const auto found = decision.allocations.find(id);
   return found == decision.allocations.end() ? 0 : found->second.allocation.totalGpus();
@@ -197,18 +206,49 @@ TEST(CompletionTimeTest, UnderJctTheGoodputPassDoesNotOfferTheAllocationJustLeft
   snapshot.time = 160;
   snapshot.nodes = nodes;
   snapshot.params.min_change_interval_s = 60;
-  JobGoodput goodput(job, {}, cluster);
-  const auto offers = [&](const Config& config) {
-    const auto options = adaptiveOptions(job, candidateConfigs(job, cluster), goodput, snapshot, {});
-    return std::any_of(options.begin(), options.end(),
-                       [&](const JobOption& option) { return option.config == config; });
-  };
+  const auto offers = [&](const Config& config) { return offered(job, cluster, snapshot, config); };
   snapshot.params.objective = Objective::kJct;
   EXPECT_FALSE(offers({"t4", 4, 1}));
   EXPECT_TRUE(offers({"t4", 2, 1}));
   EXPECT_TRUE(offers({"t4", 8, 1}));
   snapshot.params.objective = Objective::kGoodput;  // Pollux's own objective: as Pollux does
   EXPECT_TRUE(offers({"t4", 4, 1}));
+}
+
+TEST(CompletionTimeTest, AJobRestartsOnlyOnceItRanAsLongAsItLostSinceItsLastChange) {
+  const auto nodes = nodesOf("t4", 4, 4, "n");
+  const ClusterShape cluster = shapeOf(nodes);
+  Job job = adaptiveJob("a", 1, 16, "t4");
+  job.current = Allocation{"t4", {{"n0", 4}}};
+  job.parts = {*job.current};
+  job.grows_live = true;
+  job.live_resize_cost_s = 0.5;
+  job.last_change_time = 1000;
+  job.lost_s = 300;
+  Snapshot snapshot;
+  snapshot.nodes = nodes;
+  snapshot.params.min_change_interval_s = 60;
+  const auto offers = [&](const Config& config) { return offered(job, cluster, snapshot, config); };
+  const Config restart{"t4", 2, 1};  // fewer GPUs on its node: a restart
+  const Config live{"t4", 16, 4};    // 4 more on each of three other nodes: a part joins
+  snapshot.time = 1200;              // 200 s since its last change, 300 s lost
+  snapshot.params.objective = Objective::kJct;
+  EXPECT_TRUE(restartsTooSoon(job, restart, snapshot.params, snapshot.time));
+  EXPECT_FALSE(restartsTooSoon(job, live, snapshot.params, snapshot.time));
+  EXPECT_FALSE(offers(restart));
+  EXPECT_TRUE(offers(live));
+  snapshot.params.objective = Objective::kGoodput;  // Pollux's own objective: as Pollux does
+  EXPECT_TRUE(offers(restart));
+  snapshot.params.objective = Objective::kJct;
+  snapshot.time = 1300;  // it has run as long as it lost
+  EXPECT_FALSE(restartsTooSoon(job, restart, snapshot.params, snapshot.time));
+  EXPECT_TRUE(offers(restart));
+  snapshot.time = 1200;
+  job.grows_live = false;
+  job.parts.clear();
+  job.min_gpus = 8;  // its minimum raised: out of its bounds, it restarts at once
+  EXPECT_TRUE(restartsTooSoon(job, {"t4", 8, 2}, snapshot.params, snapshot.time));
+  EXPECT_TRUE(offers({"t4", 8, 2}));
 }
 
 TEST(CompletionTimeTest, GrowthMustPayForItsRestartAndEarlierOnes) {

@@ -97,7 +97,8 @@ std::vector<Scored> runningOptions(const Job& job, const std::vector<Config>& ca
     const bool yields_to_rigid = rigid_wants_its_type && config.gpus < current.gpus;
     const bool undoes = params.objective == Objective::kJct &&
                         undoesLastChange(job, config, params, snapshot.time);
-    if ((may_change && worth_it && !undoes) || yields_to_rigid) {
+    const bool waits = !out_of_bounds && restartsTooSoon(job, config, params, snapshot.time);
+    if ((may_change && worth_it && !undoes && !waits) || yields_to_rigid) {
       options.push_back({config, *speedup * changeFactor(job, config, snapshot.time)});
     }
   }
@@ -195,6 +196,11 @@ double changeCost(const Job& job, const Config& config) {
 bool undoesLastChange(const Job& job, const Config& config, const Params& params, double time) {
   return job.current && job.previous && configOf(*job.previous) == config &&
          time - job.last_change_time < 2 * params.min_change_interval_s;
+}
+
+bool restartsTooSoon(const Job& job, const Config& config, const Params& params, double time) {
+  return params.objective == Objective::kJct && job.current && !changesLive(job, config) &&
+         time - job.last_change_time < secondsLost(job);
 }
 
 double secondsLost(const Job& job) {

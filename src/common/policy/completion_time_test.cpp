@@ -244,11 +244,18 @@ TEST(CompletionTimeTest, AJobRestartsOnlyOnceItRanAsLongAsItLostSinceItsLastChan
   EXPECT_FALSE(restartsTooSoon(job, restart, snapshot.params, snapshot.time));
   EXPECT_TRUE(offers(restart));
   snapshot.time = 1200;
-  job.grows_live = false;
+  job.grows_live = false;  // every change a restart: Pollux's change penalty alone spaces them
   job.parts.clear();
-  job.min_gpus = 8;  // its minimum raised: out of its bounds, it restarts at once
-  EXPECT_TRUE(restartsTooSoon(job, {"t4", 8, 2}, snapshot.params, snapshot.time));
-  EXPECT_TRUE(offers({"t4", 8, 2}));
+  EXPECT_FALSE(restartsTooSoon(job, restart, snapshot.params, snapshot.time));
+  EXPECT_TRUE(offers(restart));
+  job.grows_live = true;
+  job.current = Allocation{"t4", {{"n0", 2}}};
+  job.parts = {*job.current};
+  job.room_to_double = false;
+  job.min_gpus = 4;                  // its minimum raised: out of its bounds, it restarts at once
+  const Config doubled{"t4", 4, 1};  // twice its GPUs on its node, without the room: a restart
+  EXPECT_TRUE(restartsTooSoon(job, doubled, snapshot.params, snapshot.time));
+  EXPECT_TRUE(offers(doubled));
 }
 
 TEST(CompletionTimeTest, GrowthMustPayForItsRestartAndEarlierOnes) {

@@ -199,8 +199,9 @@ bool undoesLastChange(const Job& job, const Config& config, const Params& params
 }
 
 bool restartsTooSoon(const Job& job, const Config& config, const Params& params, double time) {
-  return params.objective == Objective::kJct && job.current && !changesLive(job, config) &&
-         time - job.last_change_time < secondsLost(job);
+  const bool changes_live_otherwise = job.grows_live || job.moves_live;
+  return params.objective == Objective::kJct && job.current && changes_live_otherwise &&
+         !changesLive(job, config) && time - job.last_change_time < secondsLost(job);
 }
 
 double secondsLost(const Job& job) {

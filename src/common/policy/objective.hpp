@@ -59,10 +59,12 @@ bool changesLive(const Job& job, const Config& config);
 // either pass.
 bool undoesLastChange(const Job& job, const Config& config, const Params& params, double time);
 
-// Whether `config` would restart the job (not changesLive) before it has run, since its last
-// change, as long as it lost to changes so far (secondsLost): anti-thrashing in seconds lost,
-// the more a job has lost, the longer it trains before its next restart. The jct objective
-// does not offer it, in either pass, except to a job out of its bounds.
+// Whether `config` would restart a job that can change live (grows_live or moves_live) but not
+// to `config` (changesLive) before it has run, since its last change, as long as it lost to
+// changes so far (secondsLost): anti-thrashing in seconds lost, the more a job has lost, the
+// longer it trains before its next restart. The jct objective does not offer it, in either
+// pass, except to a job out of its bounds. A job whose every change is a restart is spaced by
+// the change factor alone: a wait would hold back the growth it has no other way to make.
 bool restartsTooSoon(const Job& job, const Config& config, const Params& params, double time);
 
 // Seconds the job lost to changes so far (lost_s, else restarts x restart_cost_s).

@@ -232,9 +232,16 @@ dbd_processes() {
 
 check() {
   left=$(dbd_processes "$1")
+  # A process still ending as the stop returns (seen: gone before ps could list it) is given
+  # 5 s to be gone; only one alive after that was left behind.
+  for _ in $(seq 25); do
+    [ -z "$left" ] && return 0
+    sleep 0.2
+    left=$(dbd_processes "$1")
+  done
   [ -z "$left" ] && return 0
   echo "accounting.sh: processes of $1/dbd still alive:" >&2
-  ps -o pid,ppid,user,args -p "$(echo "$left" | tr ' ' ,)" >&2 || true
+  ps -o pid,ppid,user,stat,args -p "$(echo "$left" | tr ' ' ,)" >&2 || true
   return 1
 }
 

@@ -199,8 +199,8 @@ bool undoesLastChange(const Job& job, const Config& config, const Params& params
 }
 
 bool restartsTooSoon(const Job& job, const Config& config, const Params& params, double time) {
-  const bool changes_live_otherwise = job.grows_live || job.moves_live;
-  return params.objective == Objective::kJct && job.current && changes_live_otherwise &&
+  const bool can_change_live = job.grows_live || job.moves_live;
+  return params.objective == Objective::kJct && job.current && can_change_live &&
          !changesLive(job, config) && time - job.last_change_time < secondsLost(job);
 }
 

@@ -17,10 +17,13 @@ average and progress in memory. No checkpoint file is read or written.
 
 A worker that dies is seen by its peers in their next collective: they leave the step,
 report to the store, one of them (rank 0, or with the store hosted apart the first to report)
-waits until no more arrive (settle_s, and at least twice a step) and writes the plan that
-re-forms the group from the survivors (when at least min_replicas are left), and the new rank
-0's state is broadcast to all. With the store hosted apart, rank 0 too may leave or die: the
-first rank that stays becomes rank 0.
+writes the plan that re-forms the group from the survivors (when at least min_replicas are
+left), and the new rank 0's state is broadcast to all. Before it writes the plan, the leader
+calls the roll: every live worker answers it from a thread of its own, whatever its training
+loop is doing, so the leader waits for each live worker to report, however late (a loaded
+host), and leaves out those that have not answered once no report came for settle_s (and
+twice a step). With the store hosted apart, rank 0 too may leave or die: the first rank that
+stays becomes rank 0.
 
 Joins are authenticated: a joiner (POLLUX_JOIN=1) writes HMAC-SHA256(POLLUX_JOIN_TOKEN,
 "pollux-join:" + its random id) to the store, and rank 0 admits it only if it matches the
@@ -49,10 +52,12 @@ import datetime
 import gc
 import hashlib
 import hmac
+import itertools
 import json
 import math
 import os
 import socket
+import threading
 import time
 import uuid
 import weakref
@@ -105,10 +110,11 @@ class ElasticGroup:
         self.joined = joined  # this process joined a running job: it receives the state
         self.join_timeout_s = _float_env("POLLUX_JOIN_TIMEOUT", 60.0)
         self.resize_timeout_s = _float_env("POLLUX_RESIZE_TIMEOUT", 30.0)
-        # After a failure, the recovery's leader waits until no survivor reported for this
-        # long, and at least twice a step: a survivor still computing its step reports at its
-        # collective.
+        # After a failure, the recovery's leader gives the workers this long, and at least
+        # twice a step, to answer its roll call or report; one that answered is waited for.
         self.settle_s = 0.25
+        self.member = uuid.uuid4().hex  # this process, whatever its rank (the roll call's name)
+        self._answerer: Optional[threading.Thread] = None
         self._next = generation + 1  # rank 0: the next generation number to hand out
         self._seen_joiners = 0
         self._ready: List[str] = []   # rank 0: joiners proven and waiting, by member id
@@ -128,7 +134,8 @@ class ElasticGroup:
             raise ResizeError("rendezvous failed (forced by a test)")
         if _FAULT == "die" and generation > 0:
             os._exit(9)
-        self.store.set(f"{PREFIX}g{generation}/who/{rank}", json.dumps(self.place))
+        self.store.set(f"{PREFIX}g{generation}/who/{rank}",
+                       json.dumps(dict(self.place, member=self.member)))
         key = f"{PREFIX}g{generation}/arrived"
         self.store.add(key, 1)
         deadline = time.monotonic() + (timeout_s or self.resize_timeout_s)
@@ -207,11 +214,12 @@ class ElasticGroup:
     def survivors(self, min_replicas: int, step_s: float = 0.0) -> Dict[str, Any]:
         """After a failed collective (the group already destroyed): each survivor reports to
         the store; the leader (rank 0, or with the store hosted apart the first survivor to
-        report) waits until no more come (settle_s, and twice `step_s`, its last step's time;
-        up to the resize timeout while fewer than min_replicas have come) and writes the plan
-        of the next generation, the survivors in their old order, or a fallback when fewer
-        than min_replicas are left. Raises on a store error (the store's
-        host is gone)."""
+        report) calls the roll, waits for every worker that answered it to report (up to the
+        resize timeout) and for the others settle_s (and twice `step_s`, its last step's
+        time; up to the resize timeout while fewer than min_replicas have come), and writes
+        the plan of the next generation, the survivors in their old order, or a fallback when
+        fewer than min_replicas are left. Raises on a store error (the store's host is
+        gone)."""
         settle_s = max(self.settle_s, 2 * step_s)
         self.store.set_timeout(datetime.timedelta(seconds=self.resize_timeout_s))
         base = f"{PREFIX}g{self.generation}/failed/"
@@ -222,9 +230,10 @@ class ElasticGroup:
             leads = int(self.store.add(key + "/leader", 1)) == 1
         else:
             leads = self.rank == 0
-        if not leads:
-            self.store.wait([key], datetime.timedelta(seconds=self.resize_timeout_s))
+        if not leads:  # the leader may wait up to the resize timeout from its own report
+            self.store.wait([key], datetime.timedelta(seconds=2 * self.resize_timeout_s))
             return json.loads(self.store.get(key))
+        roll = self._call_roll()
         started = changed = time.monotonic()
         last = 0
         while True:
@@ -232,10 +241,12 @@ class ElasticGroup:
             now = time.monotonic()
             if count != last:
                 last, changed = count, now
+            if count >= self.world or now - started > self.resize_timeout_s:
+                break
             # Short of the minimum the others may only be late (a loaded host): the fallback
             # costs the job a restart, so it waits up to the resize timeout for them.
-            settled = now - changed > settle_s and count >= min_replicas
-            if count >= self.world or settled or now - started > self.resize_timeout_s:
+            if now - changed > settle_s and count >= min_replicas and \
+                    not self._answered_yet_to_report(roll, base):
                 break
             time.sleep(0.01)
         alive = [rank for rank in range(self.world) if int(self.store.add(base + str(rank), 0))]
@@ -249,16 +260,78 @@ class ElasticGroup:
         self.store.set(key, json.dumps(plan))
         return plan
 
+    def _call_roll(self) -> str:
+        """The leader of a recovery: asks every worker of this generation to answer (each
+        worker's answer_roll_calls thread); returns the roll call's key."""
+        roll = f"{PREFIX}rollcall/{int(self.store.add(f'{PREFIX}rollcalls', 1))}"
+        for rank in range(self.world):
+            self._wake(self._member_of(rank), roll)
+        return roll
+
+    def _answered_yet_to_report(self, roll: str, base: str) -> bool:
+        """Whether a worker of this generation answered the roll call but has not reported
+        its failed collective yet (alive, only late)."""
+        for rank in range(self.world):
+            if not int(self.store.add(base + str(rank), 0)) and \
+                    int(self.store.add(f"{roll}/{self._member_of(rank)}", 0)):
+                return True
+        return False
+
+    def _member_of(self, rank: int) -> str:
+        return json.loads(self.store.get(f"{PREFIX}g{self.generation}/who/{rank}"))["member"]
+
+    def _wake(self, member: str, what: str) -> None:
+        """Hands `what` (a roll call's key, or "stop") to `member`'s answering thread."""
+        turn = int(self.store.add(f"{PREFIX}wake/{member}/turns", 1)) - 1
+        self.store.set(f"{PREFIX}wake/{member}/{turn}", what)
+
+    def answer_roll_calls(self, address: str, port: int) -> None:
+        """Answers every roll call from a thread of its own, with its own connection to the
+        store, whatever the training loop is doing (until stop_answering or the store is
+        gone)."""
+        self._answerer = threading.Thread(target=_answer_roll_calls,
+                                          args=(address, port, self.member),
+                                          name="pollux-roll-call", daemon=True)
+        self._answerer.start()
+
+    def stop_answering(self) -> None:
+        """Ends the answering thread before the interpreter exits (a thread still blocked in
+        the store when the interpreter finalizes aborts the process)."""
+        if self._answerer is None:
+            return
+        try:
+            self._wake(self.member, "stop")
+        except (RuntimeError, OSError):
+            pass  # the store is gone: so is the thread's wait
+        self._answerer.join(5.0)
+        self._answerer = None
+
+
+def _answer_roll_calls(address: str, port: int, member: str) -> None:
+    try:
+        store = dist.TCPStore(address, port, None, False, datetime.timedelta(seconds=30))
+        for turn in itertools.count():
+            key = f"{PREFIX}wake/{member}/{turn}"
+            store.wait([key], datetime.timedelta(days=30))
+            what = store.get(key).decode()
+            if what == "stop":
+                return
+            store.add(f"{what}/{member}", 1)
+    except (RuntimeError, OSError):
+        return  # the store is gone: no roll call will come
+
 
 _group: Optional[ElasticGroup] = None
 _wrappers: "weakref.WeakSet[Any]" = weakref.WeakSet()  # AdaptiveDataParallel instances
 
 
 def _at_exit() -> None:
-    """At interpreter exit, in a safe order: each DDP wrapper's reducer, then the process
-    group, then the store (torch 1.13 aborts or deadlocks at exit when they go in another
-    order after a live change)."""
+    """At interpreter exit, in a safe order: the roll call's thread, each DDP wrapper's
+    reducer, then the process group, then the store (torch 1.13 aborts or deadlocks at exit
+    when they go in another order after a live change)."""
     global _group
+    if _group is not None:
+        _group.stop_answering()
     for wrapper in list(_wrappers):
         wrapper._drop_ddp()
     destroy()
@@ -304,6 +377,7 @@ def start(backend: str, rank: int, world: int) -> Tuple[int, int]:
                               wait_for_workers=False)
         group = ElasticGroup(store, backend, rank, world, token, hosted=hosted)
         group.form(0, rank, world, timeout_s=timeout.total_seconds())
+        group.answer_roll_calls(address, port)
         _group = group
         return rank, world
     store = dist.TCPStore(address, port, None, False, timeout)
@@ -322,6 +396,7 @@ def start(backend: str, rank: int, world: int) -> Tuple[int, int]:
     group = ElasticGroup(store, backend, admitted["rank"], admitted["world"], token,
                          joined=True, hosted=hosted)
     group.form(admitted["generation"], admitted["rank"], admitted["world"])
+    group.answer_roll_calls(address, port)
     _group = group
     return group.rank, group.world
 

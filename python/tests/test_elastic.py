@@ -5,7 +5,8 @@ world size without restarting the ranks that stay.
 - 2 -> 4 (two joiners started ahead, their weights different) and 4 -> 3 (rank 1 leaves,
   exit 0): parameters, optimizer state, LR scheduler, scaler, sampler position and progress
   bit-identical on every rank after the change, and the staying processes are the same.
-- A rank SIGKILLed: the survivors re-form and go on (the minimum holds).
+- A rank SIGKILLed: the survivors re-form and go on (the minimum holds), a live one late to
+  its collective among them.
 - The job's store hosted apart (pollux.store, POLLUX_STORE_HOSTED=1): rank 0 leaves, or is
   SIGKILLed, and the others go on with the first of them as rank 0; a new rank 0 does not
   admit a joiner that an earlier one answered; where rank 0 hosts the store, it may not leave.
@@ -14,13 +15,15 @@ world size without restarting the ranks that stay.
 - Every fallback (a joiner not ready, a joiner with the wrong token, a rendezvous error, a
   rank dying during the change, a broadcast error, below the minimum): the ranks left stop
   for a checkpoint (exit 143), rank 0 writes it, and it holds the state of the last step.
-- No process hangs at exit: each test waits with a timeout and fails on a hung process."""
+- No process hangs at exit: each test waits with a timeout and fails on a hung process; ranks
+  that end at once exit 0 (none aborts in its roll call's thread)."""
 
 import hashlib
 import os
 import signal
 import sys
 import tempfile
+import time
 import unittest
 from unittest import mock
 
@@ -142,6 +145,8 @@ def worker(role, rank, world, port, scenario, directory, results):
                 sys.exit(143)
             if wrapped.steps == scenario.get("kill_at") and key == scenario.get("killed"):
                 os.kill(os.getpid(), signal.SIGKILL)
+            if wrapped.steps == scenario.get("kill_at") and key == scenario.get("slow"):
+                time.sleep(scenario["slow_s"])  # alive, but late to the next collective
             if wrapped.steps >= scenario["request_at"] and not requested:
                 requested = True
                 if wrapped.rank == 0 and "request" in scenario:
@@ -265,6 +270,18 @@ class LiveChange(unittest.TestCase):
         self.assertEqual((codes["rank0"], codes["rank1"]), (0, 0), (codes, got))
         self.assert_same_state(got, ["rank0", "rank1"], 2)
 
+    def test_survivors_wait_for_a_live_rank_late_to_its_collective(self):
+        # Rank 1 comes to the next step 3 s after rank 3 died and rank 0 waits for it in the
+        # all-reduce, while rank 2 sees the death at once and leads the recovery (the store
+        # hosted apart): ranks 0 and 1 answered its roll call, so it waits for them.
+        scenario = {"request_at": 10 ** 9, "check_at": 14, "kill_at": 5, "killed": "rank3",
+                    "slow": "rank1", "slow_s": 3.0, "world_after": 3, "hosted_store": True}
+        got, codes, _ = run_scenario(scenario, world=4)
+        self.assertEqual(codes["rank3"], -signal.SIGKILL, codes)
+        self.assertEqual((codes["rank0"], codes["rank1"], codes["rank2"]), (0, 0, 0),
+                         (codes, got))
+        self.assert_same_state(got, ["rank0", "rank1", "rank2"], 3)
+
     def assert_fell_back(self, got, codes, directory, keys, why):
         for key in keys:
             self.assertEqual(codes[key], 143, (codes, got))
@@ -353,6 +370,43 @@ class LiveChange(unittest.TestCase):
                     "killed": "rank1", "min_replicas": 2}
         got, codes, directory = run_scenario(scenario, world=2)
         self.assert_fell_back(got, codes, directory, ["rank0"], "minimum")
+
+
+EXITING_RANK = """
+import torch, pollux
+rank, world = pollux.init_process_group("gloo")
+net = torch.nn.Linear(4, 1)
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+data = torch.utils.data.TensorDataset(torch.randn(64, 4), torch.randn(64, 1))
+loader = pollux.AdaptiveDataLoader(data, pollux.BatchSizeLimits(16, 64))
+model = pollux.AdaptiveDataParallel(net, optimizer, loader=loader)
+for inputs, targets in loader:
+    optimizer.zero_grad()
+    torch.nn.functional.mse_loss(model(inputs), targets).backward()
+    optimizer.step()
+print(world, flush=True)
+"""
+
+
+@unittest.skipIf(torch is None, "PyTorch is not installed")
+class InterpreterExit(unittest.TestCase):
+    def test_ranks_exit_0_as_their_roll_call_threads_wait_in_the_store(self):
+        # Two ranks that train an epoch and end at once, rank 0 hosting the store: each ends
+        # its roll call's thread before the interpreter finalizes (a thread left waiting in
+        # the store aborts the process: "terminate called without an active exception").
+        import subprocess
+        for attempt in range(3):
+            port = ports.rendezvous_port()
+            ranks = [subprocess.Popen(
+                [sys.executable, "-c", EXITING_RANK], stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, text=True,
+                env=dict(os.environ, PYTHONPATH=os.path.dirname(HERE), POLLUX_ELASTIC="1",
+                         MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
+                         WORLD_SIZE="2", OMP_NUM_THREADS="1")) for rank in range(2)]
+            for rank, process in enumerate(ranks):
+                out, err = process.communicate(timeout=60)
+                self.assertEqual((process.returncode, out), (0, "2\n"),
+                                 f"attempt {attempt}, rank {rank}: {err}")
 
 
 class Rank0Handover(unittest.TestCase):

@@ -233,7 +233,8 @@ class ElasticGroup:
         if not leads:  # the leader may wait up to the resize timeout from its own report
             self.store.wait([key], datetime.timedelta(seconds=2 * self.resize_timeout_s))
             return json.loads(self.store.get(key))
-        roll = self._call_roll()
+        members = [self._member_of(rank) for rank in range(self.world)]
+        roll = self._call_roll(members)
         started = changed = time.monotonic()
         last = 0
         while True:
@@ -246,7 +247,7 @@ class ElasticGroup:
             # Short of the minimum the others may only be late (a loaded host): the fallback
             # costs the job a restart, so it waits up to the resize timeout for them.
             if now - changed > settle_s and count >= min_replicas and \
-                    not self._answered_yet_to_report(roll, base):
+                    not self._answered_yet_to_report(roll, base, members):
                 break
             time.sleep(0.01)
         alive = [rank for rank in range(self.world) if int(self.store.add(base + str(rank), 0))]
@@ -260,22 +261,20 @@ class ElasticGroup:
         self.store.set(key, json.dumps(plan))
         return plan
 
-    def _call_roll(self) -> str:
-        """The leader of a recovery: asks every worker of this generation to answer (each
-        worker's answer_roll_calls thread); returns the roll call's key."""
+    def _call_roll(self, members: List[str]) -> str:
+        """The leader of a recovery: asks `members` (this generation's workers, by rank) to
+        answer (each worker's answer_roll_calls thread); returns the roll call's key."""
         roll = f"{PREFIX}rollcall/{int(self.store.add(f'{PREFIX}rollcalls', 1))}"
-        for rank in range(self.world):
-            self._wake(self._member_of(rank), roll)
+        for member in members:
+            self._wake(member, roll)
         return roll
 
-    def _answered_yet_to_report(self, roll: str, base: str) -> bool:
-        """Whether a worker of this generation answered the roll call but has not reported
-        its failed collective yet (alive, only late)."""
-        for rank in range(self.world):
-            if not int(self.store.add(base + str(rank), 0)) and \
-                    int(self.store.add(f"{roll}/{self._member_of(rank)}", 0)):
-                return True
-        return False
+    def _answered_yet_to_report(self, roll: str, base: str, members: List[str]) -> bool:
+        """Whether a worker of this generation (`members`, by rank) answered the roll call but
+        has not reported its failed collective yet (alive, only late)."""
+        return any(not int(self.store.add(base + str(rank), 0)) and
+                   int(self.store.add(f"{roll}/{member}", 0))
+                   for rank, member in enumerate(members))
 
     def _member_of(self, rank: int) -> str:
         return json.loads(self.store.get(f"{PREFIX}g{self.generation}/who/{rank}"))["member"]

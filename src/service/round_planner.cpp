@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "common/policy/configurations.hpp"
 #include "common/slurm_text/node_list.hpp"
 #include "job_parts.hpp"
 #include "site_policy.hpp"
@@ -21,6 +22,15 @@ std::vector<std::string> nodeNames(const policy::Allocation& allocation) {
   std::vector<std::string> names;
   for (const auto& [node, gpus] : allocation.nodes) names.push_back(node);
   return names;
+}
+
+// The job as it will be in a moment, on the target of its shrink or move: its nodes and the
+// GPUs on each (a move may change them).
+void seeOnTarget(SlurmJob& job, const policy::Allocation& target) {
+  job.nodes = nodeNames(target);
+  job.num_nodes = static_cast<int>(job.nodes.size());
+  const int per_node = policy::uniformPerNode(target);
+  if (job.gpus_per_node && per_node > 0) job.gpus_per_node->count = per_node;
 }
 
 // One log line for each lifecycle change worth one.
@@ -436,9 +446,9 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
     if (treatment == Treatment::kAwaitLastRun || folded.ending.count(job.id)) continue;
     const auto record = records.find(std::to_string(job.id));
     if (treatment == Treatment::kAwaitShrink) {
-      job.nodes = nodeNames(*record->second.lifecycle.shrink_target);
+      seeOnTarget(job, *record->second.lifecycle.shrink_target);
     } else if (treatment == Treatment::kAwaitMove) {
-      job.nodes = nodeNames(moving.at(job.id).target);
+      seeOnTarget(job, moving.at(job.id).target);
     } else if (treatment != Treatment::kRequeueAgain && treatment != Treatment::kAwaitCheckpoint) {
       to_plan.push_back(job);
       // A job whose GPUs are all in parts shrinks by dropping a part, never its home.

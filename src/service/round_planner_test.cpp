@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/policy/configurations.hpp"
+
 namespace pollux::service {
 namespace {
 
@@ -399,6 +401,47 @@ TEST(RoundPlannerTest, AJobPlacedWhereALiveMoveLeavesKeepsItsPlacementUntilItSta
   for (const auto& planned : plan.actions) {
     EXPECT_NE(planned.action.job_id, 11u) << planned.action.why;
   }
+}
+
+// Job 7, its GPUs all in parts (`held`: each part's node and GPUs there), moving live to
+// `target` through its last part: how the round that follows sees it.
+std::optional<policy::Allocation> seenMoving(const std::vector<std::pair<std::string, int>>& held,
+                                             const policy::Allocation& target) {
+  Round round = roundWithPendingJob("adaptive:min_gpus=1,max_gpus=1", tasksPerNode(1, 1));
+  round.jobs.front().id = 11;
+  round.jobs.push_back(runningWith(7, "adaptive:resize=live", "n1", 0));
+  uint32_t part = 8;
+  for (const auto& [node, gpus] : held) {
+    round.jobs.push_back(runningWith(part++, "adaptive:part_of=7", node, gpus));
+    for (auto& slurm_node : round.nodes) {
+      if (slurm_node.name == node) slurm_node.gpus_used += gpus;
+    }
+  }
+  JobStore store;
+  store.observe(round.jobs, 990);
+  const int per_node = policy::uniformPerNode(target);
+  Action move{part - 1, ActionKind::kStart, target.gpu_type, per_node, {}, "live move"};
+  for (const auto& [node, gpus] : target.nodes) move.nodes.push_back(node);
+  move.owner = 7;
+  move.moves_to = target;
+  store.recordAction(move, 995);
+  const Log quiet = [](LogLevel, const std::string&) {};
+  policy::Snapshot seen;
+  planRound(store, round, config::PolicyConfig{}, false, quiet, &seen);
+  for (const auto& job : seen.jobs) {
+    if (job.id == "7") return job.current;
+  }
+  return std::nullopt;
+}
+
+TEST(RoundPlannerTest, AJobMovingLiveIsSeenOnItsTargetWithTheTargetsGpusPerNode) {
+  // From its part 8 (1 GPU on n1) to its part 9 (2 GPUs on n2), whose workers join: the
+  // policy sees it on n2 with both GPUs there, not with its old part's one a node.
+  const policy::Allocation onto_two{"a100", {{"n2", 2}}};
+  EXPECT_EQ(seenMoving({{"n1", 1}, {"n2", 2}}, onto_two), onto_two);
+  // And from 2 GPUs on n1 to 1 on n2: with that one only.
+  const policy::Allocation onto_one{"a100", {{"n2", 1}}};
+  EXPECT_EQ(seenMoving({{"n1", 2}, {"n2", 1}}, onto_one), onto_one);
 }
 
 TEST(RoundPlannerTest, TheRunningPartsOfAJobRequeuedWithoutItsLauncherCheckpointOnce) {

@@ -61,12 +61,14 @@ int nodesNewToJob(const std::vector<std::string>& part_nodes,
 }
 
 LiveJoin joinOf(uint32_t part, const std::vector<std::string>& part_nodes, int new_nodes,
-                const model::Placement& placement) {
+                const model::Placement& placement, int workers_per_node) {
+  if (workers_per_node <= 0) {
+    workers_per_node = placement.num_replicas / std::max(placement.num_nodes, 1);
+  }
   LiveJoin join;
   join.part = part;
   join.nodes = part_nodes;
-  join.joiners = static_cast<int>(part_nodes.size()) *
-                 (placement.num_replicas / std::max(placement.num_nodes, 1));
+  join.joiners = static_cast<int>(part_nodes.size()) * workers_per_node;
   join.part_nodes = new_nodes;
   join.nodes_before = placement.num_nodes;
   join.replicas_before = placement.num_replicas;

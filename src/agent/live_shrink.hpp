@@ -72,9 +72,10 @@ int nodesNewToJob(const std::vector<std::string>& part_nodes,
                   const std::set<std::string>& step_nodes_left = {});
 
 // The join of part `part` on `part_nodes`, `new_nodes` of them new to the job's workers, to
-// the step as `placement` has it (the same workers per node).
+// the step as `placement` has it: `workers_per_node` on each of the part's nodes (0: as many
+// as the step has on each of its nodes).
 LiveJoin joinOf(uint32_t part, const std::vector<std::string>& part_nodes, int new_nodes,
-                const model::Placement& placement);
+                const model::Placement& placement, int workers_per_node = 0);
 
 // The trainer's message: `resize join=N` (pollux.protocol).
 std::string joinRequest(int joiners);

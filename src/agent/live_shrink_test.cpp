@@ -24,6 +24,15 @@ TEST(LiveShrink, NothingLeavesWhenTheBatchHostWouldOrAllStay) {
 
 TEST(LiveShrink, JoinersAreAskedForByCount) { EXPECT_EQ(joinRequest(4), "resize join=4\n"); }
 
+TEST(LiveShrink, APartJoinsWithAWorkerForEachOfItsGpus) {
+  // The job's step: 1 worker on n1. A part with 2 GPUs on n2 (a live move's target).
+  const LiveJoin moving = joinOf(12, {"n2"}, 1, {1, 1}, 2);
+  EXPECT_EQ(moving.joiners, 2);
+  EXPECT_EQ(moving.replicas_before, 1);
+  // Not told (plugins older than the key): as many as the step has on each of its nodes.
+  EXPECT_EQ(joinOf(12, {"n2", "n3"}, 2, {1, 2}).joiners, 4);
+}
+
 // A join of part `part` (on one new node), as the reporter starts it, asked for and joined.
 void joinAndGrow(std::vector<LiveJoin>& joins, uint32_t part, model::Placement& placement) {
   ASSERT_TRUE(mayJoin(joins, part));

@@ -253,7 +253,8 @@ bool Reporter::startLiveJoin(const schema::ReportReply& reply) {
   if (!joins()) return false;
   const int new_nodes =
       nodesNewToJob(reply.part->nodes, step_nodes, state_.live_joins, state_.step_nodes_left);
-  const LiveJoin join = joinOf(reply.part->job_id, reply.part->nodes, new_nodes, state_.placement);
+  const LiveJoin join = joinOf(reply.part->job_id, reply.part->nodes, new_nodes, state_.placement,
+                               reply.part->gpus_per_node);
   state_.live_joins.push_back(join);
   logLine("job part " + std::to_string(join.part) + " runs: " + std::to_string(join.joiners) +
           " worker(s) to join live");
@@ -269,8 +270,10 @@ bool Reporter::startPartLeave(const schema::ReportReply& reply) {
   const bool leaving_now = state_.live_shrink && !state_.live_shrink->done;
   if (!state_.leads || leaving_now) return false;
   const model::Placement& placement = state_.placement;
-  const int per_node = placement.num_replicas / std::max(placement.num_nodes, 1);
   const schema::PartStatus& part = *reply.part;
+  const int per_node = part.gpus_per_node > 0
+                           ? part.gpus_per_node
+                           : placement.num_replicas / std::max(placement.num_nodes, 1);
   if (!part.leaving_nodes.empty()) return startPartNodesLeave(part, per_node);
   LiveShrink leave = partLeaveOf(state_.live_joins, part.job_id, placement.num_replicas,
                                  static_cast<int>(part.nodes.size()) * per_node);

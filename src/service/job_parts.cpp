@@ -319,6 +319,12 @@ std::vector<policy::Allocation> JobParts::runningAllocations(const std::string& 
   return allocations;
 }
 
+int JobParts::runningGpus() const {
+  int gpus = 0;
+  for (const auto& part : running) gpus += static_cast<int>(part.nodes.size()) * part.gpus_per_node;
+  return gpus;
+}
+
 std::set<std::string> JobParts::batchHosts() const {
   std::set<std::string> hosts;
   for (const auto& part : running) {

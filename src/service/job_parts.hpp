@@ -78,6 +78,7 @@ struct JobParts {
 
   // What each running part holds, oldest first.
   std::vector<policy::Allocation> runningAllocations(const std::string& gpu_type) const;
+  int runningGpus() const;                   // held by the running parts together
   std::set<std::string> batchHosts() const;  // of the running parts
   // The running part `leave` names; nullptr where it runs no more.
   const RunningPart* leaving(const PartLeave& leave) const;

@@ -273,16 +273,20 @@ std::set<uint32_t> growingLive(const std::vector<SlurmJob>& jobs,
   return live;
 }
 
-// Jobs whose last report counts the GPUs of their running part: its workers joined.
+// Jobs whose last report counts the GPUs of their running part: its workers joined. A job
+// whose GPUs are all in parts holds what they hold together (the part of a live move may
+// hold another number a node than its old parts).
 std::set<uint32_t> joinedParts(const std::vector<SlurmJob>& jobs,
                                const std::map<uint32_t, JobParts>& parts,
                                const std::map<std::string, JobRecord>& records) {
   std::set<uint32_t> joined;
   for (const auto& job : jobs) {
     const auto record = records.find(std::to_string(job.id));
-    if (!parts.count(job.id) || record == records.end() || !record->second.report) continue;
+    const auto mine = parts.find(job.id);
+    if (mine == parts.end() || record == records.end() || !record->second.report) continue;
     const int per_node = job.gpus_per_node ? job.gpus_per_node->count : 0;
-    const int gpus = per_node * static_cast<int>(job.nodes.size());
+    const int gpus = gpusInParts(job) ? mine->second.runningGpus()
+                                      : per_node * static_cast<int>(job.nodes.size());
     if (gpus > 0 && record->second.report->placement.num_replicas >= gpus) joined.insert(job.id);
   }
   return joined;
@@ -311,14 +315,16 @@ std::optional<schema::PartStatus> partStatus(uint32_t job_id, const JobParts* mi
   const RunningPart* leaving =
       mine && leave != round.leaving.end() ? mine->leaving(leave->second) : nullptr;
   if (leaving) {
-    return schema::PartStatus{State::kLeaving, leaving->id, leaving->nodes, leave->second.nodes};
+    return schema::PartStatus{State::kLeaving, leaving->id, leaving->nodes, leave->second.nodes,
+                              leaving->gpus_per_node};
   }
-  if (newest && !round.joined.count(job_id)) {
-    return schema::PartStatus{State::kRunning, newest->id, newest->nodes};
-  }
+  const auto running = [](const RunningPart& part) {
+    return schema::PartStatus{State::kRunning, part.id, part.nodes, {}, part.gpus_per_node};
+  };
+  if (newest && !round.joined.count(job_id)) return running(*newest);
   if (mine && mine->pending) return schema::PartStatus{State::kPending, mine->pending, {}};
   if (round.wanted.count(job_id)) return schema::PartStatus{};
-  if (newest) return schema::PartStatus{State::kRunning, newest->id, newest->nodes};
+  if (newest) return running(*newest);
   return std::nullopt;
 }
 

@@ -403,45 +403,101 @@ TEST(RoundPlannerTest, AJobPlacedWhereALiveMoveLeavesKeepsItsPlacementUntilItSta
   }
 }
 
-// Job 7, its GPUs all in parts (`held`: each part's node and GPUs there), moving live to
-// `target` through its last part: how the round that follows sees it.
-std::optional<policy::Allocation> seenMoving(const std::vector<std::pair<std::string, int>>& held,
-                                             const policy::Allocation& target) {
-  Round round = roundWithPendingJob("adaptive:min_gpus=1,max_gpus=1", tasksPerNode(1, 1));
-  round.jobs.front().id = 11;
-  round.jobs.push_back(runningWith(7, "adaptive:resize=live", "n1", 0));
-  uint32_t part = 8;
-  for (const auto& [node, gpus] : held) {
-    round.jobs.push_back(runningWith(part++, "adaptive:part_of=7", node, gpus));
-    for (auto& slurm_node : round.nodes) {
-      if (slurm_node.name == node) slurm_node.gpus_used += gpus;
+// Job 7, its GPUs all in parts (`held`: each part's node and GPUs there, parts 8, 9, ...),
+// moving live to `target` through its last part; its rounds, one after another.
+class MovingJob {
+ public:
+  MovingJob(const std::vector<std::pair<std::string, int>>& held, const policy::Allocation& target)
+      : round_(roundWithPendingJob("adaptive:min_gpus=1,max_gpus=1", tasksPerNode(1, 1))),
+        nodes_(static_cast<int>(held.size())) {
+    round_.jobs.front().id = 11;
+    round_.jobs.push_back(runningWith(7, "adaptive:resize=live", "n1", 0));
+    uint32_t part = 8;
+    for (const auto& [node, gpus] : held) {
+      round_.jobs.push_back(runningWith(part++, "adaptive:part_of=7", node, gpus));
+      for (auto& slurm_node : round_.nodes) {
+        if (slurm_node.name == node) slurm_node.gpus_used += gpus;
+      }
     }
+    store_.observe(round_.jobs, 990);
+    const int per_node = policy::uniformPerNode(target);
+    Action move{part - 1, ActionKind::kStart, target.gpu_type, per_node, {}, "live move"};
+    for (const auto& [node, gpus] : target.nodes) move.nodes.push_back(node);
+    move.owner = 7;
+    move.moves_to = target;
+    store_.recordAction(move, 995);
   }
-  JobStore store;
-  store.observe(round.jobs, 990);
-  const int per_node = policy::uniformPerNode(target);
-  Action move{part - 1, ActionKind::kStart, target.gpu_type, per_node, {}, "live move"};
-  for (const auto& [node, gpus] : target.nodes) move.nodes.push_back(node);
-  move.owner = 7;
-  move.moves_to = target;
-  store.recordAction(move, 995);
-  const Log quiet = [](LogLevel, const std::string&) {};
-  policy::Snapshot seen;
-  planRound(store, round, config::PolicyConfig{}, false, quiet, &seen);
-  for (const auto& job : seen.jobs) {
-    if (job.id == "7") return job.current;
+
+  // A round after the job's report of `replicas` workers (0: none), 2 s after the last.
+  RoundPlan round(int replicas = 0) {
+    if (replicas > 0) {
+      schema::GoodputReport report;
+      report.job_id = "7";
+      report.gpu_type = "a100";
+      report.placement = {nodes_, replicas};
+      report.grad = {1, 3};
+      report.limits = {64, 1024, 16, 128, true};
+      report.progress = {6400, 1};
+      report.elastic = true;
+      store_.acceptReport(report);
+    }
+    const Log quiet = [](LogLevel, const std::string&) {};
+    round_.now += 2;
+    return planRound(store_, round_, config::PolicyConfig{}, false, quiet, &seen_);
   }
-  return std::nullopt;
-}
+
+  // How the last round saw the job.
+  std::optional<policy::Allocation> seen() const {
+    for (const auto& job : seen_.jobs) {
+      if (job.id == "7") return job.current;
+    }
+    return std::nullopt;
+  }
+
+  // What the job's agent is told of its parts.
+  std::optional<schema::PartStatus> part() const { return store_.records().at("7").part; }
+
+ private:
+  Round round_;
+  int nodes_;
+  JobStore store_;
+  policy::Snapshot seen_;
+};
 
 TEST(RoundPlannerTest, AJobMovingLiveIsSeenOnItsTargetWithTheTargetsGpusPerNode) {
   // From its part 8 (1 GPU on n1) to its part 9 (2 GPUs on n2), whose workers join: the
   // policy sees it on n2 with both GPUs there, not with its old part's one a node.
   const policy::Allocation onto_two{"a100", {{"n2", 2}}};
-  EXPECT_EQ(seenMoving({{"n1", 1}, {"n2", 2}}, onto_two), onto_two);
+  MovingJob growing({{"n1", 1}, {"n2", 2}}, onto_two);
+  growing.round();
+  EXPECT_EQ(growing.seen(), onto_two);
   // And from 2 GPUs on n1 to 1 on n2: with that one only.
   const policy::Allocation onto_one{"a100", {{"n2", 1}}};
-  EXPECT_EQ(seenMoving({{"n1", 2}, {"n2", 1}}, onto_one), onto_one);
+  MovingJob shrinking({{"n1", 2}, {"n2", 1}}, onto_one);
+  shrinking.round();
+  EXPECT_EQ(shrinking.seen(), onto_one);
+}
+
+TEST(RoundPlannerTest, AMoveToAnotherNumberOfGpusANodeJoinsAWorkerPerGpuThenItsOldPartLeaves) {
+  using State = schema::PartStatus::State;
+  // From part 8 (1 GPU on n1) to part 9 (2 GPUs on n2): the agent is told to admit a worker
+  // for each GPU of part 9; once its report counts all 3, part 8's workers leave, and once
+  // it counts 2, part 8 ends.
+  MovingJob growing({{"n1", 1}, {"n2", 2}}, {"a100", {{"n2", 2}}});
+  growing.round(1);
+  EXPECT_EQ(growing.part(), (schema::PartStatus{State::kRunning, 9, {"n2"}, {}, 2}));
+  growing.round(3);
+  EXPECT_EQ(growing.part(), (schema::PartStatus{State::kLeaving, 8, {"n1"}, {}, 1}));
+  const RoundPlan left = growing.round(2);
+  const auto cancel = std::find_if(left.actions.begin(), left.actions.end(), [](const auto& p) {
+    return p.action.job_id == 8 && p.action.kind == ActionKind::kCancel;
+  });
+  ASSERT_NE(cancel, left.actions.end());
+  EXPECT_NE(cancel->action.why.find("its workers left"), std::string::npos) << cancel->action.why;
+  // From part 8 (2 GPUs on n1) to part 9 (1 GPU on n2): 3 workers are all of them.
+  MovingJob shrinking({{"n1", 2}, {"n2", 1}}, {"a100", {{"n2", 1}}});
+  shrinking.round(3);
+  EXPECT_EQ(shrinking.part(), (schema::PartStatus{State::kLeaving, 8, {"n1"}, {}, 2}));
 }
 
 TEST(RoundPlannerTest, TheRunningPartsOfAJobRequeuedWithoutItsLauncherCheckpointOnce) {

@@ -112,6 +112,7 @@ Json::Value partToJson(const PartStatus& part) {
   if (part.state == PartStatus::State::kRunning || part.state == PartStatus::State::kLeaving) {
     out["nodes"] = Json::Value(Json::arrayValue);
     for (const auto& node : part.nodes) out["nodes"].append(node);
+    if (part.gpus_per_node > 0) out["gpus_per_node"] = part.gpus_per_node;
   }
   if (part.state == PartStatus::State::kLeaving && !part.leaving_nodes.empty()) {
     out["leaving_nodes"] = Json::Value(Json::arrayValue);
@@ -141,6 +142,9 @@ PartStatus parsePart(const JsonField& field) {
       part.nodes.push_back(nodes.at(i).string());
     }
     if (part.nodes.empty()) throw InvalidInput(nodes.path() + ": a running part has nodes");
+    if (field.has("gpus_per_node")) {
+      part.gpus_per_node = static_cast<int>(field["gpus_per_node"].integer(1, 1L << 20));
+    }
   }
   if (part.state == PartStatus::State::kLeaving && field.has("leaving_nodes")) {
     const JsonField leaving = field["leaving_nodes"];

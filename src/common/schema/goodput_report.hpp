@@ -84,15 +84,19 @@ struct PartStatus {
   // kLeaving: the nodes whose workers leave where only some do (the part shrinks to the
   // others); empty: all of them (the part ends).
   std::vector<std::string> leaving_nodes = {};
+  // kRunning, kLeaving: the GPUs it holds on each node (its workers there), which the part of
+  // a live move may hold in another number than the job's other parts; 0: not told (plugins
+  // older than the key), as many as the job has on each of its nodes.
+  int gpus_per_node = 0;
   bool operator==(const PartStatus& other) const {
     return state == other.state && job_id == other.job_id && nodes == other.nodes &&
-           leaving_nodes == other.leaving_nodes;
+           leaving_nodes == other.leaving_nodes && gpus_per_node == other.gpus_per_node;
   }
 };
 
 // {"state": "wanted" | "pending" | "running" | "leaving", "job_id": N (not while wanted),
 //  "nodes": [name, ...] (running, leaving), "leaving_nodes": [name, ...] (leaving, only
-//  where some of its nodes stay)}
+//  where some of its nodes stay), "gpus_per_node": N (running, leaving; optional)}
 Json::Value partToJson(const PartStatus& part);
 
 struct ReportReply {

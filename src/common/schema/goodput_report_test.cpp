@@ -275,8 +275,9 @@ TEST(GoodputReportTest, ReplyCarriesTheJobsPartOnlyWhereItHasOne) {
        {PartStatus{PartStatus::State::kWanted, 0, {}},
         PartStatus{PartStatus::State::kPending, 12, {}},
         PartStatus{PartStatus::State::kRunning, 12, {"n2", "n3"}},
+        PartStatus{PartStatus::State::kRunning, 12, {"n2"}, {}, 2},
         PartStatus{PartStatus::State::kLeaving, 12, {"n2"}},
-        PartStatus{PartStatus::State::kLeaving, 12, {"n2", "n3"}, {"n3"}}}) {
+        PartStatus{PartStatus::State::kLeaving, 12, {"n2", "n3"}, {"n3"}, 4}}) {
     reply.part = part;
     EXPECT_EQ(roundTrip(reply).part, part);
   }
@@ -292,6 +293,9 @@ TEST(GoodputReportTest, ReplyCarriesTheJobsPartOnlyWhereItHasOne) {
   EXPECT_THROW(parseReportReply(base + leaving + R"("leaving_nodes": ["n4"]}})"), InvalidInput);
   EXPECT_THROW(parseReportReply(base + leaving + R"("leaving_nodes": ["n2", "n3"]}})"),
                InvalidInput);
+  EXPECT_THROW(parseReportReply(base + leaving + R"("gpus_per_node": 0}})"), InvalidInput);
+  // From plugins older than the key: as many as the job has on each node.
+  EXPECT_EQ(parseReportReply(base + leaving + "}}").part->gpus_per_node, 0);
 }
 
 TEST(GoodputReportTest, ReplyCarriesDecisionAndAllocation) {

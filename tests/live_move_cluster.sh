@@ -8,7 +8,9 @@
 # and no room to double on n1, it moves live to n2 with 2 GPUs: a part there joins with a
 # worker for each of its GPUs (1 -> 3 workers), its first part's worker leaves (3 -> 2) and
 # that part ends as soon as it has; no checkpoint, Restarts 0, and scontrol show pollux shows
-# the job on n2 with both GPUs there. It is cancelled: nothing of it is left.
+# the job on n2 with both GPUs there. Then it moves live to another GPU type: asked for v100
+# once n3 is free, a part with n3's 2 v100 GPUs joins (2 -> 4 workers) and its part on n2
+# leaves (4 -> 2), Restarts 0 still. It is cancelled: nothing of it is left.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster/lib.sh"
@@ -28,12 +30,14 @@ for node in n2 n3 n4; do
 done
 set -- $blockers
 on_n2=$1
+on_n3=$2
 n1_one=$(sbatch --parsable -w n1 --gres=gpu:1 -o /dev/null --wrap "sleep 900")
 for blocker in $blockers $n1_one; do
   wait_until 60 "rigid job $blocker running" is_running "$blocker"
 done
-needs() {  # needs GPUS
-  scontrol update JobId="$job" Comment="adaptive:resize=live,gpu_type=a100,min_gpus=$1,max_gpus=$1"
+needs() {  # needs GPUS [TYPE]
+  scontrol update JobId="$job" \
+    Comment="adaptive:resize=live,gpu_type=${2:-a100},min_gpus=$1,max_gpus=$1"
 }
 job=$(sbatch --parsable --comment=adaptive:resize=live,gpu_type=a100,min_gpus=1,max_gpus=1 \
   -o "$run/job-%j.out" ddp_launch.sh 8000)
@@ -77,6 +81,40 @@ shows_n2() {
     grep -qF "Allocation=2xa100(n2:2)" pollux-job.txt
 }
 wait_until 30 "scontrol show pollux shows job $job with 2 GPUs on n2" shows_n2
+sed 's/^/   /' pollux-job.txt
+
+step "n3 freed and v100 asked for: it moves live to n3, another GPU type"
+n2_part=$part
+scancel "$on_n3"
+wait_until 60 "rigid job $on_n3 gone" all_finished "$on_n3"
+needs 2 v100
+on_n3_only() {
+  parts=$(running_parts_of "$job")
+  [ -n "$parts" ] && [ "$(for p in $parts; do job_field "$p" NodeList; done)" = n3 ]
+}
+wait_until 180 "job $job moved live to n3" on_n3_only
+live_moves() { [ "$(grep -c "start: live move of JobId=$job" log/slurmctld.log)" = "$1" ]; }
+grep "sched/pollux: JobId=[0-9]* start: live move of JobId=$job: part on n3" log/slurmctld.log |
+  sed 's/.*sched\/pollux: /   /'
+live_moves 2 || fail "job $job did not move to n3 by a live move"
+part=$(running_parts_of "$job")
+show_part "$part"
+job_field "$part" TresPerNode | grep -Eq "gpu(:v100)?[:=]2$" ||
+  fail "part $part does not hold 2 v100 GPUs: $(job_field "$part" TresPerNode)"
+wait_until 30 "its v100 part's workers joined live" changed_live "$job" 2 4
+wait_until 30 "its a100 part's workers gone live" changed_live "$job" 4 2
+left="JobId=$n2_part cancel: live shrink of JobId=$job: its part on n2 ends, its workers left"
+grep -q "$left" log/slurmctld.log || fail "part $n2_part was not ended as its workers left"
+moves_done() { [ "$(grep -c "JobId=$job moved live" log/slurmctld.log)" = 2 ]; }
+wait_until 30 "the move of job $job to n3 done" moves_done
+! grep -q "^checkpointed at" "job-$job.out" || fail "job $job checkpointed to move"
+is_running "$job" || fail "job $job ended in its move: $(job_field "$job" JobState)"
+[ "$(job_field "$job" Restarts)" = 0 ] || fail "job $job was requeued to move"
+shows_n3() {
+  "$build/src/cli/scontrol" show pollux "job=$job" > pollux-job.txt &&
+    grep -qF "Allocation=2xv100(n3:2)" pollux-job.txt
+}
+wait_until 30 "scontrol show pollux shows job $job with 2 v100 GPUs on n3" shows_n3
 sed 's/^/   /' pollux-job.txt
 
 step "scancel of the job ends it, its part and its workers"

@@ -15,11 +15,10 @@
 # RUNNING with Restarts 0. With a reservation ahead on its node, it moves live to the other
 # a100 node: a part there joins, its first part leaves; no checkpoint, Restarts 0. With one
 # ahead there too and a rigid job waiting for that node, it moves back by a restart in new
-# parts instead, so that the rigid job starts at once on the GPUs it leaves. Moved to
-# a v100 node (its gpu_type changed), its training
-# checkpoints in its part, which ends, and resumes in a new part on that node: still RUNNING,
-# Restarts 0. It is cancelled: its training checkpoints first (its parts' batch scripts
-# started their steps, out of reach of the cancel's SIGTERM), then nothing of it is left. A
+# parts instead, so that the rigid job starts at once on the GPUs it leaves: its training
+# checkpoints in its part, which ends, and resumes in a new part: still RUNNING, Restarts 0.
+# It is cancelled: its training checkpoints first (its parts' batch scripts started their
+# steps, out of reach of the cancel's SIGTERM), then nothing of it is left. A
 # third job, in one part on both a100 nodes, shrinks live to that part's batch host for a
 # rigid job that needs the other node: the workers there leave, its agent shrinks the part
 # (scontrol update NodeList), the job trains on with Restarts 0 and no checkpoint. Its launcher
@@ -175,25 +174,6 @@ wait_until 120 "job $job's training resumed from its checkpoint in its new part"
 is_running "$job" || fail "job $job ended in its move: $(job_field "$job" JobState)"
 [ "$(job_field "$job" Restarts)" = 0 ] || fail "job $job was requeued to move"
 scontrol delete ReservationName=ahead
-
-step "moved to a v100 node, it checkpoints in its part and restarts in a new one, not requeued"
-set -- $blockers
-scancel "$1"  # the one on n3
-blockers=$2
-checkpoints=$(count "^checkpointed at")
-resumes=$(count "^resumed from")
-scontrol update JobId="$job" Comment="adaptive:resize=live,gpu_type=v100,min_gpus=2,max_gpus=2"
-checkpointed() { [ "$(count "^checkpointed at")" -gt "$checkpoints" ]; }
-wait_until 90 "job $job's training checkpointed in its part" checkpointed
-grep "checkpoint: restart of JobId=$job in new parts.*-> 2xv100" log/slurmctld.log |
-  sed 's/.*sched\/pollux: /   /'
-on_v100() { part=$(running_parts_of "$job"); [ "$(job_field "$part" NodeList)" = n3 ]; }
-wait_until 120 "job $job's new first part running on n3" on_v100
-wait_until 120 "job $job's training resumed from its checkpoint in its new part" resumed_again
-grep -e "^checkpointed at" -e "^resumed from" -e "restart in new parts" "job-$job.out" |
-  sed 's/^/   /'
-is_running "$job" || fail "job $job ended in its move: $(job_field "$job" JobState)"
-[ "$(job_field "$job" Restarts)" = 0 ] || fail "job $job was requeued to move"
 
 step "scancel of the job ends it and its part; its training checkpoints first"
 checkpoints=$(count "^checkpointed at")

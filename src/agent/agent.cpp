@@ -309,9 +309,11 @@ void Agent::handleMessage(const std::string& text) {
       logLine(line);
       return;
     }
-    if (state_.gpu_type.empty()) return;  // cannot attribute the sample yet
+    // Not attributed while its type is unknown, or while its workers span two types.
+    const std::string gpu_type = trainingGpuType(state_.gpu_type, state_.live_joins);
+    if (gpu_type.empty()) return;
     const int before = state_.measurements.distinctSamples();
-    state_.measurements.addSample(state_.gpu_type, state_.placement, *step);
+    state_.measurements.addSample(gpu_type, state_.placement, *step);
     if (state_.measurements.distinctSamples() > before) {
       state_.report_now = true;
       state_.wake_reporter.notify_all();

@@ -75,6 +75,13 @@ LiveJoin joinOf(uint32_t part, const std::vector<std::string>& part_nodes, int n
   return join;
 }
 
+std::string trainingGpuType(const std::string& own, const std::vector<LiveJoin>& joins) {
+  const bool mixed = std::any_of(joins.begin(), joins.end(), [&](const LiveJoin& join) {
+    return join.done && !join.left && !join.gpu_type.empty() && join.gpu_type != own;
+  });
+  return mixed ? "" : own;
+}
+
 std::string joinRequest(int joiners) { return "resize join=" + std::to_string(joiners) + "\n"; }
 
 bool partInFlight(const std::optional<schema::PartStatus>& part,

@@ -53,7 +53,13 @@ struct LiveJoin {
   bool requested = false;   // `resize join=N` sent to the trainer
   bool done = false;        // the joiners joined
   bool left = false;        // and left again (the part ended): this part is not joined again
+  std::string gpu_type = {};  // the part's, as the plugin tells it; empty: not told
 };
+
+// The GPU type the job's workers train on: `own`, this node's, unless the workers of a part
+// of another type have joined and not left (a live move to another type, before its old
+// parts leave): then "", as a step on both types measures neither.
+std::string trainingGpuType(const std::string& own, const std::vector<LiveJoin>& joins);
 
 // The newest join whose part has not left; nullptr where none.
 const LiveJoin* newestActiveJoin(const std::vector<LiveJoin>& joins);

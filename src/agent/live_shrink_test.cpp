@@ -44,6 +44,24 @@ void joinAndGrow(std::vector<LiveJoin>& joins, uint32_t part, model::Placement& 
   placement.num_replicas = to;
 }
 
+TEST(LiveShrink, StepsOnTwoGpuTypesAreAttributedToNeither) {
+  // The job trains on a100; a live move's part on v100 joins, then its old part leaves.
+  const model::Placement placement{1, 1};
+  std::vector<LiveJoin> joins{joinOf(12, {"n2"}, 1, placement)};
+  joins.back().gpu_type = "v100";
+  EXPECT_EQ(trainingGpuType("a100", joins), "a100");  // not joined yet
+  joins.back().done = true;
+  EXPECT_EQ(trainingGpuType("a100", joins), "");
+  joins.back().left = true;  // a shrink that dropped it (the move undone)
+  EXPECT_EQ(trainingGpuType("a100", joins), "a100");
+  // A part of the job's own type, or whose type the plugin does not tell, is the job's.
+  joins.push_back(joinOf(13, {"n3"}, 1, placement));
+  joins.back().done = true;
+  EXPECT_EQ(trainingGpuType("a100", joins), "a100");
+  joins.back().gpu_type = "a100";
+  EXPECT_EQ(trainingGpuType("a100", joins), "a100");
+}
+
 TEST(LiveShrink, ThePartsWorkersLeave) {
   std::vector<LiveJoin> joins = {joinOf(12, {"p12"}, 1, {1, 2})};
   EXPECT_EQ(partLeaveOf(joins, 12, 4).leavers, 0);  // not joined yet

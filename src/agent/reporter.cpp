@@ -253,8 +253,9 @@ bool Reporter::startLiveJoin(const schema::ReportReply& reply) {
   if (!joins()) return false;
   const int new_nodes =
       nodesNewToJob(reply.part->nodes, step_nodes, state_.live_joins, state_.step_nodes_left);
-  const LiveJoin join = joinOf(reply.part->job_id, reply.part->nodes, new_nodes, state_.placement,
-                               reply.part->gpus_per_node);
+  LiveJoin join = joinOf(reply.part->job_id, reply.part->nodes, new_nodes, state_.placement,
+                         reply.part->gpus_per_node);
+  join.gpu_type = reply.part->gpu_type;
   state_.live_joins.push_back(join);
   logLine("job part " + std::to_string(join.part) + " runs: " + std::to_string(join.joiners) +
           " worker(s) to join live");

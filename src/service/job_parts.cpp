@@ -40,7 +40,7 @@ void addPart(SlurmJob& job, const RunningPart& part) {
   if (job.nodes.empty()) {
     job.nodes = part.nodes;
     job.num_nodes = static_cast<int>(job.nodes.size());
-    job.gpus_per_node = GpuGres{"", part.gpus_per_node};  // typed by resolveGpuTypes
+    job.gpus_per_node = GpuGres{part.gpu_type, part.gpus_per_node};  // untyped: resolveGpuTypes
     return;
   }
   const auto on_job_node = [&](const std::string& node) {
@@ -276,8 +276,9 @@ FoldedJobs foldParts(std::vector<SlurmJob> jobs, double now) {
     } else if (job.state == JobState::kPending) {
       parts.pending = job.id;
     } else {
-      parts.running.push_back({job.id, job.nodes, job.gpus_per_node ? job.gpus_per_node->count : 0,
-                               job.start_time, job.batch_host});
+      const GpuGres gres = job.gpus_per_node.value_or(GpuGres{});
+      parts.running.push_back(
+          {job.id, job.nodes, gres.count, job.start_time, job.batch_host, gres.type});
     }
   }
   for (auto it = folded.parts.begin(); it != folded.parts.end();) {

@@ -66,6 +66,9 @@ struct RunningPart {
   int gpus_per_node = 0;
   double since = 0;             // its start
   std::string batch_host = {};  // Slurm never takes it from the part (a shrink keeps it)
+  // Its GPUs' type (a live move's part may hold another than the job's other parts); empty
+  // where untyped.
+  std::string gpu_type = {};
 
   // What it holds (GPU type `gpu_type`).
   policy::Allocation allocation(const std::string& gpu_type) const;

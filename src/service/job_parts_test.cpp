@@ -91,13 +91,20 @@ TEST(JobPartsTest, AJobWhoseGpusAreAllInPartsHoldsWhatItsRunningPartsHold) {
   EXPECT_EQ(job.num_nodes, 3);
   ASSERT_TRUE(job.gpus_per_node.has_value());
   EXPECT_EQ(job.gpus_per_node->count, 2);
-  EXPECT_TRUE(job.gpus_per_node->type.empty());  // resolveGpuTypes types it by its nodes
+  EXPECT_EQ(job.gpus_per_node->type, "a100");  // its first part's
+  EXPECT_EQ(folded.parts.at(7).running[1].gpu_type, "a100");
   EXPECT_TRUE(folded.homes.empty());
+  EXPECT_EQ(currentAllocation(folded.jobs[0]), onNodes({{"n1", 2}, {"n2", 2}, {"n3", 2}}));
+  // Parts untyped in Slurm's view: resolveGpuTypes types the job by its nodes.
+  std::vector<SlurmJob> untyped = {homeOn(7), partOf(8, 7, JobState::kRunning, {"n1"})};
+  untyped[1].gpus_per_node->type.clear();
+  folded = foldParts(untyped, kNow);
+  EXPECT_TRUE(folded.jobs[0].gpus_per_node->type.empty());
   SlurmNode n1;
   n1.name = "n1";
   n1.gpus = GpuGres{"a100", 2};
   resolveGpuTypes(folded.jobs, {n1});
-  EXPECT_EQ(currentAllocation(folded.jobs[0]), onNodes({{"n1", 2}, {"n2", 2}, {"n3", 2}}));
+  EXPECT_EQ(currentAllocation(folded.jobs[0]), onNodes({{"n1", 2}}));
 }
 
 TEST(JobPartsTest, AHomeWithoutARunningPartIsPendingWhereItsPartIsPlaced) {

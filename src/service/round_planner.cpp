@@ -315,11 +315,16 @@ std::optional<schema::PartStatus> partStatus(uint32_t job_id, const JobParts* mi
   const RunningPart* leaving =
       mine && leave != round.leaving.end() ? mine->leaving(leave->second) : nullptr;
   if (leaving) {
-    return schema::PartStatus{State::kLeaving, leaving->id, leaving->nodes, leave->second.nodes,
-                              leaving->gpus_per_node};
+    schema::PartStatus status{State::kLeaving, leaving->id, leaving->nodes, leave->second.nodes};
+    status.gpus_per_node = leaving->gpus_per_node;
+    status.gpu_type = leaving->gpu_type;
+    return status;
   }
   const auto running = [](const RunningPart& part) {
-    return schema::PartStatus{State::kRunning, part.id, part.nodes, {}, part.gpus_per_node};
+    schema::PartStatus status{State::kRunning, part.id, part.nodes};
+    status.gpus_per_node = part.gpus_per_node;
+    status.gpu_type = part.gpu_type;
+    return status;
   };
   if (newest && !round.joined.count(job_id)) return running(*newest);
   if (mine && mine->pending) return schema::PartStatus{State::kPending, mine->pending, {}};
@@ -426,7 +431,9 @@ void logSolverTrouble(const policy::Stats& stats, const Log& log) {
 
 RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyConfig& config,
                     bool settling, const Log& log, policy::Snapshot* seen) {
-  FoldedJobs folded = foldParts(round.jobs, round.now);
+  std::vector<SlurmJob> typed = round.jobs;
+  resolveGpuTypes(typed, round.nodes);  // parts too: a live move's may be of another type
+  FoldedJobs folded = foldParts(std::move(typed), round.now);
   std::vector<SlurmJob> jobs = std::move(folded.jobs);
   resolveGpuTypes(jobs, round.nodes);
   logChanges(store.observe(jobs, round.now), round.now, log);

@@ -407,9 +407,12 @@ TEST(RoundPlannerTest, AJobPlacedWhereALiveMoveLeavesKeepsItsPlacementUntilItSta
 // moving live to `target` through its last part; its rounds, one after another.
 class MovingJob {
  public:
-  MovingJob(const std::vector<std::pair<std::string, int>>& held, const policy::Allocation& target)
+  // `n2_type`: the type of n2's GPUs (n1's are a100).
+  MovingJob(const std::vector<std::pair<std::string, int>>& held, const policy::Allocation& target,
+            const std::string& n2_type = "a100")
       : round_(roundWithPendingJob("adaptive:min_gpus=1,max_gpus=1", tasksPerNode(1, 1))),
         nodes_(static_cast<int>(held.size())) {
+    round_.nodes[1].gpus.type = n2_type;
     round_.jobs.front().id = 11;
     round_.jobs.push_back(runningWith(7, "adaptive:resize=live", "n1", 0));
     uint32_t part = 8;
@@ -485,9 +488,9 @@ TEST(RoundPlannerTest, AMoveToAnotherNumberOfGpusANodeJoinsAWorkerPerGpuThenItsO
   // it counts 2, part 8 ends.
   MovingJob growing({{"n1", 1}, {"n2", 2}}, {"a100", {{"n2", 2}}});
   growing.round(1);
-  EXPECT_EQ(growing.part(), (schema::PartStatus{State::kRunning, 9, {"n2"}, {}, 2}));
+  EXPECT_EQ(growing.part(), (schema::PartStatus{State::kRunning, 9, {"n2"}, {}, 2, "a100"}));
   growing.round(3);
-  EXPECT_EQ(growing.part(), (schema::PartStatus{State::kLeaving, 8, {"n1"}, {}, 1}));
+  EXPECT_EQ(growing.part(), (schema::PartStatus{State::kLeaving, 8, {"n1"}, {}, 1, "a100"}));
   const RoundPlan left = growing.round(2);
   const auto cancel = std::find_if(left.actions.begin(), left.actions.end(), [](const auto& p) {
     return p.action.job_id == 8 && p.action.kind == ActionKind::kCancel;
@@ -497,7 +500,21 @@ TEST(RoundPlannerTest, AMoveToAnotherNumberOfGpusANodeJoinsAWorkerPerGpuThenItsO
   // From part 8 (2 GPUs on n1) to part 9 (1 GPU on n2): 3 workers are all of them.
   MovingJob shrinking({{"n1", 2}, {"n2", 1}}, {"a100", {{"n2", 1}}});
   shrinking.round(3);
-  EXPECT_EQ(shrinking.part(), (schema::PartStatus{State::kLeaving, 8, {"n1"}, {}, 2}));
+  EXPECT_EQ(shrinking.part(), (schema::PartStatus{State::kLeaving, 8, {"n1"}, {}, 2, "a100"}));
+}
+
+TEST(RoundPlannerTest, AMoveToAnotherGpuTypeTellsTheAgentEachPartsType) {
+  using State = schema::PartStatus::State;
+  // From part 8 (1 a100 on n1) to part 9 (1 v100 on n2): the round sees the job on v100; its
+  // agent is told part 9's type, so that it attributes no step to a100 once its workers have
+  // joined, then that part 8, of a100, leaves.
+  const policy::Allocation onto_v100{"v100", {{"n2", 1}}};
+  MovingJob moving({{"n1", 1}, {"n2", 1}}, onto_v100, "v100");
+  moving.round(1);
+  EXPECT_EQ(moving.seen(), onto_v100);
+  EXPECT_EQ(moving.part(), (schema::PartStatus{State::kRunning, 9, {"n2"}, {}, 1, "v100"}));
+  moving.round(2);
+  EXPECT_EQ(moving.part(), (schema::PartStatus{State::kLeaving, 8, {"n1"}, {}, 1, "a100"}));
 }
 
 TEST(RoundPlannerTest, TheRunningPartsOfAJobRequeuedWithoutItsLauncherCheckpointOnce) {

@@ -62,12 +62,14 @@ SimJob::Change SimJob::changeTo(const std::optional<Assignment>& next,
   }
   if (!next) return Change::kStop;
   if (!assignment_) return started_ ? Change::kRestart : Change::kStart;
+  const std::string next_types = typesOf(*next, cluster);
   if (!live_parameters_ || gpu_type_.find('+') != std::string::npos ||
-      typesOf(*next, cluster) != gpu_type_) {
+      next_types.find('+') != std::string::npos) {
     return Change::kRestart;
   }
   const policy::Allocation from = allocationOf(*assignment_, cluster);
   const policy::Allocation to = allocationOf(*next, cluster);
+  // A job on another GPU type changes live only by a move (changesInPlace needs one type).
   if (!policy::changesInPlace(from, to, parts_)) {
     return movesLive() && policy::movesBeside(from, to) && !next->restarted ? Change::kLiveMove
                                                                             : Change::kRestart;

@@ -199,6 +199,26 @@ TEST_F(SimJobTest, AJobWhoseGpusAreAllInPartsMovesLiveBesideWhatItHolds) {
   EXPECT_EQ(own.restarts(), 1);
 }
 
+TEST_F(SimJobTest, AJobWhoseGpusAreAllInPartsMovesLiveToAnotherGpuType) {
+  const Cluster two_types = Cluster::parse("t4:1x2,v100:1x2");
+  const trace::Application both =
+      trace::loadApplication(testing::makeToyProfiles(), "toy", {"t4", "v100"});
+  SimJob job(spec, both, 10, 1e7, true);
+  job.assign(on({{"t4-0", 1}}, 10), two_types, 0);
+  job.advance(0, 60);
+  // As a move on its type: 10 s on t4 while the joiner starts on v100, then two stalls.
+  job.assign(on({{"v100-0", 1}}, 10), two_types, 60);
+  job.advance(60, 20);
+  EXPECT_EQ(job.restarts(), 0);
+  EXPECT_EQ(job.gpuType(), "v100");
+  EXPECT_NEAR(job.progress(), 50 + 10 + (20 - 10 - 0.375 - 0.36), 1e-9);
+  ASSERT_EQ(job.parts().size(), 1u);
+  EXPECT_EQ(job.parts()[0].gpu_type, "v100");
+  // Onto both types at once: no one part carries it, a restart.
+  job.assign(on({{"v100-0", 1}, {"t4-0", 1}}, 10), two_types, 80);
+  EXPECT_EQ(job.restarts(), 1);
+}
+
 TEST_F(SimJobTest, AMoveThePolicyMakesARestartIsOne) {
   SimJob job(spec, app, 10, 1e7, true);
   job.assign(on({{"t4-0", 1}}, 10), cluster, 0);

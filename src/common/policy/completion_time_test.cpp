@@ -102,7 +102,10 @@ TEST(CompletionTimeTest, ALiveMoveCostsTwoStallsAndTheJoinersStartUp) {
   // while its old GPUs are kept from other jobs), its old part leaves (0.5 s).
   EXPECT_DOUBLE_EQ(changeCost(job, {"t4", 4, 1}), 0.5 + 40.0 + 0.5);
   EXPECT_DOUBLE_EQ(changeCost(job, {"t4", 8, 2}), 0.5 + 20.0);  // a growth stays a growth
-  EXPECT_EQ(changeCost(job, {"v100", 4, 1}), 30.0);  // another GPU type: a restart
+  // Another GPU type: a move too, onto a node of that type.
+  EXPECT_DOUBLE_EQ(changeCost(job, {"v100", 4, 1}), 0.5 + 40.0 + 0.5);
+  job.moves_live = false;
+  EXPECT_EQ(changeCost(job, {"v100", 4, 1}), 30.0);  // without all its GPUs in parts: a restart
 }
 
 TEST(CompletionTimeTest, AShrinkToSomeOfAPartsNodesCostsItsStall) {

@@ -149,7 +149,7 @@ bool changesInPlace(const Allocation& from, const Allocation& to,
 }
 
 bool movesBeside(const Allocation& from, const Allocation& to) {
-  if (to.gpu_type != from.gpu_type || uniformPerNode(to) <= 0) return false;
+  if (uniformPerNode(to) <= 0) return false;
   return std::none_of(to.nodes.begin(), to.nodes.end(),
                       [&](const auto& node) { return from.nodes.count(node.first) > 0; });
 }

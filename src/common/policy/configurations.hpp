@@ -48,9 +48,9 @@ bool changesInPlace(const Allocation& from, const Allocation& to,
                     const std::vector<Allocation>& parts = {},
                     const std::set<std::string>& batch_hosts = {});
 
-// Whether `to` is a live move's target for a job whose GPUs are all in parts: the same GPU
-// type, as many GPUs on each of its nodes (one part), none of them a node of `from` (the job
-// holds both until the target's part has joined).
+// Whether `to` is a live move's target for a job whose GPUs are all in parts: as many GPUs
+// on each of its nodes (one part), none of them a node of `from` (the job holds both until
+// the target's part has joined), of `from`'s GPU type or another.
 bool movesBeside(const Allocation& from, const Allocation& to);
 
 // The index in `parts` of the part whose workers leave when the job moves from `from` to

@@ -172,8 +172,9 @@ bool changesInItsParts(const Job& job, const Config& config) {
 }  // namespace
 
 bool changesLive(const Job& job, const Config& config) {
-  if (!job.current || config.gpu_type != job.current->gpu_type) return false;
-  return job.moves_live || changesInItsParts(job, config);
+  if (!job.current) return false;
+  if (job.moves_live) return true;
+  return config.gpu_type == job.current->gpu_type && changesInItsParts(job, config);
 }
 
 double changeCost(const Job& job, const Config& config) {

@@ -51,7 +51,7 @@ double changeCost(const Job& job, const Config& config);
 // changesInPlace): with as many GPUs per node as it has on each now, more nodes (grows_live);
 // twice its GPUs on as many nodes (grows_live and room_to_double: a part on its own nodes);
 // with parts, dropping one of them; without, fewer nodes (grows_live or a live change
-// measured); for a job whose GPUs are all in parts (moves_live), any config of its type.
+// measured); for a job whose GPUs are all in parts (moves_live), any config, of any type.
 bool changesLive(const Job& job, const Config& config);
 
 // Whether `config` would undo the job's last change in the round after it: what it held

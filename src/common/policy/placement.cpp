@@ -348,7 +348,7 @@ std::optional<Allocation> placeWithFallbacks(const NodePool& pool,
   return std::nullopt;
 }
 
-// Both allocations (of one type) at once.
+// Both allocations at once, as budgets count them (the first's GPU type).
 Allocation together(Allocation first, const Allocation& second) {
   for (const auto& [node, gpus] : second.nodes) first.nodes[node] += gpus;
   return first;
@@ -360,10 +360,7 @@ Allocation together(Allocation first, const Allocation& second) {
 std::optional<Allocation> placeBeside(const NodePool& pool, const std::vector<std::int64_t>& room,
                                       const PlacementRequest& request,
                                       const std::optional<Allocation>& in_place) {
-  if (!request.moves_live || !request.current ||
-      request.config.gpu_type != request.current->gpu_type) {
-    return std::nullopt;
-  }
+  if (!request.moves_live || !request.current) return std::nullopt;
   if (in_place && changesInPlace(*request.current, *in_place, request.parts, request.batch_hosts)) {
     return std::nullopt;
   }

@@ -166,6 +166,20 @@ TEST(PlacementTest, AMoveOfAJobWhoseGpusAreAllInPartsIsPlacedBesideWhatItHolds) 
   EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n0", 2}}}));
 }
 
+TEST(PlacementTest, AMoveToAnotherGpuTypeIsPlacedBesideWhatItHolds) {
+  auto nodes = nodesOf("t4", 2, 4, "n");
+  for (const auto& node : nodesOf("v100", 1, 4, "v")) nodes.push_back(node);
+  // From 2 t4 GPUs on each of n0 and n1 to 4 v100 GPUs: on v0, the t4 GPUs it leaves free to
+  // a t4 job placed after it.
+  PlacementRequest moves = movingToOneNode();
+  moves.config = {"v100", 4, 1};
+  PlacementRequest other{{"t4", 4, 1}, std::nullopt, {}};
+  const auto result = place(nodes, {}, {moves, other});
+  EXPECT_EQ(result.allocations[0], (Allocation{"v100", {{"v0", 4}}}));
+  EXPECT_EQ(result.allocations[1], (Allocation{"t4", {{"n0", 4}}}));
+  EXPECT_FALSE(result.restarted_for[0]);
+}
+
 TEST(PlacementTest, AJobStartingWhereALiveMoveLeavesHasTheMoveMadeByRestart) {
   const auto nodes = nodesOf("t4", 3, 4, "n");
   // As above: the move goes to n2, and a starting job takes the 4 GPUs it leaves on n0. Its

@@ -111,8 +111,9 @@ struct Job {
   // nodes keeps that one, as Slurm never takes a job's batch host from it.
   std::set<std::string> batch_hosts;
   // Its GPUs are all in its parts (adaptive:resize=live) and its workers join live: any
-  // change on its GPU type is live, a move too: a part with the target joins while it trains
-  // on (the placement puts the target beside what it holds), then its old parts leave.
+  // change is live, a move to other nodes or another GPU type too: a part with the target
+  // joins while it trains on (the placement puts the target beside what it holds), then its
+  // old parts leave.
   bool moves_live = false;
   // Whether each of its nodes has as many GPUs free as it holds there: a growth that doubles
   // it on its own nodes is live only then (else the placement moves it, a restart).

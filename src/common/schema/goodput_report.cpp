@@ -113,6 +113,7 @@ Json::Value partToJson(const PartStatus& part) {
     out["nodes"] = Json::Value(Json::arrayValue);
     for (const auto& node : part.nodes) out["nodes"].append(node);
     if (part.gpus_per_node > 0) out["gpus_per_node"] = part.gpus_per_node;
+    if (!part.gpu_type.empty()) out["gpu_type"] = part.gpu_type;
   }
   if (part.state == PartStatus::State::kLeaving && !part.leaving_nodes.empty()) {
     out["leaving_nodes"] = Json::Value(Json::arrayValue);
@@ -145,6 +146,7 @@ PartStatus parsePart(const JsonField& field) {
     if (field.has("gpus_per_node")) {
       part.gpus_per_node = static_cast<int>(field["gpus_per_node"].integer(1, 1L << 20));
     }
+    if (field.has("gpu_type")) part.gpu_type = field["gpu_type"].string();
   }
   if (part.state == PartStatus::State::kLeaving && field.has("leaving_nodes")) {
     const JsonField leaving = field["leaving_nodes"];

@@ -88,15 +88,20 @@ struct PartStatus {
   // a live move may hold in another number than the job's other parts; 0: not told (plugins
   // older than the key), as many as the job has on each of its nodes.
   int gpus_per_node = 0;
+  // kRunning, kLeaving: the GPU type of its nodes, which a live move's part may hold in
+  // another type than the job's other parts; empty: not told (untyped GPUs, older plugins).
+  std::string gpu_type = {};
   bool operator==(const PartStatus& other) const {
     return state == other.state && job_id == other.job_id && nodes == other.nodes &&
-           leaving_nodes == other.leaving_nodes && gpus_per_node == other.gpus_per_node;
+           leaving_nodes == other.leaving_nodes && gpus_per_node == other.gpus_per_node &&
+           gpu_type == other.gpu_type;
   }
 };
 
 // {"state": "wanted" | "pending" | "running" | "leaving", "job_id": N (not while wanted),
 //  "nodes": [name, ...] (running, leaving), "leaving_nodes": [name, ...] (leaving, only
-//  where some of its nodes stay), "gpus_per_node": N (running, leaving; optional)}
+//  where some of its nodes stay), "gpus_per_node": N, "gpu_type": name (running, leaving;
+//  both optional)}
 Json::Value partToJson(const PartStatus& part);
 
 struct ReportReply {

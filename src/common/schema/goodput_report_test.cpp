@@ -276,6 +276,7 @@ TEST(GoodputReportTest, ReplyCarriesTheJobsPartOnlyWhereItHasOne) {
         PartStatus{PartStatus::State::kPending, 12, {}},
         PartStatus{PartStatus::State::kRunning, 12, {"n2", "n3"}},
         PartStatus{PartStatus::State::kRunning, 12, {"n2"}, {}, 2},
+        PartStatus{PartStatus::State::kRunning, 12, {"n2"}, {}, 2, "v100"},
         PartStatus{PartStatus::State::kLeaving, 12, {"n2"}},
         PartStatus{PartStatus::State::kLeaving, 12, {"n2", "n3"}, {"n3"}, 4}}) {
     reply.part = part;
@@ -296,6 +297,8 @@ TEST(GoodputReportTest, ReplyCarriesTheJobsPartOnlyWhereItHasOne) {
   EXPECT_THROW(parseReportReply(base + leaving + R"("gpus_per_node": 0}})"), InvalidInput);
   // From plugins older than the key: as many as the job has on each node.
   EXPECT_EQ(parseReportReply(base + leaving + "}}").part->gpus_per_node, 0);
+  EXPECT_TRUE(parseReportReply(base + leaving + "}}").part->gpu_type.empty());
+  EXPECT_THROW(parseReportReply(base + leaving + R"("gpu_type": 2}})"), InvalidInput);
 }
 
 TEST(GoodputReportTest, ReplyCarriesDecisionAndAllocation) {

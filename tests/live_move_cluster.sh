@@ -8,9 +8,10 @@
 # and no room to double on n1, it moves live to n2 with 2 GPUs: a part there joins with a
 # worker for each of its GPUs (1 -> 3 workers), its first part's worker leaves (3 -> 2) and
 # that part ends as soon as it has; no checkpoint, Restarts 0, and scontrol show pollux shows
-# the job on n2 with both GPUs there. Then it moves live to another GPU type: asked for v100
-# once n3 is free, a part with n3's 2 v100 GPUs joins (2 -> 4 workers) and its part on n2
-# leaves (4 -> 2), Restarts 0 still. It is cancelled: nothing of it is left.
+# the job on n2 with both GPUs there and the start-up its joiners took. Then it moves live
+# to another GPU type: asked for v100 once n3 is free, a part with n3's 2 v100 GPUs joins
+# (2 -> 4 workers) and its part on n2 leaves (4 -> 2), Restarts 0 still. It is cancelled:
+# nothing of it is left.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster/lib.sh"
@@ -76,11 +77,13 @@ wait_until 30 "the move of job $job done" grep -q "JobId=$job moved live" log/sl
 ! grep -q "^checkpointed at" "job-$job.out" || fail "job $job checkpointed to move"
 is_running "$job" || fail "job $job ended in its move: $(job_field "$job" JobState)"
 [ "$(job_field "$job" Restarts)" = 0 ] || fail "job $job was requeued to move"
+# With the start-up its joiners took, which the policy charges its next growth or move.
 shows_n2() {
   "$build/src/cli/scontrol" show pollux "job=$job" > pollux-job.txt &&
-    grep -qF "Allocation=2xa100(n2:2)" pollux-job.txt
+    grep -qF "Allocation=2xa100(n2:2)" pollux-job.txt && grep -q " JoinStartupS=" pollux-job.txt
 }
 wait_until 30 "scontrol show pollux shows job $job with 2 GPUs on n2" shows_n2
+grep "workers joined .* s after it ran" "job-$job.out" | sed 's/^/   /'
 sed 's/^/   /' pollux-job.txt
 
 step "n3 freed and v100 asked for: it moves live to n3, another GPU type"

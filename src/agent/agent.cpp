@@ -160,8 +160,16 @@ void Agent::followLiveJoin(const ResizedMessage& resized) {
     nodes = followPartLeave(state_.live_joins, shrink->part, resized.from, resized.to,
                             state_.placement.num_nodes);
   }
+  LiveJoin* joining = newestActiveJoin(state_.live_joins);
+  if (joining && (!joining->requested || joining->done)) joining = nullptr;
   if (!nodes) nodes = followResize(state_.live_joins, resized.from, resized.to);
   if (nodes) state_.placement.num_nodes = *nodes;
+  if (joining && joining->done) {  // the job trained at its old size while they started
+    const double startup_s = std::max(0.0, secondsSince(joining->seen_running) - resized.stall_s);
+    state_.measurements.recordJoinStartup(startup_s);
+    logLine("job part " + std::to_string(joining->part) + "'s workers joined " +
+            std::to_string(startup_s) + " s after it ran, besides the stall");
+  }
 }
 
 void Agent::signalWorkers(int signal_number) {

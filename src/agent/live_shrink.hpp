@@ -4,6 +4,7 @@
 // the job's lead agent then shrinks the job to the kept nodes.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <set>
@@ -54,6 +55,8 @@ struct LiveJoin {
   bool done = false;        // the joiners joined
   bool left = false;        // and left again (the part ended): this part is not joined again
   std::string gpu_type = {};  // the part's, as the plugin tells it; empty: not told
+  // When the lead saw the part run: its joiners' start-up is timed from then.
+  std::chrono::steady_clock::time_point seen_running = {};
 };
 
 // The GPU type the job's workers train on: `own`, this node's, unless the workers of a part

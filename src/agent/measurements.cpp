@@ -81,10 +81,19 @@ std::optional<schema::GoodputReport> Measurements::buildReport(
     const model::Placement& placement) const {
   if (!limits_) return std::nullopt;
   const model::GradParams grad = measuredGrad().value_or(model::GradParams{1.0, 0.0});
-  return schema::GoodputReport{job_id,    gpu_type,  placement,     fitByType(),
-                               grad,      *limits_,  progress_,     restartCost(),
-                               resize_stall_s_,      false,         false,
-                               length_.length(progress_)};
+  schema::GoodputReport report;
+  report.job_id = job_id;
+  report.gpu_type = gpu_type;
+  report.placement = placement;
+  report.perf_params = fitByType();
+  report.grad = grad;
+  report.limits = *limits_;
+  report.progress = progress_;
+  report.restart_cost_s = restartCost();
+  report.resize_stall_s = resize_stall_s_;
+  report.length = length_.length(progress_);
+  report.join_startup_s = join_startup_s_;
+  return report;
 }
 
 Json::Value Measurements::toJson() const {
@@ -116,6 +125,7 @@ Json::Value Measurements::toJson() const {
   state["progress"]["examples"] = progress_.examples;
   state["progress"]["epochs"] = progress_.epochs;
   if (startup_s_) state["startup_s"] = *startup_s_;
+  if (join_startup_s_) state["join_startup_s"] = *join_startup_s_;
   state["checkpoint_s"] = checkpoint_s_;
   state["length"] = length_.toJson();
   return state;
@@ -124,7 +134,7 @@ Json::Value Measurements::toJson() const {
 Measurements Measurements::fromJson(const Json::Value& document) {
   const schema::JsonField state(document, "state");
   state.requireOnlyKeys({"limits", "samples", "per_example_grad", "progress", "startup_s",
-                         "checkpoint_s", "length"});
+                         "checkpoint_s", "length", "join_startup_s"});
   Measurements out;
   if (state.has("limits")) out.limits_ = schema::parseBatchLimits(state["limits"], true);
   const schema::JsonField samples = state["samples"];
@@ -151,6 +161,9 @@ Measurements Measurements::fromJson(const Json::Value& document) {
   out.progress_ = {state["progress"]["examples"].nonNegativeNumber(),
                    state["progress"]["epochs"].nonNegativeNumber()};
   if (state.has("startup_s")) out.startup_s_ = state["startup_s"].nonNegativeNumber();
+  if (state.has("join_startup_s")) {
+    out.join_startup_s_ = state["join_startup_s"].nonNegativeNumber();
+  }
   out.checkpoint_s_ = state["checkpoint_s"].nonNegativeNumber();
   // State files of agents before declared lengths have none: the work done is then counted
   // from the trainer's totals at its next step (at the efficiency of that step).

@@ -53,6 +53,10 @@ class Measurements {
   // resize_stall_s).
   void recordResizeStall(double seconds) { resize_stall_s_ = seconds; }
   std::optional<double> resizeStall() const { return resize_stall_s_; }
+  // Seconds the joiners of the job's last live growth took to be admitted (reported as
+  // join_startup_s; kept in the state the next lead restores).
+  void recordJoinStartup(double seconds) { join_startup_s_ = seconds; }
+  std::optional<double> joinStartup() const { return join_startup_s_; }
 
   // The report for the plugin (perf_params fitted per GPU type with samples); nullopt until
   // the trainer has said hello. Without gradient statistics the report assumes a larger batch
@@ -86,6 +90,7 @@ class Measurements {
   schema::TrainingProgress progress_{0, 0};
   std::optional<double> startup_s_;
   std::optional<double> resize_stall_s_;
+  std::optional<double> join_startup_s_;
   double checkpoint_s_ = 0;
   LengthAccount length_;
 };

@@ -105,6 +105,18 @@ TEST(Measurements, StateRoundTripGivesTheSameReport) {
   EXPECT_DOUBLE_EQ(after->perf_params.at("a100").alpha_c, before->perf_params.at("a100").alpha_c);
   EXPECT_DOUBLE_EQ(after->grad.var, before->grad.var);
   EXPECT_DOUBLE_EQ(*after->restart_cost_s, 4);
+  EXPECT_FALSE(after->join_startup_s);  // none joined yet
+}
+
+TEST(Measurements, TheJoinersStartUpIsReportedAndKeptForTheNextLead) {
+  Measurements measurements = measuredJob();
+  measurements.recordJoinStartup(6.5);
+  EXPECT_DOUBLE_EQ(*measurements.buildReport("7", "a100", {1, 1})->join_startup_s, 6.5);
+  const Measurements restored = Measurements::fromJson(measurements.toJson());
+  EXPECT_DOUBLE_EQ(*restored.buildReport("7", "a100", {1, 1})->join_startup_s, 6.5);
+  Json::Value state = measurements.toJson();
+  state["join_startup_s"] = -1;
+  EXPECT_THROW(Measurements::fromJson(state), InvalidInput);
 }
 
 TEST(Measurements, CorruptStateIsRejectedNamingTheKey) {

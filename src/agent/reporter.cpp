@@ -256,6 +256,7 @@ bool Reporter::startLiveJoin(const schema::ReportReply& reply) {
   LiveJoin join = joinOf(reply.part->job_id, reply.part->nodes, new_nodes, state_.placement,
                          reply.part->gpus_per_node);
   join.gpu_type = reply.part->gpu_type;
+  join.seen_running = std::chrono::steady_clock::now();
   state_.live_joins.push_back(join);
   logLine("job part " + std::to_string(join.part) + " runs: " + std::to_string(join.joiners) +
           " worker(s) to join live");

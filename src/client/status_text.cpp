@@ -187,6 +187,7 @@ std::string jobText(const Json::Value& job) {
   text += "  " + presentFields(job, {"restarts"}) +
           (job.isMember("restart_cost_s") ? field(job, "restart_cost_s", 1) : "") +
           (job.isMember("resize_stall_s") ? field(job, "resize_stall_s", 2) : "") +
+          (job.isMember("join_startup_s") ? field(job, "join_startup_s", 1) : "") +
           presentFields(job, {"reported", "waiting", "status"}) + "\n";
   if (job.isMember("progress")) {
     text += "   Progress Examples=" + valueText(job["progress"]["examples"]) +

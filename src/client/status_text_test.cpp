@@ -95,6 +95,10 @@ TEST(StatusTextTest, ALiveChangesStallIsShownBesideTheRestartCost) {
   EXPECT_NE(jobText(job).find(" RestartCostS=31.2 ResizeStallS=0.38 Reported=yes"),
             std::string::npos)
       << jobText(job);
+  job["join_startup_s"] = 3.5;  // and its joiners' start-up, once some joined
+  EXPECT_NE(jobText(job).find(" ResizeStallS=0.38 JoinStartupS=3.5 Reported=yes"),
+            std::string::npos)
+      << jobText(job);
 }
 
 TEST(StatusTextTest, AJobsPartIsShownUnderItsAllocation) {

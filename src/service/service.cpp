@@ -328,6 +328,7 @@ Json::Value Service::jobStatus(const SlurmJob& job, const std::map<std::string, 
     entry["progress"]["epochs"] = known.report->progress.epochs;
     entry["restart_cost_s"] = known.report->restart_cost_s.value_or(0.0);
     if (known.report->resize_stall_s) entry["resize_stall_s"] = *known.report->resize_stall_s;
+    if (known.report->join_startup_s) entry["join_startup_s"] = *known.report->join_startup_s;
     if (known.report->length) {
       entry["length"] = lengthStatus(*known.report->length,
                                      known.decision ? known.decision->remaining_s : std::nullopt);

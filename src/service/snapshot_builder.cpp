@@ -196,10 +196,10 @@ void addModel(const JobRecord& record, policy::Job& job) {
   job.limits = report.limits;
   job.restart_cost_s = report.restart_cost_s.value_or(0.0);
   job.live_resize_cost_s = report.resize_stall_s;
-  // Its workers join it live through a part (job_parts.hpp); a joiner starts as a restarted
-  // worker does, less the checkpoint it need not read.
+  // Its workers join it live through a part (job_parts.hpp): its joiners take what they took
+  // last, or, until some joined, as long as a restarted worker takes to start.
   job.grows_live = report.in_place_resize && report.elastic && !record.lifecycle.grows_by_requeue;
-  if (job.grows_live) job.join_startup_s = job.restart_cost_s;
+  if (job.grows_live) job.join_startup_s = report.join_startup_s.value_or(job.restart_cost_s);
   // A job past its declared length (its trainer misjudged it) is scheduled with the length
   // doubled (policy::DeclaredLength::remaining).
   job.length = report.length;

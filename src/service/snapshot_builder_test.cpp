@@ -99,6 +99,26 @@ TEST(SnapshotBuilderTest, ReportsAndRecordsFeedTheModel) {
   EXPECT_EQ(built.models.count("a100"), 1u);
 }
 
+TEST(SnapshotBuilderTest, AJobsJoinersTakeWhatTheyTookLastElseItsRestartCost) {
+  JobRecord record;
+  schema::GoodputReport report;
+  report.grad = {1, 3};
+  report.limits = {64, 1024, 16, 128, true};
+  report.restart_cost_s = 40;
+  report.in_place_resize = true;
+  report.elastic = true;  // its workers join live
+  record.report = report;
+  const auto build = [&] {
+    return buildSnapshot(100, cluster(), {job(1, JobState::kPending, schema::AdaptiveRequest{})},
+                         {{"1", record}}, config::PolicyConfig{})
+        .jobs.at(0);
+  };
+  ASSERT_TRUE(build().grows_live);
+  EXPECT_DOUBLE_EQ(build().join_startup_s, 40);  // none joined yet
+  record.report->join_startup_s = 6.5;
+  EXPECT_DOUBLE_EQ(build().join_startup_s, 6.5);
+}
+
 TEST(SnapshotBuilderTest, DeclaredLengthFromTheReportPastItsTargetToo) {
   JobRecord record;
   schema::GoodputReport report;

@@ -48,9 +48,9 @@ GoodputReport parseGoodputReport(const std::string& body) {
   const Json::Value document = JsonField::parseDocument(body);
   const JsonField root(document, "");
   root.requireOnlyKeys({"job_id", "gpu_type", "num_nodes", "num_replicas", "perf_params",
-                        "grad_params", "init_batch_size", "max_batch_size",
-                        "local_bsz_bounds", "accumulation", "progress", "restart_cost_s",
-                        "in_place_resize", "length", "resize_stall_s", "elastic"});
+                        "grad_params", "init_batch_size", "max_batch_size", "local_bsz_bounds",
+                        "accumulation", "progress", "restart_cost_s", "in_place_resize", "length",
+                        "resize_stall_s", "elastic", "join_startup_s"});
   GoodputReport report;
   report.job_id = root["job_id"].idString();
   report.gpu_type = root["gpu_type"].string();
@@ -64,6 +64,9 @@ GoodputReport parseGoodputReport(const std::string& body) {
   }
   if (root.has("resize_stall_s")) {
     report.resize_stall_s = root["resize_stall_s"].nonNegativeNumber();
+  }
+  if (root.has("join_startup_s")) {
+    report.join_startup_s = root["join_startup_s"].nonNegativeNumber();
   }
   if (root.has("in_place_resize")) report.in_place_resize = root["in_place_resize"].boolean();
   if (root.has("elastic")) report.elastic = root["elastic"].boolean();
@@ -87,6 +90,7 @@ Json::Value reportToJson(const GoodputReport& report) {
   out["progress"]["epochs"] = report.progress.epochs;
   if (report.restart_cost_s) out["restart_cost_s"] = *report.restart_cost_s;
   if (report.resize_stall_s) out["resize_stall_s"] = *report.resize_stall_s;
+  if (report.join_startup_s) out["join_startup_s"] = *report.join_startup_s;
   if (report.in_place_resize) out["in_place_resize"] = true;
   if (report.elastic) out["elastic"] = true;
   if (report.length) out["length"] = declaredLengthToJson(*report.length);

@@ -50,12 +50,15 @@ struct GoodputReport {
   // when the trainer declared none (and from agents older than the key). Key "length":
   // {"progress": P >= 0, "target_progress": T > 0}; P >= T means the declared work is done.
   std::optional<policy::DeclaredLength> length;
+  // Seconds the joiners of the job's last live growth took, from its part running to their
+  // admission, less the stall: the job trained at its old size meanwhile. Absent until one
+  // joined (and from agents older than the key); the plugin then takes the restart cost.
+  std::optional<double> join_startup_s;
 };
 
-// Parses a report body. Every key but restart_cost_s, resize_stall_s, in_place_resize and
-// length (absent or
-// null) is required; perf_params
-// may be {}. Throws pollux::InvalidInput naming the path of the offending value
+// Parses a report body. Every key but restart_cost_s, resize_stall_s, join_startup_s,
+// in_place_resize, elastic and length (absent or null) is required; perf_params may be {}. Throws
+// pollux::InvalidInput naming the path of the offending value
 // ("perf_params.a100: ...", "progress.epochs: ...", "length.target_progress: ...") on
 // malformed JSON, unknown keys, NaN,
 // infinite or negative numbers, inconsistent batch limits, or num_replicas < num_nodes.

@@ -120,6 +120,13 @@ TEST(GoodputReportTest, AcceptsStringJobIdAndOptionalParts) {
   EXPECT_THROW(parseGoodputReport(reportWith("resize_stall_s", "-1")), InvalidInput);
   EXPECT_EQ(reportToJson(parseGoodputReport(reportWith("resize_stall_s", "0.25")))
                 ["resize_stall_s"].asDouble(), 0.25);
+  EXPECT_FALSE(parseGoodputReport(kReport).join_startup_s);  // an older agent's report
+  EXPECT_EQ(parseGoodputReport(reportWith("join_startup_s", "3.5")).join_startup_s, 3.5);
+  EXPECT_THROW(parseGoodputReport(reportWith("join_startup_s", "-1")), InvalidInput);
+  EXPECT_THROW(parseGoodputReport(reportWith("join_startup_s", R"("3")")), InvalidInput);
+  EXPECT_EQ(reportToJson(parseGoodputReport(reportWith("join_startup_s", "3.5")))["join_startup_s"]
+                .asDouble(),
+            3.5);
   EXPECT_TRUE(parseGoodputReport(reportWith("in_place_resize", "true")).in_place_resize);
   EXPECT_FALSE(parseGoodputReport(kReport).elastic);  // an older agent's report
   EXPECT_TRUE(parseGoodputReport(reportWith("elastic", "true")).elastic);

@@ -51,74 +51,59 @@ wait_until 90 "job $job training" grep -q "^epoch 1:" "job-$job.out"
 wait_until 60 "job $job reported" grep -q "pollux-agent\[$first_part\.0\]: report accepted" \
   "job-$job.out"
 
+# moves_live_to NODE TYPE OLD_PART BEFORE JOINED: the job's Nth live move (N the moves so
+# far) takes it to a part with TYPE's 2 GPUs on NODE: BEFORE -> JOINED workers once that
+# part's joined, then OLD_PART's leave (back to 2) and OLD_PART ends; no checkpoint, Restarts
+# 0, and scontrol show pollux shows it on NODE with the start-up its joiners took, which the
+# policy charges its next growth or move.
+moves=0
+moves_live_to() {
+  node=$1 type=$2 old_part=$3
+  moves=$((moves + 1))
+  only_on_node() {
+    parts=$(running_parts_of "$job")
+    [ -n "$parts" ] && [ "$(for p in $parts; do job_field "$p" NodeList; done)" = "$node" ]
+  }
+  wait_until 180 "job $job moved live to $node" only_on_node
+  started="start: live move of JobId=$job: part on $node"
+  grep "sched/pollux: JobId=[0-9]* $started" log/slurmctld.log | sed 's/.*sched\/pollux: /   /'
+  [ "$(grep -c "start: live move of JobId=$job" log/slurmctld.log)" = $moves ] ||
+    fail "job $job did not move to $node by a live move"
+  part=$(running_parts_of "$job")
+  show_part "$part"
+  job_field "$part" TresPerNode | grep -Eq "gpu(:$type)?[:=]2$" ||
+    fail "part $part does not hold 2 $type GPUs: $(job_field "$part" TresPerNode)"
+  wait_until 30 "its new part's workers joined live" changed_live "$job" "$4" "$5"
+  wait_until 30 "its old part's workers gone live" changed_live "$job" "$5" 2
+  left="JobId=$old_part cancel: live shrink of JobId=$job: its part on .* ends, its workers left"
+  grep "$left" log/slurmctld.log | sed 's/.*sched\/pollux: /   /'
+  grep -q "$left" log/slurmctld.log || fail "part $old_part was not ended as its workers left"
+  moved() { [ "$(grep -c "JobId=$job moved live" log/slurmctld.log)" = $moves ]; }
+  wait_until 30 "the move of job $job to $node done" moved
+  ! grep -q "^checkpointed at" "job-$job.out" || fail "job $job checkpointed to move"
+  is_running "$job" || fail "job $job ended in its move: $(job_field "$job" JobState)"
+  [ "$(job_field "$job" Restarts)" = 0 ] || fail "job $job was requeued to move"
+  shows_node() {
+    "$build/src/cli/scontrol" show pollux "job=$job" > pollux-job.txt &&
+      grep -qF "Allocation=2x$type($node:2)" pollux-job.txt &&
+      grep -q " JoinStartupS=" pollux-job.txt
+  }
+  wait_until 30 "scontrol show pollux shows job $job with 2 $type GPUs on $node" shows_node
+  grep "workers joined .* s after it ran" "job-$job.out" | tail -n 1 | sed 's/^/   /'
+  sed 's/^/   /' pollux-job.txt
+}
+
 step "n2 freed and 2 GPUs needed: it moves live to n2, its part there holding both"
 scancel "$on_n2"
 wait_until 60 "rigid job $on_n2 gone" all_finished "$on_n2"
 needs 2
-moved() {
-  parts=$(running_parts_of "$job")
-  [ -n "$parts" ] && [ "$(for p in $parts; do job_field "$p" NodeList; done)" = n2 ]
-}
-wait_until 180 "job $job moved live to n2" moved
-grep "sched/pollux: JobId=[0-9]* start: live move of JobId=$job" log/slurmctld.log |
-  sed 's/.*sched\/pollux: /   /'
-grep -q "sched/pollux: JobId=[0-9]* start: live move of JobId=$job" log/slurmctld.log ||
-  fail "job $job did not move by a live move"
-part=$(running_parts_of "$job")
-show_part "$part"
-job_field "$part" TresPerNode | grep -Eq "gpu(:a100)?[:=]2$" ||
-  fail "part $part does not hold 2 GPUs: $(job_field "$part" TresPerNode)"
-wait_until 30 "its new part's workers joined live" changed_live "$job" 1 3
-wait_until 30 "its first part's worker gone live" changed_live "$job" 3 2
-left="JobId=$first_part cancel: live shrink of JobId=$job: its part on n1 ends, its workers left"
-grep "$left" log/slurmctld.log | sed 's/.*sched\/pollux: /   /'
-grep -q "$left" log/slurmctld.log || fail "part $first_part was not ended as its workers left"
-wait_until 30 "the move of job $job done" grep -q "JobId=$job moved live" log/slurmctld.log
-! grep -q "^checkpointed at" "job-$job.out" || fail "job $job checkpointed to move"
-is_running "$job" || fail "job $job ended in its move: $(job_field "$job" JobState)"
-[ "$(job_field "$job" Restarts)" = 0 ] || fail "job $job was requeued to move"
-# With the start-up its joiners took, which the policy charges its next growth or move.
-shows_n2() {
-  "$build/src/cli/scontrol" show pollux "job=$job" > pollux-job.txt &&
-    grep -qF "Allocation=2xa100(n2:2)" pollux-job.txt && grep -q " JoinStartupS=" pollux-job.txt
-}
-wait_until 30 "scontrol show pollux shows job $job with 2 GPUs on n2" shows_n2
-grep "workers joined .* s after it ran" "job-$job.out" | sed 's/^/   /'
-sed 's/^/   /' pollux-job.txt
+moves_live_to n2 a100 "$first_part" 1 3
 
 step "n3 freed and v100 asked for: it moves live to n3, another GPU type"
-n2_part=$part
 scancel "$on_n3"
 wait_until 60 "rigid job $on_n3 gone" all_finished "$on_n3"
 needs 2 v100
-on_n3_only() {
-  parts=$(running_parts_of "$job")
-  [ -n "$parts" ] && [ "$(for p in $parts; do job_field "$p" NodeList; done)" = n3 ]
-}
-wait_until 180 "job $job moved live to n3" on_n3_only
-live_moves() { [ "$(grep -c "start: live move of JobId=$job" log/slurmctld.log)" = "$1" ]; }
-grep "sched/pollux: JobId=[0-9]* start: live move of JobId=$job: part on n3" log/slurmctld.log |
-  sed 's/.*sched\/pollux: /   /'
-live_moves 2 || fail "job $job did not move to n3 by a live move"
-part=$(running_parts_of "$job")
-show_part "$part"
-job_field "$part" TresPerNode | grep -Eq "gpu(:v100)?[:=]2$" ||
-  fail "part $part does not hold 2 v100 GPUs: $(job_field "$part" TresPerNode)"
-wait_until 30 "its v100 part's workers joined live" changed_live "$job" 2 4
-wait_until 30 "its a100 part's workers gone live" changed_live "$job" 4 2
-left="JobId=$n2_part cancel: live shrink of JobId=$job: its part on n2 ends, its workers left"
-grep -q "$left" log/slurmctld.log || fail "part $n2_part was not ended as its workers left"
-moves_done() { [ "$(grep -c "JobId=$job moved live" log/slurmctld.log)" = 2 ]; }
-wait_until 30 "the move of job $job to n3 done" moves_done
-! grep -q "^checkpointed at" "job-$job.out" || fail "job $job checkpointed to move"
-is_running "$job" || fail "job $job ended in its move: $(job_field "$job" JobState)"
-[ "$(job_field "$job" Restarts)" = 0 ] || fail "job $job was requeued to move"
-shows_n3() {
-  "$build/src/cli/scontrol" show pollux "job=$job" > pollux-job.txt &&
-    grep -qF "Allocation=2xv100(n3:2)" pollux-job.txt
-}
-wait_until 30 "scontrol show pollux shows job $job with 2 v100 GPUs on n3" shows_n3
-sed 's/^/   /' pollux-job.txt
+moves_live_to n3 v100 "$part" 2 4
 
 step "scancel of the job ends it, its part and its workers"
 cancel_with_parts "$job"

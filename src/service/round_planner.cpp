@@ -431,11 +431,11 @@ void logSolverTrouble(const policy::Stats& stats, const Log& log) {
 
 RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyConfig& config,
                     bool settling, const Log& log, policy::Snapshot* seen) {
+  // Typed before folding: each part by its own nodes (a live move's may be of another type).
   std::vector<SlurmJob> typed = round.jobs;
-  resolveGpuTypes(typed, round.nodes);  // parts too: a live move's may be of another type
+  resolveGpuTypes(typed, round.nodes);
   FoldedJobs folded = foldParts(std::move(typed), round.now);
   std::vector<SlurmJob> jobs = std::move(folded.jobs);
-  resolveGpuTypes(jobs, round.nodes);
   logChanges(store.observe(jobs, round.now), round.now, log);
   const std::uint64_t circumstances = circumstancesOf(round);
   store.dropStaleRefusals(circumstances);

@@ -73,10 +73,13 @@ step "status and metrics"
 "$build/src/cli/scontrol" show pollux > /dev/null || fail "scontrol show pollux failed"
 # The status shows pending and running jobs: one of the two still queued (job $job may have
 # ended during a slow reconfigure: a round's RPC in flight then waits for MessageTimeout).
-queued=$(squeue -h -o %i -j "$job,$other" | head -n 1)
+# The status is published by rounds, which valgrind slows: wait for one that shows the job.
+shows_a_queued_job() {
+  queued=$(squeue -h -o %i -j "$job,$other" | head -n 1)
+  [ -z "$queued" ] || "$build/src/cli/scontrol" show pollux "job=$queued" --json
+}
+wait_until 120 "scontrol show pollux showing job $job or $other" shows_a_queued_job
 [ -n "$queued" ] || fail "jobs $job and $other ended before the status was read"
-"$build/src/cli/scontrol" show pollux "job=$queued" --json > /dev/null ||
-  fail "scontrol show pollux job=$queued failed"
 # The counters start again with the reconfigure's reload: wait for a report since.
 counts_reports() { curl -sf "$api/metrics" | grep -q '^pollux_reports_total{code="200"} [1-9]'; }
 wait_until 120 "GET /metrics counting an accepted report" counts_reports

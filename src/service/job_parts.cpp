@@ -356,6 +356,30 @@ std::vector<SlurmNode> nodesAfterMoves(std::vector<SlurmNode> nodes,
   return nodes;
 }
 
+namespace {
+
+// The GPUs the running parts hold beyond `current` (the target of a live move or shrink the
+// job is seen on), of the type of the first part holding some; nullopt: none.
+std::optional<policy::Allocation> leavingOutside(const policy::Allocation& current,
+                                                 const JobParts& parts) {
+  std::optional<policy::Allocation> leaving;
+  std::map<std::string, int> held;
+  for (const RunningPart& part : parts.running) {
+    const std::string& type = part.gpu_type.empty() ? current.gpu_type : part.gpu_type;
+    for (const auto& node : part.nodes) {
+      const auto kept = current.nodes.find(node);
+      const int within = type == current.gpu_type && kept != current.nodes.end() ? kept->second : 0;
+      const int beyond = (held[node] += part.gpus_per_node) - within;
+      if (beyond <= 0) continue;
+      if (!leaving) leaving = policy::Allocation{type, {}};
+      leaving->nodes[node] = beyond;
+    }
+  }
+  return leaving;
+}
+
+}  // namespace
+
 void markParts(policy::Snapshot& snapshot, const std::map<uint32_t, JobParts>& parts) {
   for (auto& job : snapshot.jobs) {
     if (!job.current) continue;
@@ -370,6 +394,7 @@ void markParts(policy::Snapshot& snapshot, const std::map<uint32_t, JobParts>& p
       if (within) job.parts.push_back(std::move(part));
     }
     if (!job.parts.empty()) job.batch_hosts = mine->second.batchHosts();
+    job.leaving = leavingOutside(*job.current, mine->second);
   }
 }
 

@@ -177,6 +177,30 @@ TEST(JobPartsTest, ThePolicySeesWhatTheRunningPartsHold) {
   // Slurm's batch host of each (a part shrinks only to nodes that keep it).
   EXPECT_EQ(snapshot.jobs[0].batch_hosts, (std::set<std::string>{"n4"}));
   EXPECT_TRUE(snapshot.jobs[1].parts.empty());
+  EXPECT_FALSE(snapshot.jobs[0].leaving);  // each part within what it is seen on
+}
+
+TEST(JobPartsTest, ThePolicySeesTheGpusAMovesOldPartsStillHoldAsLeaving) {
+  // Moving from 2 a100 on each of n1 and n2 to 2 v100 on n3: seen on its target, its old
+  // part on n1 and n2 leaving once the target's workers have joined.
+  SlurmJob target = partOf(9, 7, JobState::kRunning, {"n3"});
+  target.gpus_per_node = GpuGres{"v100", 2};
+  const FoldedJobs folded =
+      foldParts({homeOn(7), partOf(8, 7, JobState::kRunning, {"n1", "n2"}), target}, kNow);
+  policy::Snapshot snapshot;
+  policy::Job job;
+  job.id = "7";
+  job.current = policy::Allocation{"v100", {{"n3", 2}}};
+  snapshot.jobs = {job};
+  markParts(snapshot, folded.parts);
+  EXPECT_EQ(snapshot.jobs[0].parts, (std::vector<policy::Allocation>{*job.current}));
+  EXPECT_EQ(snapshot.jobs[0].leaving, onNodes({{"n1", 2}, {"n2", 2}}));
+  // A shrink off some of a part's nodes: the GPUs on the nodes it leaves.
+  snapshot.jobs[0] = job;
+  snapshot.jobs[0].current = onNodes({{"n1", 2}});
+  markParts(snapshot,
+            foldParts({homeOn(7), partOf(8, 7, JobState::kRunning, {"n1", "n2"})}, kNow).parts);
+  EXPECT_EQ(snapshot.jobs[0].leaving, onNodes({{"n2", 2}}));
 }
 
 TEST(JobPartsTest, PendingPartIsKeptForTheNextGrowth) {

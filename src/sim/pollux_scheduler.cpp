@@ -90,6 +90,14 @@ std::optional<policy::DeclaredLength> declaredLength(const SimJob& job,
       curves.targetProgress() * examples_per_step * declarations.factor};
 }
 
+std::optional<policy::Allocation> leavingGpusOf(const SimJob& job, const Cluster& cluster) {
+  const auto leaving = job.leavingGpus();
+  if (leaving.empty()) return std::nullopt;
+  policy::Allocation allocation{cluster.node(leaving.begin()->first).gpu_type, {}};
+  for (const auto& [node, gpus] : leaving) allocation.nodes[node] = gpus;
+  return allocation;
+}
+
 policy::Job PolluxScheduler::snapshotJob(const SimJob& job) {
   const trace::Application& app = job.app();
   policy::Job snapshot_job;
@@ -112,6 +120,8 @@ policy::Job PolluxScheduler::snapshotJob(const SimJob& job) {
   snapshot_job.live_resize_cost_s = job.lastLiveStall();
   snapshot_job.parts = job.parts();
   snapshot_job.moves_live = job.movesLive();
+  // Jobs of the unaware baseline never move live.
+  if (type_aware_) snapshot_job.leaving = leavingGpusOf(job, cluster_);
   const auto previous = previous_.find(job.name());
   if (previous != previous_.end()) snapshot_job.previous = previous->second;
   snapshot_job.models = fittedModels(job);

@@ -38,6 +38,10 @@ std::set<std::string> undeclaredJobs(const std::vector<trace::WorkloadJob>& work
 std::optional<policy::DeclaredLength> declaredLength(const SimJob& job,
                                                      const Declarations& declarations);
 
+// The GPUs a live move of an earlier round still holds beside the job's assignment, as the
+// plugin sees its old parts (policy::Job::leaving); nullopt: none.
+std::optional<policy::Allocation> leavingGpusOf(const SimJob& job, const Cluster& cluster);
+
 class PolluxScheduler : public Scheduler {
  public:
   // `speeds`: relative speed per GPU type, given to the policy in aware mode (where `params`

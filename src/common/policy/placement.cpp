@@ -11,11 +11,17 @@ namespace {
 struct FreeNode {
   const Node* node;
   NodeRoom room;
-  int leaving_gpus = 0;  // of `room`, GPUs a live move frees once its target has joined
-  int claimed_gpus = 0;  // of `room`, GPUs that live growths not placed yet keep
+  int leaving_gpus = 0;        // of `room`, GPUs a live move of the round frees once joined
+  int still_leaving_gpus = 0;  // of `room`, GPUs live moves of earlier rounds have yet to free
+  int claimed_gpus = 0;        // of `room`, GPUs that live growths not placed yet keep
 
   // Whether a job placed here with `gpus` GPUs starts at once rather than after a move.
-  bool startsAtOnce(int gpus) const { return room.gpus - leaving_gpus >= gpus; }
+  bool startsAtOnce(int gpus) const {
+    return room.gpus - leaving_gpus - still_leaving_gpus >= gpus;
+  }
+  // Whether it would wait for a live move of the round (those of earlier rounds are under
+  // way: their GPUs free sooner).
+  bool waitsForTheRoundsMoves(int gpus) const { return room.gpus - leaving_gpus < gpus; }
   // Whether it leaves the GPUs that live growths placed after it keep to them.
   bool leavesClaims(int gpus) const { return room.gpus - claimed_gpus >= gpus; }
 };
@@ -63,12 +69,16 @@ class NodePool {
   void markLeaving(const Allocation& allocation) { add(&FreeNode::leaving_gpus, allocation, 1); }
   // ... unless the move is made by restart: then they are free at once.
   void unmarkLeaving(const Allocation& allocation) { add(&FreeNode::leaving_gpus, allocation, -1); }
+  // GPUs live moves of earlier rounds still hold: requests prefer GPUs free at once.
+  void markStillLeaving(const Allocation& allocation) {
+    add(&FreeNode::still_leaving_gpus, allocation, 1);
+  }
 
-  // The first node of `allocation` where its job would wait for a live move's GPUs.
+  // The first node of `allocation` where its job would wait for a live move of the round.
   std::optional<std::string> waitsOn(const Allocation& allocation) const {
     for (const auto& [name, gpus] : allocation.nodes) {
       const auto node = free_.find(name);
-      if (node != free_.end() && !node->second.startsAtOnce(gpus)) return name;
+      if (node != free_.end() && node->second.waitsForTheRoundsMoves(gpus)) return name;
     }
     return std::nullopt;
   }
@@ -476,8 +486,10 @@ bool PlaceableCheck::placeable(const Config& config, const NodeDemand& demand,
 
 PlacementResult place(const std::vector<Node>& nodes, const std::vector<Holding>& fixed,
                       const std::vector<PlacementRequest>& requests,
-                      const std::vector<std::int64_t>& budgets) {
+                      const std::vector<std::int64_t>& budgets,
+                      const std::vector<Allocation>& leaving) {
   NodePool pool(nodes, fixed);
+  for (const Allocation& gpus : leaving) pool.markStillLeaving(gpus);
   std::vector<std::int64_t> budget_room = budgetRoom(budgets, requests);
   PlacementResult result;
   result.allocations.resize(requests.size());

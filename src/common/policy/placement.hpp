@@ -73,10 +73,13 @@ struct PlacementResult {
 // is still free (and, if larger than its configuration, fits what its budgets leave once every
 // request holds its configuration), else tries its fallbacks, else stays unplaced.
 // `budgets`: units per budget the requests may hold together, indexed by the requests'
-// `budgets` (their configurations within them).
+// `budgets` (their configurations within them). `leaving`: GPUs live moves of earlier rounds
+// still hold (Job::leaving), free to the requests, which prefer GPUs free at once; a move
+// may go there (those moves are under way).
 PlacementResult place(const std::vector<Node>& nodes, const std::vector<Holding>& fixed,
                       const std::vector<PlacementRequest>& requests,
-                      const std::vector<std::int64_t>& budgets = {});
+                      const std::vector<std::int64_t>& budgets = {},
+                      const std::vector<Allocation>& leaving = {});
 
 // Whether a configuration fits the nodes at all, with only the fixed jobs on them: a job
 // whose CPUs or memory no node (of its partition) can hold gets no GPUs it could not use.

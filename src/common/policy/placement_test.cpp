@@ -166,6 +166,26 @@ TEST(PlacementTest, AMoveOfAJobWhoseGpusAreAllInPartsIsPlacedBesideWhatItHolds) 
   EXPECT_EQ(result.allocations[0], (Allocation{"t4", {{"n0", 2}}}));
 }
 
+TEST(PlacementTest, GpusAnEarlierMoveStillLeavesAreTakenLast) {
+  const auto nodes = nodesOf("t4", 3, 4, "n");
+  const PlacementRequest starts{{"t4", 4, 1}, std::nullopt, {}};
+  EXPECT_EQ(place(nodes, {}, {starts}).allocations[0], (Allocation{"t4", {{"n0", 4}}}));
+  // A move of an earlier round leaves n0 once its target's joiners have started: a job
+  // placed there would wait for them, so it starts at once on n1.
+  const std::vector<Allocation> leaving{Allocation{"t4", {{"n0", 4}}}};
+  EXPECT_EQ(place(nodes, {}, {starts}, {}, leaving).allocations[0],
+            (Allocation{"t4", {{"n1", 4}}}));
+  // Where those are the only GPUs left, it takes them (it starts once they are free).
+  const Holding n1_n2{Allocation{"t4", {{"n1", 4}, {"n2", 4}}}, {}};
+  EXPECT_EQ(place(nodes, {n1_n2}, {starts}, {}, leaving).allocations[0],
+            (Allocation{"t4", {{"n0", 4}}}));
+  // A move whose only room beside what it holds is there goes there: unlike a move of the
+  // same round, that move is under way.
+  PlacementRequest moves = movingToOneNode();
+  moves.current = moves.parts[0] = Allocation{"t4", {{"n1", 2}, {"n2", 2}}};
+  EXPECT_EQ(place(nodes, {}, {moves}, {}, leaving).allocations[0], (Allocation{"t4", {{"n0", 4}}}));
+}
+
 TEST(PlacementTest, AMoveToAnotherGpuTypeIsPlacedBesideWhatItHolds) {
   auto nodes = nodesOf("t4", 2, 4, "n");
   for (const auto& node : nodesOf("v100", 1, 4, "v")) nodes.push_back(node);

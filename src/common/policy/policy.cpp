@@ -423,7 +423,11 @@ void placeChosen(const Snapshot& snapshot, const std::vector<Holding>& fixed,
                         job.restart_cost_s, job.join_startup_s});
     requesters.push_back(&contenders[i]);
   }
-  const PlacementResult placed = place(snapshot.nodes, fixed, requests, input.budgets);
+  std::vector<Allocation> leaving;
+  for (const Job& job : snapshot.jobs) {
+    if (job.leaving) leaving.push_back(*job.leaving);
+  }
+  const PlacementResult placed = place(snapshot.nodes, fixed, requests, input.budgets, leaving);
   decision.stats.placement_fallbacks = placed.fallbacks;
   for (std::size_t i = 0; i < requests.size(); ++i) {
     if (!placed.allocations[i]) continue;

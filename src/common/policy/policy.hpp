@@ -124,6 +124,10 @@ struct Job {
   // Seconds of its work lost to changes so far (restarts, stalls, joiners' start-up held idle);
   // absent: restarts x restart_cost_s.
   std::optional<double> lost_s;
+  // GPUs a live move of an earlier round still holds beside `current` (its old parts, until
+  // the target's joiners have started): free to the round, but a job placed on them starts
+  // once they have left, so jobs placed prefer GPUs free at once.
+  std::optional<Allocation> leaving;
   // What it held before its last change (nullopt: it was pending then).
   std::optional<Allocation> previous;
   std::map<std::string, model::PerfParams> models;  // measured throughput model per GPU type

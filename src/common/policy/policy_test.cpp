@@ -204,6 +204,21 @@ TEST(PolicyTest, AJobWithPartsDropsThePartWhoseNodeAWaitingRigidJobCanTake) {
   EXPECT_EQ(allocationOf(decision, "r"), (Allocation{"t4", {{"n1", 4}}}));
 }
 
+TEST(PolicyTest, AJobStartsOnGpusFreeAtOnceBeforeThoseAMoveStillLeaves) {
+  Snapshot snapshot;
+  snapshot.time = 10000;
+  snapshot.nodes = nodesOf("t4", 3, 4, "n");
+  // A job moved from n0 to n2 in an earlier round; its old part leaves n0 once its target's
+  // workers have joined.
+  Job moved = rigidJob("moved", 4);
+  moved.current = Allocation{"t4", {{"n2", 4}}};
+  moved.leaving = Allocation{"t4", {{"n0", 4}}};
+  snapshot.jobs = {moved, rigidJob("r", 4)};
+  EXPECT_EQ(allocationOf(schedule(snapshot), "r"), (Allocation{"t4", {{"n1", 4}}}));
+  snapshot.jobs[0].leaving.reset();
+  EXPECT_EQ(allocationOf(schedule(snapshot), "r"), (Allocation{"t4", {{"n0", 4}}}));
+}
+
 TEST(PolicyTest, RigidJobWaitingForAnotherTypeDoesNotShrinkAdaptiveJobs) {
   Snapshot snapshot;
   snapshot.time = 10000;

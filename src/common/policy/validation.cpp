@@ -129,6 +129,21 @@ void validateCurrent(const Job& job, const std::map<std::string, const Node*>& n
   }
 }
 
+// GPUs a live move still holds beside the job's current allocation: free in the round's
+// view, so they count against no node's GPUs; each on a known node, within its GPUs.
+void validateLeaving(const Job& job, const std::map<std::string, const Node*>& nodes) {
+  if (!job.leaving) return;
+  const std::string name = "job " + job.id;
+  for (const auto& [node_name, gpus] : job.leaving->nodes) {
+    const auto node = nodes.find(node_name);
+    if (node == nodes.end()) throw InvalidInput(name + " is leaving unknown node " + node_name);
+    if (gpus < 1 || gpus > node->second->gpus) {
+      throw InvalidInput(name + " is leaving " + std::to_string(gpus) + " GPUs on " + node_name +
+                         ", which has " + std::to_string(node->second->gpus));
+    }
+  }
+}
+
 void validatePartitions(const Snapshot& snapshot) {
   for (const auto& [name, nodes] : snapshot.partitions) {
     if (name.empty()) throw InvalidInput("a partition has an empty name");
@@ -182,6 +197,7 @@ void validate(const Snapshot& snapshot) {
     validateJobFields(job);
     if (!ids.insert(job.id).second) throw InvalidInput("duplicate job id " + job.id);
     validateCurrent(job, nodes, used);
+    validateLeaving(job, nodes);
   }
 }
 

@@ -57,6 +57,21 @@ TEST(ValidationTest, RejectsInconsistentSnapshotsWithAUsefulMessage) {
               s.jobs[1].current = Allocation{"t4", {{"n0", 2}}};
             }),
             "node n0 has 4 GPUs but its jobs (up to b) hold 5");
+  // GPUs a move leaves are free in the round's view: beside other jobs' GPUs, never beyond
+  // their node's.
+  EXPECT_EQ(problemAfter([](Snapshot& s) {
+              s.jobs[0].current = Allocation{"t4", {{"n0", 4}}};
+              s.jobs[1].leaving = Allocation{"t4", {{"n0", 4}}};
+            }),
+            "");
+  EXPECT_EQ(problemAfter([](Snapshot& s) {
+              s.jobs[0].leaving = Allocation{"t4", {{"x", 1}}};
+            }),
+            "job a is leaving unknown node x");
+  EXPECT_EQ(problemAfter([](Snapshot& s) {
+              s.jobs[0].leaving = Allocation{"t4", {{"n1", 5}}};
+            }),
+            "job a is leaving 5 GPUs on n1, which has 4");
   EXPECT_EQ(problemAfter([](Snapshot& s) { s.jobs[0].models["t4"].gamma = 20; }),
             "job a model for t4: perf_params.gamma must be in [1, 10], got 20");
   EXPECT_EQ(problemAfter([](Snapshot& s) { s.jobs[0].models["t4"].alpha_c = NAN; }),

@@ -123,6 +123,7 @@ policy::Job parseJob(const JsonField& field) {
                          "lost_s",
                          "previous",
                          "parts",
+                         "leaving",
                          "batch_hosts",
                          "moves_live"});
   policy::Job job;
@@ -158,6 +159,7 @@ policy::Job parseJob(const JsonField& field) {
   if (field.has("lost_s")) job.lost_s = field["lost_s"].nonNegativeNumber();
   if (field.has("previous")) job.previous = parseAllocation(field["previous"]);
   if (field.has("parts")) job.parts = parseParts(field["parts"], job.current);
+  if (field.has("leaving")) job.leaving = parseAllocation(field["leaving"]);
   if (field.has("batch_hosts")) {
     const JsonField hosts = field["batch_hosts"];
     for (Json::ArrayIndex i = 0; i < hosts.arraySize(); ++i) {
@@ -352,6 +354,7 @@ Json::Value jobToJson(const policy::Job& job) {
     Json::Value& parts = out["parts"] = Json::Value(Json::arrayValue);
     for (const auto& part : job.parts) parts.append(allocationToJson(part));
   }
+  if (job.leaving) out["leaving"] = allocationToJson(*job.leaving);
   if (!job.batch_hosts.empty()) {
     Json::Value& hosts = out["batch_hosts"] = Json::Value(Json::arrayValue);
     for (const auto& host : job.batch_hosts) hosts.append(host);

@@ -236,7 +236,8 @@ TEST(SnapshotJsonTest, LiveChangeFieldsAreOptionalAndRoundTrip) {
   const policy::Snapshot again = parseSnapshot(written(snapshot));
   EXPECT_EQ(again.jobs[0].live_resize_cost_s, 0.5);
   // What the policy knows of a job's changes: whether it grows live, its joiners' start-up,
-  // the seconds it lost, what it held before its last change and what its part holds.
+  // the seconds it lost, what it held before its last change, what its part holds and what
+  // its old parts hold until a move has left them.
   snapshot.jobs[0].grows_live = true;
   snapshot.jobs[0].moves_live = true;
   snapshot.jobs[0].join_startup_s = 4;
@@ -246,6 +247,7 @@ TEST(SnapshotJsonTest, LiveChangeFieldsAreOptionalAndRoundTrip) {
   snapshot.jobs[0].parts = {policy::Allocation{"a100", {{"n2", 2}}},
                             policy::Allocation{"a100", {{"n3", 2}}}};
   snapshot.jobs[0].batch_hosts = {"n2", "n3"};
+  snapshot.jobs[0].leaving = policy::Allocation{"v100", {{"n4", 2}}};
   const policy::Snapshot changes = parseSnapshot(written(snapshot));
   EXPECT_TRUE(changes.jobs[0].grows_live);
   EXPECT_TRUE(changes.jobs[0].moves_live);
@@ -254,6 +256,7 @@ TEST(SnapshotJsonTest, LiveChangeFieldsAreOptionalAndRoundTrip) {
   EXPECT_EQ(changes.jobs[0].previous, snapshot.jobs[0].previous);
   EXPECT_EQ(changes.jobs[0].parts, snapshot.jobs[0].parts);
   EXPECT_EQ(changes.jobs[0].batch_hosts, snapshot.jobs[0].batch_hosts);
+  EXPECT_EQ(changes.jobs[0].leaving, snapshot.jobs[0].leaving);
 }
 
 TEST(SnapshotJsonTest, BudgetsRoundTrip) {

@@ -126,7 +126,8 @@ std::vector<SlurmNode> nodesAfterMoves(std::vector<SlurmNode> nodes,
                                        const std::map<uint32_t, PartMove>& moving);
 
 // Tells the policy what each job's running parts within its current allocation hold
-// (policy::Job::parts): a moving job, seen on its target, without its old parts.
+// (policy::Job::parts): a moving job, seen on its target, without its old parts; and what
+// those beyond it still hold until they have left (policy::Job::leaving).
 void markParts(policy::Snapshot& snapshot, const std::map<uint32_t, JobParts>& parts);
 
 // The nodes of the part that carries a change from `current` (with running `parts`) to

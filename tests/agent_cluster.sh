@@ -4,7 +4,8 @@
 # jobs run `srun pollux-agent -- pollux-emulate`, their agents report, Pollux resizes them
 # through requeue, they resume from their checkpoints without losing progress, the agents
 # ride out a slurmctld restart, a run that fails at its start after a requeue (as when its
-# srun meets that restart) is requeued once more, and every job completes.
+# srun meets that restart) is requeued once more, every job completes, and a job whose script
+# goes on after training is left as it is until it ends.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster/lib.sh"
@@ -57,6 +58,36 @@ done
 
 step "the resized job resumed from its checkpoint without losing progress"
 resumed_without_loss "$resized"
+
+step "a job whose training finished is left as it is while its script ends"
+# A job that needs one a100 GPU more than are free arrives meanwhile: the policy would
+# shrink the finished job by requeue, and its script would run once more (here its trainer
+# would find its checkpoint done).
+last=$(submit_adaptive ncf 20 0.5)
+touch "linger-$last"
+lingering() { grep -q "^train.sh: lingering after training" "job-$last.out"; }
+wait_until 120 "job $last's script going on after training" lingering
+grep -q "told sched/pollux that training finished" "job-$last.out" ||
+  fail "job $last's agent did not tell sched/pollux that its training finished"
+requeues() { grep -c "JobId=$last requeue:" log/slurmctld.log || true; }
+before=$(requeues)
+# Its nodes times its GPUs per node ("gres:gpu:4" on 22.05, "gres/gpu:4" later).
+held=$(squeue -h -j "$last" -o "%D %b" | awk '{ n = split($2, f, ":"); print $1 * f[n] }')
+need=$((9 - held))  # the test cluster has 8 a100 GPUs
+newcomer=$(sbatch --parsable --comment="adaptive:min_gpus=$need,max_gpus=$need,gpu_type=a100" \
+  -o "$run/job-%j.out" -J ncf "$run/train.sh" ncf 20 0.5)
+phase() { "$build/src/cli/scontrol" show pollux job="$last" | tr ' ' '\n' | sed -n 's/^Phase=//p'; }
+finishing() { [ "$(phase)" = finishing ]; }
+wait_until 10 "job $last shown finishing (the next round's status)" finishing
+wait_until 60 "job $last complete" completed "$last"
+[ "$(requeues)" = "$before" ] ||
+  fail "job $last requeued after training: $(grep "JobId=$last requeue:" log/slurmctld.log)"
+! grep -q "already done" "job-$last.out" || fail "job $last's script ran again after training"
+wait_until 30 "job $newcomer started on the GPUs job $last left" is_running "$newcomer"
+scancel "$newcomer"
+wait_until 30 "job $newcomer gone" all_finished "$newcomer"
+echo "   job $last: finishing on $held GPUs while its script went on 16 s;" \
+  "$before requeue(s) before, none after; job $newcomer ($need GPUs) started after it"
 
 step "reports and restarts as the agents saw them"
 for job in "$first" "$second"; do

@@ -30,6 +30,8 @@ constexpr double kChannelBatchMs = 20;
 // Seconds between the trainer's live re-form without the leavers and the job's shrink: the
 // leaving workers' agents exit meanwhile, so that Slurm kills no task of the step.
 constexpr int kLeaveGraceS = 5;
+// How long the lead waits for sched/pollux to take its report that training finished.
+constexpr double kFinishedReportTimeoutS = 5;
 
 std::string tempParent() {
   const char* tmp = std::getenv("TMPDIR");
@@ -497,6 +499,8 @@ int Agent::finish(int trainer_status) {
     return 0;
   }
   saveState();
+  // Its script may still write, evaluate or copy out: no change is to stop it meanwhile.
+  if (trainer_status == 0) reporter_->reportTrainingFinished(kFinishedReportTimeoutS);
   logLine("training exited with status " + std::to_string(trainer_status) + " after " +
           std::to_string(reporter_->reportsAccepted()) + " accepted reports");
   // pollux.elastic's trainer checkpoints and exits so when a live change fails.

@@ -48,7 +48,9 @@ Reporter::Reporter(ReporterSettings settings, StepEnvironment step, JobState& st
       notify_(std::move(notify)), save_(std::move(save)), client_(10, settings_.ca_file),
       backoff_(1, 60, static_cast<unsigned>(Clock::now().time_since_epoch().count())) {}
 
-Reporter::~Reporter() {
+Reporter::~Reporter() { stop(); }
+
+void Reporter::stop() {
   {
     std::lock_guard<std::mutex> guard(state_.mutex);
     state_.stopping = true;
@@ -58,6 +60,20 @@ Reporter::~Reporter() {
 }
 
 void Reporter::start() { thread_ = std::thread(&Reporter::run, this); }
+
+bool Reporter::reportTrainingFinished(double timeout_s) {
+  stop();
+  if (!state_.leadsNow()) return false;
+  client::HttpClient quick(timeout_s, settings_.ca_file);
+  try {
+    if (!postReport(quick, true)) return false;
+    logLine("told sched/pollux that training finished: the job is left as it is until it ends");
+    return true;
+  } catch (const std::exception& error) {
+    logLine("cannot tell sched/pollux that training finished: " + std::string(error.what()));
+    return false;
+  }
+}
 
 bool Reporter::learnGpuType(double timeout_s) {
   client::HttpClient quick(timeout_s, settings_.ca_file);
@@ -122,7 +138,7 @@ void Reporter::awaitReport(std::unique_lock<std::mutex>& lock,
 
 bool Reporter::exchange() {
   try {
-    return state_.leadsNow() ? postReport() : readStatus(client_);
+    return state_.leadsNow() ? postReport(client_) : readStatus(client_);
   } catch (const client::TransportError& error) {
     logLine("sched/pollux unreachable (" + std::string(error.what()) + "), retry " +
             std::to_string(backoff_.failures() + 1) + "; training goes on with the last decision");
@@ -134,7 +150,7 @@ bool Reporter::exchange() {
   return false;
 }
 
-bool Reporter::postReport() {
+bool Reporter::postReport(client::HttpClient& client, bool training_finished) {
   std::optional<schema::GoodputReport> report;
   {
     std::lock_guard<std::mutex> guard(state_.mutex);
@@ -145,20 +161,22 @@ bool Reporter::postReport() {
     }
     if (report) report->elastic = state_.elastic;
   }
-  if (!report) return readStatus(client_);  // no hello from this run's trainer yet
+  if (!report) return !training_finished && readStatus(client);  // no hello from the trainer
   report->in_place_resize = step_.launched;
+  report->training_finished = training_finished;
   const std::string body = compactJson(schema::reportToJson(*report));
   const std::string job = step_.trainingJob();
   const std::string credential =
       auth::encodeCredential(auth::reportPayload(job, body), settings_.munge_socket);
   const client::HttpResponse response =
-      client_.post(settings_.rest_url + "/v1/jobs/" + job + "/report", body,
-                   {"Content-Type: application/json", "X-Munge-Cred: " + credential});
+      client.post(settings_.rest_url + "/v1/jobs/" + job + "/report", body,
+                  {"Content-Type: application/json", "X-Munge-Cred: " + credential});
   if (response.status != 200) {
     logLine("report refused: " + refusal(response));
     return false;
   }
-  applyReply(schema::parseReportReply(response.body));
+  // A finished trainer takes no decision any more.
+  if (!training_finished) applyReply(schema::parseReportReply(response.body));
   ++accepted_;
   save_();
   if (settings_.verbose)

@@ -45,11 +45,17 @@ class Reporter {
   // false if the plugin could not be asked (the thread keeps trying later).
   bool learnGpuType(double timeout_s);
   void start();
+  // Stops the thread, then tells sched/pollux in one report (within `timeout_s`) that the
+  // trainer finished training, so that no change stops the job while its script ends. The
+  // lead only; false if the plugin was not told (not the lead, nothing to report yet, or the
+  // plugin unreachable: the job then ends as before, a change still possible meanwhile).
+  bool reportTrainingFinished(double timeout_s);
 
   int reportsAccepted() const { return accepted_; }
 
  private:
   void run();
+  void stop();  // asks the thread to stop and joins it
   // One exchange with the plugin; returns true if it answered with a usable decision.
   bool exchange();
   // Waits, `lock` held, until a report is `due` or asked for. While the job holds parts whose
@@ -57,7 +63,9 @@ class Reporter {
   // its newest part's workers to leave at any time, and says so in the status.
   void awaitReport(std::unique_lock<std::mutex>& lock, std::chrono::steady_clock::time_point due,
                    double tick_s);
-  bool postReport();
+  // The lead's report through `client`; with no report to make yet it reads the job's
+  // status instead (unless the report says that training finished).
+  bool postReport(client::HttpClient& client, bool training_finished = false);
   bool readStatus(client::HttpClient& client);
   void applyReply(const schema::ReportReply& reply);
   // The lead of an elastic trainer under `--launch`: an in-place shrink the plugin decided

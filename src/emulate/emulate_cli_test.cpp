@@ -236,6 +236,11 @@ TEST(EmulateCli, ReportsAppliesTheDecisionCheckpointsOnRequestAndResumes) {
   while (!model.state().done) model.step(initial);
   EXPECT_EQ(finished->steps, model.state().steps);
   EXPECT_EQ(finished->progress, model.state().progress);
+  char written[256];
+  std::snprintf(written, sizeof written,
+                "pollux-emulate: checkpoint written to %s at progress %.1f (finished)\n",
+                dir.file("ckpt").c_str(), model.state().progress);
+  EXPECT_NE(second.err().find(written), std::string::npos) << second.err();
   EXPECT_EQ(second.out().rfind("pollux-emulate: finished cifar10: " +
                                    std::to_string(model.state().steps) + " steps, ", 0),
             0u) << second.out();

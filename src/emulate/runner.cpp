@@ -126,17 +126,21 @@ class FirstTask {
 
   void save() { saveCheckpoint(settings_.checkpoint, settings_.app, job_.state()); }
 
-  int stop() {
+  // Writes the checkpoint and says so, with `why` (the line resumes are checked against).
+  void saveAndLog(const char* why) {
     save();
     std::fprintf(stderr, "pollux-emulate: checkpoint written to %s at progress %.1f (%s)\n",
-                 settings_.checkpoint.c_str(), job_.state().progress,
-                 stop_signal != 0 ? strsignal(stop_signal) : "asked by pollux-agent");
+                 settings_.checkpoint.c_str(), job_.state().progress, why);
+  }
+
+  int stop() {
+    saveAndLog(stop_signal != 0 ? strsignal(stop_signal) : "asked by pollux-agent");
     return channel_.acknowledgeStop();
   }
 
   int finish() {
     const double wall_seconds = monotonicNow() - started_;
-    save();
+    saveAndLog("finished");
     const TrainingState& state = job_.state();
     std::printf("pollux-emulate: finished %s: %ld steps, %.0f examples, progress %.1f of %.1f, "
                 "%.3f s\n", settings_.app.c_str(), state.steps, state.examples, state.progress,

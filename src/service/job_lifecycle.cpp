@@ -9,9 +9,9 @@ namespace pollux::service {
 
 namespace {
 
-constexpr const char* kPhaseNames[] = {"waiting",        "running",  "shrinking",
-                                       "shrunk",         "requeued", "requeued_again",
-                                       "checkpointing",  "moving",   "ended"};
+constexpr const char* kPhaseNames[] = {"waiting",   "running",        "shrinking",     "shrunk",
+                                       "requeued",  "requeued_again", "checkpointing", "moving",
+                                       "finishing", "ended"};
 
 bool requeuedByPollux(Phase phase) {
   return phase == Phase::kRequeued || phase == Phase::kRequeuedAgain;
@@ -76,6 +76,17 @@ Observed observeMoving(const Lifecycle& current, const SlurmJob& job, double now
   return {entering(Phase::kRunning, current), Transition::kMoveTimedOut};
 }
 
+// A job whose training finished: it stays so until it ends, unless it is requeued (by its
+// user or an admin), whose next run is decided afresh.
+Observed observeFinishing(const Lifecycle& current, const SlurmJob& job) {
+  switch (job.state) {
+    case JobState::kPending: return {entering(Phase::kWaiting, current)};
+    case JobState::kRunning: return {current};
+    case JobState::kOther: return {entering(Phase::kEnded, current)};
+  }
+  return {current};
+}
+
 Observed observeShrinking(const Lifecycle& current, const SlurmJob& job, double now) {
   if (job.state == JobState::kPending) return {entering(Phase::kWaiting, current)};
   if (job.state != JobState::kRunning) return {entering(Phase::kEnded, current)};
@@ -104,6 +115,7 @@ Observed observe(const Lifecycle& current, const SlurmJob& job, double now) {
   if (current.phase == Phase::kShrinking) return observeShrinking(current, job, now);
   if (current.phase == Phase::kCheckpointing) return observeCheckpointing(current, job);
   if (current.phase == Phase::kMoving) return observeMoving(current, job, now);
+  if (current.phase == Phase::kFinishing) return observeFinishing(current, job);
   switch (job.state) {
     case JobState::kPending: return {entering(Phase::kWaiting, current)};
     case JobState::kRunning:
@@ -140,6 +152,16 @@ Lifecycle afterAction(const Lifecycle& current, const Action& action, double now
   return current;
 }
 
+Lifecycle afterTrainingFinished(const Lifecycle& current) {
+  switch (current.phase) {
+    case Phase::kRunning:
+    case Phase::kShrunk:
+    case Phase::kRequeued:
+    case Phase::kRequeuedAgain: return entering(Phase::kFinishing, current);
+    default: return current;
+  }
+}
+
 Treatment treatmentOf(const Lifecycle& lifecycle, const SlurmJob& job, const RoundContext& round) {
   if (lifecycle.phase == Phase::kRequeued) {
     const bool ended_failed = job.state == JobState::kOther && job.failed;
@@ -151,6 +173,7 @@ Treatment treatmentOf(const Lifecycle& lifecycle, const SlurmJob& job, const Rou
   if (lifecycle.phase == Phase::kShrinking) return Treatment::kAwaitShrink;
   if (lifecycle.phase == Phase::kCheckpointing) return Treatment::kAwaitCheckpoint;
   if (lifecycle.phase == Phase::kMoving) return Treatment::kAwaitMove;
+  if (lifecycle.phase == Phase::kFinishing) return Treatment::kAwaitEnd;
   if (job.state == JobState::kPending && job.completing && !job.held &&
       !job.requested_nodes.empty()) {
     return Treatment::kAwaitLastRun;

@@ -15,18 +15,19 @@
 namespace pollux::service {
 
 enum class Phase {
-  kWaiting,         // pending: not started yet, or requeued by Slurm, its user or an admin
-  kRunning,         // running; free to be resized
-  kShrinking,       // asked to shrink in place; until Slurm shows it on its target
-  kShrunk,          // running after an in-place shrink: Slurm takes no second update of a
-                    // resized job until it is requeued, so its next resize is a requeue
-  kRequeued,        // Pollux requeued it; until its next run has lasted kRunAfterRequeueS
-  kRequeuedAgain,   // Pollux requeued it once more, the first requeue having not restarted it
-  kCheckpointing,   // its GPUs all in parts, asked to checkpoint there for a restart in new
-                    // parts; until no part of it runs
-  kMoving,          // its GPUs all in parts, a part with its target started: until it holds
-                    // just its target (its old parts have left)
-  kEnded            // finished: forgotten
+  kWaiting,        // pending: not started yet, or requeued by Slurm, its user or an admin
+  kRunning,        // running; free to be resized
+  kShrinking,      // asked to shrink in place; until Slurm shows it on its target
+  kShrunk,         // running after an in-place shrink: Slurm takes no second update of a
+                   // resized job until it is requeued, so its next resize is a requeue
+  kRequeued,       // Pollux requeued it; until its next run has lasted kRunAfterRequeueS
+  kRequeuedAgain,  // Pollux requeued it once more, the first requeue having not restarted it
+  kCheckpointing,  // its GPUs all in parts, asked to checkpoint there for a restart in new
+                   // parts; until no part of it runs
+  kMoving,         // its GPUs all in parts, a part with its target started: until it holds
+                   // just its target (its old parts have left)
+  kFinishing,      // its trainer said it finished training: left as it is until it ends
+  kEnded           // finished: forgotten
 };
 
 // "waiting", "running", ... (scontrol show pollux, the saved state).
@@ -91,19 +92,25 @@ Observed observe(const Lifecycle& current, const SlurmJob& job, double now);
 // The job's lifecycle after Pollux did `action` to it at `now` (Slurm accepted it).
 Lifecycle afterAction(const Lifecycle& current, const Action& action, double now);
 
+// The job's lifecycle once its agent reported that training finished. A job running where
+// Pollux may change it (running, shrunk, or running after Pollux's requeue) is finishing;
+// one in the midst of a change (shrinking, checkpointing, moving) finishes that change first.
+Lifecycle afterTrainingFinished(const Lifecycle& current);
+
 // What a round does with an adaptive job.
 enum class Treatment {
-  kDecide,            // the policy decides it and its action is carried out
-  kDecideNoStop,      // decided, but not requeued or shrunk this round: Slurm's view of it may
-                      // predate its last requeue (slurmctld just started, or one of its
-                      // nodes has not registered since)
-  kAwaitShrink,       // shrinking: the round sees it on its target and leaves it alone
-  kAwaitCheckpoint,   // checkpointing: the round sees it on its parts and leaves it alone
-  kAwaitMove,         // moving: the round sees it on its parts, and its parts move it on
-  kAwaitLastRun,      // requeued and placed while its last run still releases its nodes:
-                      // Slurm starts it there once they are free, so it is not re-decided
-  kRequeueAgain,      // Pollux's requeue did not restart it: requeued once more to resume
-                      // from its checkpoint
+  kDecide,           // the policy decides it and its action is carried out
+  kDecideNoStop,     // decided, but not requeued or shrunk this round: Slurm's view of it may
+                     // predate its last requeue (slurmctld just started, or one of its
+                     // nodes has not registered since)
+  kAwaitShrink,      // shrinking: the round sees it on its target and leaves it alone
+  kAwaitCheckpoint,  // checkpointing: the round sees it on its parts and leaves it alone
+  kAwaitMove,        // moving: the round sees it on its parts, and its parts move it on
+  kAwaitEnd,         // finishing: the round sees it where it runs and leaves it alone
+  kAwaitLastRun,     // requeued and placed while its last run still releases its nodes:
+                     // Slurm starts it there once they are free, so it is not re-decided
+  kRequeueAgain,     // Pollux's requeue did not restart it: requeued once more to resume
+                     // from its checkpoint
 };
 
 // What the round around a job knows: the time, whether slurmctld is settling after its start

@@ -75,8 +75,8 @@ TEST(JobLifecycleTest, ObserveFollowsWhatSlurmShows) {
        Transition::kNone},
       {"requeued, pending", in(Phase::kRequeued, kAsked + 0.7), pending(), kAsked + 5,
        Phase::kRequeued, Transition::kNone},
-      {"requeued, the next run young", in(Phase::kRequeued, kAsked + 0.7),
-       running(kAsked), kAsked + kRunAfterRequeueS - 1, Phase::kRequeued, Transition::kNone},
+      {"requeued, the next run young", in(Phase::kRequeued, kAsked + 0.7), running(kAsked),
+       kAsked + kRunAfterRequeueS - 1, Phase::kRequeued, Transition::kNone},
       {"requeued, the next run lasted", in(Phase::kRequeued, kAsked + 0.7), running(kAsked),
        kAsked + kRunAfterRequeueS, Phase::kRunning, Transition::kNone},
       {"requeued, the stopped run shown", in(Phase::kRequeued, kAsked), running(kAsked - 100),
@@ -101,6 +101,14 @@ TEST(JobLifecycleTest, ObserveFollowsWhatSlurmShows) {
        Phase::kRunning, Transition::kMoveDone},
       {"not moved in time", in(Phase::kMoving, kAsked), running(5, {"n1", "n2"}),
        kAsked + kMoveTimeoutS + 1, Phase::kRunning, Transition::kMoveTimedOut},
+      {"finishing, its script still running", in(Phase::kFinishing), running(5), kAsked + 10,
+       Phase::kFinishing, Transition::kNone},
+      {"finished", in(Phase::kFinishing), ended(false), kAsked + 10, Phase::kEnded,
+       Transition::kNone},
+      {"finished, its script failing", in(Phase::kFinishing), ended(true), kAsked + 10,
+       Phase::kEnded, Transition::kNone},
+      {"requeued by its user after training finished", in(Phase::kFinishing), pending(),
+       kAsked + 10, Phase::kWaiting, Transition::kNone},
   };
   for (const auto& c : cases) {
     const Observed observed = observe(c.from, c.job, c.now);
@@ -120,6 +128,24 @@ TEST(JobLifecycleTest, AShrinkGivenUpMakesEveryLaterResizeARequeue) {
   EXPECT_TRUE(mayShrinkInPlace(in(Phase::kRunning)));
   EXPECT_FALSE(mayShrinkInPlace(in(Phase::kShrunk)));
   EXPECT_FALSE(mayShrinkInPlace(in(Phase::kShrinking, kAsked)));
+}
+
+TEST(JobLifecycleTest, AJobWhoseTrainingFinishedIsLeftAloneUnlessAChangeIsUnderWay) {
+  for (Phase phase : {Phase::kRunning, Phase::kShrunk, Phase::kRequeued, Phase::kRequeuedAgain,
+                      Phase::kFinishing}) {
+    const Lifecycle finishing = afterTrainingFinished(in(phase, kAsked));
+    EXPECT_EQ(finishing.phase, Phase::kFinishing) << toString(phase);
+    EXPECT_EQ(treatmentOf(finishing, running(5), RoundContext{kAsked + 1, false, {}}),
+              Treatment::kAwaitEnd)
+        << toString(phase);
+  }
+  for (Phase phase : {Phase::kWaiting, Phase::kShrinking, Phase::kCheckpointing, Phase::kMoving}) {
+    EXPECT_EQ(afterTrainingFinished(in(phase, kAsked)).phase, phase) << toString(phase);
+  }
+  Lifecycle given_up = in(Phase::kRunning);
+  given_up.shrinks_by_requeue = given_up.grows_by_requeue = true;
+  const Lifecycle finishing = afterTrainingFinished(given_up);
+  EXPECT_TRUE(finishing.shrinks_by_requeue && finishing.grows_by_requeue);
 }
 
 TEST(JobLifecycleTest, ActionsMoveTheJobOn) {
@@ -212,7 +238,7 @@ TEST(JobLifecycleTest, TreatmentFollowsThePhaseAndTheRound) {
 TEST(JobLifecycleTest, PhasesAreNamedBothWays) {
   for (Phase phase : {Phase::kWaiting, Phase::kRunning, Phase::kShrinking, Phase::kShrunk,
                       Phase::kRequeued, Phase::kRequeuedAgain, Phase::kCheckpointing,
-                      Phase::kMoving, Phase::kEnded}) {
+                      Phase::kMoving, Phase::kFinishing, Phase::kEnded}) {
     EXPECT_EQ(phaseNamed(toString(phase)), phase);
   }
   EXPECT_EQ(phaseNamed("sleeping"), std::nullopt);

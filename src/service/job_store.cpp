@@ -292,6 +292,12 @@ schema::ReportReply JobStore::acceptReport(const schema::GoodputReport& report) 
     return replyFor(gone);
   }
   found->second.report = report;
+  if (report.training_finished) {
+    found->second.lifecycle = afterTrainingFinished(found->second.lifecycle);
+    if (found->second.lifecycle.phase == Phase::kFinishing) {
+      found->second.status = "training finished: left as it is until it ends";
+    }
+  }
   return replyFor(found->second);
 }
 

@@ -198,6 +198,25 @@ TEST(JobStoreTest, AShrinkInPlaceIsAnnouncedInTheReplyAndLoggedWhenDone) {
   EXPECT_TRUE(store.observe({shrunk}, 600).empty());
 }
 
+TEST(JobStoreTest, AJobWhoseTrainingFinishedIsFinishingUntilItEnds) {
+  JobStore store;
+  store.observe({slurmJob(1, 1000, true)}, 0);
+  store.acceptReport(sampleReport("1"));
+  EXPECT_EQ(store.records().at("1").lifecycle.phase, Phase::kRunning);
+  schema::GoodputReport last = sampleReport("1");
+  last.training_finished = true;
+  store.acceptReport(last);
+  EXPECT_EQ(store.records().at("1").lifecycle.phase, Phase::kFinishing);
+  EXPECT_EQ(store.records().at("1").status, "training finished: left as it is until it ends");
+  store.observe({slurmJob(1, 1000, true)}, 10);
+  EXPECT_EQ(store.records().at("1").lifecycle.phase, Phase::kFinishing);
+  JobStore restored;
+  restored.restore(store.toJson());
+  EXPECT_EQ(restored.records().at("1").lifecycle.phase, Phase::kFinishing);
+  store.observe({slurmJob(1, 1000, true, JobState::kOther)}, 20);
+  EXPECT_EQ(store.lookup("1", nullptr), JobLookup::kUnknown);
+}
+
 TEST(JobStoreTest, StateSurvivesSaveAndRestore) {
   JobStore store;
   store.observe({slurmJob(1, 1000, true), slurmJob(2, 1001, false), slurmJob(3, 1000, true)}, 0);

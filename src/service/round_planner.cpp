@@ -449,8 +449,9 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
                                                        record.lifecycle.since};
     }
   }
-  // The policy sees a shrinking or moving job on its target (where it will be in a moment)
-  // and does not see a job that waits for its last run to release its nodes.
+  // The policy sees a shrinking or moving job on its target (where it will be in a moment),
+  // a finishing one where it runs (not to be changed), and does not see a job that waits for
+  // its last run to release its nodes.
   std::vector<SlurmJob> as_seen, to_plan;
   std::set<uint32_t> resizes_in_place, resizes_live;
   for (auto job : jobs) {
@@ -462,7 +463,8 @@ RoundPlan planRound(JobStore& store, const Round& round, const config::PolicyCon
       seeOnTarget(job, *record->second.lifecycle.shrink_target);
     } else if (treatment == Treatment::kAwaitMove) {
       seeOnTarget(job, moving.at(job.id).target);
-    } else if (treatment != Treatment::kRequeueAgain && treatment != Treatment::kAwaitCheckpoint) {
+    } else if (treatment != Treatment::kRequeueAgain && treatment != Treatment::kAwaitCheckpoint &&
+               treatment != Treatment::kAwaitEnd) {
       to_plan.push_back(job);
       // A job whose GPUs are all in parts shrinks by dropping a part, never its home.
       const bool launcher_resizes = record != records.end() && record->second.report &&

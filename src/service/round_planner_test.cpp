@@ -107,16 +107,22 @@ TEST(RoundPlannerTest, AJobPlacedWhileItsLastRunEndsWaitsAsPlaced) {
   EXPECT_EQ(moved.action.nodes, std::vector<std::string>{"n2"});
 }
 
-TEST(RoundPlannerTest, TheSnapshotCarriesTheDeclaredLengthOfTheJobsReport) {
-  const Round round = roundWithPendingJob("adaptive:min_gpus=2,max_gpus=2", tasksPerNode(1, 1));
-  JobStore store;
-  store.observe(round.jobs, 0);
+// A report of job 7 on one node's 2 a100 GPUs, without a fitted model.
+schema::GoodputReport reportOf7() {
   schema::GoodputReport report;
   report.job_id = "7";
   report.gpu_type = "a100";
   report.placement = {1, 2};
   report.grad = {1, 3};
   report.limits = {64, 1024, 16, 128, true};
+  return report;
+}
+
+TEST(RoundPlannerTest, TheSnapshotCarriesTheDeclaredLengthOfTheJobsReport) {
+  const Round round = roundWithPendingJob("adaptive:min_gpus=2,max_gpus=2", tasksPerNode(1, 1));
+  JobStore store;
+  store.observe(round.jobs, 0);
+  schema::GoodputReport report = reportOf7();
   report.progress = {6400, 1};
   report.length = policy::DeclaredLength{6400, 64000};
   store.acceptReport(report);
@@ -211,9 +217,8 @@ TEST(RoundPlannerTest, AStoppedRunStillShownRunningIsRequeuedOnceMore) {
   EXPECT_TRUE(planRound(restarted, round, config::PolicyConfig{}, false, quiet).actions.empty());
 }
 
-// Job 7 runs on n1, which an admin has since taken out of its partition: the policy moves it
-// to n2 by requeue, unless Slurm's view of it may predate its last requeue.
-TEST(RoundPlannerTest, NoRunningJobIsRequeuedWhileSlurmsViewOfItMayBeStale) {
+// Job 7 runs on 2 GPUs of n1, which an admin has since taken out of its partition.
+Round roundWithJobOnANodeLeftOutOfItsPartition() {
   Round round = roundWithPendingJob("adaptive:min_gpus=2,max_gpus=2", tasksPerNode(1, 1));
   round.partitions["gpu"] = {"n2"};
   SlurmJob& job = round.jobs[0];
@@ -223,6 +228,13 @@ TEST(RoundPlannerTest, NoRunningJobIsRequeuedWhileSlurmsViewOfItMayBeStale) {
   job.nodes = {"n1"};
   job.gpus_per_node = GpuGres{"a100", 2};
   round.nodes[0].gpus_used = 2;
+  return round;
+}
+
+// The policy moves job 7 to n2 by requeue, unless Slurm's view of it may predate its last
+// requeue.
+TEST(RoundPlannerTest, NoRunningJobIsRequeuedWhileSlurmsViewOfItMayBeStale) {
+  Round round = roundWithJobOnANodeLeftOutOfItsPartition();
   const Log quiet = [](LogLevel, const std::string&) {};
   const auto planned = [&](bool settling) {
     JobStore store;
@@ -245,6 +257,24 @@ TEST(RoundPlannerTest, NoRunningJobIsRequeuedWhileSlurmsViewOfItMayBeStale) {
   ASSERT_EQ(unregistered.problems.size(), 1u);
   EXPECT_NE(unregistered.problems[0].find("waits until its nodes register"), std::string::npos)
       << unregistered.problems[0];
+}
+
+// Job 7 there, whose agent reported that its training finished: its script winds down (an
+// evaluation, a copy-out), and a requeue now would run it once more.
+TEST(RoundPlannerTest, AJobWhoseTrainingFinishedIsNotChanged) {
+  const Round round = roundWithJobOnANodeLeftOutOfItsPartition();
+  JobStore store;
+  store.observe(round.jobs, 0);
+  schema::GoodputReport report = reportOf7();
+  report.training_finished = true;
+  store.acceptReport(report);
+  const Log quiet = [](LogLevel, const std::string&) {};
+  policy::Snapshot seen;
+  const RoundPlan plan = planRound(store, round, config::PolicyConfig{}, false, quiet, &seen);
+  EXPECT_TRUE(plan.actions.empty());
+  EXPECT_TRUE(plan.problems.empty());
+  ASSERT_EQ(seen.jobs.size(), 1u);  // its GPUs are not free to others
+  EXPECT_EQ(seen.jobs[0].current->nodes.at("n1"), 2);
 }
 
 // While slurmctld settles after its start, a node may still retry its report that a run

@@ -319,10 +319,14 @@ double occupiesUntil(const SlurmJob& slurm, const policy::Job& job, double now) 
   return left ? now + *left : std::numeric_limits<double>::infinity();
 }
 
-// A running job with less time left than a restart would cost keeps its allocation.
-void keepIfNoTimeToRestart(const SlurmJob& slurm, policy::Job& job, double now) {
+// A running job keeps its allocation where no change can pay: its training finished, or it
+// has less time left than a restart would cost.
+void keepWhereNoChangePays(const SlurmJob& slurm, const JobRecord* record, policy::Job& job,
+                           double now) {
+  if (!job.current) return;
+  const bool finishing = record && record->lifecycle.phase == Phase::kFinishing;
   const auto left = timeLeft(slurm, now);
-  if (!job.current || !left || *left >= job.restart_cost_s + kReservationLeadS) return;
+  if (!finishing && (!left || *left >= job.restart_cost_s + kReservationLeadS)) return;
   job.min_gpus = job.max_gpus = job.current->totalGpus();
   job.gpu_type = job.current->gpu_type;
 }
@@ -503,7 +507,7 @@ policy::Snapshot buildSnapshot(double now, const std::vector<SlurmNode>& nodes,
       if (!job->current) {
         job->current = startingAllocation(slurm, node_types, room, now, placedBefore(record));
       }
-      keepIfNoTimeToRestart(slurm, *job, now);
+      keepWhereNoChangePays(slurm, record, *job, now);
     } else {
       job = waitingRigidJob(slurm, now);
     }

@@ -119,6 +119,24 @@ TEST(SnapshotBuilderTest, AJobsJoinersTakeWhatTheyTookLastElseItsRestartCost) {
   EXPECT_DOUBLE_EQ(build().join_startup_s, 6.5);
 }
 
+TEST(SnapshotBuilderTest, AJobWhoseTrainingFinishedKeepsWhatItHolds) {
+  std::vector<SlurmNode> nodes = cluster();
+  const SlurmJob running = runningOn(1, "n1", 2, nodes);
+  JobRecord record;
+  record.lifecycle.phase = Phase::kRunning;
+  const auto build = [&] {
+    return buildSnapshot(100, nodes, {running}, {{"1", record}}, config::PolicyConfig{}).jobs.at(0);
+  };
+  EXPECT_EQ(build().max_gpus, 8);  // the policy may resize it up to the usable GPUs
+  record.lifecycle.phase = Phase::kFinishing;
+  const policy::Job finishing = build();
+  EXPECT_EQ(finishing.min_gpus, 2);
+  EXPECT_EQ(finishing.max_gpus, 2);
+  EXPECT_EQ(finishing.gpu_type, "a100");
+  ASSERT_TRUE(finishing.current.has_value());
+  EXPECT_EQ(finishing.current->nodes.at("n1"), 2);
+}
+
 TEST(SnapshotBuilderTest, DeclaredLengthFromTheReportPastItsTargetToo) {
   JobRecord record;
   schema::GoodputReport report;

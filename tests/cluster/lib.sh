@@ -61,6 +61,8 @@ all_finished() { [ -z "$(squeue -h -j "$(echo "$@" | tr ' ' ',')" -o %i 2> /dev/
 # `srun pollux-agent`. pollux-emulate plays all of a node's GPUs in one process, so one worker
 # per node (--nproc-per-node 1). A run after a requeue fails at its start, once, while the
 # file $run/fail-after-requeue-JOBID exists (as when its srun meets a slurmctld restart).
+# While $run/linger-JOBID exists, the script goes on 16 s after training (as an evaluation or
+# a copy-out would).
 write_train_script() {  # write_train_script [launch]
   agent="srun '$build/src/agent/pollux-agent'"
   [ "${1:-}" != launch ] || agent="'$build/src/agent/pollux-agent' --launch"
@@ -74,6 +76,9 @@ $agent --nproc-per-node 1 --report-interval 1 --grace 10 -v -- \\
   "$build/src/emulate/pollux-emulate" --profiles "${POLLUX_TRACES:?}" --app "\$1" \\
   --time-scale "\$2" --target-fraction "\$3" --startup 1 --speed a100=3 \\
   --checkpoint "$run/ckpt-\$SLURM_JOB_ID"
+status=\$?
+[ ! -e "$run/linger-\$SLURM_JOB_ID" ] || { echo "train.sh: lingering after training"; sleep 16; }
+exit \$status
 EOF
 }
 

@@ -50,7 +50,7 @@ GoodputReport parseGoodputReport(const std::string& body) {
   root.requireOnlyKeys({"job_id", "gpu_type", "num_nodes", "num_replicas", "perf_params",
                         "grad_params", "init_batch_size", "max_batch_size", "local_bsz_bounds",
                         "accumulation", "progress", "restart_cost_s", "in_place_resize", "length",
-                        "resize_stall_s", "elastic", "join_startup_s"});
+                        "resize_stall_s", "elastic", "join_startup_s", "training_finished"});
   GoodputReport report;
   report.job_id = root["job_id"].idString();
   report.gpu_type = root["gpu_type"].string();
@@ -70,6 +70,9 @@ GoodputReport parseGoodputReport(const std::string& body) {
   }
   if (root.has("in_place_resize")) report.in_place_resize = root["in_place_resize"].boolean();
   if (root.has("elastic")) report.elastic = root["elastic"].boolean();
+  if (root.has("training_finished")) {
+    report.training_finished = root["training_finished"].boolean();
+  }
   if (root.has("length")) report.length = parseDeclaredLength(root["length"]);
   return report;
 }
@@ -93,6 +96,7 @@ Json::Value reportToJson(const GoodputReport& report) {
   if (report.join_startup_s) out["join_startup_s"] = *report.join_startup_s;
   if (report.in_place_resize) out["in_place_resize"] = true;
   if (report.elastic) out["elastic"] = true;
+  if (report.training_finished) out["training_finished"] = true;
   if (report.length) out["length"] = declaredLengthToJson(*report.length);
   return out;
 }

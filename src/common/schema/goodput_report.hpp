@@ -54,14 +54,17 @@ struct GoodputReport {
   // admission, less the stall: the job trained at its old size meanwhile. Absent until one
   // joined (and from agents older than the key); the plugin then takes the restart cost.
   std::optional<double> join_startup_s;
+  // The job's trainer has exited after finishing its training: the job ends once its script
+  // does, so nothing is to change it meanwhile (optional key, false when absent).
+  bool training_finished = false;
 };
 
 // Parses a report body. Every key but restart_cost_s, resize_stall_s, join_startup_s,
-// in_place_resize, elastic and length (absent or null) is required; perf_params may be {}. Throws
-// pollux::InvalidInput naming the path of the offending value
+// in_place_resize, elastic, training_finished and length (absent or null) is required;
+// perf_params may be {}. Throws pollux::InvalidInput naming the path of the offending value
 // ("perf_params.a100: ...", "progress.epochs: ...", "length.target_progress: ...") on
-// malformed JSON, unknown keys, NaN,
-// infinite or negative numbers, inconsistent batch limits, or num_replicas < num_nodes.
+// malformed JSON, unknown keys, NaN, infinite or negative numbers, inconsistent batch limits,
+// or num_replicas < num_nodes.
 // It does not compare job_id with the URL: the REST handler does.
 GoodputReport parseGoodputReport(const std::string& body);
 

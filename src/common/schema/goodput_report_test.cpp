@@ -83,6 +83,7 @@ void expectSameReport(const GoodputReport& a, const GoodputReport& b) {
   EXPECT_EQ(a.restart_cost_s, b.restart_cost_s);
   EXPECT_EQ(a.in_place_resize, b.in_place_resize);
   EXPECT_EQ(a.elastic, b.elastic);
+  EXPECT_EQ(a.training_finished, b.training_finished);
   ASSERT_EQ(a.length.has_value(), b.length.has_value());
   if (a.length) {
     EXPECT_EQ(a.length->progress, b.length->progress);
@@ -131,6 +132,9 @@ TEST(GoodputReportTest, AcceptsStringJobIdAndOptionalParts) {
   EXPECT_FALSE(parseGoodputReport(kReport).elastic);  // an older agent's report
   EXPECT_TRUE(parseGoodputReport(reportWith("elastic", "true")).elastic);
   EXPECT_THROW(parseGoodputReport(reportWith("elastic", "1")), InvalidInput);
+  EXPECT_FALSE(parseGoodputReport(kReport).training_finished);  // an older agent's report
+  EXPECT_TRUE(parseGoodputReport(reportWith("training_finished", "true")).training_finished);
+  EXPECT_THROW(parseGoodputReport(reportWith("training_finished", "1")), InvalidInput);
   EXPECT_TRUE(parseGoodputReport(reportWith("perf_params", "{}")).perf_params.empty());
   // Just moved to a type without a fit there yet: the plugin estimates it.
   EXPECT_EQ(parseGoodputReport(reportWith("gpu_type", R"("h100")")).gpu_type, "h100");
@@ -256,6 +260,7 @@ TEST(GoodputReportTest, RoundTripsThroughJson) {
   GoodputReport launched = original;
   launched.in_place_resize = true;
   launched.elastic = true;
+  launched.training_finished = true;
   expectSameReport(parseGoodputReport(Json::writeString(Json::StreamWriterBuilder(),
                                                         reportToJson(launched))),
                    launched);

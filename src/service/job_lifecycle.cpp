@@ -152,7 +152,10 @@ Lifecycle afterAction(const Lifecycle& current, const Action& action, double now
   return current;
 }
 
-Lifecycle afterTrainingFinished(const Lifecycle& current) {
+Lifecycle afterReport(const Lifecycle& current, bool training_finished) {
+  if (!training_finished) {
+    return current.phase == Phase::kFinishing ? entering(Phase::kRunning, current) : current;
+  }
   switch (current.phase) {
     case Phase::kRunning:
     case Phase::kShrunk:

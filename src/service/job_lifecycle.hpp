@@ -92,10 +92,12 @@ Observed observe(const Lifecycle& current, const SlurmJob& job, double now);
 // The job's lifecycle after Pollux did `action` to it at `now` (Slurm accepted it).
 Lifecycle afterAction(const Lifecycle& current, const Action& action, double now);
 
-// The job's lifecycle once its agent reported that training finished. A job running where
-// Pollux may change it (running, shrunk, or running after Pollux's requeue) is finishing;
-// one in the midst of a change (shrinking, checkpointing, moving) finishes that change first.
-Lifecycle afterTrainingFinished(const Lifecycle& current);
+// The job's lifecycle after a report of its lead agent. One that says training finished makes
+// a job running where Pollux may change it (running, shrunk, or running after Pollux's
+// requeue) finishing; one in the midst of a change (shrinking, checkpointing, moving)
+// finishes that change first. Any other report of a finishing job means that its script
+// trains again (a second stage under another pollux-agent): it is running.
+Lifecycle afterReport(const Lifecycle& current, bool training_finished);
 
 // What a round does with an adaptive job.
 enum class Treatment {

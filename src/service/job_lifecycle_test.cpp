@@ -130,21 +130,27 @@ TEST(JobLifecycleTest, AShrinkGivenUpMakesEveryLaterResizeARequeue) {
   EXPECT_FALSE(mayShrinkInPlace(in(Phase::kShrinking, kAsked)));
 }
 
-TEST(JobLifecycleTest, AJobWhoseTrainingFinishedIsLeftAloneUnlessAChangeIsUnderWay) {
+TEST(JobLifecycleTest, AJobWhoseTrainingFinishedIsLeftAloneUntilItTrainsAgain) {
   for (Phase phase : {Phase::kRunning, Phase::kShrunk, Phase::kRequeued, Phase::kRequeuedAgain,
                       Phase::kFinishing}) {
-    const Lifecycle finishing = afterTrainingFinished(in(phase, kAsked));
+    const Lifecycle finishing = afterReport(in(phase, kAsked), true);
     EXPECT_EQ(finishing.phase, Phase::kFinishing) << toString(phase);
     EXPECT_EQ(treatmentOf(finishing, running(5), RoundContext{kAsked + 1, false, {}}),
               Treatment::kAwaitEnd)
         << toString(phase);
   }
   for (Phase phase : {Phase::kWaiting, Phase::kShrinking, Phase::kCheckpointing, Phase::kMoving}) {
-    EXPECT_EQ(afterTrainingFinished(in(phase, kAsked)).phase, phase) << toString(phase);
+    EXPECT_EQ(afterReport(in(phase, kAsked), true).phase, phase) << toString(phase);
   }
+  for (Phase phase : {Phase::kWaiting, Phase::kRunning, Phase::kShrunk, Phase::kShrinking,
+                      Phase::kRequeued, Phase::kCheckpointing, Phase::kMoving}) {
+    EXPECT_EQ(afterReport(in(phase, kAsked), false).phase, phase) << toString(phase);
+  }
+  // A second stage of its script trains under another pollux-agent, which reports.
+  EXPECT_EQ(afterReport(in(Phase::kFinishing), false).phase, Phase::kRunning);
   Lifecycle given_up = in(Phase::kRunning);
   given_up.shrinks_by_requeue = given_up.grows_by_requeue = true;
-  const Lifecycle finishing = afterTrainingFinished(given_up);
+  const Lifecycle finishing = afterReport(given_up, true);
   EXPECT_TRUE(finishing.shrinks_by_requeue && finishing.grows_by_requeue);
 }
 

@@ -292,11 +292,13 @@ schema::ReportReply JobStore::acceptReport(const schema::GoodputReport& report) 
     return replyFor(gone);
   }
   found->second.report = report;
-  if (report.training_finished) {
-    found->second.lifecycle = afterTrainingFinished(found->second.lifecycle);
-    if (found->second.lifecycle.phase == Phase::kFinishing) {
-      found->second.status = "training finished: left as it is until it ends";
-    }
+  const Phase before = found->second.lifecycle.phase;
+  found->second.lifecycle = afterReport(found->second.lifecycle, report.training_finished);
+  const Phase after = found->second.lifecycle.phase;
+  if (after == Phase::kFinishing && before != after) {
+    found->second.status = "training finished: left as it is until it ends";
+  } else if (before == Phase::kFinishing && before != after) {
+    found->second.status = "training again after its last training finished";
   }
   return replyFor(found->second);
 }

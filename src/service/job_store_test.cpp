@@ -198,7 +198,7 @@ TEST(JobStoreTest, AShrinkInPlaceIsAnnouncedInTheReplyAndLoggedWhenDone) {
   EXPECT_TRUE(store.observe({shrunk}, 600).empty());
 }
 
-TEST(JobStoreTest, AJobWhoseTrainingFinishedIsFinishingUntilItEnds) {
+TEST(JobStoreTest, AJobWhoseTrainingFinishedIsFinishingUntilItEndsOrTrainsAgain) {
   JobStore store;
   store.observe({slurmJob(1, 1000, true)}, 0);
   store.acceptReport(sampleReport("1"));
@@ -213,6 +213,10 @@ TEST(JobStoreTest, AJobWhoseTrainingFinishedIsFinishingUntilItEnds) {
   JobStore restored;
   restored.restore(store.toJson());
   EXPECT_EQ(restored.records().at("1").lifecycle.phase, Phase::kFinishing);
+  store.acceptReport(sampleReport("1"));  // its script's next stage trains
+  EXPECT_EQ(store.records().at("1").lifecycle.phase, Phase::kRunning);
+  EXPECT_EQ(store.records().at("1").status, "training again after its last training finished");
+  store.acceptReport(last);
   store.observe({slurmJob(1, 1000, true, JobState::kOther)}, 20);
   EXPECT_EQ(store.lookup("1", nullptr), JobLookup::kUnknown);
 }

@@ -294,11 +294,11 @@ schema::ReportReply JobStore::acceptReport(const schema::GoodputReport& report) 
   found->second.report = report;
   const Phase before = found->second.lifecycle.phase;
   found->second.lifecycle = afterReport(found->second.lifecycle, report.training_finished);
-  const Phase after = found->second.lifecycle.phase;
-  if (after == Phase::kFinishing && before != after) {
-    found->second.status = "training finished: left as it is until it ends";
-  } else if (before == Phase::kFinishing && before != after) {
-    found->second.status = "training again after its last training finished";
+  // A report changes the phase only into finishing, or out of it into running.
+  if (found->second.lifecycle.phase != before) {
+    found->second.status = found->second.lifecycle.phase == Phase::kFinishing
+                               ? "training finished: left as it is until it ends"
+                               : "training again after its last training finished";
   }
   return replyFor(found->second);
 }

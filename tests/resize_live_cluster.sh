@@ -243,7 +243,7 @@ rm -rf .pollux-parts-"$job"-*
 
 step "its home's node fails: its part checkpoints, and it resumes from there in a new part"
 job=$(sbatch --parsable --comment=adaptive:resize=live,gpu_type=a100,min_gpus=2,max_gpus=2 \
-  -o "$run/job-%j.out" ddp_launch.sh $((6 * EPOCHS)))
+  -o "$run/job-%j.out" ddp_launch.sh $((3 * EPOCHS)))
 wait_until 90 "job $job's first part running" has_running_part
 home=$(job_field "$job" BatchHost)
 # A reservation ahead on its part's node: it goes on in a part on the other a100 node, its

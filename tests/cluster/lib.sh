@@ -10,11 +10,17 @@ free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# wait_until SECONDS DESCRIPTION COMMAND...
+# wait_until SECONDS DESCRIPTION COMMAND... A wait of 20 s or more is logged: where a test's
+# time goes.
 wait_until() {
   limit=$1; what=$2; shift 2
+  waited_from=$(date +%s)
   for _ in $(seq $((limit * 2))); do
-    if "$@" > /dev/null 2>&1; then return 0; fi
+    if "$@" > /dev/null 2>&1; then
+      waited=$(($(date +%s) - waited_from))
+      [ "$waited" -lt 20 ] || echo "   (waited ${waited} s for: $what)" >&2
+      return 0
+    fi
     sleep 0.5
   done
   fail "timed out after ${limit}s waiting for: $what"

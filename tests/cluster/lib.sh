@@ -14,11 +14,11 @@ free_port() {
 # time goes.
 wait_until() {
   limit=$1; what=$2; shift 2
-  waited_from=$(date +%s)
+  wait_began=$(date +%s)
   for _ in $(seq $((limit * 2))); do
     if "$@" > /dev/null 2>&1; then
-      waited=$(($(date +%s) - waited_from))
-      [ "$waited" -lt 20 ] || echo "   (waited ${waited} s for: $what)" >&2
+      wait_took=$(($(date +%s) - wait_began))
+      [ "$wait_took" -lt 20 ] || echo "   (waited ${wait_took} s for: $what)" >&2
       return 0
     fi
     sleep 0.5

@@ -8,12 +8,12 @@ job's launcher) that every rank opens as a client. Each size of the job is a gen
 process group is initialised on PrefixStore("pollux/g<g>/pg/") of that store. A change is
 decided by rank 0 and carried, as a generation number, in pollux.AdaptiveDataParallel's
 agreeing all-reduce (no extra collective); its details (the old ranks that stay, in their
-new order, and the joiners) are in the store under pollux/plan/<g>. At the agreeing step every rank drops its DDP wrapper and
-destroys the group; the leavers exit 0; the rest, and the joiners admitted to g, meet at
-pollux/g<g>/arrived (a rendezvous with a timeout), initialise the group at the new size and
-rebuild DDP (whose constructor broadcasts the parameters from rank 0); when there are
-joiners, rank 0 broadcasts the optimizer, LR scheduler, GradScaler, sampler position, noise
-average and progress in memory. No checkpoint file is read or written.
+new order, and the joiners) are in the store under pollux/plan/<g>. At the agreeing step
+every rank drops its DDP wrapper and destroys the group; the leavers exit 0; the rest, and the
+joiners admitted to g, meet at pollux/g<g>/arrived (a rendezvous with a timeout), initialise
+the group at the new size and rebuild DDP (whose constructor broadcasts the parameters from
+rank 0); when there are joiners, rank 0 broadcasts the optimizer, LR scheduler, GradScaler,
+sampler position, noise average and progress in memory. No checkpoint file is read or written.
 
 A worker that dies is seen by its peers in their next collective: they leave the step,
 report to the store, one of them (rank 0, or with the store hosted apart the first to report)
@@ -21,8 +21,8 @@ writes the plan that re-forms the group from the survivors (when at least min_re
 left), and the new rank 0's state is broadcast to all. Before it writes the plan, the leader
 calls the roll: every live worker answers it from a thread of its own, whatever its training
 loop is doing, so the leader waits for each live worker to report, however late (a loaded
-host), and leaves out those that have not answered once no report came for settle_s (and
-twice a step). With the store hosted apart, rank 0 too may leave or die: the first rank that
+host), and leaves out those that have not answered once no report came for settle_s (2 s,
+and twice a step). With the store hosted apart, rank 0 too may leave or die: the first rank that
 stays becomes rank 0.
 
 Joins are authenticated: a joiner (POLLUX_JOIN=1) writes HMAC-SHA256(POLLUX_JOIN_TOKEN,
@@ -72,7 +72,9 @@ __all__ = ["ElasticGroup", "ResizeError", "current", "start", "broadcast_state"]
 
 PREFIX = "pollux/"
 # Tests only: a point at which this process fails on purpose ("rendezvous", "die",
-# "die-in-broadcast").
+# "die-in-broadcast"), or "stalled": after a failed collective, its report and its roll-call
+# answer come 1 s late, as from a main thread that holds the interpreter while it tears down
+# the group on a loaded host.
 _FAULT: Optional[str] = None
 
 
@@ -112,7 +114,9 @@ class ElasticGroup:
         self.resize_timeout_s = _float_env("POLLUX_RESIZE_TIMEOUT", 30.0)
         # After a failure, the recovery's leader gives the workers this long, and at least
         # twice a step, to answer its roll call or report; one that answered is waited for.
-        self.settle_s = 0.25
+        # A live worker's answer may wait on its main thread, which holds the interpreter
+        # while it tears down the failed group: a loaded host needs more than a few steps.
+        self.settle_s = 2.0
         self.member = uuid.uuid4().hex  # this process, whatever its rank (the roll call's name)
         self._answerer: Optional[threading.Thread] = None
         self._next = generation + 1  # rank 0: the next generation number to hand out
@@ -223,6 +227,8 @@ class ElasticGroup:
         settle_s = max(self.settle_s, 2 * step_s)
         self.store.set_timeout(datetime.timedelta(seconds=self.resize_timeout_s))
         base = f"{PREFIX}g{self.generation}/failed/"
+        if _FAULT == "stalled":
+            time.sleep(1.0)
         self.store.add(base + str(self.rank), 1)
         self.store.add(base + "count", 1)
         key = f"{PREFIX}recover/{self.generation}"
@@ -251,6 +257,11 @@ class ElasticGroup:
                 break
             time.sleep(0.01)
         alive = [rank for rank in range(self.world) if int(self.store.add(base + str(rank), 0))]
+        lost = [rank for rank in range(self.world) if rank not in alive]
+        if lost:
+            log(f"rank {self.rank} leads the recovery of generation {self.generation}: rank(s) "
+                f"{lost} left out (no report, no answer to the roll call, "
+                f"{time.monotonic() - changed:.2f} s after the last report)")
         if len(alive) < min_replicas:
             plan: Dict[str, Any] = {"fallback": f"{len(alive)} rank(s) left, below the "
                                                 f"minimum of {min_replicas}"}
@@ -315,6 +326,8 @@ def _answer_roll_calls(address: str, port: int, member: str) -> None:
             what = store.get(key).decode()
             if what == "stop":
                 return
+            if _FAULT == "stalled":
+                time.sleep(1.0)
             store.add(f"{what}/{member}", 1)
     except (RuntimeError, OSError):
         return  # the store is gone: no roll call will come

@@ -31,9 +31,9 @@ What it adds to DDP, and where:
   change batch size at the same step (the agreeing step), with no collective beyond the
   step's one. The gradients are averaged when loss.backward() returns, before clipping or
   GradScaler's unscale_, on every step. (The callback is queued from a hook on the model's
-  output: a tensor, or tensors in lists, tuples or dicts, that the loss uses.) A checkpoint request waits at most
-  agree_every - 1 steps. Alone (a group of one), the noise comes from two consecutive
-  steps' gradients, as AdaptDL measures it.
+  output: a tensor, or tensors in lists, tuples or dicts, that the loss uses.) A checkpoint
+  request waits at most agree_every - 1 steps. Alone (a group of one), the noise comes from
+  two consecutive steps' gradients, as AdaptDL measures it.
 - Each rank's gradient weighs by its share of the micro-batch (1/replicas when the shares
   are equal, exactly as DDP's average; otherwise its examples over the micro-batch's, a
   stand-in of an empty share 0): every example counts once at an epoch's short end.
@@ -246,8 +246,9 @@ class AdaptiveDataParallel(torch.nn.parallel.DistributedDataParallel):
         joiners (processes started with POLLUX_JOIN=1) are ready: the ranks in `leave` exit
         0, the others keep running (rank 0 may leave only where the job's store is hosted
         apart, POLLUX_STORE_HOSTED=1: the first rank that stays becomes rank 0). A joiner not
-        ready within POLLUX_JOIN_TIMEOUT seconds makes the job stop for a checkpoint instead (resize_failed says so). Other ranks'
-        requests are ignored; without pollux.elastic, a RuntimeError."""
+        ready within POLLUX_JOIN_TIMEOUT seconds makes the job stop for a checkpoint instead
+        (resize_failed says so). Other ranks' requests are ignored; without pollux.elastic, a
+        RuntimeError."""
         if self._group is None:
             raise RuntimeError("live changes need pollux.init_process_group(elastic=True) "
                                "(POLLUX_ELASTIC=1)")

@@ -6,7 +6,7 @@ world size without restarting the ranks that stay.
   exit 0): parameters, optimizer state, LR scheduler, scaler, sampler position and progress
   bit-identical on every rank after the change, and the staying processes are the same.
 - A rank SIGKILLed: the survivors re-form and go on (the minimum holds), a live one late to
-  its collective among them.
+  its collective among them, also when its answer to the leader's roll call comes late.
 - The job's store hosted apart (pollux.store, POLLUX_STORE_HOSTED=1): rank 0 leaves, or is
   SIGKILLed, and the others go on with the first of them as rank 0; a new rank 0 does not
   admit a joiner that an earlier one answered; where rank 0 hosts the store, it may not leave.
@@ -276,6 +276,18 @@ class LiveChange(unittest.TestCase):
         # hosted apart): ranks 0 and 1 answered its roll call, so it waits for them.
         scenario = {"request_at": 10 ** 9, "check_at": 14, "kill_at": 5, "killed": "rank3",
                     "slow": "rank1", "slow_s": 3.0, "world_after": 3, "hosted_store": True}
+        got, codes, _ = run_scenario(scenario, world=4)
+        self.assertEqual(codes["rank3"], -signal.SIGKILL, codes)
+        self.assertEqual((codes["rank0"], codes["rank1"], codes["rank2"]), (0, 0, 0),
+                         (codes, got))
+        self.assert_same_state(got, ["rank0", "rank1", "rank2"], 3)
+
+    def test_survivors_wait_for_a_live_rank_whose_report_and_answer_are_late(self):
+        # Rank 1 reports the failed collective and answers rank 0's roll call 1 s late (its
+        # main thread holding the interpreter, as on a loaded host): rank 0, leading the
+        # recovery, waits for it rather than leaving it out.
+        scenario = {"request_at": 10 ** 9, "check_at": 14, "kill_at": 5, "killed": "rank3",
+                    "fault": {"rank1": "stalled"}, "world_after": 3}
         got, codes, _ = run_scenario(scenario, world=4)
         self.assertEqual(codes["rank3"], -signal.SIGKILL, codes)
         self.assertEqual((codes["rank0"], codes["rank1"], codes["rank2"]), (0, 0, 0),

@@ -2,8 +2,9 @@
 """pollux.AdaptiveDataParallel with real torch.distributed (two gloo processes on CPU): the
 same gradients and parameters as plain DistributedDataParallel, bit for bit, with ONE
 all-reduce per step on agreeing steps too (DDP's is off there, and the noise, the stop flag
-and the decision ride in Pollux's all-reduce of the gradients); one rank's checkpoint request and rank 0's decision reach both ranks
-at the same step (the next agreeing one), and a checkpoint taken there resumes on both.
+and the decision ride in Pollux's all-reduce of the gradients); one rank's checkpoint request
+and rank 0's decision reach both ranks at the same step (the next agreeing one), and a
+checkpoint taken there resumes on both.
 
 The all-reduce count: torch.distributed's collectives are wrapped in each process to count
 those Pollux makes during each backward (DDP's own, made in C++, are not visible there: on
@@ -103,8 +104,9 @@ def decide_and_stop(rank, world, directory):
     resumed_net = model(torch)
     resumed = pollux.AdaptiveDataParallel(
         resumed_net, torch.optim.SGD(resumed_net.parameters(), lr=0.05),
-        loader=pollux.AdaptiveDataLoader(dataset(torch, 128), pollux.BatchSizeLimits(INIT_BATCH, 64),
-                                         seed=4), trainer=FakeTrainer())
+        loader=pollux.AdaptiveDataLoader(dataset(torch, 128),
+                                         pollux.BatchSizeLimits(INIT_BATCH, 64), seed=4),
+        trainer=FakeTrainer())
     resumed.restore(path)
     restored = all(torch.equal(a, b) for a, b in zip(params, resumed_net.parameters()))
     return (history, [p.tolist() for p in params], trainer.checkpoints, restored,

@@ -1,12 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # pollux-agent as the node's launcher, without Slurm: one worker per GPU of the node with
-# torchrun's environment contract, CUDA_VISIBLE_DEVICES narrowed to each worker's GPU; a
-# failing worker stops its siblings at once and the agent exits with its status; a bad
-# --nproc-per-node is refused with a message; an agent whose worker becomes the job's rank 0
-# at a live change leads the job from then on (it writes the step's status), and one whose
-# workers all leave the job live leads no more. The plugin is
-# unreachable here: the agent only logs that its reports fail.
+# torchrun's environment contract, CUDA_VISIBLE_DEVICES narrowed to each worker's GPU and
+# OMP_NUM_THREADS=1 unless the job sets it (one worker alone: unset); a failing worker stops
+# its siblings at once and the agent exits with its status; a bad --nproc-per-node is refused
+# with a message; an agent whose worker becomes the job's rank 0 at a live change leads the
+# job from then on (it writes the step's status), and one whose workers all leave the job live
+# leads no more. The plugin is unreachable here: the agent only logs that its reports fail.
 set -eu
 agent="${POLLUX_BUILDDIR:-..}/src/agent/pollux-agent"
 work=$(mktemp -d)
@@ -17,7 +17,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 cat > worker.sh <<'SH'
 #!/bin/sh
-echo "RANK=$RANK LOCAL_RANK=$LOCAL_RANK WORLD_SIZE=$WORLD_SIZE LOCAL_WORLD_SIZE=$LOCAL_WORLD_SIZE GROUP_RANK=$GROUP_RANK MASTER=$MASTER_ADDR:$MASTER_PORT CUDA=${CUDA_VISIBLE_DEVICES:-none}" > "out.$RANK"
+echo "RANK=$RANK LOCAL_RANK=$LOCAL_RANK WORLD_SIZE=$WORLD_SIZE LOCAL_WORLD_SIZE=$LOCAL_WORLD_SIZE GROUP_RANK=$GROUP_RANK MASTER=$MASTER_ADDR:$MASTER_PORT CUDA=${CUDA_VISIBLE_DEVICES:-none} OMP=${OMP_NUM_THREADS:-none}" > "out.$RANK"
 [ "${FAIL_RANK:-none}" != "$RANK" ] || exit 3
 echo $$ > "pid.$RANK"
 exec sleep "${SLEEP:-0}"
@@ -25,7 +25,7 @@ SH
 chmod +x worker.sh
 
 run_agent() {  # run_agent [ENV=VALUE...] -- AGENT-ARGS...
-  env SLURM_JOB_ID=4242 SLURM_SUBMIT_DIR="$work" "$@"
+  env -u OMP_NUM_THREADS SLURM_JOB_ID=4242 SLURM_SUBMIT_DIR="$work" "$@"
 }
 options="--rest-url http://127.0.0.1:9 --munge-socket $work/no-munged --gpu-type a100"
 
@@ -33,17 +33,25 @@ echo "== node 1 of 2, two GPUs: two workers, ranks 2 and 3 of 4"
 run_agent SLURM_NODEID=1 SLURM_JOB_NUM_NODES=2 SLURM_JOB_NODELIST='n[3-4]' \
   SLURM_GPUS_ON_NODE=2 CUDA_VISIBLE_DEVICES=0,1 "$agent" $options -- ./worker.sh > agent.log 2>&1 ||
   { cat agent.log; fail "the agent failed"; }
-[ "$(cat out.2)" = "RANK=2 LOCAL_RANK=0 WORLD_SIZE=4 LOCAL_WORLD_SIZE=2 GROUP_RANK=1 MASTER=n3:24242 CUDA=0" ] ||
+[ "$(cat out.2)" = "RANK=2 LOCAL_RANK=0 WORLD_SIZE=4 LOCAL_WORLD_SIZE=2 GROUP_RANK=1 MASTER=n3:24242 CUDA=0 OMP=1" ] ||
   fail "worker 0: $(cat out.2)"
-[ "$(cat out.3)" = "RANK=3 LOCAL_RANK=1 WORLD_SIZE=4 LOCAL_WORLD_SIZE=2 GROUP_RANK=1 MASTER=n3:24242 CUDA=1" ] ||
+[ "$(cat out.3)" = "RANK=3 LOCAL_RANK=1 WORLD_SIZE=4 LOCAL_WORLD_SIZE=2 GROUP_RANK=1 MASTER=n3:24242 CUDA=1 OMP=1" ] ||
   fail "worker 1: $(cat out.3)"
+grep -q "started 2 workers (.*, OMP_NUM_THREADS 1: set it in the job to tune it)" agent.log ||
+  fail "no OMP_NUM_THREADS in the agent's line: $(grep started agent.log)"
+rm -f out.*
+
+echo "== the job's own OMP_NUM_THREADS: every worker keeps it"
+run_agent SLURM_GPUS_ON_NODE=2 CUDA_VISIBLE_DEVICES=0,1 OMP_NUM_THREADS=3 "$agent" $options \
+  -- ./worker.sh > agent.log 2>&1 || { cat agent.log; fail "the agent failed"; }
+grep -q " OMP=3$" out.0 && grep -q " OMP=3$" out.1 || fail "$(cat out.0 out.1)"
 rm -f out.*
 
 echo "== --nproc-per-node 1 on that node: one process that sees both GPUs"
 run_agent SLURM_GPUS_ON_NODE=2 CUDA_VISIBLE_DEVICES=0,1 "$agent" $options --nproc-per-node 1 \
   -- ./worker.sh > agent.log 2>&1 || { cat agent.log; fail "the agent failed"; }
 [ "$(ls out.* | wc -l)" -eq 1 ] || fail "$(ls out.*) workers"
-grep -q "WORLD_SIZE=1 .*CUDA=0,1" out.0 || fail "$(cat out.0)"
+grep -q "WORLD_SIZE=1 .*CUDA=0,1 OMP=none$" out.0 || fail "$(cat out.0)"
 rm -f out.*
 
 echo "== one of four workers fails: the others stop at once, the agent exits with its status"

@@ -124,10 +124,12 @@ int Agent::run() {
   }
   exit_statuses_.assign(workers_.size(), std::nullopt);
   if (workers_.size() > 1) {
-    logLine("started " + std::to_string(workers_.size()) + " workers (RANK " +
-            workerEnvironment(node_workers_, 0).at("RANK") + "..., WORLD_SIZE " +
-            workerEnvironment(node_workers_, 0).at("WORLD_SIZE") + ", MASTER_ADDR " +
-            node_workers_.master_addr + ":" + std::to_string(node_workers_.master_port) + ")");
+    const auto first = workerEnvironment(node_workers_, 0);
+    const bool one_thread = first.count("OMP_NUM_THREADS") > 0;
+    logLine("started " + std::to_string(workers_.size()) + " workers (RANK " + first.at("RANK") +
+            "..., WORLD_SIZE " + first.at("WORLD_SIZE") + ", MASTER_ADDR " +
+            node_workers_.master_addr + ":" + std::to_string(node_workers_.master_port) +
+            (one_thread ? ", OMP_NUM_THREADS 1: set it in the job to tune it" : "") + ")");
   }
   reporter_->start();
   for (;;) {

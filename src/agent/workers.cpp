@@ -65,6 +65,7 @@ NodeWorkers readNodeWorkers(const GetEnv& getenv, int per_node) {
                        std::to_string(workers.gpus.size()) +
                        " GPU(s) of CUDA_VISIBLE_DEVICES: one GPU per worker");
   }
+  workers.threads_given = getenv("OMP_NUM_THREADS").has_value();
   workers.node_rank = countVariable(getenv, "SLURM_NODEID", 0, 0);
   const int job_nodes = countVariable(getenv, "SLURM_JOB_NUM_NODES", 1, 1);
   workers.nodes = countVariable(getenv, "SLURM_STEP_NUM_NODES", job_nodes, 1);
@@ -94,6 +95,7 @@ std::map<std::string, std::string> workerEnvironment(const NodeWorkers& workers,
       {"MASTER_PORT", std::to_string(workers.master_port)}};
   const bool gpu_each = workers.per_node == static_cast<int>(workers.gpus.size());
   if (gpu_each) env["CUDA_VISIBLE_DEVICES"] = workers.gpus.at(local_rank);
+  if (workers.per_node > 1 && !workers.threads_given) env["OMP_NUM_THREADS"] = "1";
   return env;
 }
 

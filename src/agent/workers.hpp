@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The training processes pollux-agent starts on its node, as torchrun would: by default one
 // per GPU the job holds there, each with torchrun's environment contract (RANK, LOCAL_RANK,
-// WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT), so that a script
-// calling torch.distributed.init_process_group("env://") runs as it does under torchrun.
+// WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT, and OMP_NUM_THREADS=1
+// where several share a node and the job sets none), so that a script calling
+// torch.distributed.init_process_group("env://") runs as it does under torchrun.
 #pragma once
 
 #include <functional>
@@ -21,6 +22,7 @@ struct NodeWorkers {
   std::string master_addr;        // MASTER_ADDR if set, else first host of SLURM_JOB_NODELIST
   int master_port = 0;            // MASTER_PORT if set, else masterPort(SLURM_JOB_ID)
   std::vector<std::string> gpus;  // this node's GPUs (CUDA_VISIBLE_DEVICES), empty if none
+  bool threads_given = false;     // the job sets OMP_NUM_THREADS itself
 };
 
 // MASTER_ADDR and MASTER_PORT already in the environment (set by the job script) are kept.
@@ -44,7 +46,9 @@ std::string firstHost(const std::string& host_list);
 
 // The environment of worker `local_rank` of this node. With one worker per listed GPU,
 // CUDA_VISIBLE_DEVICES is narrowed to the worker's own; with fewer (--nproc-per-node 1 on a
-// node of 4 GPUs, say) every worker sees them all, as under torchrun.
+// node of 4 GPUs, say) every worker sees them all, as under torchrun. OMP_NUM_THREADS is 1
+// where the node has several workers and the job sets none, as under torchrun: each worker's
+// CPU operators would otherwise start a thread per core of the node.
 std::map<std::string, std::string> workerEnvironment(const NodeWorkers& workers, int local_rank);
 
 }  // namespace pollux::agent

@@ -83,6 +83,16 @@ TEST(WorkersTest, TheJobsOwnMasterAddressAndPortAreKept) {
                InvalidInput);
 }
 
+TEST(WorkersTest, SeveralWorkersOfANodeGetOneOpenMpThreadUnlessTheJobSetsIt) {
+  const auto env = fakeEnv({{"SLURM_JOB_ID", "7"}, {"CUDA_VISIBLE_DEVICES", "0,1"}});
+  EXPECT_EQ(workerEnvironment(readNodeWorkers(env, 0), 1).at("OMP_NUM_THREADS"), "1");
+  EXPECT_EQ(workerEnvironment(readNodeWorkers(env, 1), 0).count("OMP_NUM_THREADS"), 0u);
+  const NodeWorkers own = readNodeWorkers(
+      fakeEnv({{"SLURM_JOB_ID", "7"}, {"CUDA_VISIBLE_DEVICES", "0,1"}, {"OMP_NUM_THREADS", "6"}}),
+      0);
+  EXPECT_EQ(workerEnvironment(own, 0).count("OMP_NUM_THREADS"), 0u);  // the job's 6, inherited
+}
+
 TEST(WorkersTest, MoreWorkersThanListedGpusOrMalformedVariablesAreRefused) {
   EXPECT_THROW(readNodeWorkers(fakeEnv({{"SLURM_JOB_ID", "7"}, {"CUDA_VISIBLE_DEVICES", "0"}}), 2),
                InvalidInput);

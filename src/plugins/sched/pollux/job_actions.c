@@ -9,6 +9,7 @@
 
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
+#include <slurm/spank.h>
 
 #include "plugins/slurm_compat.h"
 #include "clock_ms.h"
@@ -63,13 +64,23 @@ static int place_job(const pollux_action_t *action, time_t begin)
 
 /* Requeues a running job and places it for its restart. Once its last run is done, Slurm
  * pushes its begin time out by its requeue delay (every release): a later round (an event
- * round, see pollux_service.h) lets it begin. */
+ * round, see pollux_service.h) lets it begin. Once requeued, the job counts as requeued even
+ * if its placement fails (slurmctld stopping meanwhile, say): a later round places it, and a
+ * run that fails at its start is requeued once more, as after any requeue of a round. */
 static int requeue_job(const pollux_action_t *action, time_t begin)
 {
+  int placed;
+
   if (pollux_requeue(action->job_id) != SLURM_SUCCESS)
     return errno;
-  return action->num_nodes ? place_job(action, begin)
-                           : hold_job(action->job_id, action->time_limit_min);
+  placed = action->num_nodes ? place_job(action, begin)
+                             : hold_job(action->job_id, action->time_limit_min);
+  if (placed)
+    slurm_error(
+        "sched/pollux: JobId=%u requeued, but its placement failed: %s; a later round "
+        "places it",
+        action->job_id, slurm_strerror(placed));
+  return 0;
 }
 
 /* Asks a running job's steps to checkpoint; its batch script's `pollux-agent --launch` then

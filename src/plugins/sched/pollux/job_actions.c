@@ -69,17 +69,17 @@ static int place_job(const pollux_action_t *action, time_t begin)
  * run that fails at its start is requeued once more, as after any requeue of a round. */
 static int requeue_job(const pollux_action_t *action, time_t begin)
 {
-  int placed;
+  int placement_error;
 
   if (pollux_requeue(action->job_id) != SLURM_SUCCESS)
     return errno;
-  placed = action->num_nodes ? place_job(action, begin)
-                             : hold_job(action->job_id, action->time_limit_min);
-  if (placed)
+  placement_error = action->num_nodes ? place_job(action, begin)
+                                      : hold_job(action->job_id, action->time_limit_min);
+  if (placement_error)
     slurm_error(
         "sched/pollux: JobId=%u requeued, but its placement failed: %s; a later round "
         "places it",
-        action->job_id, slurm_strerror(placed));
+        action->job_id, slurm_strerror(placement_error));
   return 0;
 }
 

@@ -23,7 +23,8 @@
 # there): Slurm keeps the job on n1 (job_submit/pollux makes adaptive jobs --no-kill), its
 # workers there re-form live, and the job completes with Restarts 0. A fifth, likewise, loses
 # its workers on n1 (killed), rank 0's among them: those on n2 re-form live around a new rank
-# 0, whose agent reports for the job from then on, and the job completes with Restarts 0.
+# 0, whose agent reports for the job from then on and, as the job keeps n1's GPUs, chooses the
+# batch for the 2 workers that train; the job completes with Restarts 0.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster/lib.sh"
@@ -248,6 +249,22 @@ wait_until 30 "n2's agent taking the lead of job $heir_job" took_lead
 kill -0 "$heir" 2> /dev/null || fail "rank 2's process $heir did not outlive the change"
 n2_reports() { grep -q "pollux-agent\[$heir_job.1\]: report accepted" "job-$heir_job.out"; }
 wait_until 30 "a report of job $heir_job from n2's agent" n2_reports
+# The job keeps n1's GPUs (min_gpus=4): the plugin's batch is for 4 workers, so n2's agent
+# chooses the batch for the 2 that train, and the trainer takes it.
+chose_batch() {
+  grep -q "pollux-agent\[$heir_job.1\]: the trainer runs on 2 of the job's 4 GPUs: batch" \
+    "job-$heir_job.out"
+}
+wait_until 60 "n2's agent choosing the batch for job $heir_job's 2 workers" chose_batch
+grep "the trainer runs on 2 of the job's 4 GPUs" "job-$heir_job.out" | sed 's/^/   /'
+# The first epoch after the change at another batch than the initial one.
+new_batch() {
+  sed -n '/live change to generation/,$p' "job-$heir_job.out" |
+    grep -E "^epoch [0-9]+: batch [0-9]+" | grep -v ": batch 32," | head -n 1
+}
+trains_at_new_batch() { [ -n "$(new_batch)" ]; }
+wait_until 60 "job $heir_job's 2 workers training at the batch chosen for them" trains_at_new_batch
+echo "   first epoch at it: $(new_batch)"
 wait_until 400 "job $heir_job ended" all_finished "$heir_job"
 state=$(job_field "$heir_job" JobState)
 [ "$state" = COMPLETED ] || { tail -20 "job-$heir_job.out"; fail "job $heir_job ended $state"; }

@@ -6,6 +6,7 @@
 
 #include "common/invalid_input.hpp"
 #include "common/model/efficiency.hpp"
+#include "common/model/goodput.hpp"
 #include "common/schema/json_reader.hpp"
 #include "common/schema/model_json.hpp"
 
@@ -94,6 +95,26 @@ std::optional<schema::GoodputReport> Measurements::buildReport(
   report.length = length_.length(progress_);
   report.join_startup_s = join_startup_s_;
   return report;
+}
+
+std::optional<Decision> Measurements::bestDecision(const std::string& gpu_type,
+                                                   const model::Placement& placement) const {
+  if (!limits_) return std::nullopt;
+  const auto fits = fitByType();
+  const auto fit = fits.find(gpu_type);
+  if (fit == fits.end()) return std::nullopt;
+  const model::GradParams grad = measuredGrad().value_or(model::GradParams{1.0, 0.0});
+  std::optional<model::BatchChoice> choice;
+  try {
+    choice = model::GoodputModel(fit->second, grad, *limits_).bestBatch(placement);
+  } catch (const InvalidInput&) {
+    return std::nullopt;  // a fit the model cannot use yet
+  }
+  if (!choice) return std::nullopt;
+  const double lr_scale = model::lrScale(model::LrScaling::kAdaScale, grad,
+                                         static_cast<double>(limits_->init_batch_size),
+                                         static_cast<double>(choice->batch_size));
+  return Decision{choice->batch_size, choice->local_bsz, choice->accum_steps, lr_scale};
 }
 
 Json::Value Measurements::toJson() const {

@@ -66,6 +66,12 @@ class Measurements {
                                                    const std::string& gpu_type,
                                                    const model::Placement& placement) const;
 
+  // The best batch for `placement` on `gpu_type` by the job's own fit, as AdaptDL's trainer
+  // chooses its batch itself; nullopt until that type is fitted. For a trainer that runs on
+  // other GPUs than the plugin's decision is for (workers lost on a node the job keeps).
+  std::optional<Decision> bestDecision(const std::string& gpu_type,
+                                       const model::Placement& placement) const;
+
   Json::Value toJson() const;
   // Throws pollux::InvalidInput naming the offending key.
   static Measurements fromJson(const Json::Value& state);

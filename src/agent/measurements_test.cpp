@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "common/invalid_input.hpp"
+#include "common/model/efficiency.hpp"
+#include "common/model/goodput.hpp"
 #include "common/model/throughput.hpp"
 
 namespace pollux::agent {
@@ -117,6 +119,32 @@ TEST(Measurements, TheJoinersStartUpIsReportedAndKeptForTheNextLead) {
   Json::Value state = measurements.toJson();
   state["join_startup_s"] = -1;
   EXPECT_THROW(Measurements::fromJson(state), InvalidInput);
+}
+
+TEST(Measurements, BestDecisionIsThePluginsChoiceForTheWorkersTheTrainerHas) {
+  const Measurements measurements = measuredJob();
+  const auto report = measurements.buildReport("7", "a100", {2, 8});
+  ASSERT_TRUE(report);
+  const model::GoodputModel plugins(report->perf_params.at("a100"), report->grad, report->limits);
+  for (const model::Placement placement : {model::Placement{1, 2}, model::Placement{2, 8}}) {
+    const auto decision = measurements.bestDecision("a100", placement);
+    const auto choice = plugins.bestBatch(placement);
+    ASSERT_TRUE(decision && choice);
+    EXPECT_EQ(decision->batch_size, choice->batch_size);
+    EXPECT_EQ(decision->local_bsz, choice->local_bsz);
+    EXPECT_EQ(decision->accum_steps, choice->accum_steps);
+    // A batch the trainer accepts for that many workers.
+    EXPECT_EQ(decision->batch_size, static_cast<long>(placement.num_replicas) *
+                                        decision->local_bsz * (decision->accum_steps + 1));
+    EXPECT_DOUBLE_EQ(decision->lr_scale,
+                     model::lrScale(model::LrScaling::kAdaScale, report->grad,
+                                    double(kLimits.init_batch_size), double(choice->batch_size)));
+  }
+}
+
+TEST(Measurements, NoBestDecisionForATypeNotMeasuredOrBeforeTheTrainerSaidHello) {
+  EXPECT_FALSE(measuredJob().bestDecision("v100", {1, 2}));
+  EXPECT_FALSE(Measurements().bestDecision("a100", {1, 2}));
 }
 
 TEST(Measurements, CorruptStateIsRejectedNamingTheKey) {

@@ -208,13 +208,30 @@ void Reporter::applyReply(const schema::ReportReply& reply) {
       state_.gpu_type = reply.allocation->gpu_type;
       logLine("running on GPU type " + state_.gpu_type);
     }
-    // A decision for other GPUs waits for the resize that brings them; a reply without an
-    // allocation (the job between two placements) is no decision: the trainer keeps its own.
-    const bool fits_current = reply.allocation &&
-                              reply.allocation->totalGpus() == state_.placement.num_replicas;
-    if (reply.local_bsz > 0 && fits_current) {
-      const Decision next{reply.batch_size, reply.local_bsz, reply.accum_steps, reply.lr_scale};
-      changed = !state_.decision || !sameDecision(*state_.decision, next);
+    // A reply without an allocation (the job between two placements) is no decision: the
+    // trainer keeps its own. One for other GPUs than the trainer runs on (a resize under way,
+    // or workers lost on a node the job keeps) gives way to the best batch for the workers it
+    // has, by the job's own fit.
+    std::optional<Decision> next;
+    bool chosen_here = false;
+    const int replicas = state_.placement.num_replicas;
+    const bool allocated = reply.allocation.has_value();
+    if (allocated && reply.allocation->totalGpus() == replicas) {
+      if (reply.local_bsz > 0)
+        next = Decision{reply.batch_size, reply.local_bsz, reply.accum_steps, reply.lr_scale};
+    } else if (allocated && state_.leads) {  // rank 0's agent: the trainer takes rank 0's decision
+      next = state_.measurements.bestDecision(state_.gpu_type, state_.placement);
+      chosen_here = next.has_value();
+      if (chosen_here && !decided_here_) {
+        logLine("the trainer runs on " + std::to_string(replicas) + " of the job's " +
+                std::to_string(reply.allocation->totalGpus()) + " GPUs: batch " +
+                std::to_string(next->batch_size) + " chosen here for its " +
+                std::to_string(replicas) + " worker(s)");
+      }
+    }
+    decided_here_ = chosen_here;
+    if (next) {
+      changed = !state_.decision || !sameDecision(*state_.decision, *next);
       state_.decision = next;
     }
   }

@@ -83,6 +83,7 @@ class Reporter {
   client::HttpClient client_;
   Backoff backoff_;
   bool part_in_flight_ = false;  // the last reply's part (live_shrink.hpp, partInFlight)
+  bool decided_here_ = false;    // the trainer's decision is this agent's (applyReply)
   std::atomic<int> accepted_{0};
   std::thread thread_;
 };

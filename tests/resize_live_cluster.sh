@@ -32,7 +32,10 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster/lib.sh"
 use_ddp_example
-EPOCHS=1000
+# The first job's epochs (it completes at the accuracy of the script alone); the next ones
+# train until the test cancels them.
+EPOCHS=250
+LONG_EPOCHS=8000
 setup_test_cluster resize-live
 
 step "start a cluster with sched/pollux, 2 fake GPUs per node"
@@ -89,7 +92,7 @@ needs() {  # needs GPUS JOB
   scontrol update JobId="$2" Comment="adaptive:resize=live,gpu_type=a100,min_gpus=$1,max_gpus=4"
 }
 job=$(sbatch --parsable --comment=adaptive:resize=live,gpu_type=a100,min_gpus=2,max_gpus=4 \
-  -o "$run/job-%j.out" ddp_launch.sh $((8 * EPOCHS)))
+  -o "$run/job-%j.out" ddp_launch.sh $LONG_EPOCHS)
 wait_until 90 "job $job's first part running" has_running_part
 first_part=$part
 first_node=$(job_field "$first_part" NodeList)
@@ -191,7 +194,7 @@ scancel $blockers
 
 step "a job in one part on both a100 nodes shrinks it live to its batch host for a rigid job"
 job=$(sbatch --parsable --comment=adaptive:resize=live,gpu_type=a100,min_gpus=4,max_gpus=4 \
-  -o "$run/job-%j.out" ddp_launch.sh $((8 * EPOCHS)))
+  -o "$run/job-%j.out" ddp_launch.sh $LONG_EPOCHS)
 on_both() {
   part=$(running_parts_of "$job")
   [ -n "$part" ] && [ "$(job_field "$part" NumNodes)" = 2 ]
@@ -242,8 +245,9 @@ wait_until 60 "part $part cancelled once its job's grace ran out" gone
 rm -rf .pollux-parts-"$job"-*
 
 step "its home's node fails: its part checkpoints, and it resumes from there in a new part"
+# 3,000 epochs outlive its moves; its run after the requeue is shortened below.
 job=$(sbatch --parsable --comment=adaptive:resize=live,gpu_type=a100,min_gpus=2,max_gpus=2 \
-  -o "$run/job-%j.out" ddp_launch.sh $((3 * EPOCHS)))
+  -o "$run/job-%j.out" ddp_launch.sh 3000)
 wait_until 90 "job $job's first part running" has_running_part
 home=$(job_field "$job" BatchHost)
 # A reservation ahead on its part's node: it goes on in a part on the other a100 node, its
@@ -277,6 +281,9 @@ asked="JobId=$part checkpoint: JobId=$job ended or was requeued: its part checkp
 wait_until 60 "the plugin asking part $part to checkpoint" grep -q "$asked" log/slurmctld.log
 wait_until 60 "job $job's training checkpointed in part $part" checkpointed_in_part
 grep "^checkpointed at" "$step_out" | sed 's/^/   /'
+# Its next run trains to 100 epochs past its checkpoint (if it has not started yet).
+checkpoint_epoch=$(sed -n 's/^checkpointed at epoch \([0-9]*\),.*/\1/p' "$step_out" | tail -n 1)
+echo $((checkpoint_epoch + 100)) > "epochs-$job"
 wait_until 120 "job $job running again" is_running "$job"
 echo "   job $job restarted on $(job_field "$job" BatchHost), Restarts $(job_field "$job" Restarts)"
 wait_until 120 "job $job's training resumed" grep -q "^resumed from" "job-$job.out"

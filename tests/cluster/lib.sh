@@ -262,13 +262,17 @@ reference_accuracy() {
 # Writes ddp_launch.sh in the run dir: the example under `pollux-agent --launch` (one worker
 # per GPU, reports every second), its checkpoint and example logs named by the job id; exec'd,
 # as the example, so that the launcher outlives Slurm's SIGTERM to the job.
+# Its argument is the training's epochs; a run of the job after a requeue trains the epochs
+# in the run directory's epochs-JOBID instead, where the test wrote that file (a job whose
+# checks end with its resume need not train its whole first length again).
 write_ddp_launch_script() {  # write_ddp_launch_script [GRACE_SECONDS]
   cat > ddp_launch.sh <<JOB
 #!/bin/sh
 #SBATCH --ntasks-per-node=1
 export MASTER_ADDR=127.0.0.1 PYTHONPATH='$pythonpath' OMP_NUM_THREADS=1
+epochs=\$(cat '$run'/epochs-\$SLURM_JOB_ID 2> /dev/null || echo "\$1")
 exec '$build/src/agent/pollux-agent' --launch --report-interval 1 --grace ${1:-20} -v -- \
-  '$python' '$example' --checkpoint '$run'/ddp-\$SLURM_JOB_ID.pt --epochs "\$1" \
+  '$python' '$example' --checkpoint '$run'/ddp-\$SLURM_JOB_ID.pt --epochs "\$epochs" \
     --log-examples '$run'/examples-\$SLURM_JOB_ID
 JOB
 }

@@ -252,11 +252,11 @@ wait_until 30 "a report of job $heir_job from n2's agent" n2_reports
 # The job keeps n1's GPUs (min_gpus=4): the plugin's batch is for 4 workers, so n2's agent
 # chooses the batch for the 2 that train, and the trainer takes it.
 chose_batch() {
-  grep -q "pollux-agent\[$heir_job.1\]: the trainer runs on 2 of the job's 4 GPUs: batch" \
-    "job-$heir_job.out"
+  grep "pollux-agent\[$heir_job.1\]: the trainer has 2 worker(s), " "job-$heir_job.out" |
+    grep -q "the plugin's decision is for 4 GPU(s): batch [0-9]* chosen here"
 }
 wait_until 60 "n2's agent choosing the batch for job $heir_job's 2 workers" chose_batch
-grep "the trainer runs on 2 of the job's 4 GPUs" "job-$heir_job.out" | sed 's/^/   /'
+grep "the trainer has 2 worker(s)" "job-$heir_job.out" | sed 's/^/   /'
 # The first epoch after the change at another batch than the initial one.
 new_batch() {
   sed -n '/live change to generation/,$p' "job-$heir_job.out" |

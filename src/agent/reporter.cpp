@@ -223,10 +223,10 @@ void Reporter::applyReply(const schema::ReportReply& reply) {
       next = state_.measurements.bestDecision(state_.gpu_type, state_.placement);
       chosen_here = next.has_value();
       if (chosen_here && !decided_here_) {
-        logLine("the trainer runs on " + std::to_string(replicas) + " of the job's " +
-                std::to_string(reply.allocation->totalGpus()) + " GPUs: batch " +
-                std::to_string(next->batch_size) + " chosen here for its " +
-                std::to_string(replicas) + " worker(s)");
+        logLine("the trainer has " + std::to_string(replicas) +
+                " worker(s), the plugin's decision is for " +
+                std::to_string(reply.allocation->totalGpus()) + " GPU(s): batch " +
+                std::to_string(next->batch_size) + " chosen here for the workers");
       }
     }
     decided_here_ = chosen_here;

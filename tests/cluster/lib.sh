@@ -228,16 +228,21 @@ use_ddp_example() {
 # start_reference EPOCHS: the example alone for EPOCHS epochs, in the background beside the
 # test's first job; reference_accuracy then waits for it and sets $alone to its final
 # accuracy, which the jobs that train the example must reach (within 1 point). It depends on
-# the example, the pollux package and the epochs, not on Slurm: within one scripts/test run
-# (POLLUX_TEST_REFERENCES, a directory of it) each is computed once, by the first release's
-# run of the test, and read by the next.
+# the example, the pollux package, the epochs, the Python packages and the CPU, not on Slurm:
+# where POLLUX_TEST_REFERENCES names a directory (scripts/test's cache), each is computed
+# once, keyed by all of these, and read by the releases' and later runs' tests.
 start_reference() {
   reference_file=
   if [ -n "${POLLUX_TEST_REFERENCES:-}" ]; then
-    reference_file=$POLLUX_TEST_REFERENCES/accuracy-$(cat "$example" "$pythonpath"/pollux/*.py |
-      sha256sum | cut -c1-16)-$1
+    reference_file=$POLLUX_TEST_REFERENCES/accuracy-$({
+      cat "$example" "$pythonpath"/pollux/*.py
+      "$python" -c 'import sys, numpy, sklearn, torch
+print(sys.version, numpy.__version__, sklearn.__version__, torch.__version__)'
+      dpkg-query -W python3-torch python3-sklearn python3-numpy 2> /dev/null || true
+      grep -m 1 "^model name" /proc/cpuinfo || true
+    } | sha256sum | cut -c1-16)-$1
     if [ -s "$reference_file" ]; then
-      echo "   computed earlier in this run: $(cat "$reference_file")"
+      echo "   computed earlier: $(cat "$reference_file") ($reference_file)"
       return
     fi
   fi
